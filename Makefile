@@ -1,0 +1,32 @@
+# Two commands from a fresh clone: `make demo` and `make test`. Both create .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck pytest clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# The main job: check the final RFD and print the verdict table (exit 0 whatever the verdicts).
+demo: $(STAMP)
+	-$(BIN)/acp-sysprompt check --revision rfd-final
+
+lint: $(STAMP)
+	$(BIN)/ruff check model simulations tests
+	$(BIN)/ruff format --check model simulations tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	HYPOTHESIS_PROFILE=ci $(BIN)/pytest
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info

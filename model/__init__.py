@@ -1,0 +1,1 @@
+"""Executable model of ACP client-provided system prompts."""

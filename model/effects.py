@@ -1,0 +1,314 @@
+"""Named effects: what the agent does when a table row fires.
+
+Scope
+    Each effect replaces ``ctx.world`` with a new frozen ``World`` and/or sets ``ctx.reply`` or
+    ``ctx.draft``. Status and phase changes are not written here: the engine copies a row's
+    ``dest`` into the addressed connection or session, so the table stays the one place that
+    says where a move leads.
+
+Abstractions
+    ``compose`` is the reference layering: append puts the base prompt first and the client's
+    texts after it in order (R7, R8); override uses the client's texts alone (R9); no client
+    prompt means the base prompt alone (R20). Error codes the spec leaves open are our choices
+    and are named in ``model.types``.
+
+Source
+    rfd-client-system-prompt.final.mdx (4969bbbf) "Agent behavior", "Delivery modes";
+    acp-session-digest.md §1.2 and §3.3 (what each session method does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from model.context import Ctx
+from model.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    Agent,
+    Connection,
+    Mode,
+    Phase,
+    Reason,
+    Reply,
+    Session,
+    Slot,
+    Status,
+)
+
+Effect = Callable[[Ctx], None]
+EFFECTS: dict[str, Effect] = {}
+
+
+def effect(fn: Effect) -> Effect:
+    EFFECTS[fn.__name__] = fn
+    return fn
+
+
+def compose(base: str, blocks: tuple[str, ...] | None, mode: Mode | None) -> Slot:
+    """The reference agent's system slot for stored client content and mode."""
+    if blocks is None:
+        return (base,)
+    if mode is Mode.OVERRIDE:
+        return blocks
+    return (base, *blocks)
+
+
+def _fail(c: Ctx, code: int, reason: Reason) -> None:
+    c.reply = Reply(code=code, reason=reason)
+
+
+def _put(c: Ctx, s: Session) -> None:
+    c.world = replace(c.world, agent=c.world.agent.with_session(s))
+
+
+def _next_sid(agent: Agent) -> tuple[str, Agent]:
+    return f"s{agent.issued + 1}", replace(agent, issued=agent.issued + 1)
+
+
+# ---- agent process ---------------------------------------------------------------------------
+
+
+@effect
+def open_connection(c: Ctx) -> None:
+    conn = Connection(phase=Phase.UNINITIALIZED, client=c.req.client)
+    c.world = replace(c.world, connections=(*c.world.connections, conn))
+    c.reply = Reply()
+
+
+@effect
+def restart_keeping_store(c: Ctx) -> None:
+    """Connections drop, active sessions fall back to the durable store, the profile may change."""
+    w = c.world
+    store = tuple(
+        replace(s, status=Status.STORED, conn=None, live=None) if s.status is Status.ACTIVE else s
+        for s in w.agent.store
+    )
+    profile = c.req.profile if c.req.profile is not None else w.agent.profile
+    c.world = replace(
+        w,
+        agent=replace(w.agent, profile=profile, store=store),
+        connections=(),
+        restarts=w.restarts + 1,
+    )
+    c.reply = Reply()
+
+
+# ---- connection ------------------------------------------------------------------------------
+
+
+@effect
+def negotiate_caps(c: Ctx) -> None:
+    conn = c.connection
+    assert conn is not None
+    conns = list(c.world.connections)
+    conns[c.req.conn] = replace(conn, caps=c.world.agent.profile)
+    c.world = replace(c.world, connections=tuple(conns))
+    c.reply = Reply()
+
+
+@effect
+def reply_already_initialized(c: Ctx) -> None:
+    _fail(c, INVALID_REQUEST, Reason.ALREADY_INITIALIZED)
+
+
+@effect
+def reply_not_initialized(c: Ctx) -> None:
+    _fail(c, INVALID_REQUEST, Reason.NOT_INITIALIZED)
+
+
+@effect
+def reply_method_not_found(c: Ctx) -> None:
+    _fail(c, METHOD_NOT_FOUND, Reason.METHOD_NOT_FOUND)
+
+
+@effect
+def list_sessions(c: Ctx) -> None:
+    listed = tuple(s.sid for s in c.world.agent.store if s.status is not Status.DELETED)
+    c.reply = Reply(listed=listed)
+
+
+# ---- session/new pipeline --------------------------------------------------------------------
+
+
+@effect
+def ignore_prompt_fields(c: Ctx) -> None:
+    """An agent that does not advertise the capability predates it: the fields are dropped."""
+    c.draft = replace(c.draft, blocks=None, mode=None)
+
+
+@effect
+def take_prompt_fields(c: Ctx) -> None:
+    sp = c.req.system_prompt
+    blocks = None if sp is None else tuple(b.text for b in sp)
+    mode = None if sp is None else Mode(c.req.mode or Mode.APPEND.value)
+    c.draft = replace(c.draft, blocks=blocks, mode=mode)
+
+
+@effect
+def reject_empty_prompt(c: Ctx) -> None:
+    _fail(c, INVALID_PARAMS, Reason.EMPTY_PROMPT)
+
+
+@effect
+def reject_mode_without_prompt(c: Ctx) -> None:
+    _fail(c, INVALID_PARAMS, Reason.MODE_WITHOUT_PROMPT)
+
+
+@effect
+def reject_unsupported_block(c: Ctx) -> None:
+    _fail(c, INVALID_PARAMS, Reason.UNSUPPORTED_BLOCK)
+
+
+@effect
+def reject_unadvertised_mode(c: Ctx) -> None:
+    _fail(c, INVALID_PARAMS, Reason.UNADVERTISED_MODE)
+
+
+@effect
+def reject_cannot_incorporate(c: Ctx) -> None:
+    _fail(c, INTERNAL_ERROR, Reason.CANNOT_INCORPORATE)
+
+
+@effect
+def compose_default(c: Ctx) -> None:
+    c.draft = replace(c.draft, slot=compose(c.world.agent.base, None, None))
+
+
+@effect
+def compose_append(c: Ctx) -> None:
+    c.draft = replace(c.draft, slot=compose(c.world.agent.base, c.draft.blocks, Mode.APPEND))
+
+
+@effect
+def compose_override(c: Ctx) -> None:
+    c.draft = replace(c.draft, slot=compose(c.world.agent.base, c.draft.blocks, Mode.OVERRIDE))
+
+
+# ---- one session -----------------------------------------------------------------------------
+
+
+@effect
+def create_session(c: Ctx) -> None:
+    """Store the new session with the pipeline's content, mode and composed prompt (R18)."""
+    assert c.target is not None
+    d = c.draft
+    _put(c, Session(c.target, Status.ACTIVE, c.req.conn, None, d.blocks, d.mode, d.slot))
+    c.reply = Reply(sid=c.target)
+
+
+def _attach(c: Ctx, slot: Slot, replayed: bool) -> None:
+    s = c.session
+    assert s is not None
+    _put(c, replace(s, conn=c.req.conn, live=slot))
+    c.reply = Reply(replayed=replayed)
+
+
+def _stored_slot(c: Ctx) -> Slot:
+    s = c.session
+    assert s is not None
+    return compose(c.world.agent.base, s.blocks, s.mode)
+
+
+def _default_slot(c: Ctx) -> Slot:
+    return compose(c.world.agent.base, None, None)
+
+
+@effect
+def load_with_stored_prompt(c: Ctx) -> None:
+    _attach(c, _stored_slot(c), replayed=True)
+
+
+@effect
+def resume_with_stored_prompt(c: Ctx) -> None:
+    _attach(c, _stored_slot(c), replayed=False)
+
+
+@effect
+def load_with_default_prompt(c: Ctx) -> None:
+    """What an agent that predates the field does: it knows nothing of the stored prompt."""
+    _attach(c, _default_slot(c), replayed=True)
+
+
+@effect
+def resume_with_default_prompt(c: Ctx) -> None:
+    _attach(c, _default_slot(c), replayed=False)
+
+
+def _fork(c: Ctx, blocks: tuple[str, ...] | None, mode: Mode | None) -> None:
+    parent = c.session
+    assert parent is not None
+    sid, agent = _next_sid(c.world.agent)
+    child = Session(
+        sid,
+        Status.ACTIVE,
+        c.req.conn,
+        parent.sid,
+        blocks,
+        mode,
+        compose(agent.base, blocks, mode),
+    )
+    c.world = replace(c.world, agent=agent.with_session(child))
+    c.reply = Reply(sid=sid)
+
+
+@effect
+def fork_with_parent_prompt(c: Ctx) -> None:
+    parent = c.session
+    assert parent is not None
+    _fork(c, parent.blocks, parent.mode)
+
+
+@effect
+def fork_with_default_prompt(c: Ctx) -> None:
+    _fork(c, None, None)
+
+
+@effect
+def close_session(c: Ctx) -> None:
+    s = c.session
+    assert s is not None
+    _put(c, replace(s, conn=None, live=None))
+    c.reply = Reply()
+
+
+@effect
+def delete_session(c: Ctx) -> None:
+    s = c.session
+    assert s is not None
+    _put(c, replace(s, conn=None, live=None))
+    c.reply = Reply()
+
+
+@effect
+def reply_ok(c: Ctx) -> None:
+    c.reply = Reply()
+
+
+@effect
+def run_turn(c: Ctx) -> None:
+    """A prompt turn: the model's system slot holds the session's live prompt."""
+    s = c.session
+    assert s is not None
+    c.reply = Reply(slot=s.live)
+
+
+@effect
+def reply_unknown_session(c: Ctx) -> None:
+    _fail(c, RESOURCE_NOT_FOUND, Reason.UNKNOWN_SESSION)
+
+
+@effect
+def reply_session_unavailable(c: Ctx) -> None:
+    _fail(c, INVALID_REQUEST, Reason.SESSION_NOT_AVAILABLE)
+
+
+def allocate_sid(c: Ctx) -> None:
+    """Reserve the next session id for session/new (engine helper, not a table effect)."""
+    sid, agent = _next_sid(c.world.agent)
+    c.world = replace(c.world, agent=agent)
+    c.target = sid

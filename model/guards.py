@@ -1,0 +1,147 @@
+"""Named, pure guard predicates over one request's context.
+
+Scope
+    Every guard a table row names is defined here and registered in ``GUARDS``. Client guards
+    encode what a conforming client checks before sending; agent guards choose the agent's row.
+
+Abstractions
+    Guards never change anything: ``may_trigger`` evaluates them while exploring.
+
+Source
+    rfd-client-system-prompt.final.mdx (4969bbbf) "Capability advertisement", "Client
+    behavior", "Agent behavior"; acp-session-digest.md §1.1 (method gates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from model.context import Ctx
+from model.types import BIG, BlockKind, Mode, PromptCap
+
+Guard = Callable[[Ctx], bool]
+GUARDS: dict[str, Guard] = {}
+
+# Which capability gates which method (digest §1.1). session/new and session/prompt are baseline.
+GATED_BY: dict[str, str] = {
+    "session_load": "load_session",
+    "session_resume": "resume",
+    "session_fork": "fork",
+    "session_close": "close",
+    "session_delete": "delete",
+    "session_list": "list",
+}
+
+
+def guard(fn: Guard) -> Guard:
+    GUARDS[fn.__name__] = fn
+    return fn
+
+
+# ---- conforming client (R3, R6, R12–R14, S2–S5) ---------------------------------------------
+
+
+@guard
+def prompt_allowed_by_capability(c: Ctx) -> bool:
+    return c.req.system_prompt is None or c.caps.system_prompt is not PromptCap.NONE
+
+
+@guard
+def prompt_has_a_block(c: Ctx) -> bool:
+    return c.req.system_prompt is None or len(c.req.system_prompt) > 0
+
+
+@guard
+def mode_accompanies_prompt(c: Ctx) -> bool:
+    return c.req.mode is None or c.req.system_prompt is not None
+
+
+@guard
+def mode_is_defined(c: Ctx) -> bool:
+    return c.req.mode in (None, Mode.APPEND.value, Mode.OVERRIDE.value)
+
+
+@guard
+def override_allowed_by_capability(c: Ctx) -> bool:
+    return c.req.mode != Mode.OVERRIDE.value or c.caps.system_prompt is PromptCap.OVERRIDE
+
+
+@guard
+def blocks_are_text(c: Ctx) -> bool:
+    return all(b.kind is BlockKind.TEXT for b in c.req.system_prompt or ())
+
+
+@guard
+def method_is_advertised(c: Ctx) -> bool:
+    cap = GATED_BY.get(c.req.method)
+    return cap is None or bool(getattr(c.caps, cap))
+
+
+# ---- agent: connection level -----------------------------------------------------------------
+
+
+@guard
+def method_not_advertised(c: Ctx) -> bool:
+    return not method_is_advertised(c)
+
+
+# ---- agent: the session/new pipeline ---------------------------------------------------------
+
+
+@guard
+def agent_lacks_prompt_capability(c: Ctx) -> bool:
+    return c.caps.system_prompt is PromptCap.NONE
+
+
+@guard
+def prompt_is_empty_array(c: Ctx) -> bool:
+    return c.req.system_prompt == ()
+
+
+@guard
+def mode_without_prompt(c: Ctx) -> bool:
+    return c.req.mode is not None and c.req.system_prompt is None
+
+
+@guard
+def has_non_text_block(c: Ctx) -> bool:
+    return not blocks_are_text(c)
+
+
+@guard
+def mode_not_advertised(c: Ctx) -> bool:
+    """Unknown strings and an override the agent did not advertise are both 'unadvertised'."""
+    allowed = {None, Mode.APPEND.value}
+    if c.caps.system_prompt is PromptCap.OVERRIDE:
+        allowed.add(Mode.OVERRIDE.value)
+    return c.req.mode not in allowed
+
+
+@guard
+def exceeds_size_limit(c: Ctx) -> bool:
+    return c.draft.blocks is not None and BIG in c.draft.blocks
+
+
+@guard
+def is_override(c: Ctx) -> bool:
+    return c.draft.mode is Mode.OVERRIDE
+
+
+@guard
+def has_no_client_prompt(c: Ctx) -> bool:
+    return c.draft.blocks is None
+
+
+# ---- agent: one session ----------------------------------------------------------------------
+
+
+@guard
+def is_active_here(c: Ctx) -> bool:
+    s = c.session
+    return s is not None and s.conn == c.req.conn
+
+
+@guard
+def prompt_capability_here(c: Ctx) -> bool:
+    """The agent advertised systemPrompt on the connection the request arrived on (Agent★)."""
+    return c.caps.system_prompt is not PromptCap.NONE

@@ -1,0 +1,578 @@
+"""Checks: one predicate per requirement id, used by every engine (explorer, Hypothesis, notebooks).
+
+Scope
+    Two kinds, both registered in ``CHECKS`` under the id they check:
+
+    * state invariants ``(World) -> bool`` — must hold in every reachable world;
+    * step properties ``(Step) -> bool`` — must hold of every request and its answer
+      (the TLA+ habit of action properties ``[][A]_v``). Client MUST/MUST NOTs are step
+      properties over what a conforming client put on the wire; the agent's answers to
+      session/new are step properties over request and reply.
+
+    Agent-side R checks read the agent's live state right after the operation; the
+    end-to-end P checks read only the monitor (what the wire and the system slot showed).
+
+Abstractions
+    Ids with no behaviour to check are listed in ``NOT_CHECKED`` with the reason, so the
+    verdict table can say "n/a" honestly. P-properties are judged over sessions whose whole
+    creation chain came from conforming clients: the protocol's end-to-end promise is made to
+    parties that follow it (P6 and P8, which bind the agent alone, are unscoped).
+
+Source
+    shared/spec/REQUIREMENTS.md ids; texts in ``model.spec``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from model.machines import Step
+from model.monitor import (
+    client_texts,
+    conforming_chain,
+    contains_in_order,
+    created_under_capability,
+    expected_slot,
+    requested_mode,
+    root,
+)
+from model.spec import Requirement, requirement
+from model.tables import CLIENT_REQUESTS
+from model.types import (
+    BASE,
+    BIG,
+    INVALID_PARAMS,
+    Attach,
+    BlockKind,
+    Caps,
+    ClientKind,
+    Mode,
+    Observed,
+    Phase,
+    PromptCap,
+    Session,
+    Status,
+    World,
+)
+
+Kind = Literal["state", "step"]
+
+
+@dataclass(frozen=True)
+class Check:
+    rid: str
+    name: str
+    kind: Kind
+    fn: Callable[..., bool]
+
+    @property
+    def requirement(self) -> Requirement:
+        return requirement(self.rid)
+
+    @property
+    def doc(self) -> str:
+        return (self.fn.__doc__ or "").strip().splitlines()[0]
+
+    def message(self) -> str:
+        r = self.requirement
+        return f"{r.id} ({r.keyword.value}) violated: {r.text} [{self.name}; source {r.source}]"
+
+
+CHECKS: dict[str, Check] = {}
+
+NOT_CHECKED: dict[str, str] = {
+    "R1": "definition: the capability the gate rows read (CONNECTION/NEW_SESSION rows cite it)",
+    "R2": "definition: the override sub-capability the gate rows read",
+    "R19": "structural: load/resume/fork requests carry no systemPrompt in this revision",
+    "R22": "no obligation: the reference agent that does not advertise ignores the fields",
+    "R23": "out of scope: session config options are not modelled",
+}
+
+
+def _register(rid: str, kind: Kind) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
+        assert rid not in CHECKS, f"{rid} registered twice"
+        requirement(rid)  # fails loudly on an id the registry does not know
+        CHECKS[rid] = Check(rid, fn.__name__, kind, fn)
+        return fn
+
+    return deco
+
+
+def invariant(rid: str) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    return _register(rid, "state")
+
+
+def step_property(rid: str) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    return _register(rid, "step")
+
+
+# ---- helpers over a step ---------------------------------------------------------------------
+
+
+def _caps(step: Step) -> Caps:
+    c = step.before.conn(step.request.conn)
+    return c.caps if c is not None and c.caps is not None else Caps()
+
+
+def _by_conforming_client(step: Step) -> bool:
+    c = step.before.conn(step.request.conn)
+    return (
+        step.sent
+        and step.request.method in CLIENT_REQUESTS
+        and c is not None
+        and c.client is ClientKind.CONFORMING
+    )
+
+
+def _new_to_agent_star(step: Step) -> bool:
+    """A session/new that reached an agent advertising systemPrompt on this connection."""
+    c = step.before.conn(step.request.conn)
+    return (
+        step.sent
+        and step.request.method == "session_new"
+        and c is not None
+        and c.phase is Phase.INITIALIZED
+        and _caps(step).system_prompt is not PromptCap.NONE
+    )
+
+
+def _mode_allowed(step: Step) -> bool:
+    allowed = {None, Mode.APPEND.value}
+    if _caps(step).system_prompt is PromptCap.OVERRIDE:
+        allowed.add(Mode.OVERRIDE.value)
+    return step.request.mode in allowed
+
+
+def _invalid_params(step: Step) -> bool:
+    """One of R15's four violations: empty array, mode alone, unadvertised mode, non-text."""
+    sp, mode = step.request.system_prompt, step.request.mode
+    return (
+        sp == ()
+        or (mode is not None and sp is None)
+        or not _mode_allowed(step)
+        or any(b.kind is not BlockKind.TEXT for b in sp or ())
+    )
+
+
+def _valid_text_prompt(step: Step) -> bool:
+    sp = step.request.system_prompt
+    return bool(sp) and not _invalid_params(step) and all(b.text != BIG for b in sp or ())
+
+
+def _store_unchanged(step: Step) -> bool:
+    return step.before.agent.store == step.after.agent.store
+
+
+# ---- client rules (step properties over what a conforming client sent) -----------------------
+
+
+@step_property("S1")
+def client_initializes_first(step: Step) -> bool:
+    """S1 (MUST): on an uninitialized connection a conforming client sends only initialize."""
+    c = step.before.conn(step.request.conn)
+    return not (
+        _by_conforming_client(step)
+        and c is not None
+        and c.phase is Phase.UNINITIALIZED
+        and step.request.method != "initialize"
+    )
+
+
+def _gate(method: str, cap: str) -> Callable[[Step], bool]:
+    def holds(step: Step) -> bool:
+        return not (
+            _by_conforming_client(step)
+            and step.request.method == method
+            and not getattr(_caps(step), cap)
+        )
+
+    return holds
+
+
+@step_property("S2")
+def client_loads_only_when_advertised(step: Step) -> bool:
+    """S2 (MUST NOT): a conforming client calls session/load only if loadSession was advertised."""
+    return _gate("session_load", "load_session")(step)
+
+
+@step_property("S3")
+def client_resumes_only_when_advertised(step: Step) -> bool:
+    """S3 (MUST NOT): a conforming client calls session/resume only if resume was advertised."""
+    return _gate("session_resume", "resume")(step)
+
+
+@step_property("S4")
+def client_forks_only_when_advertised(step: Step) -> bool:
+    """S4 (MUST NOT): a conforming client calls session/fork only if fork was advertised."""
+    return _gate("session_fork", "fork")(step)
+
+
+@step_property("S5")
+def client_closes_deletes_lists_only_when_advertised(step: Step) -> bool:
+    """S5 (MUST NOT): close, delete and list are called only when their capability is advertised."""
+    return all(
+        _gate(m, cap)(step)
+        for m, cap in (
+            ("session_close", "close"),
+            ("session_delete", "delete"),
+            ("session_list", "list"),
+        )
+    )
+
+
+def _conforming_new(step: Step) -> bool:
+    return _by_conforming_client(step) and step.request.method == "session_new"
+
+
+@step_property("R3")
+def client_sends_prompt_only_when_advertised(step: Step) -> bool:
+    """R3 (MUST NOT): no systemPrompt on session/new unless systemPrompt was advertised."""
+    return not (
+        _conforming_new(step)
+        and step.request.system_prompt is not None
+        and _caps(step).system_prompt is PromptCap.NONE
+    )
+
+
+@step_property("R6")
+def client_requests_override_only_when_advertised(step: Step) -> bool:
+    """R6 (MUST NOT): no systemPromptMode "override" unless override was advertised."""
+    return not (
+        _conforming_new(step)
+        and step.request.mode == Mode.OVERRIDE.value
+        and _caps(step).system_prompt is not PromptCap.OVERRIDE
+    )
+
+
+@step_property("R12")
+def client_prompt_has_a_block(step: Step) -> bool:
+    """R12 (MUST): a systemPrompt the client sends holds at least one block."""
+    return not (_conforming_new(step) and step.request.system_prompt == ())
+
+
+@step_property("R13")
+def client_mode_only_with_prompt(step: Step) -> bool:
+    """R13 (MUST NOT): no systemPromptMode without systemPrompt."""
+    return not (
+        _conforming_new(step)
+        and step.request.mode is not None
+        and step.request.system_prompt is None
+    )
+
+
+@step_property("R14")
+def client_sends_text_blocks_only(step: Step) -> bool:
+    """R14 (MUST NOT): only text blocks in systemPrompt (v1 baseline)."""
+    return not (
+        _conforming_new(step)
+        and any(b.kind is not BlockKind.TEXT for b in step.request.system_prompt or ())
+    )
+
+
+# ---- agent answers to session/new (step properties) ------------------------------------------
+
+
+@step_property("R4")
+def agent_accepts_text_blocks(step: Step) -> bool:
+    """R4 (MUST): Agent★ accepts a valid text-only systemPrompt (mode omitted) within its limits."""
+    return not (
+        _new_to_agent_star(step)
+        and step.request.mode is None
+        and _valid_text_prompt(step)
+        and not step.reply.ok
+    )
+
+
+@step_property("R5")
+def agent_supports_append(step: Step) -> bool:
+    """R5 (MUST): Agent★ accepts a valid systemPrompt with systemPromptMode "append"."""
+    return not (
+        _new_to_agent_star(step)
+        and step.request.mode == Mode.APPEND.value
+        and _valid_text_prompt(step)
+        and not step.reply.ok
+    )
+
+
+@step_property("R10")
+def agent_works_without_client_prompt(step: Step) -> bool:
+    """R10 (MUST NOT): Agent★ does not require a client system prompt."""
+    return not (
+        _new_to_agent_star(step)
+        and step.request.system_prompt is None
+        and step.request.mode is None
+        and not step.reply.ok
+    )
+
+
+@step_property("R11")
+def agent_errors_when_it_cannot_incorporate(step: Step) -> bool:
+    """R11 (MUST + MUST NOT): a prompt Agent★ cannot apply gives an error and creates nothing."""
+    sp = step.request.system_prompt or ()
+    over_limit = any(b.text == BIG for b in sp if b.kind is BlockKind.TEXT)
+    if not (_new_to_agent_star(step) and not _invalid_params(step) and over_limit):
+        return True
+    return step.reply.error and _store_unchanged(step)
+
+
+@step_property("R15")
+def agent_rejects_invalid_params(step: Step) -> bool:
+    """R15 (MUST + MUST NOT): Agent★ answers -32602 to R15's four violations and creates nothing."""
+    if not (_new_to_agent_star(step) and _invalid_params(step)):
+        return True
+    return step.reply.code == INVALID_PARAMS and _store_unchanged(step)
+
+
+@step_property("R18")
+def stored_prompt_never_changes(step: Step) -> bool:
+    """R18 (descriptive): a stored session's client content, mode and parent never change."""
+    after = {s.sid: s for s in step.after.agent.store}
+    for s in step.before.agent.store:
+        a = after.get(s.sid)
+        if a is not None and (a.blocks, a.mode, a.parent) != (s.blocks, s.mode, s.parent):
+            return False
+    return True
+
+
+# ---- base lifecycle, agent side --------------------------------------------------------------
+
+
+@step_property("S6")
+def session_ids_are_never_reused(step: Step) -> bool:
+    """S6 (MUST): session/new and session/fork return an id never handed out before."""
+    if step.request.method not in ("session_new", "session_fork") or not step.reply.ok:
+        return True
+    sid = step.reply.sid
+    return (
+        sid is not None and step.before.obs(sid) is None and step.before.agent.session(sid) is None
+    )
+
+
+@step_property("S7")
+def deleted_sessions_are_not_listed(step: Step) -> bool:
+    """S7 (MUST): session/list never shows a session whose deletion succeeded."""
+    if step.request.method != "session_list" or not step.reply.ok:
+        return True
+    return not any(
+        (o := step.before.obs(sid)) is not None and o.deleted for sid in step.reply.listed
+    )
+
+
+@step_property("S8")
+def load_replays_resume_does_not(step: Step) -> bool:
+    """S8 (MUST + MUST NOT): session/load replays history before answering; resume never does."""
+    if not step.reply.ok:
+        return True
+    if step.request.method == "session_load":
+        return step.reply.replayed
+    if step.request.method == "session_resume":
+        return not step.reply.replayed
+    return True
+
+
+# ---- agent state right after creation or reattachment (state invariants) --------------------
+
+
+def _live(w: World) -> Iterable[tuple[Observed, Session]]:
+    """Active sessions with their monitor record."""
+    for o in w.observed:
+        s = w.agent.session(o.sid)
+        if s is not None and s.status is Status.ACTIVE and o.attach is not None:
+            yield o, s
+
+
+def _created_here_with(
+    w: World, mode: str | None
+) -> Iterable[tuple[Observed, Session, tuple[str, ...]]]:
+    """Sessions still on the attachment session/new gave them, created at Agent★ with a prompt."""
+    for o, s in _live(w):
+        if (
+            o.attach is Attach.NEW
+            and o.advertised is not PromptCap.NONE
+            and o.requested is not None
+            and o.requested_mode == mode
+        ):
+            yield o, s, tuple(b.text for b in o.requested)
+
+
+@invariant("R7")
+def append_puts_client_after_base(w: World) -> bool:
+    """R7 (MUST): explicit append: the base prompt first, then the client's texts in order."""
+    return all(s.live == (BASE, *t) for _, s, t in _created_here_with(w, Mode.APPEND.value))
+
+
+@invariant("R8")
+def append_keeps_base(w: World) -> bool:
+    """R8 (MUST NOT): in append mode (explicit or omitted) the base prompt is never dropped."""
+    return all(
+        s.live is not None and BASE in s.live
+        for m in (None, Mode.APPEND.value)
+        for _, s, _t in _created_here_with(w, m)
+    )
+
+
+@invariant("R21")
+def omitted_mode_means_append(w: World) -> bool:
+    """R21 (default): a systemPrompt with no systemPromptMode is layered as append."""
+    return all(s.live == (BASE, *t) for _, s, t in _created_here_with(w, None))
+
+
+@invariant("R9")
+def override_replaces_base(w: World) -> bool:
+    """R9 (MUST): override (when advertised) replaces the base prompt with the client's texts."""
+    return all(
+        s.live == t
+        for o, s, t in _created_here_with(w, Mode.OVERRIDE.value)
+        if o.advertised is PromptCap.OVERRIDE
+    )
+
+
+@invariant("R20")
+def no_client_prompt_means_default(w: World) -> bool:
+    """R20 (descriptive): a session created without systemPrompt runs the agent's default prompt."""
+    return all(
+        s.live == (BASE,)
+        for o, s in _live(w)
+        if o.attach is Attach.NEW and o.requested is None and o.requested_mode is None
+    )
+
+
+@invariant("R16")
+def load_and_resume_restore_prompt_and_mode(w: World) -> bool:
+    """R16 (MUST): Agent★ rebuilds a loaded or resumed session with its original prompt and mode."""
+    return all(
+        s.live == expected_slot(w, o)
+        for o, s in _live(w)
+        if o.attach in (Attach.LOAD, Attach.RESUME)
+        and o.attach_cap is not PromptCap.NONE
+        and created_under_capability(w, o)
+    )
+
+
+@invariant("R17")
+def forks_inherit_prompt_and_mode(w: World) -> bool:
+    """R17 (MUST): a fork runs its parent's prompt and mode (read as binding Agent★; see Q15)."""
+    return all(
+        s.live == expected_slot(w, o)
+        for o, s in _live(w)
+        if o.attach is Attach.FORK and created_under_capability(w, o)
+    )
+
+
+# ---- end-to-end properties over what turns saw (the monitor only) ----------------------------
+
+
+def _in_scope(w: World) -> Iterable[Observed]:
+    return (o for o in w.observed if conforming_chain(w, o))
+
+
+@invariant("P1")
+def no_silent_drop(w: World) -> bool:
+    """P1: every turn of a session created with a client prompt shows that prompt."""
+    return all(
+        contains_in_order(slot, o_texts)
+        for o in _in_scope(w)
+        if o.parent is None and (o_texts := client_texts(w, o)) is not None
+        for _, slot in o.turns
+    )
+
+
+@invariant("P2")
+def prompt_is_immutable_across_turns(w: World) -> bool:
+    """P2: all turns of one session (across load, resume, restart) see one and the same prompt."""
+    return all(len({slot for _, slot in o.turns}) <= 1 for o in _in_scope(w))
+
+
+@invariant("P3")
+def load_and_resume_restore_what_creation_fixed(w: World) -> bool:
+    """P3: turns after session/load or session/resume see the prompt and mode fixed at creation."""
+    return all(
+        slot == expected_slot(w, o)
+        for o in _in_scope(w)
+        for via, slot in o.turns
+        if via in (Attach.LOAD, Attach.RESUME)
+    )
+
+
+@invariant("P4")
+def forks_see_parent_prompt(w: World) -> bool:
+    """P4: a fork's turns see its parent's prompt and mode."""
+    return all(
+        slot == expected_slot(w, o)
+        for o in _in_scope(w)
+        if o.parent is not None
+        for via, slot in o.turns
+        if via is Attach.FORK
+    )
+
+
+@invariant("P5")
+def append_keeps_guardrails_in_front(w: World) -> bool:
+    """P5: in append mode every turn has the base prompt first and client blocks in client order."""
+    for o in _in_scope(w):
+        texts = client_texts(w, o)
+        if texts is None or requested_mode(root(w, o)) is not Mode.APPEND:
+            continue
+        for _, slot in o.turns:
+            shown = tuple(x for x in slot[1:] if x in texts)
+            if slot[:1] != (BASE,) or shown not in ((), texts):
+                return False
+    return True
+
+
+@invariant("P7")
+def default_sessions_see_default(w: World) -> bool:
+    """P7: a session created without a client prompt sees exactly the agent's default prompt."""
+    return all(
+        slot == (BASE,) for o in _in_scope(w) if client_texts(w, o) is None for _, slot in o.turns
+    )
+
+
+@invariant("P8")
+def base_replaced_only_by_double_opt_in(w: World) -> bool:
+    """P8: a turn lacks the base prompt only if override was advertised and asked for."""
+    for o in w.observed:
+        r = root(w, o)
+        opted_in = requested_mode(r) is Mode.OVERRIDE and r.advertised is PromptCap.OVERRIDE
+        if not opted_in and any(BASE not in slot for _, slot in o.turns):
+            return False
+    return True
+
+
+@step_property("P6")
+def errors_leave_store_unchanged(step: Step) -> bool:
+    """P6: a request answered with an error leaves the agent's session store unchanged."""
+    return not step.reply.error or _store_unchanged(step)
+
+
+def _knows(w: World, o: Observed, conn: int) -> bool:
+    """The client on ``conn`` created this session (and its ancestors) on this connection."""
+    if o.created_on != (w.restarts, conn):
+        return False
+    p = w.obs(o.parent) if o.parent is not None else None
+    return p is None or _knows(w, p, conn)
+
+
+@invariant("P9")
+def client_can_tell_the_prompt(w: World) -> bool:
+    """P9 (reported): the client using a session saw, on its own wire, what prompt it runs under."""
+    for o, s in _live(w):
+        c = w.conn(s.conn if s.conn is not None else -1)
+        if c is not None and c.client is ClientKind.CONFORMING and not _knows(w, o, s.conn or 0):
+            return False
+    return True
+
+
+STATE_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS.values() if c.kind == "state")
+STEP_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS.values() if c.kind == "step")
+
+
+def violated_state(w: World, checks: Iterable[Check] = STATE_CHECKS) -> list[str]:
+    return [c.rid for c in checks if not c.fn(w)]
+
+
+def violated_step(step: Step, checks: Iterable[Check] = STEP_CHECKS) -> list[str]:
+    return [c.rid for c in checks if not c.fn(step)]

@@ -1,0 +1,213 @@
+"""The engine: turns the tables into ``transitions`` machines and runs one request through them.
+
+Scope
+    ``System(tables).step(world, request)`` is the model's transition function. It is pure in
+    the sense that matters: the same world and request always give the same ``Step``, and no
+    ``World`` is ever mutated. A request travels
+
+    1. the CLIENT machine (conforming clients only): would the client send it at all?
+    2. the CONNECTION machine: initialize, phase and method gates;
+    3. for session/new, the NEW_SESSION pipeline (capability → validate → compose);
+    4. the SESSION machine, addressed at the target session's status;
+
+    and then the spec monitor (``model.monitor.observe``) records what the wire showed.
+
+Abstractions
+    There is no protocol logic here. Each machine drives one small "port" object whose state
+    the engine sets from the world before a trigger and copies back afterwards; guards and
+    effects are the named functions of ``model.guards`` and ``model.effects``.
+
+Source
+    The tables in ``model.tables``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any, TypeVar
+
+from transitions import EventData, Machine
+
+from model.context import Ctx
+from model.effects import EFFECTS, allocate_sid
+from model.guards import GUARDS
+from model.monitor import observe
+from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Row, Tables, row_config
+from model.types import (
+    NOT_SENT,
+    AgentProcess,
+    ClientKind,
+    Phase,
+    Reply,
+    Request,
+    Stage,
+    Status,
+    World,
+)
+
+RowRef = tuple[str, int]  # (table name, row index)
+T = TypeVar("T")
+
+STATES: dict[str, type[Enum]] = {
+    "client": Phase,
+    "agent": AgentProcess,
+    "connection": Phase,
+    "new_session": Stage,
+    "session": Status,
+}
+_TERMINAL = (Stage.COMPOSED, Stage.REJECTED)
+
+
+class ModelError(Exception):
+    """The tables are inconsistent (an unknown name, or an agent table that is not total)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request and everything it caused."""
+
+    before: World
+    request: Request
+    reply: Reply
+    after: World
+    rows: tuple[RowRef, ...] = ()
+
+    @property
+    def sent(self) -> bool:
+        return self.reply.sent
+
+
+class _Port:
+    """The object a ``transitions`` machine drives; ``state`` is set from the world."""
+
+    trigger: Callable[..., bool]  # bound by transitions.Machine
+    may_trigger: Callable[..., bool]
+
+    def __init__(self) -> None:
+        self.state: Enum | None = None
+        self.ctx: Ctx | None = None
+
+
+def _on_ctx(fn: Callable[[Ctx], T]) -> Callable[[EventData], T]:
+    """Adapt a guard or effect over ``Ctx`` to a transitions callback (``send_event=True``)."""
+
+    def callback(event: EventData) -> T:
+        port = event.model
+        assert isinstance(port, _Port) and port.ctx is not None
+        return fn(port.ctx)
+
+    return callback
+
+
+def _resolve(table: str, i: int, kind: str, name: str, registry: dict[str, Any]) -> Any:
+    try:
+        return registry[name]
+    except KeyError:
+        raise ModelError(f"table {table!r} row {i}: {kind} {name!r} is not defined") from None
+
+
+class System:
+    """All five machines for one set of tables."""
+
+    def __init__(self, tables: Tables = REFERENCE) -> None:
+        self.tables = tables
+        self._fired: list[RowRef] = []
+        self.machines: dict[str, Machine] = {}
+        self.ports: dict[str, _Port] = {}
+        for name in Tables.NAMES:
+            port = _Port()
+            states = STATES[name]
+            self.machines[name] = Machine(
+                model=port,
+                states=list(states),
+                initial=next(iter(states)),
+                transitions=[self._config(name, i, r) for i, r in enumerate(tables.table(name))],
+                auto_transitions=False,  # no phantom to_<state> triggers
+                send_event=True,  # guards and effects receive one EventData
+                model_attribute="state",
+            )
+            self.ports[name] = port
+
+    def _config(self, table: str, i: int, row: Row) -> dict[str, Any]:
+        conditions = [_on_ctx(_resolve(table, i, "guard", g, GUARDS)) for g in row.guards]
+        after: list[Callable[[EventData], object]] = [self._recorder((table, i))]
+        if row.effect is not None:
+            after.append(_on_ctx(_resolve(table, i, "effect", row.effect, EFFECTS)))
+        return row_config(row, conditions=conditions, after=after)
+
+    def _recorder(self, ref: RowRef) -> Callable[[EventData], None]:
+        def record(_: EventData) -> None:
+            self._fired.append(ref)
+
+        return record
+
+    # ---- firing ----------------------------------------------------------------------------
+
+    def _fire(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> Enum:
+        port = self.ports[name]
+        port.state, port.ctx = state, ctx
+        if not port.trigger(trigger):
+            raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
+        assert port.state is not None
+        return port.state
+
+    def client_sends(self, world: World, req: Request) -> bool:
+        """Would the client on ``req.conn`` send this request? Adversarial clients always do."""
+        conn = world.conn(req.conn)
+        if conn is None:
+            return False
+        if conn.client is ClientKind.ADVERSARIAL:
+            return True
+        port = self.ports["client"]
+        port.state, port.ctx = conn.phase, Ctx(world, req)
+        return bool(port.may_trigger(req.method))
+
+    def step(self, world: World, req: Request) -> Step:
+        self._fired = []
+        ctx = Ctx(world, req)
+        if req.method in ENVIRONMENT_EVENTS:
+            self._fire("agent", AgentProcess.RUNNING, req.method, ctx)
+        else:
+            if not self.client_sends(world, req):
+                return Step(world, req, NOT_SENT, world)
+            self._connection(ctx)
+        assert ctx.reply is not None, f"no reply to {req}"
+        after = observe(world, req, ctx.reply, ctx.world)
+        return Step(world, req, ctx.reply, after, tuple(self._fired))
+
+    def _connection(self, ctx: Ctx) -> None:
+        conn = ctx.connection
+        assert conn is not None
+        phase = self._fire("connection", conn.phase, ctx.req.method, ctx)
+        if phase is not conn.phase:
+            assert isinstance(phase, Phase)
+            conns = list(ctx.world.connections)
+            conns[ctx.req.conn] = replace(conns[ctx.req.conn], phase=phase)
+            ctx.world = replace(ctx.world, connections=tuple(conns))
+        if ctx.reply is not None:
+            return
+        if ctx.req.method == "session_new":
+            stage = Stage.RECEIVED
+            for _ in range(len(self.tables.new_session) + 1):
+                if stage in _TERMINAL:
+                    break
+                stage = self._fire("new_session", stage, "advance", ctx)  # type: ignore[assignment]
+            if stage is not Stage.COMPOSED:
+                return
+            allocate_sid(ctx)
+        else:
+            ctx.target = ctx.req.sid
+        self._session(ctx)
+
+    def _session(self, ctx: Ctx) -> None:
+        current = ctx.session
+        before = current.status if current is not None else Status.UNKNOWN
+        status = self._fire("session", before, ctx.req.method, ctx)
+        s = ctx.session
+        assert isinstance(status, Status)
+        if s is not None and s.status is not status:
+            ctx.world = replace(
+                ctx.world, agent=ctx.world.agent.with_session(replace(s, status=status))
+            )

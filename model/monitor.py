@@ -1,0 +1,158 @@
+"""The spec monitor: what a neutral observer of the wire and the model's system slot records.
+
+Scope
+    ``observe`` runs after every step, outside the tables, so no mutant can change it. It keeps
+    one ``Observed`` record per session id the agent handed out: how the session was created
+    (the request that created it and the capability it was created under), how it is attached
+    now, and the set of (attachment, system slot) pairs its turns saw. The end-to-end
+    properties P1–P9 are plain predicates over these records.
+
+Abstractions
+    The record is finite: turns are kept as a set, not a log, so the reachable state space
+    stays finite for exhaustive exploration.
+
+Source
+    shared/spec/REQUIREMENTS.md (P1–P9); rfd-client-system-prompt.final.mdx (4969bbbf).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model.types import (
+    BASE,
+    Attach,
+    ClientKind,
+    Mode,
+    Observed,
+    PromptCap,
+    Reply,
+    Request,
+    Slot,
+    World,
+)
+
+_ATTACH_BY_METHOD = {"session_load": Attach.LOAD, "session_resume": Attach.RESUME}
+
+
+def _cap(w: World, conn: int) -> PromptCap:
+    c = w.conn(conn)
+    return c.caps.system_prompt if c is not None and c.caps is not None else PromptCap.NONE
+
+
+def _conforming(w: World, conn: int) -> bool:
+    c = w.conn(conn)
+    return c is not None and c.client is ClientKind.CONFORMING
+
+
+def observe(before: World, req: Request, reply: Reply, after: World) -> World:
+    """Fold one answered request into the monitor fields of ``after``."""
+    if not reply.ok:
+        return after
+    m = req.method
+    here = (after.restarts, req.conn)
+    if m == "restart":
+        return replace(
+            after,
+            observed=tuple(replace(o, attach=None, survived_restart=True) for o in after.observed),
+        )
+    if m in ("session_new", "session_fork") and reply.sid is not None:
+        new = m == "session_new"
+        return after.with_obs(
+            Observed(
+                sid=reply.sid,
+                parent=None if new else req.sid,
+                requested=req.system_prompt if new else None,
+                requested_mode=req.mode if new else None,
+                advertised=_cap(before, req.conn),
+                conforming=_conforming(before, req.conn),
+                created_on=here,
+                attach=Attach.NEW if new else Attach.FORK,
+                attach_cap=_cap(before, req.conn),
+            )
+        )
+    o = before.obs(req.sid)
+    if o is None:
+        return after
+    if m in _ATTACH_BY_METHOD:
+        o = replace(
+            o,
+            attach=_ATTACH_BY_METHOD[m],
+            attach_cap=_cap(before, req.conn),
+            restored_after_restart=o.survived_restart,
+        )
+    elif m == "session_close":
+        o = replace(o, attach=None)
+    elif m == "session_delete":
+        o = replace(o, attach=None, deleted=True)
+    elif m == "session_prompt" and reply.slot is not None:
+        o = replace(o, turns=o.turns | {(o.attach or Attach.NEW, reply.slot)})
+    else:
+        return after
+    return after.with_obs(o)
+
+
+# ---- what the spec says a session's system slot should hold ----------------------------------
+
+
+def requested_mode(o: Observed) -> Mode | None:
+    """The mode the creating request asked for (R21: omitted means append); None: no prompt."""
+    if o.requested is None:
+        return None
+    return Mode.OVERRIDE if o.requested_mode == Mode.OVERRIDE.value else Mode.APPEND
+
+
+def root(w: World, o: Observed) -> Observed:
+    """The session/new-created ancestor whose request fixed this session's prompt."""
+    seen = {o.sid}
+    while o.parent is not None:
+        p = w.obs(o.parent)
+        if p is None or p.sid in seen:
+            break
+        seen.add(p.sid)
+        o = p
+    return o
+
+
+def client_texts(w: World, o: Observed) -> tuple[str, ...] | None:
+    r = root(w, o)
+    return None if r.requested is None else tuple(b.text for b in r.requested)
+
+
+def expected_slot(w: World, o: Observed) -> Slot:
+    """The slot the RFD promises: append = base then client texts, override = client texts."""
+    r = root(w, o)
+    texts = client_texts(w, o)
+    if texts is None:
+        return (BASE,)
+    return texts if requested_mode(r) is Mode.OVERRIDE else (BASE, *texts)
+
+
+def created_under_capability(w: World, o: Observed) -> bool:
+    """Every request in its creation chain went to an agent advertising systemPrompt."""
+    chain = [o]
+    while chain[-1].parent is not None:
+        p = w.obs(chain[-1].parent)
+        if p is None or p in chain:
+            break
+        chain.append(p)
+    return all(x.advertised is not PromptCap.NONE for x in chain)
+
+
+def conforming_chain(w: World, o: Observed) -> bool:
+    """Every request in its creation chain came from a conforming client (the P scope)."""
+    while True:
+        if not o.conforming:
+            return False
+        if o.parent is None:
+            return True
+        p = w.obs(o.parent)
+        if p is None:
+            return True
+        o = p
+
+
+def contains_in_order(slot: Slot, texts: tuple[str, ...]) -> bool:
+    """``texts`` occurs in ``slot`` as one contiguous run, in order."""
+    n = len(texts)
+    return any(slot[i : i + n] == texts for i in range(len(slot) - n + 1))

@@ -1,0 +1,326 @@
+"""Mutants: deliberately broken agents and clients, each one edit of the reference tables.
+
+Scope
+    Every mutant declares the one requirement id it must violate. The test suite and
+    ``acp-sysprompt check --mutant NAME`` show that the checks catch each of them — the proof
+    that every check has teeth. Behaviours only a mutant needs (a wrong composition, an effect
+    that creates a session while answering an error, …) are defined here, registered beside
+    the reference guards and effects, and never used by the reference tables.
+
+Abstractions
+    A mutant changes the tables only; the spec monitor and the checks are never mutated.
+
+Source
+    The bug shapes follow the failure reports the project was started for: prompts lost on
+    load/resume, forks that drop the prompt, sessions created despite an error, ids reused
+    after an agent restart, blank prompts treated as absent (goose #9971's `_meta` behaviour).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from model.context import Ctx
+from model.effects import (
+    _put,
+    allocate_sid,
+    compose,
+    effect,
+    restart_keeping_store,
+)
+from model.guards import guard, mode_not_advertised
+from model.tables import REFERENCE, Row, Table, Tables
+from model.types import (
+    BASE,
+    INVALID_PARAMS,
+    Mode,
+    Phase,
+    Reason,
+    Reply,
+    Session,
+    Stage,
+    Status,
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    violates: str  # the requirement id the checks must report as violated
+    summary: str
+    tables: Tables
+
+
+# ---- table edits -----------------------------------------------------------------------------
+
+
+def edit_rows(
+    t: Tables, table: str, match: Callable[[Row], bool], change: Callable[[Row], Row]
+) -> Tables:
+    rows = t.table(table)
+    hits = [i for i, r in enumerate(rows) if match(r)]
+    if not hits:
+        raise ValueError(f"mutant edit matched no row of {table!r}")
+    return t.edit(table, tuple(change(r) if match(r) else r for r in rows))
+
+
+def swap_effect(t: Tables, table: str, old: str, new: str) -> Tables:
+    return edit_rows(t, table, lambda r: r.effect == old, lambda r: r._replace(effect=new))
+
+
+def swap_guard(
+    t: Tables, table: str, old: str, new: str | None, trigger: str | None = None
+) -> Tables:
+    def change(r: Row) -> Row:
+        guards = tuple(g for g in (new if g == old else g for g in r.guards) if g is not None)
+        return r._replace(guards=guards)
+
+    return edit_rows(
+        t,
+        table,
+        lambda r: old in r.guards and (trigger is None or r.trigger == trigger),
+        change,
+    )
+
+
+def insert_before(t: Tables, table: str, match: Callable[[Row], bool], new: Row) -> Tables:
+    rows = t.table(table)
+    i = next(i for i, r in enumerate(rows) if match(r))
+    return t.edit(table, (*rows[:i], new, *rows[i:]))
+
+
+# ---- behaviours only mutants use -------------------------------------------------------------
+
+
+@guard
+def mode_is_unknown(c: Ctx) -> bool:
+    return c.req.mode not in (None, Mode.APPEND.value, Mode.OVERRIDE.value)
+
+
+@guard
+def mode_is_explicit_or_unadvertised(c: Ctx) -> bool:
+    return c.req.mode == Mode.APPEND.value or mode_not_advertised(c)
+
+
+@guard
+def has_any_block(c: Ctx) -> bool:
+    return bool(c.req.system_prompt)
+
+
+@guard
+def prompt_is_blank(c: Ctx) -> bool:
+    return c.draft.blocks is not None and all(b == "" for b in c.draft.blocks)
+
+
+@effect
+def reject_but_create(c: Ctx) -> None:
+    """Answers -32602 yet stores a session (the half-created state P6 and R15 forbid)."""
+    allocate_sid(c)
+    assert c.target is not None
+    _put(c, Session(c.target, Status.STORED, None, None, None, None, None))
+    c.reply = Reply(code=INVALID_PARAMS, reason=Reason.UNADVERTISED_MODE)
+
+
+@effect
+def reject_prompt_required(c: Ctx) -> None:
+    c.reply = Reply(code=INVALID_PARAMS, reason=Reason.PROMPT_REQUIRED)
+
+
+@effect
+def compose_client_first(c: Ctx) -> None:
+    blocks = c.draft.blocks or ()
+    c.draft = replace(c.draft, slot=(*blocks, c.world.agent.base))
+
+
+@effect
+def compose_nothing(c: Ctx) -> None:
+    c.draft = replace(c.draft, slot=())
+
+
+@effect
+def take_prompt_fields_default_override(c: Ctx) -> None:
+    sp = c.req.system_prompt
+    blocks = None if sp is None else tuple(b.text for b in sp)
+    mode = None if sp is None else Mode(c.req.mode or Mode.OVERRIDE.value)
+    c.draft = replace(c.draft, blocks=blocks, mode=mode)
+
+
+@effect
+def resume_replaying(c: Ctx) -> None:
+    s = c.session
+    assert s is not None
+    _put(c, replace(s, conn=c.req.conn, live=compose(c.world.agent.base, s.blocks, s.mode)))
+    c.reply = Reply(replayed=True)
+
+
+@effect
+def list_all_sessions(c: Ctx) -> None:
+    c.reply = Reply(listed=tuple(s.sid for s in c.world.agent.store))
+
+
+@effect
+def restart_losing_store(c: Ctx) -> None:
+    restart_keeping_store(c)
+    c.world = replace(c.world, agent=replace(c.world.agent, store=(), issued=0))
+
+
+@effect
+def restart_forgetting_prompts(c: Ctx) -> None:
+    restart_keeping_store(c)
+    agent = c.world.agent
+    store = tuple(replace(s, blocks=None, mode=None) for s in agent.store)
+    c.world = replace(c.world, agent=replace(agent, store=store))
+
+
+@effect
+def detach_and_reply_unavailable(c: Ctx) -> None:
+    s = c.session
+    assert s is not None
+    _put(c, replace(s, conn=None, live=None))
+    c.reply = Reply(code=-32600, reason=Reason.SESSION_NOT_AVAILABLE)
+
+
+@effect
+def run_turn_with_default(c: Ctx) -> None:
+    c.reply = Reply(slot=(BASE,))
+
+
+# ---- the mutants -----------------------------------------------------------------------------
+
+R = REFERENCE
+_REJECTS = (
+    "reject_empty_prompt",
+    "reject_mode_without_prompt",
+    "reject_unsupported_block",
+    "reject_unadvertised_mode",
+)
+
+
+def _all_rejects_create(t: Tables) -> Tables:
+    for name in _REJECTS:
+        t = swap_effect(t, "new_session", name, "reject_but_create")
+    return t
+
+
+def _client_ignores_gate(method: str) -> Tables:
+    return swap_guard(R, "client", "method_is_advertised", None, trigger=method)
+
+
+_LIST: tuple[Mutant, ...] = (
+    Mutant("load_restores_default", "R16",
+           "session/load rebuilds the session under the agent's default prompt",
+           swap_effect(R, "session", "load_with_stored_prompt", "load_with_default_prompt")),
+    Mutant("resume_restores_default", "R16",
+           "session/resume rebuilds the session under the agent's default prompt",
+           swap_effect(R, "session", "resume_with_stored_prompt", "resume_with_default_prompt")),
+    Mutant("fork_drops_parent_prompt", "R17",
+           "session/fork starts the child under the default prompt",
+           swap_effect(R, "session", "fork_with_parent_prompt", "fork_with_default_prompt")),
+    Mutant("created_despite_invalid_params", "R15",
+           "the agent answers -32602 but still stores a session",
+           _all_rejects_create(R)),
+    Mutant("override_without_subcapability", "R15",
+           "the agent accepts systemPromptMode override without advertising it",
+           swap_guard(R, "new_session", "mode_not_advertised", "mode_is_unknown")),
+    Mutant("append_client_before_base", "R7",
+           "append mode puts the client's blocks in front of the base prompt",
+           swap_effect(R, "new_session", "compose_append", "compose_client_first")),
+    Mutant("append_drops_base", "R8",
+           "append mode replaces the base prompt like override",
+           swap_effect(R, "new_session", "compose_append", "compose_override")),
+    Mutant("override_keeps_base", "R9",
+           "override mode keeps the base prompt in front (acts as append)",
+           swap_effect(R, "new_session", "compose_override", "compose_append")),
+    Mutant("omitted_mode_means_override", "R21",
+           "a systemPrompt without systemPromptMode is applied as override",
+           swap_effect(R, "new_session", "take_prompt_fields", "take_prompt_fields_default_override")),
+    Mutant("blank_text_as_absent", "R21",
+           "an empty text block is treated as no prompt at all (goose's _meta behaviour)",
+           insert_before(R, "new_session", lambda r: r.effect == "compose_default",
+                         Row("advance", Stage.VALID, Stage.COMPOSED, ("prompt_is_blank",),
+                             "compose_default", ()))),
+    Mutant("requires_client_prompt", "R10",
+           "the agent refuses session/new without a systemPrompt",
+           insert_before(R, "new_session", lambda r: r.effect == "compose_default",
+                         Row("advance", Stage.VALID, Stage.REJECTED, ("has_no_client_prompt",),
+                             "reject_prompt_required", ()))),
+    Mutant("oversized_prompt_dropped", "R11",
+           "a prompt over the size limit is silently dropped and the session created",
+           edit_rows(R, "new_session", lambda r: r.effect == "reject_cannot_incorporate",
+                     lambda r: r._replace(dest=Stage.COMPOSED, effect="compose_default"))),
+    Mutant("rejects_text_blocks", "R4",
+           "the agent answers -32602 to every systemPrompt, text blocks included",
+           swap_guard(R, "new_session", "has_non_text_block", "has_any_block")),
+    Mutant("rejects_explicit_append", "R5",
+           "the agent only accepts an omitted mode, not an explicit \"append\"",
+           swap_guard(R, "new_session", "mode_not_advertised", "mode_is_explicit_or_unadvertised")),
+    Mutant("default_prompt_empty", "R20",
+           "without a client prompt the agent runs with an empty system slot",
+           swap_effect(R, "new_session", "compose_default", "compose_nothing")),
+    Mutant("restart_forgets_prompts", "R18",
+           "the store keeps sessions across a restart but not their prompt and mode",
+           swap_effect(R, "agent", "restart_keeping_store", "restart_forgetting_prompts")),
+    Mutant("restart_loses_store", "S6",
+           "a restart loses the whole store and restarts session numbering",
+           swap_effect(R, "agent", "restart_keeping_store", "restart_losing_store")),
+    Mutant("resume_replays_history", "S8",
+           "session/resume streams the history like session/load",
+           swap_effect(R, "session", "resume_with_stored_prompt", "resume_replaying")),
+    Mutant("list_shows_deleted", "S7",
+           "session/list includes deleted sessions",
+           swap_effect(R, "connection", "list_sessions", "list_all_sessions")),
+    Mutant("error_still_detaches", "P6",
+           "session/close of a session active elsewhere answers an error yet detaches it",
+           insert_before(R, "session",
+                         lambda r: r.trigger == "session_close" and r.effect == "reply_session_unavailable",
+                         Row("session_close", Status.ACTIVE, None, (), "detach_and_reply_unavailable", ()))),
+    Mutant("turns_use_default_prompt", "P1",
+           "the agent stores the prompt correctly but its turns run under the default",
+           swap_effect(R, "session", "run_turn", "run_turn_with_default")),
+    Mutant("client_sends_prompt_without_capability", "R3",
+           "a 'conforming' client sends systemPrompt to an agent that did not advertise it",
+           swap_guard(R, "client", "prompt_allowed_by_capability", None)),
+    Mutant("client_requests_unadvertised_override", "R6",
+           "a 'conforming' client asks for override without the sub-capability",
+           swap_guard(R, "client", "override_allowed_by_capability", None)),
+    Mutant("client_sends_empty_prompt", "R12",
+           "a 'conforming' client sends systemPrompt: []",
+           swap_guard(R, "client", "prompt_has_a_block", None)),
+    Mutant("client_sends_mode_alone", "R13",
+           "a 'conforming' client sends systemPromptMode without systemPrompt",
+           swap_guard(R, "client", "mode_accompanies_prompt", None)),
+    Mutant("client_sends_non_text", "R14",
+           "a 'conforming' client sends image or resource_link blocks",
+           swap_guard(R, "client", "blocks_are_text", None)),
+    Mutant("client_skips_initialize", "S1",
+           "a 'conforming' client calls session/new before initialize",
+           R.edit("client", (*R.client, Row("session_new", Phase.UNINITIALIZED, None, (), None, ())))),
+    Mutant("client_loads_without_capability", "S2",
+           "a 'conforming' client calls session/load although loadSession is false",
+           _client_ignores_gate("session_load")),
+    Mutant("client_resumes_without_capability", "S3",
+           "a 'conforming' client calls session/resume without the resume capability",
+           _client_ignores_gate("session_resume")),
+    Mutant("client_forks_without_capability", "S4",
+           "a 'conforming' client calls session/fork without the fork capability",
+           _client_ignores_gate("session_fork")),
+    Mutant("client_closes_without_capability", "S5",
+           "a 'conforming' client calls session/close without the close capability",
+           _client_ignores_gate("session_close")),
+)  # fmt: skip
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in _LIST}
+
+
+def table_diff(m: Mutant) -> list[str]:
+    """The rows a mutant changed, as ``-``/``+`` lines (for reports and notebooks)."""
+    out: list[str] = []
+    for name in Tables.NAMES:
+        ref, mut = set(REFERENCE.table(name)), set(m.tables.table(name))
+        out += [f"- {name}: {r.describe()}" for r in REFERENCE.table(name) if r not in mut]
+        out += [f"+ {name}: {r.describe()}" for r in m.tables.table(name) if r not in ref]
+    return out
+
+
+__all__ = ["MUTANTS", "Mutant", "Table", "table_diff"]

@@ -1,0 +1,186 @@
+"""The lifecycle as data: one table per machine, rows of (trigger, source, dest, guards, effect, reqs).
+
+Scope
+    These tables are the single source of truth for what may happen. ``model.machines`` turns
+    each into a ``transitions.Machine``; the Hypothesis machine and the CLI engines derive the
+    operations from them, and mutants are edits of them.
+
+    * ``CLIENT``      — what a conforming client is willing to send (R3, R6, R12–R14, S1–S5).
+    * ``AGENT``       — the agent process: a new connection, a restart.
+    * ``CONNECTION``  — the agent's side of one connection: initialize and method gates.
+    * ``NEW_SESSION`` — one session/new request as gates: capability → validate → compose.
+    * ``SESSION``     — one session in the agent's store: new, load, resume, fork, close,
+      delete, prompt.
+
+    Row order is priority order: ``transitions`` fires the first row whose guards all pass.
+    Agent tables are total (every trigger has a row in every state), so the agent always answers.
+
+Abstractions
+    A row with ``dest=None`` is an internal move. ``effect=None`` means the row only routes
+    (the engine continues at the next level). Where the spec is SILENT the row states our
+    choice and its comment names the open question (acp-session-digest.md §7, Qn).
+
+Source
+    rfd-client-system-prompt.final.mdx (4969bbbf); acp-session-digest.md §1–§3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any, NamedTuple
+
+from model.types import AgentProcess, Phase, Stage, Status
+
+
+class Row(NamedTuple):
+    trigger: str
+    source: Enum | tuple[Enum, ...]
+    dest: Enum | None
+    guards: tuple[str, ...]
+    effect: str | None
+    reqs: tuple[str, ...]
+
+    @property
+    def sources(self) -> tuple[Enum, ...]:
+        return self.source if isinstance(self.source, tuple) else (self.source,)
+
+    def describe(self) -> str:
+        src = "|".join(s.name for s in self.sources)
+        dest = self.dest.name if self.dest is not None else "·"
+        when = " & ".join(self.guards) or "always"
+        return f"{self.trigger}: {src} → {dest} when {when} do {self.effect or 'route'}"
+
+
+Table = tuple[Row, ...]
+
+S = Status
+P = Phase
+G = Stage
+SESSION_METHODS = (
+    "session_new",
+    "session_load",
+    "session_resume",
+    "session_fork",
+    "session_close",
+    "session_delete",
+    "session_list",
+    "session_prompt",
+)
+CLIENT_REQUESTS = ("initialize", *SESSION_METHODS)
+ENVIRONMENT_EVENTS = ("connect", "restart")
+ALL_TRIGGERS = (*ENVIRONMENT_EVENTS, *CLIENT_REQUESTS)
+_GATED = ("session_load", "session_resume", "session_fork", "session_close", "session_delete")
+_SESSION_RULE = {"session_load": "S2", "session_resume": "S3", "session_fork": "S4"}
+
+# fmt: off
+CLIENT: Table = (
+    #    trigger           source            dest           guards                                  effect  reqs
+    Row("initialize",     P.UNINITIALIZED,  P.INITIALIZED, (),                                      None,   ("S1",)),
+    Row("session_new",    P.INITIALIZED,    None,          ("prompt_allowed_by_capability",
+                                                            "override_allowed_by_capability",
+                                                            "prompt_has_a_block",
+                                                            "mode_accompanies_prompt",
+                                                            "mode_is_defined",
+                                                            "blocks_are_text"),                     None,   ("R3", "R6", "R12", "R13", "R14")),
+    *(Row(m,              P.INITIALIZED,    None,          ("method_is_advertised",),               None,   (_SESSION_RULE.get(m, "S5"),))
+      for m in (*_GATED, "session_list")),
+    Row("session_prompt", P.INITIALIZED,    None,          (),                                      None,   ()),
+)
+
+AGENT: Table = (
+    Row("connect",        AgentProcess.RUNNING, None,      (),                                      "open_connection",       ()),
+    Row("restart",        AgentProcess.RUNNING, None,      (),                                      "restart_keeping_store", ()),
+)
+
+CONNECTION: Table = (
+    Row("initialize",     P.UNINITIALIZED,  P.INITIALIZED, (),                                      "negotiate_caps",            ("R1", "R2")),
+    Row("initialize",     P.INITIALIZED,    None,          (),                                      "reply_already_initialized", ()),
+    *(Row(m,              P.UNINITIALIZED,  None,          (),                                      "reply_not_initialized",     ("S1",))
+      for m in SESSION_METHODS),
+    *(Row(m,              P.INITIALIZED,    None,          ("method_not_advertised",),              "reply_method_not_found",    (_SESSION_RULE.get(m, "S5"),))
+      for m in (*_GATED, "session_list")),
+    Row("session_list",   P.INITIALIZED,    None,          (),                                      "list_sessions",             ("S7",)),
+    *(Row(m,              P.INITIALIZED,    None,          (),                                      None,                        ())
+      for m in SESSION_METHODS if m != "session_list"),
+)
+
+NEW_SESSION: Table = (
+    Row("advance", G.RECEIVED,   G.VALID,     ("agent_lacks_prompt_capability",), "ignore_prompt_fields",       ("R22",)),
+    Row("advance", G.RECEIVED,   G.ADVERTISED, (),                                None,                         ("R1",)),
+    Row("advance", G.ADVERTISED, G.REJECTED,  ("prompt_is_empty_array",),         "reject_empty_prompt",        ("R15", "R12")),
+    Row("advance", G.ADVERTISED, G.REJECTED,  ("mode_without_prompt",),           "reject_mode_without_prompt", ("R15", "R13")),
+    Row("advance", G.ADVERTISED, G.REJECTED,  ("has_non_text_block",),            "reject_unsupported_block",   ("R15", "R14")),
+    Row("advance", G.ADVERTISED, G.REJECTED,  ("mode_not_advertised",),           "reject_unadvertised_mode",   ("R15", "R6")),
+    Row("advance", G.ADVERTISED, G.VALID,     (),                                 "take_prompt_fields",         ("R4", "R5", "R21")),
+    Row("advance", G.VALID,      G.REJECTED,  ("exceeds_size_limit",),            "reject_cannot_incorporate",  ("R11",)),
+    Row("advance", G.VALID,      G.COMPOSED,  ("has_no_client_prompt",),          "compose_default",            ("R10", "R20")),
+    Row("advance", G.VALID,      G.COMPOSED,  ("is_override",),                   "compose_override",           ("R9",)),
+    Row("advance", G.VALID,      G.COMPOSED,  (),                                 "compose_append",             ("R7", "R8")),
+)
+
+_ATTACHABLE = (S.STORED, S.CLOSED)   # Q9: a closed session stays loadable in the reference agent
+_NOT_ATTACHABLE = (S.ACTIVE, S.DELETED)  # Q10, Q11: reviving a deleted or active session is refused
+SESSION: Table = (
+    Row("session_new",    S.UNKNOWN,                  S.ACTIVE,  (),                         "create_session",             ("S6", "R18")),
+    Row("session_load",   _ATTACHABLE,                S.ACTIVE,  ("prompt_capability_here",), "load_with_stored_prompt",    ("R16", "S8")),
+    Row("session_load",   _ATTACHABLE,                S.ACTIVE,  (),                         "load_with_default_prompt",   ("R22", "S8")),
+    Row("session_load",   _NOT_ATTACHABLE,            None,      (),                         "reply_session_unavailable",  ()),
+    Row("session_load",   S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
+    Row("session_resume", _ATTACHABLE,                S.ACTIVE,  ("prompt_capability_here",), "resume_with_stored_prompt",  ("R16", "S8")),
+    Row("session_resume", _ATTACHABLE,                S.ACTIVE,  (),                         "resume_with_default_prompt", ("R22", "S8")),
+    Row("session_resume", _NOT_ATTACHABLE,            None,      (),                         "reply_session_unavailable",  ()),
+    Row("session_resume", S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
+    Row("session_fork",   (S.ACTIVE, *_ATTACHABLE),   None,      ("prompt_capability_here",), "fork_with_parent_prompt",    ("R17", "S6")),
+    Row("session_fork",   (S.ACTIVE, *_ATTACHABLE),   None,      (),                         "fork_with_default_prompt",   ("R22", "S6")),
+    Row("session_fork",   S.DELETED,                  None,      (),                         "reply_session_unavailable",  ()),
+    Row("session_fork",   S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
+    Row("session_close",  S.ACTIVE,                   S.CLOSED,  ("is_active_here",),        "close_session",              ()),
+    Row("session_close",  (S.ACTIVE, *_ATTACHABLE, S.DELETED), None, (),                     "reply_session_unavailable",  ()),
+    Row("session_close",  S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
+    Row("session_delete", (S.ACTIVE, *_ATTACHABLE),   S.DELETED, (),                         "delete_session",             ("S7",)),
+    Row("session_delete", (S.UNKNOWN, S.DELETED),     None,      (),                         "reply_ok",                   ()),
+    Row("session_prompt", S.ACTIVE,                   None,      ("is_active_here",),        "run_turn",                   ("P1", "P2")),
+    Row("session_prompt", (S.ACTIVE, *_ATTACHABLE, S.DELETED), None, (),                     "reply_session_unavailable",  ()),
+    Row("session_prompt", S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
+)
+# fmt: on
+
+
+@dataclass(frozen=True)
+class Tables:
+    """One complete set of machines: the reference model or a mutant of it."""
+
+    client: Table = CLIENT
+    agent: Table = AGENT
+    connection: Table = CONNECTION
+    new_session: Table = NEW_SESSION
+    session: Table = SESSION
+
+    NAMES = ("client", "agent", "connection", "new_session", "session")
+
+    def table(self, name: str) -> Table:
+        table: Table = getattr(self, name)
+        return table
+
+    def rows(self) -> Iterable[tuple[str, int, Row]]:
+        for name in self.NAMES:
+            for i, row in enumerate(self.table(name)):
+                yield name, i, row
+
+    def edit(self, name: str, new: Table) -> Tables:
+        return replace(self, **{name: new})
+
+
+REFERENCE = Tables()
+
+
+def row_config(row: Row, **callbacks: Any) -> dict[str, Any]:
+    """The ``transitions`` transition dict for one row (callbacks supplied by the builder)."""
+    return {
+        "trigger": row.trigger,
+        "source": list(row.sources),
+        "dest": row.dest,
+        **callbacks,
+    }

@@ -1,0 +1,318 @@
+"""World state of the client-system-prompt model: enums and frozen, hashable dataclasses.
+
+Scope
+    One agent process (its advertised capability profile, its base prompt and its durable
+    session store), the client connections open to it, and a spec monitor that records what
+    the wire and the model's system slot showed. Everything is immutable and hashable, so a
+    ``World`` can be a node of an exhaustive state graph and a Hypothesis ``note()``.
+
+Abstractions
+    Prompt texts are abstract symbols (``"a"``, ``"b"``, ``""`` for an empty text block and
+    ``"big"`` for a text over the agent's size limit); the agent's base prompt (identity plus
+    guardrails) is the single symbol ``BASE``. A composed system prompt is the tuple of symbols
+    in slot order: separators and headings are implementation-defined in the RFD, so they are
+    not modelled. A prompt turn is atomic (no streaming, no cancellation). Omitted and ``null``
+    capability values are collapsed because the spec treats them alike.
+
+Source
+    shared/spec/rfd-client-system-prompt.final.mdx (RFD 4969bbbf) and
+    shared/spec/acp-session-digest.md §1–§3 (ACP main b7f0005, schema 1.21.0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+BASE = "BASE"  # the agent's own built-in instructions: identity, guardrails, internal config
+BIG = "big"  # a text block larger than the agent's size limit (R11's "cannot incorporate")
+
+Slot = tuple[str, ...]  # what the model's system slot holds, in order
+
+
+class Phase(Enum):
+    """Connection lifecycle (digest §3.1)."""
+
+    UNINITIALIZED = "uninitialized"
+    INITIALIZED = "initialized"
+
+
+class Status(Enum):
+    """Per-session lifecycle in the agent's store (digest §3.2)."""
+
+    UNKNOWN = "unknown"  # no such id in the store
+    ACTIVE = "active"  # attached to a connection
+    STORED = "stored"  # persisted, not attached (after a restart or a dropped connection)
+    CLOSED = "closed"  # session/close freed it; the reference agent keeps it loadable (Q9)
+    DELETED = "deleted"  # session/delete; hidden from session/list (soft delete)
+
+
+class AgentProcess(Enum):
+    """The agent process itself: one state; connect and restart are internal moves."""
+
+    RUNNING = "running"
+
+
+class Stage(Enum):
+    """Stages of one session/new request inside the agent (the gate pipeline)."""
+
+    RECEIVED = "received"
+    ADVERTISED = "advertised"  # the agent advertised systemPrompt on this connection
+    VALID = "valid"  # passed the -32602 checks (or the field was ignored)
+    COMPOSED = "composed"  # terminal: the session's system prompt is built; create it
+    REJECTED = "rejected"  # terminal: an error was returned, nothing is created
+
+
+class Attach(Enum):
+    """How a session came to be active on its current connection."""
+
+    NEW = "new"
+    FORK = "fork"
+    LOAD = "load"
+    RESUME = "resume"
+
+
+class Mode(Enum):
+    """systemPromptMode values the RFD defines (R21: omitted means APPEND)."""
+
+    APPEND = "append"
+    OVERRIDE = "override"
+
+
+class BlockKind(Enum):
+    """ContentBlock discriminators that matter here (digest §5)."""
+
+    TEXT = "text"
+    IMAGE = "image"
+    RESOURCE_LINK = "resource_link"
+
+
+class ClientKind(Enum):
+    CONFORMING = "conforming"  # obeys R3, R6, R12–R14 and S1–S5
+    ADVERSARIAL = "adversarial"  # sends anything; the agent must still answer correctly
+
+
+class PromptCap(Enum):
+    """agentCapabilities.sessionCapabilities.systemPrompt (R1, R2)."""
+
+    NONE = "none"  # omitted or null: unsupported
+    APPEND = "append"  # {}: supported, append only
+    OVERRIDE = "override"  # {"override": {}}: append and override
+
+
+@dataclass(frozen=True, order=True)
+class Caps:
+    """One capability profile, as advertised in an initialize result."""
+
+    system_prompt: PromptCap = PromptCap.NONE  # sessionCapabilities.systemPrompt(.override)
+    load_session: bool = False  # agentCapabilities.loadSession
+    resume: bool = False  # sessionCapabilities.resume
+    fork: bool = False  # sessionCapabilities.fork (UNSTABLE in v1)
+    close: bool = False  # sessionCapabilities.close
+    delete: bool = False  # sessionCapabilities.delete
+    list: bool = False  # sessionCapabilities.list
+
+    def label(self) -> str:
+        parts = [f"systemPrompt={self.system_prompt.value}"]
+        parts += [
+            name
+            for name in ("load_session", "resume", "fork", "close", "delete", "list")
+            if getattr(self, name)
+        ]
+        return "{" + " ".join(parts) + "}"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A ContentBlock in a systemPrompt array; ``text`` is a prompt symbol for TEXT blocks."""
+
+    kind: BlockKind
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One client→agent request (or an environment event) with the parameters the model uses.
+
+    ``mode`` is the raw ``systemPromptMode`` string so unknown values (``"replace"``) can be sent.
+    """
+
+    method: str  # trigger name: "session_new", "session_load", …
+    conn: int = 0  # index of the connection it travels on
+    sid: str | None = None  # sessionId for load/resume/fork/close/delete/prompt
+    system_prompt: tuple[Block, ...] | None = None  # session/new systemPrompt (None = omitted)
+    mode: str | None = None  # session/new systemPromptMode (None = omitted)
+    client: ClientKind = ClientKind.CONFORMING  # for "connect": who is on the new connection
+    profile: Caps | None = None  # for "restart": what the agent advertises afterwards
+
+
+class Reason(Enum):
+    """Why an agent answered with an error; the wire carries only ``code`` and ``message``."""
+
+    NOT_INITIALIZED = "not initialized"
+    ALREADY_INITIALIZED = "already initialized"
+    METHOD_NOT_FOUND = "method not advertised"
+    EMPTY_PROMPT = "empty systemPrompt"
+    MODE_WITHOUT_PROMPT = "systemPromptMode without systemPrompt"
+    UNADVERTISED_MODE = "unadvertised or unknown systemPromptMode"
+    UNSUPPORTED_BLOCK = "unsupported content block type"
+    CANNOT_INCORPORATE = "cannot incorporate system prompt"
+    PROMPT_REQUIRED = "systemPrompt required"
+    UNKNOWN_SESSION = "unknown session"
+    SESSION_NOT_AVAILABLE = "session not available"
+    NO_CONNECTION = "no such connection"
+
+
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The agent's answer to one request: success (``code is None``) or a JSON-RPC error."""
+
+    code: int | None = None
+    reason: Reason | None = None
+    sid: str | None = None  # sessionId in a new/fork result
+    listed: tuple[str, ...] = ()  # session/list result
+    replayed: bool = False  # session/load streamed the history before answering (S8)
+    slot: Slot | None = None  # session/prompt: what the model's system slot held for the turn
+    sent: bool = True  # False: a conforming client declined to send the request
+
+    @property
+    def ok(self) -> bool:
+        return self.sent and self.code is None
+
+    @property
+    def error(self) -> bool:
+        return self.sent and self.code is not None
+
+
+NOT_SENT = Reply(sent=False)
+
+
+@dataclass(frozen=True)
+class Connection:
+    phase: Phase
+    client: ClientKind
+    caps: Caps | None = None  # the profile advertised in this connection's initialize result
+
+
+@dataclass(frozen=True)
+class Session:
+    """One entry of the agent's durable store plus its live (in-memory) system prompt."""
+
+    sid: str
+    status: Status
+    conn: int | None = None  # the connection it is active on (ACTIVE only)
+    parent: str | None = None  # set iff created by session/fork
+    blocks: tuple[str, ...] | None = None  # stored client content (None: no client prompt)
+    mode: Mode | None = None  # stored mode (None iff blocks is None)
+    live: Slot | None = None  # composed prompt in effect while ACTIVE; None otherwise
+
+
+@dataclass(frozen=True)
+class Agent:
+    profile: Caps  # what it advertises on the next initialize
+    store: tuple[Session, ...] = ()  # kept sorted by sid so equal worlds hash equally
+    issued: int = 0  # ids handed out so far; the next one is f"s{issued + 1}"
+    base: str = BASE  # its built-in prompt
+
+    def session(self, sid: str | None) -> Session | None:
+        for s in self.store:
+            if s.sid == sid:
+                return s
+        return None
+
+    def with_session(self, new: Session) -> Agent:
+        rest = tuple(s for s in self.store if s.sid != new.sid)
+        return replace(self, store=tuple(sorted((*rest, new), key=_sid_key)))
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Spec monitor: what the wire and the system slot showed for one session id.
+
+    History fields are never shrunk: they record how the session came to exist, so gates and
+    end-to-end properties are plain predicates over the state.
+    """
+
+    sid: str
+    parent: str | None  # set iff it came from a successful session/fork
+    requested: tuple[Block, ...] | None  # systemPrompt on the creating session/new
+    requested_mode: str | None  # systemPromptMode on the creating session/new
+    advertised: PromptCap  # systemPrompt capability on the creating connection
+    conforming: bool  # created by a conforming client
+    created_on: tuple[int, int]  # (restart epoch, connection index) of the creating request
+    attach: Attach | None = None  # how it is attached now (None: not active)
+    attach_cap: PromptCap = PromptCap.NONE  # systemPrompt capability where it was attached
+    turns: frozenset[tuple[Attach, Slot]] = frozenset()  # (attachment, slot) of every turn
+    restored_after_restart: bool = False  # it lived through a restart and was attached again
+    survived_restart: bool = False  # a restart happened while it existed
+    deleted: bool = False  # a session/delete of it succeeded
+
+
+@dataclass(frozen=True)
+class World:
+    agent: Agent
+    connections: tuple[Connection, ...] = ()
+    observed: tuple[Observed, ...] = ()  # monitor, sorted by sid
+    restarts: int = 0  # how many restarts happened (bounded by the explorer's bounds)
+
+    def obs(self, sid: str | None) -> Observed | None:
+        for o in self.observed:
+            if o.sid == sid:
+                return o
+        return None
+
+    def with_obs(self, new: Observed) -> World:
+        rest = tuple(o for o in self.observed if o.sid != new.sid)
+        return replace(self, observed=tuple(sorted((*rest, new), key=_sid_key)))
+
+    def conn(self, index: int) -> Connection | None:
+        return self.connections[index] if 0 <= index < len(self.connections) else None
+
+
+def _sid_key(x: Session | Observed) -> tuple[int, str]:
+    return (len(x.sid), x.sid)
+
+
+def initial_world(profile: Caps) -> World:
+    """An agent that has just started with ``profile``, no connections and an empty store."""
+    return World(agent=Agent(profile=profile))
+
+
+__all__ = [
+    "BASE",
+    "BIG",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "NOT_SENT",
+    "RESOURCE_NOT_FOUND",
+    "Agent",
+    "AgentProcess",
+    "Attach",
+    "Block",
+    "BlockKind",
+    "Caps",
+    "ClientKind",
+    "Connection",
+    "Mode",
+    "Observed",
+    "Phase",
+    "PromptCap",
+    "Reason",
+    "Reply",
+    "Request",
+    "Session",
+    "Slot",
+    "Stage",
+    "Status",
+    "World",
+    "initial_world",
+]

@@ -1,0 +1,1 @@
+"""Engines, CLI and reports over the model."""

@@ -1,0 +1,134 @@
+"""Replaying and rendering traces: the form a counterexample takes in a terminal, JSON or a PR.
+
+Scope
+    ``replay`` re-runs a ``Trace`` through the same ``System`` and reports, for every step, the
+    reply and the requirement ids violated at that point. ``render_steps`` prints the steps as
+    a table with the protocol method names; ``step_json`` gives each step as a JSON object.
+
+Abstractions
+    Requests are shown with their wire names (``session/new``, ``systemPrompt``) but only the
+    parameters the model uses; connections are numbered from 0.
+
+Source
+    ACP v1 method and field names (acp-session-digest.md §1.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from model.invariants import STATE_CHECKS, STEP_CHECKS
+from model.machines import Step, System
+from model.tables import REFERENCE, Tables
+from model.types import Block, BlockKind, Caps, Reply, Request, initial_world
+from simulations.stateful import Trace
+
+
+@dataclass(frozen=True)
+class ReplayedStep:
+    step: Step
+    violated: tuple[str, ...]  # ids violated by this step or in the world right after it
+
+
+def replay(trace: Trace, tables: Tables = REFERENCE) -> list[ReplayedStep]:
+    system = System(tables)
+    world = initial_world(trace.profile)
+    out: list[ReplayedStep] = []
+    for req in trace.requests:
+        step = system.step(world, req)
+        world = step.after
+        bad = [c.rid for c in STEP_CHECKS if not c.fn(step)]
+        bad += [c.rid for c in STATE_CHECKS if not c.fn(world)]
+        out.append(ReplayedStep(step, tuple(bad)))
+    return out
+
+
+def wire_method(trigger: str) -> str:
+    return trigger.replace("session_", "session/") if trigger.startswith("session_") else trigger
+
+
+def _block(b: Block) -> str:
+    return f'text "{b.text}"' if b.kind is BlockKind.TEXT else b.kind.value
+
+
+def request_text(req: Request) -> str:
+    if req.method == "connect":
+        return f"connect(client={req.client.value})"
+    if req.method == "restart":
+        return "restart()" if req.profile is None else f"restart(profile={req.profile.label()})"
+    args = [f"conn={req.conn}"]
+    if req.sid is not None:
+        args.append(f"sessionId={req.sid}")
+    if req.system_prompt is not None:
+        args.append("systemPrompt=[" + ", ".join(_block(b) for b in req.system_prompt) + "]")
+    if req.mode is not None:
+        args.append(f'systemPromptMode="{req.mode}"')
+    return f"{wire_method(req.method)}({', '.join(args)})"
+
+
+def reply_text(reply: Reply) -> str:
+    if not reply.sent:
+        return "(not sent)"
+    if reply.code is not None:
+        reason = reply.reason.value if reply.reason is not None else ""
+        return f"error {reply.code} {reason}".rstrip()
+    parts = ["ok"]
+    if reply.sid is not None:
+        parts.append(f"sessionId={reply.sid}")
+    if reply.slot is not None:
+        parts.append("system slot=[" + ", ".join(reply.slot) + "]")
+    if reply.replayed:
+        parts.append("history replayed")
+    if reply.listed:
+        parts.append("listed=" + ",".join(reply.listed))
+    return " ".join(parts)
+
+
+def render_steps(trace: Trace, tables: Tables = REFERENCE) -> str:
+    rows = [
+        f"  #  {'request':60s}  reply",
+        f"  0  <agent starts advertising {trace.profile.label()}>",
+    ]
+    for i, r in enumerate(replay(trace, tables), 1):
+        flag = "  ✗ " + ",".join(r.violated) if r.violated else ""
+        rows.append(f"{i:3d}  {request_text(r.step.request):60s}  {reply_text(r.step.reply)}{flag}")
+    return "\n".join(rows)
+
+
+def caps_json(c: Caps) -> dict[str, Any]:
+    return {
+        "systemPrompt": c.system_prompt.value,
+        **{k: getattr(c, k) for k in ("load_session", "resume", "fork", "close", "delete", "list")},
+    }
+
+
+def step_json(r: ReplayedStep) -> dict[str, Any]:
+    req, reply = r.step.request, r.step.reply
+    params: dict[str, Any] = {"conn": req.conn}
+    if req.sid is not None:
+        params["sessionId"] = req.sid
+    if req.system_prompt is not None:
+        params["systemPrompt"] = [
+            {"type": b.kind.value, **({"text": b.text} if b.kind is BlockKind.TEXT else {})}
+            for b in req.system_prompt
+        ]
+    if req.mode is not None:
+        params["systemPromptMode"] = req.mode
+    if req.method == "connect":
+        params = {"client": req.client.value}
+    if req.method == "restart":
+        params = {"profile": caps_json(req.profile) if req.profile else "unchanged"}
+    out: dict[str, Any] = {"method": wire_method(req.method), "params": params}
+    if reply.code is not None:
+        out["error"] = {"code": reply.code, "message": reply.reason.value if reply.reason else ""}
+    else:
+        out["result"] = reply_text(reply)
+    if r.violated:
+        out["violates"] = list(r.violated)
+    return out
+
+
+def trace_json(trace: Trace, tables: Tables = REFERENCE) -> list[dict[str, Any]]:
+    start = {"method": "<agent starts>", "params": {"profile": caps_json(trace.profile)}}
+    return [start, *(step_json(r) for r in replay(trace, tables))]

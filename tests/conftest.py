@@ -1,0 +1,28 @@
+"""Hypothesis profiles and shared fixtures.
+
+Profiles: ``dev`` (fast, random), ``ci`` (derandomized, the budget the issue asks for:
+200 examples × 50 steps), ``thorough`` (for nightly or manual runs). Select one with
+HYPOTHESIS_PROFILE; ``make test`` uses ``ci``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+from simulations.stateful import PHASES
+
+_common = {
+    "deadline": None,
+    "phases": PHASES,
+    "suppress_health_check": list(HealthCheck),
+    "database": None,
+}
+settings.register_profile("dev", max_examples=50, stateful_step_count=30, **_common)
+settings.register_profile(
+    "ci", max_examples=200, stateful_step_count=50, derandomize=True, print_blob=True, **_common
+)
+settings.register_profile("thorough", max_examples=5000, stateful_step_count=80, **_common)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+os.environ.setdefault("MPLBACKEND", "Agg")

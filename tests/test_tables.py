@@ -1,0 +1,100 @@
+"""The tables are well-formed: names resolve, agent tables are total, no row is shadowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.effects import EFFECTS
+from model.guards import GUARDS
+from model.machines import STATES, ModelError, System
+from model.mutants import MUTANTS
+from model.tables import REFERENCE, Row, Tables
+from model.types import Stage, Status
+
+AGENT_TABLES = ("agent", "connection", "new_session", "session")
+
+
+@pytest.mark.parametrize("tables", [REFERENCE, *(m.tables for m in MUTANTS.values())])
+def test_every_guard_and_effect_name_resolves(tables: Tables) -> None:
+    """Building the machines resolves every name; reference and mutants alike."""
+    System(tables)
+    for _, _, row in tables.rows():
+        assert all(g in GUARDS for g in row.guards), row
+        assert row.effect is None or row.effect in EFFECTS, row
+
+
+def test_an_unknown_name_is_reported_with_its_row() -> None:
+    row = Row("session_new", Status.UNKNOWN, None, ("no_such_guard",), None, ())
+    broken = REFERENCE.edit("session", (row,))
+    with pytest.raises(ModelError, match="no_such_guard"):
+        System(broken)
+
+
+def test_no_auto_transitions() -> None:
+    """auto_transitions is off: no phantom to_<state> triggers on any machine."""
+    system = System()
+    for machine in system.machines.values():
+        assert not [t for t in machine.get_triggers(*machine.states) if t.startswith("to_")]
+
+
+def _triggers(table: tuple[Row, ...]) -> set[str]:
+    return {r.trigger for r in table}
+
+
+@pytest.mark.parametrize("name", AGENT_TABLES)
+def test_agent_tables_are_total(name: str) -> None:
+    """The agent always answers: every trigger has an unguarded row in every state it can meet."""
+    table = REFERENCE.table(name)
+    reachable_sources = {s for r in table for s in r.sources}
+    if name == "new_session":
+        reachable_sources -= {Stage.COMPOSED, Stage.REJECTED}
+    for trigger in _triggers(table):
+        fresh = name == "session" and trigger == "session_new"
+        states = {Status.UNKNOWN} if fresh else reachable_sources
+        for state in states:  # session/new always addresses a fresh id
+            fallback = [
+                r for r in table if r.trigger == trigger and state in r.sources and not r.guards
+            ]
+            assert fallback, f"{name}: no unguarded row for {trigger} in {state.name}"
+
+
+def test_session_table_covers_every_status() -> None:
+    table = REFERENCE.session
+    for trigger in _triggers(table) - {"session_new"}:
+        for status in STATES["session"]:
+            assert any(trigger == r.trigger and status in r.sources for r in table), (
+                trigger,
+                status,
+            )
+
+
+def shadowed_rows(table: tuple[Row, ...]) -> list[int]:
+    """Rows that follow an unguarded row with the same trigger and an overlapping source."""
+    return [
+        i
+        for i, row in enumerate(table)
+        if any(
+            e.trigger == row.trigger and set(e.sources) & set(row.sources) and not e.guards
+            for e in table[:i]
+        )
+    ]
+
+
+@pytest.mark.parametrize("name", Tables.NAMES)
+def test_no_row_is_shadowed(name: str) -> None:
+    """Row order is priority order; a row that can never be chosen is a table bug."""
+    assert shadowed_rows(REFERENCE.table(name)) == []
+
+
+def test_the_shadow_check_has_teeth() -> None:
+    rows = REFERENCE.session
+    moved = (rows[-1], *rows)  # the unknown-session prompt fallback moved to the front
+    assert shadowed_rows(moved) != []
+
+
+def test_every_row_carries_valid_requirement_ids() -> None:
+    from model.spec import REQUIREMENTS
+
+    for name, i, row in REFERENCE.rows():
+        for rid in row.reqs:
+            assert rid in REQUIREMENTS, f"{name} row {i} cites unknown id {rid}"
