@@ -300,8 +300,6 @@ def run(
     error: BaseException | None = None
     try:
         test()
-    except Violation as e:  # assert mode: the shrunk failure
-        error = e
-    except Exception as e:  # Hypothesis wraps multiple distinct failures in a group
+    except Exception as e:  # assert mode: the shrunk Violation (or Hypothesis's own error)
         error = e
     return RunResult(findings_of(cls), time.perf_counter() - t0, error)
