@@ -141,12 +141,17 @@ def ignore_prompt_fields(c: Ctx) -> None:
     c.draft = replace(c.draft, blocks=None, mode=None)
 
 
-@effect
-def take_prompt_fields(c: Ctx) -> None:
+def read_prompt_fields(c: Ctx, omitted: Mode) -> None:
+    """Copy the request's texts and mode into the draft; ``omitted`` is the mode when absent."""
     sp = c.req.system_prompt
     blocks = None if sp is None else tuple(b.text for b in sp)
-    mode = None if sp is None else Mode(c.req.mode or Mode.APPEND.value)
+    mode = None if sp is None else Mode(c.req.mode or omitted.value)
     c.draft = replace(c.draft, blocks=blocks, mode=mode)
+
+
+@effect
+def take_prompt_fields(c: Ctx) -> None:
+    read_prompt_fields(c, omitted=Mode.APPEND)  # R21
 
 
 @effect

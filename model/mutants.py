@@ -27,6 +27,7 @@ from model.effects import (
     allocate_sid,
     compose,
     effect,
+    read_prompt_fields,
     restart_keeping_store,
 )
 from model.guards import guard, mode_not_advertised
@@ -140,10 +141,7 @@ def compose_nothing(c: Ctx) -> None:
 
 @effect
 def take_prompt_fields_default_override(c: Ctx) -> None:
-    sp = c.req.system_prompt
-    blocks = None if sp is None else tuple(b.text for b in sp)
-    mode = None if sp is None else Mode(c.req.mode or Mode.OVERRIDE.value)
-    c.draft = replace(c.draft, blocks=blocks, mode=mode)
+    read_prompt_fields(c, omitted=Mode.OVERRIDE)
 
 
 @effect
