@@ -6,7 +6,8 @@ Scope
     engine found. ``list`` names the revisions, mutants and engines.
 
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
-    violated (with ``--strict``, a violated P id too); 2 on bad usage, with a one-line message.
+    violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
+    mutant declares is violated, whatever its family); 2 on bad usage, with a one-line message.
 
 Abstractions
     "holds" means no violation was found within the engine's budget (examples × steps for
@@ -63,6 +64,8 @@ class CheckResult:
     witnesses: set[str] = field(default_factory=set)
 
     def exit_code(self, strict: bool) -> int:
+        if self.mutant is not None and self.verdicts[MUTANTS[self.mutant].violates] == VIOLATED:
+            return 1  # the mutant is caught by the id it declares, whatever its family
         for rid, verdict in self.verdicts.items():
             if verdict == VIOLATED and (strict or REQUIREMENTS[rid].family is not Family.P):
                 return 1

@@ -60,7 +60,9 @@ def test_stable_profile_keeps_p1_to_p8(capsys: pytest.CaptureFixture[str]) -> No
     ] == []
 
 
-@pytest.mark.parametrize("name", ["client_sends_prompt_without_capability"])
+@pytest.mark.parametrize(
+    "name", ["client_sends_prompt_without_capability", "turns_use_default_prompt"]
+)
 def test_check_mutant_exits_1_with_declared_id_violated(
     capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
