@@ -70,7 +70,6 @@ SESSION_METHODS = (
 )
 CLIENT_REQUESTS = ("initialize", *SESSION_METHODS)
 ENVIRONMENT_EVENTS = ("connect", "restart")
-ALL_TRIGGERS = (*ENVIRONMENT_EVENTS, *CLIENT_REQUESTS)
 _GATED = ("session_load", "session_resume", "session_fork", "session_close", "session_delete")
 _SESSION_RULE = {"session_load": "S2", "session_resume": "S3", "session_fork": "S4"}
 

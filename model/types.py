@@ -160,7 +160,6 @@ class Reason(Enum):
     PROMPT_REQUIRED = "systemPrompt required"
     UNKNOWN_SESSION = "unknown session"
     SESSION_NOT_AVAILABLE = "session not available"
-    NO_CONNECTION = "no such connection"
 
 
 INVALID_PARAMS = -32602

@@ -98,3 +98,12 @@ def test_every_row_carries_valid_requirement_ids() -> None:
     for name, i, row in REFERENCE.rows():
         for rid in row.reqs:
             assert rid in REQUIREMENTS, f"{name} row {i} cites unknown id {rid}"
+
+
+def test_every_mutant_is_a_visible_table_edit() -> None:
+    """Each mutant differs from the reference in at least one row, shown as -/+ lines."""
+    from model.mutants import table_diff
+
+    for m in MUTANTS.values():
+        diff = table_diff(m)
+        assert diff and all(line[:2] in ("- ", "+ ") for line in diff), m.name
