@@ -62,7 +62,7 @@ def _fail(c: Ctx, code: int, reason: Reason) -> None:
     c.reply = Reply(code=code, reason=reason)
 
 
-def _put(c: Ctx, s: Session) -> None:
+def put_session(c: Ctx, s: Session) -> None:
     c.world = replace(c.world, agent=c.world.agent.with_session(s))
 
 
@@ -202,18 +202,19 @@ def create_session(c: Ctx) -> None:
     """Store the new session with the pipeline's content, mode and composed prompt (R18)."""
     assert c.target is not None
     d = c.draft
-    _put(c, Session(c.target, Status.ACTIVE, c.req.conn, None, d.blocks, d.mode, d.slot))
+    put_session(c, Session(c.target, Status.ACTIVE, c.req.conn, None, d.blocks, d.mode, d.slot))
     c.reply = Reply(sid=c.target)
 
 
-def _attach(c: Ctx, slot: Slot, replayed: bool) -> None:
+def attach(c: Ctx, slot: Slot, replayed: bool) -> None:
+    """The addressed session becomes active here, running ``slot``."""
     s = c.session
     assert s is not None
-    _put(c, replace(s, conn=c.req.conn, live=slot))
+    put_session(c, replace(s, conn=c.req.conn, live=slot))
     c.reply = Reply(replayed=replayed)
 
 
-def _stored_slot(c: Ctx) -> Slot:
+def stored_slot(c: Ctx) -> Slot:
     s = c.session
     assert s is not None
     return compose(c.world.agent.base, s.blocks, s.mode)
@@ -225,23 +226,23 @@ def _default_slot(c: Ctx) -> Slot:
 
 @effect
 def load_with_stored_prompt(c: Ctx) -> None:
-    _attach(c, _stored_slot(c), replayed=True)
+    attach(c, stored_slot(c), replayed=True)
 
 
 @effect
 def resume_with_stored_prompt(c: Ctx) -> None:
-    _attach(c, _stored_slot(c), replayed=False)
+    attach(c, stored_slot(c), replayed=False)
 
 
 @effect
 def load_with_default_prompt(c: Ctx) -> None:
     """What an agent that predates the field does: it knows nothing of the stored prompt."""
-    _attach(c, _default_slot(c), replayed=True)
+    attach(c, _default_slot(c), replayed=True)
 
 
 @effect
 def resume_with_default_prompt(c: Ctx) -> None:
-    _attach(c, _default_slot(c), replayed=False)
+    attach(c, _default_slot(c), replayed=False)
 
 
 def _fork(c: Ctx, blocks: tuple[str, ...] | None, mode: Mode | None) -> None:
@@ -273,19 +274,22 @@ def fork_with_default_prompt(c: Ctx) -> None:
     _fork(c, None, None)
 
 
-@effect
-def close_session(c: Ctx) -> None:
+def detach(c: Ctx) -> None:
+    """The addressed session leaves its connection and drops its live prompt (status: row dest)."""
     s = c.session
     assert s is not None
-    _put(c, replace(s, conn=None, live=None))
+    put_session(c, replace(s, conn=None, live=None))
+
+
+@effect
+def close_session(c: Ctx) -> None:
+    detach(c)
     c.reply = Reply()
 
 
 @effect
 def delete_session(c: Ctx) -> None:
-    s = c.session
-    assert s is not None
-    _put(c, replace(s, conn=None, live=None))
+    detach(c)
     c.reply = Reply()
 
 

@@ -23,12 +23,14 @@ from dataclasses import dataclass, replace
 
 from model.context import Ctx
 from model.effects import (
-    _put,
     allocate_sid,
-    compose,
+    attach,
+    detach,
     effect,
+    put_session,
     read_prompt_fields,
     restart_keeping_store,
+    stored_slot,
 )
 from model.guards import guard, mode_not_advertised
 from model.tables import REFERENCE, Row, Table, Tables
@@ -119,7 +121,7 @@ def reject_but_create(c: Ctx) -> None:
     """Answers -32602 yet stores a session (the half-created state P6 and R15 forbid)."""
     allocate_sid(c)
     assert c.target is not None
-    _put(c, Session(c.target, Status.STORED, None, None, None, None, None))
+    put_session(c, Session(c.target, Status.STORED, None, None, None, None, None))
     c.reply = Reply(code=INVALID_PARAMS, reason=Reason.UNADVERTISED_MODE)
 
 
@@ -146,10 +148,7 @@ def take_prompt_fields_default_override(c: Ctx) -> None:
 
 @effect
 def resume_replaying(c: Ctx) -> None:
-    s = c.session
-    assert s is not None
-    _put(c, replace(s, conn=c.req.conn, live=compose(c.world.agent.base, s.blocks, s.mode)))
-    c.reply = Reply(replayed=True)
+    attach(c, stored_slot(c), replayed=True)
 
 
 @effect
@@ -173,9 +172,7 @@ def restart_forgetting_prompts(c: Ctx) -> None:
 
 @effect
 def detach_and_reply_unavailable(c: Ctx) -> None:
-    s = c.session
-    assert s is not None
-    _put(c, replace(s, conn=None, live=None))
+    detach(c)
     c.reply = Reply(code=-32600, reason=Reason.SESSION_NOT_AVAILABLE)
 
 

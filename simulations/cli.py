@@ -63,6 +63,10 @@ class CheckResult:
     budget: dict[str, Any] = field(default_factory=dict)
     witnesses: set[str] = field(default_factory=set)
 
+    @property
+    def tables(self) -> Tables:
+        return MUTANTS[self.mutant].tables if self.mutant else REVISIONS[self.revision].tables
+
     def exit_code(self, strict: bool) -> int:
         if self.mutant is not None and self.verdicts[MUTANTS[self.mutant].violates] == VIOLATED:
             return 1  # the mutant is caught by the id it declares, whatever its family
@@ -160,7 +164,6 @@ def render(result: CheckResult) -> str:
         how = CHECKS[rid].name if rid in CHECKS else NOT_CHECKED.get(rid, "")
         mark = "✗ " if verdict == VIOLATED else "  "
         lines.append(f"{rid:4s} {r.keyword.value:16s} {mark}{verdict:7s} {how}")
-    tables = MUTANTS[result.mutant].tables if result.mutant else REVISIONS[result.revision].tables
     for rid, trace in result.counterexamples.items():
         r = REQUIREMENTS[rid]
         kind = "shrunk" if result.shrunk[rid] else "first found, not shrunk"
@@ -169,7 +172,7 @@ def render(result: CheckResult) -> str:
             f"{rid} violated ({r.keyword.value})  {len(trace)} steps ({kind})",
             f'  "{r.text}"',
             f"  source: {r.source}",
-            render_steps(trace, tables),
+            render_steps(trace, result.tables),
         ]
     violated_rules = [
         rid
@@ -190,14 +193,13 @@ def render(result: CheckResult) -> str:
 
 
 def to_json(result: CheckResult) -> dict[str, Any]:
-    tables = MUTANTS[result.mutant].tables if result.mutant else REVISIONS[result.revision].tables
     return {
         "revision": result.revision,
         "mutant": result.mutant,
         "engine": result.engine,
         "verdicts": result.verdicts,
         "counterexamples": {
-            rid: trace_json(t, tables) for rid, t in result.counterexamples.items()
+            rid: trace_json(t, result.tables) for rid, t in result.counterexamples.items()
         },
         "shrunk": result.shrunk,
         "budget": result.budget,
