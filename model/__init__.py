@@ -5,7 +5,7 @@ them, the checks and witnesses every engine shares, and the mutants.
 """
 
 from model.invariants import CHECKS, NOT_CHECKED, STATE_CHECKS, STEP_CHECKS, Check
-from model.machines import Step, System
+from model.machines import Compiled, Step, System
 from model.mutants import MUTANTS, Mutant
 from model.revisions import REVISIONS, Revision
 from model.spec import REQUIREMENTS, Requirement, requirement
@@ -25,6 +25,7 @@ __all__ = [
     "WITNESSES",
     "Caps",
     "Check",
+    "Compiled",
     "Mutant",
     "PromptCap",
     "Request",

@@ -108,50 +108,17 @@ def _resolve(table: str, i: int, kind: str, name: str, registry: dict[str, Any])
         raise ModelError(f"table {table!r} row {i}: {kind} {name!r} is not defined") from None
 
 
-class System:
-    """All five machines for one set of tables."""
+class _Engine:
+    """The orchestration every backend shares; subclasses say how one table row is fired."""
 
-    def __init__(self, tables: Tables = REFERENCE) -> None:
-        self.tables = tables
-        self._fired: list[RowRef] = []
-        self.machines: dict[str, Machine] = {}
-        self.ports: dict[str, _Port] = {}
-        for name in Tables.NAMES:
-            port = _Port()
-            states = STATES[name]
-            self.machines[name] = Machine(
-                model=port,
-                states=list(states),
-                initial=next(iter(states)),
-                transitions=[self._config(name, i, r) for i, r in enumerate(tables.table(name))],
-                auto_transitions=False,  # no phantom to_<state> triggers
-                send_event=True,  # guards and effects receive one EventData
-                model_attribute="state",
-            )
-            self.ports[name] = port
-
-    def _config(self, table: str, i: int, row: Row) -> dict[str, Any]:
-        conditions = [_on_ctx(_resolve(table, i, "guard", g, GUARDS)) for g in row.guards]
-        after: list[Callable[[EventData], object]] = [self._recorder((table, i))]
-        if row.effect is not None:
-            after.append(_on_ctx(_resolve(table, i, "effect", row.effect, EFFECTS)))
-        return row_config(row, conditions=conditions, after=after)
-
-    def _recorder(self, ref: RowRef) -> Callable[[EventData], None]:
-        def record(_: EventData) -> None:
-            self._fired.append(ref)
-
-        return record
-
-    # ---- firing ----------------------------------------------------------------------------
+    tables: Tables
+    _fired: list[RowRef]
 
     def _fire(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> Enum:
-        port = self.ports[name]
-        port.state, port.ctx = state, ctx
-        if not port.trigger(trigger):
-            raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
-        assert port.state is not None
-        return port.state
+        raise NotImplementedError
+
+    def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
+        raise NotImplementedError
 
     def client_sends(self, world: World, req: Request) -> bool:
         """Would the client on ``req.conn`` send this request? Adversarial clients always do."""
@@ -160,9 +127,7 @@ class System:
             return False
         if conn.client is ClientKind.ADVERSARIAL:
             return True
-        port = self.ports["client"]
-        port.state, port.ctx = conn.phase, Ctx(world, req)
-        return bool(port.may_trigger(req.method))
+        return self._may("client", conn.phase, req.method, Ctx(world, req))
 
     def step(self, world: World, req: Request) -> Step:
         self._fired = []
@@ -211,3 +176,96 @@ class System:
             ctx.world = replace(
                 ctx.world, agent=ctx.world.agent.with_session(replace(s, status=status))
             )
+
+
+class System(_Engine):
+    """All five tables as ``transitions`` machines: the reference engine."""
+
+    def __init__(self, tables: Tables = REFERENCE) -> None:
+        self.tables = tables
+        self._fired: list[RowRef] = []
+        self.machines: dict[str, Machine] = {}
+        self.ports: dict[str, _Port] = {}
+        for name in Tables.NAMES:
+            port = _Port()
+            states = STATES[name]
+            self.machines[name] = Machine(
+                model=port,
+                states=list(states),
+                initial=next(iter(states)),
+                transitions=[self._config(name, i, r) for i, r in enumerate(tables.table(name))],
+                auto_transitions=False,  # no phantom to_<state> triggers
+                send_event=True,  # guards and effects receive one EventData
+                model_attribute="state",
+            )
+            self.ports[name] = port
+
+    def _config(self, table: str, i: int, row: Row) -> dict[str, Any]:
+        conditions = [_on_ctx(_resolve(table, i, "guard", g, GUARDS)) for g in row.guards]
+        after: list[Callable[[EventData], object]] = [self._recorder((table, i))]
+        if row.effect is not None:
+            after.append(_on_ctx(_resolve(table, i, "effect", row.effect, EFFECTS)))
+        return row_config(row, conditions=conditions, after=after)
+
+    def _recorder(self, ref: RowRef) -> Callable[[EventData], None]:
+        def record(_: EventData) -> None:
+            self._fired.append(ref)
+
+        return record
+
+    def _fire(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> Enum:
+        port = self.ports[name]
+        port.state, port.ctx = state, ctx
+        if not port.trigger(trigger):
+            raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
+        assert port.state is not None
+        return port.state
+
+    def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
+        port = self.ports[name]
+        port.state, port.ctx = state, ctx
+        return bool(port.may_trigger(trigger))
+
+
+_Compiled = tuple[RowRef, tuple[Callable[[Ctx], bool], ...], Callable[[Ctx], None] | None, Any]
+
+
+class Compiled(_Engine):
+    """The same tables compiled to a dispatch dict: (table, trigger, state) → candidate rows.
+
+    It fires exactly as ``transitions`` does (the first row, in table order, whose guards all
+    pass; ``dest=None`` keeps the state; the effect runs after the move) but without the event
+    objects and callbacks, which is most of the cost when the explorer runs millions of steps.
+    ``tests/test_explore.py`` checks that both engines give equal steps on every explored edge.
+    """
+
+    def __init__(self, tables: Tables = REFERENCE) -> None:
+        self.tables = tables
+        self._fired = []
+        self._rows: dict[tuple[str, str, Enum], list[_Compiled]] = {}
+        for name in Tables.NAMES:
+            for i, row in enumerate(tables.table(name)):
+                guards = tuple(_resolve(name, i, "guard", g, GUARDS) for g in row.guards)
+                eff = (
+                    None if row.effect is None else _resolve(name, i, "effect", row.effect, EFFECTS)
+                )
+                for src in row.sources:
+                    if src not in STATES[name]:  # type: ignore[operator]
+                        raise ModelError(f"table {name!r} row {i}: unknown state {src!r}")
+                    key = (name, row.trigger, src)
+                    self._rows.setdefault(key, []).append(((name, i), guards, eff, row.dest))
+
+    def _fire(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> Enum:
+        for ref, guards, eff, dest in self._rows.get((name, trigger, state), ()):
+            if all(g(ctx) for g in guards):
+                self._fired.append(ref)
+                if eff is not None:
+                    eff(ctx)
+                return state if dest is None else dest  # type: ignore[no-any-return]
+        raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
+
+    def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
+        return any(
+            all(g(ctx) for g in guards)
+            for _, guards, _, _ in self._rows.get((name, trigger, state), ())
+        )
