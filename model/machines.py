@@ -250,7 +250,7 @@ class Compiled(_Engine):
                     None if row.effect is None else _resolve(name, i, "effect", row.effect, EFFECTS)
                 )
                 for src in row.sources:
-                    if src not in STATES[name]:  # type: ignore[operator]
+                    if src not in STATES[name]:
                         raise ModelError(f"table {name!r} row {i}: unknown state {src!r}")
                     key = (name, row.trigger, src)
                     self._rows.setdefault(key, []).append(((name, i), guards, eff, row.dest))
@@ -261,7 +261,7 @@ class Compiled(_Engine):
                 self._fired.append(ref)
                 if eff is not None:
                     eff(ctx)
-                return state if dest is None else dest  # type: ignore[no-any-return]
+                return state if dest is None else dest
         raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
 
     def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
