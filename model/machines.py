@@ -118,6 +118,7 @@ class _Engine:
         raise NotImplementedError
 
     def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
+        """Would a row fire? If so, record it (client rows have no effect to run)."""
         raise NotImplementedError
 
     def client_sends(self, world: World, req: Request) -> bool:
@@ -224,7 +225,10 @@ class System(_Engine):
     def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
         port = self.ports[name]
         port.state, port.ctx = state, ctx
-        return bool(port.may_trigger(trigger))
+        if not port.may_trigger(trigger):
+            return False
+        port.trigger(trigger)  # fire it on the scratch port too, so the row is recorded
+        return True
 
 
 _Compiled = tuple[RowRef, tuple[Callable[[Ctx], bool], ...], Callable[[Ctx], None] | None, Any]
@@ -265,7 +269,8 @@ class Compiled(_Engine):
         raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
 
     def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
-        return any(
-            all(g(ctx) for g in guards)
-            for _, guards, _, _ in self._rows.get((name, trigger, state), ())
-        )
+        for ref, guards, _, _ in self._rows.get((name, trigger, state), ()):
+            if all(g(ctx) for g in guards):
+                self._fired.append(ref)
+                return True
+        return False

@@ -3,15 +3,22 @@
 Scope
     ``check`` runs an engine over the tables of a revision (or of a mutant of it) and prints a
     table id → holds / violated / n/a with, for each violation, the shortest transcript the
-    engine found. ``list`` names the revisions, mutants and engines.
+    engine found. The default engine, ``bfs``, explores every world within a bound, so its
+    counterexamples are the shortest there are within it; ``hypothesis`` samples and shrinks.
+    ``explore`` writes the reachable-state graph (PNG, SVG, GraphML, DOT), the machines drawn
+    from their tables and a coverage report; ``counterexample`` writes one counterexample in
+    five forms (steps, JSON-RPC transcript, Mermaid, PR review block, ITF trace); ``replay``
+    re-runs an ITF trace; ``list`` names the revisions, mutants, engines and bounds.
 
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
     mutant declares is violated, whatever its family); 2 on bad usage, with a one-line message.
 
 Abstractions
-    "holds" means no violation was found within the engine's budget (examples × steps for
-    Hypothesis), which the header states. The P ids are the guarantees under study: they are
+    "holds" means no violation was found within the engine's budget (the bound for BFS,
+    examples × steps for Hypothesis), which the header states. Long explorations show a
+    progress line with states/s on a terminal; Ctrl-C stops them, keeps what was found,
+    writes it, and exits 130. The P ids are the guarantees under study: they are
     always reported and, without ``--strict``, never change the exit code.
 
 Source
@@ -25,7 +32,8 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, NoReturn
 
 from model.invariants import CHECKS, NOT_CHECKED
@@ -34,11 +42,16 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from simulations.domain import DEFAULT_DOMAIN, Domain
+from simulations.explore import BOUNDS, Bound, Exploration, Progress, coverage, explore, labelled
 from simulations.scenarios import scenarios_for
 from simulations.stateful import Trace, findings_of, machine_class, run
 from simulations.trace import render_steps, replay, trace_json
 
-ENGINES = {"hypothesis": "Hypothesis stateful testing (random transcripts, shrunk on failure)"}
+ENGINES = {
+    "bfs": "exhaustive breadth-first search within a bound (shortest counterexamples)",
+    "hypothesis": "Hypothesis stateful testing (random transcripts, shrunk on failure)",
+}
+INTERRUPTED = 130
 HOLDS, VIOLATED, NA = "holds", "violated", "n/a"
 
 
@@ -62,6 +75,7 @@ class CheckResult:
     seconds: float
     budget: dict[str, Any] = field(default_factory=dict)
     witnesses: set[str] = field(default_factory=set)
+    complete: bool = True
 
     @property
     def tables(self) -> Tables:
@@ -76,16 +90,7 @@ class CheckResult:
         return 0
 
 
-def check(
-    revision: str = "rfd-final",
-    mutant: str | None = None,
-    engine: str = "hypothesis",
-    seed: int = 0,
-    examples: int = 200,
-    steps: int = 50,
-    domain: Domain = DEFAULT_DOMAIN,
-) -> CheckResult:
-    """Run ``engine`` (plus the named scenarios) and return a verdict for every requirement id."""
+def _tables(revision: str, mutant: str | None) -> Tables:
     if revision not in REVISIONS:
         raise UsageError(
             f"argument --revision: unknown revision {revision!r} "
@@ -93,11 +98,44 @@ def check(
         )
     if mutant is not None and mutant not in MUTANTS:
         raise UsageError(f"argument --mutant: unknown mutant {mutant!r} (see 'acp-sysprompt list')")
+    return MUTANTS[mutant].tables if mutant else REVISIONS[revision].tables
+
+
+def _bound(name: str, restarts: str = "any") -> Bound:
+    if name not in BOUNDS:
+        raise UsageError(
+            f"argument --bound: unknown bound {name!r} (choose from {', '.join(BOUNDS)})"
+        )
+    b = BOUNDS[name]
+    if restarts == "any":
+        return b
+    scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in b.scopes)
+    return replace(b, scopes=scopes)
+
+
+def check(
+    revision: str = "rfd-final",
+    mutant: str | None = None,
+    engine: str = "bfs",
+    seed: int = 0,
+    examples: int = 200,
+    steps: int = 50,
+    domain: Domain = DEFAULT_DOMAIN,
+    bound: str = "default",
+    symmetry: bool = True,
+    progress: Progress | None = None,
+) -> CheckResult:
+    """Run ``engine`` and return a verdict for every requirement id."""
+    tables = _tables(revision, mutant)
     if engine not in ENGINES:
         raise UsageError(
             f"argument --engine: unknown engine {engine!r} (choose from {', '.join(ENGINES)})"
         )
-    tables: Tables = MUTANTS[mutant].tables if mutant else REVISIONS[revision].tables
+    if engine == "bfs":
+        b = _bound(bound, domain.restarts)
+        return from_exploration(
+            explore(tables, b, symmetry=symmetry, progress=progress), revision, mutant
+        )
     t0 = time.perf_counter()
     # 1. one broad run that records every id it sees violated
     broad = machine_class(tables, domain, mode="collect")
@@ -148,13 +186,58 @@ def check(
     )
 
 
-def render(result: CheckResult) -> str:
+def from_exploration(ex: Exploration, revision: str, mutant: str | None) -> CheckResult:
+    """Verdicts of one exhaustive run; each counterexample is a shortest one within the bound."""
+    traces = {rid: ex.trace(rid) for rid in ex.violated}
+    verdicts = {
+        rid: NA if rid in NOT_CHECKED else VIOLATED if rid in traces else HOLDS
+        for rid in REQUIREMENTS
+    }
+    return CheckResult(
+        revision,
+        mutant,
+        "bfs",
+        verdicts,
+        traces,
+        dict.fromkeys(traces, True),
+        ex.seconds,
+        {
+            "bound": ex.bound.name,
+            "scopes": [s.name for s in ex.bound.scopes],
+            "symmetry": ex.symmetry,
+            "restarts": ex.bound.scopes[0].domain.restarts,
+            "states": ex.states,
+            "edges": ex.edges,
+            "depth": ex.depth,
+            "transitions": ex.transitions,
+            "complete": ex.complete,
+        },
+        set(ex.witness_at),
+        ex.complete,
+    )
+
+
+def _header(result: CheckResult) -> str:
     b = result.budget
     what = f"mutant {result.mutant} of {result.revision}" if result.mutant else result.revision
-    lines = [
+    if result.engine == "bfs":
+        done = "" if result.complete else "  INTERRUPTED: partial exploration"
+        return (
+            f"acp-sysprompt check: {what}  engine=bfs  bound={b['bound']} "
+            f"({'+'.join(b['scopes'])})  {b['states']:,} states  {b['edges']:,} edges  "
+            f"depth {b['depth']}  symmetry={'on' if b['symmetry'] else 'off'}  "
+            f"restarts={b['restarts']}  {result.seconds:.1f}s{done}"
+        )
+    return (
         f"acp-sysprompt check: {what}  engine={result.engine}  seed={b['seed']}  "
         f"budget={b['examples']} examples × {b['steps']} steps  restarts={b['restarts']}  "
-        f"{result.seconds:.1f}s",
+        f"{result.seconds:.1f}s"
+    )
+
+
+def render(result: CheckResult) -> str:
+    lines = [
+        _header(result),
         "holds = no violation found within the budget; n/a = not a checkable behaviour here",
         "",
         f"{'id':4s} {'keyword':16s} {'verdict':9s} check",
@@ -166,7 +249,13 @@ def render(result: CheckResult) -> str:
         lines.append(f"{rid:4s} {r.keyword.value:16s} {mark}{verdict:7s} {how}")
     for rid, trace in result.counterexamples.items():
         r = REQUIREMENTS[rid]
-        kind = "shrunk" if result.shrunk[rid] else "first found, not shrunk"
+        kind = (
+            "shortest within the bound"
+            if result.engine == "bfs"
+            else "shrunk"
+            if result.shrunk[rid]
+            else "first found, not shrunk"
+        )
         lines += [
             "",
             f"{rid} violated ({r.keyword.value})  {len(trace)} steps ({kind})",
@@ -205,6 +294,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "budget": result.budget,
         "witnesses": sorted(result.witnesses),
         "seconds": round(result.seconds, 3),
+        "complete": result.complete,
     }
 
 
@@ -217,6 +307,7 @@ def listing() -> dict[str, Any]:
             {"name": m.name, "violates": m.violates, "summary": m.summary} for m in MUTANTS.values()
         ],
         "engines": [{"name": k, "summary": v} for k, v in ENGINES.items()],
+        "bounds": [b.describe() for b in BOUNDS.values()],
     }
 
 
@@ -240,10 +331,23 @@ def _seed(text: str) -> int:
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="acp-sysprompt", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def target(c: argparse.ArgumentParser) -> None:
+        c.add_argument("--revision", default="rfd-final")
+        c.add_argument("--mutant", default=None)
+
+    def bfs(c: argparse.ArgumentParser, default: str = "default") -> None:
+        c.add_argument("--bound", default=default, help=f"{', '.join(BOUNDS)} (default {default})")
+        c.add_argument(
+            "--no-symmetry", action="store_true", help="explore without symmetry reduction"
+        )
+        c.add_argument("--progress", action="store_true", help="show progress even off a terminal")
+        c.add_argument("--quiet", action="store_true", help="no progress line")
+
     c = sub.add_parser("check", help="check a revision (or a mutant) and print verdicts")
-    c.add_argument("--revision", default="rfd-final")
-    c.add_argument("--mutant", default=None)
-    c.add_argument("--engine", default="hypothesis")
+    target(c)
+    c.add_argument("--engine", default="bfs", help=f"{', '.join(ENGINES)} (default bfs)")
+    bfs(c)
     c.add_argument("--seed", type=_seed, default=0)
     c.add_argument(
         "--examples", type=_positive, default=200, help="Hypothesis examples (default 200)"
@@ -257,9 +361,166 @@ def parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--strict", action="store_true", help="a violated P id also exits 1")
     c.add_argument("--json", action="store_true")
-    ls = sub.add_parser("list", help="list revisions, mutants and engines")
+
+    e = sub.add_parser("explore", help="write the reachable-state graph, pictures and coverage")
+    target(e)
+    bfs(e, default="small")
+    e.add_argument("--out", required=True, type=Path, help="directory to write into")
+    e.add_argument("--id", default=None, help="highlight this id's shortest counterexample")
+    e.add_argument(
+        "--max-nodes", type=_positive, default=300, help="draw a quotient graph past this size"
+    )
+
+    x = sub.add_parser("counterexample", help="write one shortest counterexample in five forms")
+    target(x)
+    bfs(x)
+    x.add_argument("--id", required=True, help="the requirement id, e.g. R16 or P3")
+    x.add_argument("--out", required=True, type=Path, help="directory to write into")
+
+    r = sub.add_parser("replay", help="re-run a trace.itf.json and show what it violates")
+    r.add_argument("file", type=Path)
+    r.add_argument("--revision", default=None, help="override the revision the trace names")
+    r.add_argument(
+        "--mutant",
+        default=None,
+        help="override the mutant the trace names ('none': the revision itself)",
+    )
+
+    ls = sub.add_parser("list", help="list revisions, mutants, engines and bounds")
     ls.add_argument("--json", action="store_true")
     return p
+
+
+class _ProgressLine:
+    """A one-line progress report on stderr: states, transitions, depth, states/s."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.shown = False
+
+    def __call__(self, states: int, transitions: int, depth: int, seconds: float) -> None:
+        rate = states / seconds if seconds > 0 else 0.0
+        sys.stderr.write(
+            f"\r{self.what}: {states:,} states  {transitions:,} transitions  depth {depth}  "
+            f"{rate:,.0f} states/s  {seconds:.1f}s  (Ctrl-C stops and keeps what was found)"
+        )
+        sys.stderr.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def _progress(args: argparse.Namespace, what: str) -> _ProgressLine | None:
+    if args.quiet or not (args.progress or sys.stderr.isatty()):
+        return None
+    return _ProgressLine(what)
+
+
+def _out_dir(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"argument --out: cannot create {str(path)!r}: {e.strerror}") from None
+    return path
+
+
+def _id(rid: str) -> str:
+    if rid not in REQUIREMENTS:
+        raise UsageError(f"argument --id: unknown requirement id {rid!r} (see REQUIREMENTS.md)")
+    if rid in NOT_CHECKED:
+        raise UsageError(f"argument --id: {rid} is not checked: {NOT_CHECKED[rid]}")
+    return rid
+
+
+def _run_explore(args: argparse.Namespace) -> int:
+    from simulations.pictures import draw_graph, draw_machines, write_dot, write_graphml
+
+    tables = _tables(args.revision, args.mutant)
+    bound = _bound(args.bound)
+    rid = _id(args.id) if args.id else None
+    out = _out_dir(args.out)
+    line = _progress(args, f"explore {bound.name}")
+    ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line)
+    if line is not None:
+        line.done()
+    if rid is None and ex.violated:
+        rules = [r for r in ex.violated if REQUIREMENTS[r].family is not Family.P]
+        rid = (rules or ex.violated)[0]
+    path = ex.nodes_on(rid) if rid is not None and rid in ex.first else None
+    g = labelled(ex, args.revision, args.mutant)
+    what = f"mutant {args.mutant} of {args.revision}" if args.mutant else args.revision
+    title = f"{what}: bound {bound.name}" + (f", shortest counterexample of {rid}" if path else "")
+    drawn = draw_graph(g, out / "graph.png", out / "graph.svg", path, args.max_nodes, title)
+    write_graphml(g, out / "graph.graphml")
+    write_dot(g, out / "graph.dot")
+    cov = coverage(ex)
+    cov["highlighted"] = rid if path else None
+    cov["drawn"] = dict(drawn)
+    cov["seconds"] = round(ex.seconds, 3)
+    (out / "coverage.json").write_text(json.dumps(cov, indent=2) + "\n", encoding="utf-8")
+    machines = draw_machines(tables, out)
+    rate = ex.states / ex.seconds if ex.seconds > 0 else 0.0
+    print(
+        f"explored {what}, bound {bound.name}: {ex.states:,} states, {ex.edges:,} edges, "
+        f"depth {ex.depth}, {ex.transitions:,} transitions checked in {ex.seconds:.1f}s "
+        f"({rate:,.0f} states/s){'' if ex.complete else ' — INTERRUPTED, partial'}"
+    )
+    print(f"violated: {', '.join(ex.violated) or 'none'}")
+    if cov["rows_never_fired"]:
+        print(f"rows that never fired: {len(cov['rows_never_fired'])} (see coverage.json)")
+    names = ["graph.png", "graph.svg", "graph.graphml", "graph.dot", "coverage.json"]
+    print(f"wrote {', '.join(str(out / n) for n in names)} and {len(machines)} machine pictures")
+    return 0 if ex.complete else INTERRUPTED
+
+
+def _run_counterexample(args: argparse.Namespace) -> int:
+    from simulations.render import write_counterexample
+
+    tables = _tables(args.revision, args.mutant)
+    bound = _bound(args.bound)
+    rid = _id(args.id)
+    out = _out_dir(args.out)
+    line = _progress(args, f"search {rid} in {bound.name}")
+    ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line)
+    if line is not None:
+        line.done()
+    if rid not in ex.first:
+        state = "holds" if ex.complete else "was not found before the interruption"
+        print(f"acp-sysprompt: {rid} {state} within bound {bound.name}: no counterexample")
+        return 1 if ex.complete else INTERRUPTED
+    paths = write_counterexample(out, ex.trace(rid), tables, rid, args.revision, args.mutant)
+    print(f"{rid} violated: shortest counterexample {ex.length(rid)} steps (bound {bound.name})")
+    for p in paths.values():
+        print(f"  {p}")
+    return 0
+
+
+def _run_replay(args: argparse.Namespace) -> int:
+    from simulations.render import load_itf
+
+    try:
+        trace, meta = load_itf(args.file)
+    except OSError as e:
+        raise UsageError(f"argument file: cannot read {str(args.file)!r}: {e.strerror}") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"argument file: not an ITF trace of this tool: {e}") from None
+    revision = args.revision or meta.get("revision") or "rfd-final"
+    mutant = args.mutant if args.mutant is not None else meta.get("mutant")
+    if mutant in ("", "none"):
+        mutant = None
+    tables = _tables(revision, mutant)
+    rid = meta.get("requirement")
+    steps = replay(trace, tables)
+    print(render_steps(trace, tables))
+    hit = next((i for i, st in enumerate(steps, 1) if rid in st.violated), None)
+    what = f"mutant {mutant} of {revision}" if mutant else revision
+    if hit is None:
+        print(f"not reproduced: {rid} is not violated when replayed against {what}")
+        return 0
+    print(f"reproduced: {rid} violated at step {hit} of {len(steps)} against {what}")
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -272,10 +533,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 print("revisions: " + ", ".join(r["name"] for r in data["revisions"]))
                 print("engines:   " + ", ".join(e["name"] for e in data["engines"]))
+                print("bounds:    " + ", ".join(b["name"] for b in data["bounds"]))
                 print("mutants (name → id it must violate):")
                 for m in data["mutants"]:
                     print(f"  {m['name']:42s} {m['violates']:4s} {m['summary']}")
             return 0
+        if args.command == "explore":
+            return _run_explore(args)
+        if args.command == "counterexample":
+            return _run_counterexample(args)
+        if args.command == "replay":
+            return _run_replay(args)
+        line = _progress(args, "check") if args.engine == "bfs" else None
         result = check(
             args.revision,
             args.mutant,
@@ -284,11 +553,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.examples,
             args.steps,
             DEFAULT_DOMAIN.with_restarts(args.restarts),
+            args.bound,
+            not args.no_symmetry,
+            line,
         )
+        if line is not None:
+            line.done()
     except UsageError as e:
         print(f"acp-sysprompt: error: {e}", file=sys.stderr)
         return 2
     print(json.dumps(to_json(result), indent=2) if args.json else render(result))
+    if not result.complete:
+        return INTERRUPTED
     return result.exit_code(args.strict)
 
 

@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+import simulations.cli as cli
 from model.mutants import MUTANTS
 from model.spec import REQUIREMENTS
 from simulations.cli import main
+from simulations.render import validate_transcript
 
-QUICK = ["--examples", "60", "--steps", "30"]
+QUICK = ["--bound", "small"]  # the exhaustive engine on its small bound (about 3 s)
+HYP = ["--engine", "hypothesis", "--examples", "60", "--steps", "30"]
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -28,7 +33,8 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
     assert [r["name"] for r in data["revisions"]] == ["rfd-final"]
     assert len(data["mutants"]) == len(MUTANTS) >= 8
     assert all(m["violates"] in REQUIREMENTS for m in data["mutants"])
-    assert [e["name"] for e in data["engines"]] == ["hypothesis"]
+    assert [e["name"] for e in data["engines"]] == ["bfs", "hypothesis"]
+    assert [b["name"] for b in data["bounds"]] == ["tiny", "small", "default"]
 
 
 def test_check_reference_json_contract_and_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,9 +47,19 @@ def test_check_reference_json_contract_and_exit_0(capsys: pytest.CaptureFixture[
     assert set(data["verdicts"].values()) <= {"holds", "violated", "n/a"}
     rules = {k: v for k, v in data["verdicts"].items() if not k.startswith("P")}
     assert "violated" not in rules.values()
-    # the finding the scenarios demonstrate: restarts without the capability break P3
+    # the finding: restarts without the capability break P3
     assert data["verdicts"]["P3"] == "violated"
     assert data["counterexamples"]["P3"][-1]["violates"]
+    assert data["engine"] == "bfs" and data["complete"] is True
+    assert data["budget"]["bound"] == "small" and data["budget"]["states"] > 0
+
+
+def test_hypothesis_engine_keeps_the_same_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "check", "--json", *HYP)
+    data = json.loads(out)
+    assert code == 0 and data["engine"] == "hypothesis"
+    assert data["verdicts"]["P3"] == "violated"
+    assert data["budget"]["examples"] == 60
 
 
 def test_strict_turns_a_violated_property_into_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -89,6 +105,12 @@ def test_text_output_shows_table_and_trace(capsys: pytest.CaptureFixture[str]) -
         (["check", "--engine", "tla"], "--engine"),
         (["check", "--seed", "x"], "--seed"),
         (["check", "--examples", "0"], "--examples"),
+        (["check", "--bound", "huge"], "--bound"),
+        (["explore", "--bound", "tiny"], "--out"),
+        (["explore", "--bound", "tiny", "--out", "/proc/nope/x"], "--out"),
+        (["counterexample", "--id", "R99", "--out", "/tmp/x"], "--id"),
+        (["counterexample", "--id", "R1", "--out", "/tmp/x"], "--id"),
+        (["replay", "/nonexistent/trace.itf.json"], "file"),
         (["frobnicate"], "command"),
     ],
 )
@@ -106,3 +128,77 @@ def test_python_dash_m_entry_point() -> None:
         [sys.executable, "-m", "simulations", "list"], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0 and "load_restores_default" in done.stdout
+
+
+def test_explore_writes_the_five_files_and_machines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = _run(capsys, "explore", "--bound", "small", "--out", str(tmp_path))
+    assert code == 0
+    for name in ("graph.png", "graph.svg", "graph.graphml", "graph.dot", "coverage.json"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert (tmp_path / "graph.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(list(tmp_path.glob("machine-*.png"))) == 5
+    cov = json.loads((tmp_path / "coverage.json").read_text())
+    assert cov["complete"] and cov["rows_never_fired"] == [] and cov["states"] > 300
+    assert cov["highlighted"] == "P1" and cov["drawn"]["quotient"]  # too many states to draw
+    svg = (tmp_path / "graph.svg").read_text()
+    assert "grouped by" in svg
+    assert "states" in out and "violated: P1, P2, P3, P4, P9" in out
+
+
+def test_counterexample_files_validate_and_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["--mutant", "load_restores_default", "--bound", "small"]
+    code, out, _ = _run(capsys, "counterexample", *argv, "--id", "R16", "--out", str(tmp_path))
+    assert code == 0 and "R16 violated" in out
+    names = {p.name for p in tmp_path.iterdir()}
+    assert names == {"steps.md", "transcript.ndjson", "sequence.mmd", "review.md", "trace.itf.json"}
+    lines = (tmp_path / "transcript.ndjson").read_text().splitlines()
+    messages = [json.loads(line) for line in lines]
+    assert messages and validate_transcript(messages) == []
+    assert "R16" in (tmp_path / "review.md").read_text()
+    code, out, _ = _run(capsys, "replay", str(tmp_path / "trace.itf.json"))
+    assert code == 1 and "reproduced: R16 violated" in out
+    # the same trace against the reference tables does not violate R16
+    code, out, _ = _run(
+        capsys,
+        "replay",
+        str(tmp_path / "trace.itf.json"),
+        "--mutant",
+        "",
+        "--revision",
+        "rfd-final",
+    )
+    assert code == 0 and "not reproduced" in out
+
+
+def test_counterexample_for_an_id_that_holds_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = _run(
+        capsys, "counterexample", "--bound", "tiny", "--id", "R16", "--out", str(tmp_path)
+    )
+    assert code == 1 and "R16 holds within bound tiny" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_writes_what_was_found_and_exits_130(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = cli.explore
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        def stop(*_: object) -> None:
+            raise KeyboardInterrupt
+
+        kwargs["progress"], kwargs["every"] = stop, 100
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "explore", interrupted)
+    code, out, _ = _run(capsys, "explore", "--bound", "small", "--out", str(tmp_path))
+    assert code == 130 and "INTERRUPTED" in out
+    cov = json.loads((tmp_path / "coverage.json").read_text())
+    assert cov["complete"] is False and 0 < cov["states"] < 5024
+    assert (tmp_path / "graph.png").exists()

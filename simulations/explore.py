@@ -1,0 +1,544 @@
+"""Exhaustive exploration: every world reachable within a bound, as a ``networkx`` graph.
+
+Scope
+    ``explore(tables, bound)`` runs a breadth-first search from the agent's starting worlds
+    (one per capability profile of the bound) over every request the bound's domain allows,
+    through the same tables as the Hypothesis machine (``model.machines.Compiled``, which
+    ``tests/test_explore.py`` cross-checks against the ``transitions`` engine edge by edge).
+    It evaluates every state check on every world and every step check on every transition,
+    and records
+
+    * the graph: nodes carry their BFS depth, the ids violated there and the witnesses
+      reached; edges carry the request, the reply and the table rows that fired;
+    * per violated id, the first (hence shortest) path that violates it — a BFS parent chain
+      turned back into a concrete, replayable ``Trace``;
+    * coverage: how often each table row fired, which witnesses were reached.
+
+Abstractions
+    A bound caps connections open at once, session ids handed out, restarts, and picks the
+    prompt symbols, modes, capability profiles and client kinds. A request that would exceed
+    a cap is not explored ("cut"). Requests that a conforming client would not send, and
+    answers that change nothing, are evaluated and checked but add no edge. With symmetry
+    reduction on (the default), worlds equal up to renaming of session ids and of
+    interchangeable prompt symbols are one node (``simulations.symmetry``); the unreduced
+    count is what ``symmetry=False`` gives.
+
+Source
+    Bounds are ours; the requests are those of ``simulations.domain`` (the RFD's parameter
+    values). BFS gives shortest counterexamples as in TLC and stateright.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import networkx as nx
+
+from model.invariants import CHECKS, Check
+from model.machines import Compiled, RowRef, System
+from model.tables import REFERENCE, Tables
+from model.types import (
+    BIG,
+    Block,
+    BlockKind,
+    Caps,
+    ClientKind,
+    PromptCap,
+    Request,
+    World,
+    initial_world,
+)
+from model.witnesses import WITNESSES
+from simulations.domain import Domain, text
+from simulations.stateful import Trace
+from simulations.symmetry import Canonizer, Renaming, compose, invert, rename_request
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One domain of request parameters plus caps; the explorer does a BFS per scope."""
+
+    name: str
+    domain: Domain
+    max_restarts: int
+
+    def describe(self) -> dict[str, Any]:
+        d = self.domain
+        return {
+            "name": self.name,
+            "connections": d.max_connections,
+            "sessions": d.max_sessions,
+            "restarts": self.max_restarts,
+            "restart_profiles": d.restarts,
+            "profiles": [p.label() for p in d.profiles],
+            "prompts": [_prompt_label(p) for p in d.prompts],
+            "modes": list(d.modes),
+            "clients": [c.value for c in d.clients],
+        }
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A named set of scopes. Worlds reached in several scopes are one node of the graph.
+
+    The scopes are explored side by side, not mixed: a path uses the requests of one scope.
+    This is the small-scope habit (Alloy, swarm verification): two narrow exhaustive searches
+    cost the sum of their sizes where one search over the union of their domains would cost
+    the product.
+    """
+
+    name: str
+    summary: str
+    scopes: tuple[Scope, ...]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "scopes": [s.describe() for s in self.scopes],
+        }
+
+
+def _prompt_label(p: tuple[Block, ...] | None) -> str:
+    if p is None:
+        return "omitted"
+    return (
+        "[" + ", ".join(repr(b.text) if b.kind is BlockKind.TEXT else b.kind.value for b in p) + "]"
+    )
+
+
+def _caps(sp: PromptCap, *methods: str) -> Caps:
+    return Caps(sp, **{m: True for m in methods})
+
+
+_ALL = ("load_session", "resume", "fork", "close", "delete", "list")
+_FULL = _caps(PromptCap.OVERRIDE, *_ALL)
+_APPEND = _caps(PromptCap.APPEND, *_ALL)
+_UNAWARE = _caps(PromptCap.NONE, *_ALL)
+_BARE = _caps(PromptCap.NONE)  # no systemPrompt and no optional method at all
+_A, _B = text("a"), text("b")
+_WIRE_PROMPTS = (None, _A, text(""), text(BIG), (), (Block(BlockKind.IMAGE),))
+_WIRE_MODES = (None, "append", "override", "replace")
+_CONFORMING = (ClientKind.CONFORMING,)
+_BOTH = (ClientKind.CONFORMING, ClientKind.ADVERSARIAL)
+
+# session/new on one connection: every parameter value, every kind of client, 3 profiles
+WIRE = Scope(
+    "wire",
+    Domain(
+        profiles=(_FULL, _APPEND, _BARE),
+        prompts=_WIRE_PROMPTS,
+        modes=_WIRE_MODES,
+        clients=_BOTH,
+        max_connections=1,
+        max_sessions=1,
+    ),
+    max_restarts=0,
+)
+# the session lifecycle across a restart that may drop the capability: load and fork only,
+# so two sessions stay cheap (every optional method at once multiplies the monitor's states)
+LIFECYCLE = Scope(
+    "lifecycle",
+    Domain(
+        profiles=(
+            _caps(PromptCap.OVERRIDE, "load_session", "fork"),
+            _caps(PromptCap.NONE, "load_session", "fork"),
+        ),
+        prompts=(None, _A),
+        modes=(None,),
+        clients=_CONFORMING,
+        max_connections=1,
+        max_sessions=2,
+    ),
+    max_restarts=1,
+)
+# every optional method (resume, close, delete, list) on one session, across a restart
+METHODS = Scope(
+    "methods",
+    Domain(
+        profiles=(_FULL, _UNAWARE),
+        prompts=(None, _A),
+        modes=(None,),
+        clients=_BOTH,
+        max_connections=1,
+        max_sessions=1,
+    ),
+    max_restarts=1,
+)
+# two connections on one agent: who saw what (P9), close from the other connection (P6)
+SHARED = Scope(
+    "shared",
+    Domain(
+        profiles=(_FULL, _UNAWARE),
+        prompts=(None, _A),
+        modes=(None,),
+        clients=_CONFORMING,
+        max_connections=2,
+        max_sessions=1,
+    ),
+    max_restarts=1,
+)
+# close and reload with two sessions (what a client that tidies up does)
+CLOSING = Scope(
+    "closing",
+    replace(
+        LIFECYCLE.domain, profiles=tuple(replace(p, close=True) for p in LIFECYCLE.domain.profiles)
+    ),
+    max_restarts=1,
+)
+
+BOUNDS: dict[str, Bound] = {
+    b.name: b
+    for b in (
+        Bound(
+            "tiny",
+            "one override agent with load and fork, one conforming client, 2 sessions",
+            (
+                Scope(
+                    "tiny",
+                    Domain(
+                        profiles=(_caps(PromptCap.OVERRIDE, "load_session", "fork"),),
+                        prompts=(None, _A, _B),
+                        modes=(None, "override"),
+                        clients=_CONFORMING,
+                        max_connections=1,
+                        max_sessions=2,
+                    ),
+                    max_restarts=0,
+                ),
+            ),
+        ),
+        Bound(
+            "small",
+            "every parameter value; the lifecycle across a restart; every optional method",
+            (WIRE, LIFECYCLE, METHODS),
+        ),
+        Bound(
+            "default",
+            "small, plus two connections sharing one session across a restart",
+            (WIRE, LIFECYCLE, METHODS, SHARED),
+        ),
+    )
+}
+
+
+@dataclass
+class Exploration:
+    """What one exhaustive run saw."""
+
+    tables: Tables
+    bound: Bound
+    symmetry: bool
+    graph: nx.DiGraph
+    worlds: list[World]
+    parents: list[dict[int, tuple[int, Request]]]  # per scope: node → BFS parent and request
+    first: dict[str, tuple[int, int, Request | None]]  # id → (scope, node, request) shortest
+    witness_at: dict[str, int]  # witness id → first node (or source node of the step) reaching it
+    rows: Counter[RowRef] = field(default_factory=Counter)
+    transitions: int = 0  # steps evaluated and checked (edges, self-loops, cut steps)
+    unsent: int = 0  # requests a conforming client declined (no event, nothing to check)
+    cut: int = 0  # steps not explored because they exceed the bound
+    depth: int = 0
+    seconds: float = 0.0
+    complete: bool = True  # False: interrupted (Ctrl-C); everything recorded so far is kept
+    per_scope: list[dict[str, int]] = field(default_factory=list)
+
+    @property
+    def states(self) -> int:
+        return len(self.worlds)
+
+    @property
+    def edges(self) -> int:
+        return int(self.graph.number_of_edges())
+
+    @property
+    def violated(self) -> list[str]:
+        return sorted(self.first, key=_id_order)
+
+    def length(self, rid: str) -> int:
+        scope, node, last = self.first[rid]
+        return len(self.path(scope, node)) + (last is not None)
+
+    def path(self, scope: int, node: int) -> list[tuple[int, Request]]:
+        """The BFS tree path (node, request) that leads from a start world to ``node``."""
+        out: list[tuple[int, Request]] = []
+        parents = self.parents[scope]
+        while node in parents:
+            out.append(parents[node])
+            node = parents[node][0]
+        return out[::-1]
+
+    def nodes_on(self, rid: str) -> list[int]:
+        """Node ids along the shortest counterexample of ``rid`` (for highlighting)."""
+        scope, node, _ = self.first[rid]
+        return [u for u, _ in self.path(scope, node)] + [node]
+
+    def trace(self, rid: str) -> Trace:
+        """The shortest counterexample of ``rid`` as a concrete, replayable trace."""
+        scope, node, last = self.first[rid]
+        return self.trace_to(scope, node, last)
+
+    def trace_to(self, scope: int, node: int, last: Request | None = None) -> Trace:
+        """Replay the BFS path concretely: each representative's renaming is undone on the way."""
+        steps = self.path(scope, node)
+        start = steps[0][0] if steps else node
+        engine = Compiled(self.tables)
+        canon = Canonizer(self.bound.scopes[scope].domain.prompts, self.symmetry)
+        back: Renaming = ({}, {})  # representative names → concrete names
+        requests: list[Request] = []
+        nxt = [*(u for u, _ in steps[1:]), node]
+        for (u, req), v in zip(steps, nxt, strict=True):
+            requests.append(rename_request(req, back))
+            after = engine.step(self.worlds[u], req).after
+            if after != self.worlds[v]:
+                rep, r = canon.canon(after)
+                assert rep == self.worlds[v], "symmetry: a path step left its node"
+                back = compose(back, invert(r))
+        if last is not None:
+            requests.append(rename_request(last, back))
+        return Trace(self.worlds[start].agent.profile, tuple(requests))
+
+
+def _id_order(rid: str) -> tuple[int, int]:
+    return ("RSP".index(rid[0]), int(rid[1:]))
+
+
+ENGINES: dict[str, type[Compiled] | type[System]] = {"compiled": Compiled, "transitions": System}
+Progress = Callable[[int, int, int, float], None]  # states, transitions, depth, seconds
+
+
+def requests(scope: Scope, w: World) -> Iterator[Request]:
+    """The scope's requests in ``w``: one unknown session id stands for all (they are alike)."""
+    known = w.agent.issued + 1
+    for req in scope.domain.requests(w):
+        if req.method == "restart" and w.restarts >= scope.max_restarts:
+            continue
+        if req.sid is not None and int(req.sid[1:]) > known:
+            continue
+        yield req
+
+
+def explore(
+    tables: Tables = REFERENCE,
+    bound: Bound | str = "small",
+    symmetry: bool = True,
+    checks: list[Check] | None = None,
+    progress: Progress | None = None,
+    every: int = 2000,
+    max_states: int | None = None,
+    engine: str = "compiled",
+) -> Exploration:
+    """Breadth-first search, scope by scope, over every world reachable within ``bound``.
+
+    ``progress`` is called every ``every`` expanded worlds; Ctrl-C (KeyboardInterrupt) ends
+    the search early with ``complete=False`` and keeps what was found. ``engine`` is
+    ``"compiled"`` (the tables as a dispatch dict) or ``"transitions"`` (the tables as
+    ``transitions`` machines); both give the same graph, the second is for measuring.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
+    b = BOUNDS[bound] if isinstance(bound, str) else bound
+    chosen = list(CHECKS.values()) if checks is None else checks
+    state_checks = [c for c in chosen if c.kind == "state"]
+    step_checks = [c for c in chosen if c.kind == "step"]
+    state_wit = [w for w in WITNESSES.values() if w.kind == "state"]
+    step_wit = [w for w in WITNESSES.values() if w.kind == "step"]
+    stepper = ENGINES[engine](tables)
+    g = nx.DiGraph(bound=b.name, symmetry=symmetry)
+    ex = Exploration(tables, b, symmetry, g, [], [{} for _ in b.scopes], {}, {})
+    index: dict[World, int] = {}
+    t0 = time.perf_counter()
+    expanded = 0
+
+    def found(rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
+        if rid not in ex.first or ex.length(rid) > length:
+            ex.first[rid] = (scope, node, req)
+
+    def node_of(w: World, depth: int) -> tuple[int, bool]:
+        n = index.get(w)
+        if n is not None:
+            if depth < g.nodes[n]["depth"]:
+                g.nodes[n]["depth"] = depth
+            return n, False
+        n = len(ex.worlds)
+        index[w] = n
+        ex.worlds.append(w)
+        bad = tuple(c.rid for c in state_checks if not c.fn(w))
+        wit = tuple(x.wid for x in state_wit if x.fn(w))
+        g.add_node(n, depth=depth, violated=bad, witnesses=wit)
+        for wid in wit:
+            ex.witness_at.setdefault(wid, n)
+        ex.depth = max(ex.depth, depth)
+        return n, True
+
+    try:
+        for si, scope in enumerate(b.scopes):
+            parents = ex.parents[si]
+            canon = Canonizer(scope.domain.prompts, symmetry)
+            cache: dict[World, tuple[World, Renaming]] = {}
+            cap = scope.domain.max_sessions
+            seen: dict[int, int] = {}  # node → depth in this scope
+            queue: deque[int] = deque()
+            for profile in scope.domain.profiles:
+                n, _ = node_of(initial_world(profile), 0)
+                if n not in seen:
+                    seen[n] = 0
+                    queue.append(n)
+                    for rid in g.nodes[n]["violated"]:
+                        found(rid, si, n, None, 0)
+            before = ex.states
+            while queue:
+                u = queue.popleft()
+                w = ex.worlds[u]
+                depth = seen[u] + 1
+                for req in requests(scope, w):
+                    step = stepper.step(w, req)
+                    ex.rows.update(step.rows)
+                    if not step.sent:  # a conforming client would not send it: no event
+                        ex.unsent += 1
+                        continue
+                    ex.transitions += 1
+                    for c in step_checks:
+                        if not c.fn(step):
+                            found(c.rid, si, u, req, depth)
+                    for x in step_wit:
+                        if x.wid not in ex.witness_at and x.fn(step):
+                            ex.witness_at[x.wid] = u
+                    after = step.after
+                    if after is w:
+                        continue
+                    if after.agent.issued > cap:  # one step past the bound: checked, not expanded
+                        ex.cut += 1
+                        for c in state_checks:
+                            if not c.fn(after):
+                                found(c.rid, si, u, req, depth)
+                        for x in state_wit:
+                            if x.wid not in ex.witness_at and x.fn(after):
+                                ex.witness_at[x.wid] = u
+                        continue
+                    v = index.get(after)  # already a representative: no renaming needed
+                    if v is None:
+                        hit = cache.get(after)
+                        if hit is None:
+                            hit = cache[after] = canon.canon(after)
+                        v, _ = node_of(hit[0], depth)
+                    if v not in seen:
+                        seen[v] = depth
+                        parents[v] = (u, req)
+                        queue.append(v)
+                        for rid in g.nodes[v]["violated"]:
+                            found(rid, si, v, None, depth)
+                        if depth < g.nodes[v]["depth"]:
+                            g.nodes[v]["depth"] = depth
+                    if v != u and not g.has_edge(u, v):
+                        g.add_edge(u, v, request=req, reply=step.reply, rows=step.rows)
+                expanded += 1
+                if progress is not None and expanded % every == 0:
+                    progress(ex.states, ex.transitions, ex.depth, time.perf_counter() - t0)
+                if max_states is not None and ex.states >= max_states:
+                    ex.complete = False
+                    break
+            ex.per_scope.append({"states": len(seen), "new_states": ex.states - before})
+            if not ex.complete:
+                break
+    except KeyboardInterrupt:
+        ex.complete = False
+    ex.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(ex.states, ex.transitions, ex.depth, ex.seconds)
+    return ex
+
+
+def check_ids(ex: Exploration) -> dict[str, bool]:
+    """Id → violated? for every check the exploration evaluated."""
+    return {rid: rid in ex.first for rid in CHECKS}
+
+
+# ---- the graph in the shape the pictures and exports use ---------------------------------------
+
+
+def world_summary(w: World) -> str:
+    conns = ",".join(c.phase.name[0] for c in w.connections) or "-"
+    sessions = " ".join(
+        f"{s.sid}:{s.status.name}" + (f"[{','.join(s.live)}]" if s.live else "")
+        for s in w.agent.store
+    )
+    return f"{w.agent.profile.system_prompt.value} conns={conns} r={w.restarts} {sessions}".strip()
+
+
+def lifecycle(w: World) -> str:
+    return ",".join(s.status.name for s in w.agent.store)
+
+
+def labelled(ex: Exploration, revision: str = "", mutant: str | None = None) -> nx.DiGraph:
+    """A copy of the graph with scalar attributes only (GraphML, DOT, pictures)."""
+    from simulations.trace import reply_text, request_text, wire_method
+
+    h = nx.DiGraph(
+        bound=ex.bound.name,
+        revision=revision,
+        mutant=mutant or "",
+        symmetry=ex.symmetry,
+    )
+    for n, data in ex.graph.nodes(data=True):
+        w = ex.worlds[n]
+        h.add_node(
+            n,
+            depth=data["depth"],
+            summary=world_summary(w),
+            lifecycle=lifecycle(w),
+            profile=w.agent.profile.label(),
+            connections=",".join(c.phase.name[0] for c in w.connections),
+            restarts=w.restarts,
+            violated=",".join(data["violated"]),
+            witnesses=",".join(data["witnesses"]),
+        )
+    for u, v, data in ex.graph.edges(data=True):
+        req: Request = data["request"]
+        h.add_edge(
+            u,
+            v,
+            op=wire_method(req.method),
+            params=request_text(req),
+            reply=reply_text(data["reply"]),
+            rows=",".join(f"{t}:{i}" for t, i in data["rows"]),
+            reqs=",".join(sorted({r for t, i in data["rows"] for r in ex.tables.table(t)[i].reqs})),
+        )
+    return h
+
+
+def coverage(ex: Exploration) -> dict[str, Any]:
+    """Rows fired (with counts), rows never fired, ids the fired rows cite, witnesses reached."""
+    rows = []
+    never = []
+    cited: set[str] = set()
+    for name, i, row in ex.tables.rows():
+        n = ex.rows.get((name, i), 0)
+        rows.append({"table": name, "row": i, "describe": row.describe(), "fired": n})
+        if n == 0:
+            never.append(f"{name}:{i} {row.describe()}")
+        else:
+            cited.update(row.reqs)
+    return {
+        "bound": ex.bound.describe(),
+        "per_scope": ex.per_scope,
+        "symmetry": ex.symmetry,
+        "complete": ex.complete,
+        "states": ex.states,
+        "edges": ex.edges,
+        "depth": ex.depth,
+        "transitions": ex.transitions,
+        "unsent": ex.unsent,
+        "cut": ex.cut,
+        "rows": rows,
+        "rows_never_fired": never,
+        "ids_cited_by_fired_rows": sorted(cited, key=_id_order),
+        "ids_checked": sorted(CHECKS, key=_id_order),
+        "ids_violated": ex.violated,
+        "witnesses_reached": sorted(ex.witness_at, key=lambda w: int(w[1:])),
+        "witnesses_missed": sorted(set(WITNESSES) - set(ex.witness_at), key=lambda w: int(w[1:])),
+    }

@@ -1,0 +1,809 @@
+"""One counterexample, six ways: step table, JSON-RPC transcript, sequence diagram, PR review, ITF.
+
+Scope
+    Given a ``Trace``, the tables it runs under and the requirement id it violates, this module
+    writes what a reviewer needs to read and re-run it: ``steps_markdown`` (a table whose
+    "what changed" column lists only the parts of the world a step touched), ``transcript``
+    (the client↔agent JSON-RPC 2.0 messages with ACP's parameter shapes, checked by
+    ``validate_transcript`` against the official v1 schema), ``mermaid`` (a sequence
+    diagram), ``review_markdown`` (a block to paste into a pull-request review) and ``itf`` (an
+    Informal Trace Format file that ``load_itf`` reads back into the same ``Trace``, so
+    ``acp-sysprompt replay`` can re-run it). ``write_counterexample`` writes all five files.
+
+Abstractions
+    Prompt texts stay the model's symbols (``"a"``, ``"big"``, ``BASE``); image and
+    resource_link blocks get fixed placeholder payloads. Connect and restart are events in the
+    agent's environment, not JSON-RPC messages, so they appear in the step table, the diagram
+    and the ITF states but not in the transcript. The connection a request travels on is put
+    in ``params._meta.conn`` (ACP reserves ``_meta`` on every request for such metadata), and
+    the system slot a turn ran under — which the model observes but the wire never carries —
+    in the prompt result's ``_meta.systemSlot``. Request ids count up over the whole
+    transcript. session/load's history replay (``session/update`` notifications) is not shown.
+    The stable v1 schema has no session/fork, so fork messages are checked against the
+    unstable schema's ForkSessionRequest/Response; the RFD's own fields are checked for shape
+    only (an adversarial client's empty array or ``"replace"`` mode is still a well-formed
+    message).
+
+Source
+    ACP schema v1 (shared/spec/acp-schema-v1.json, acp-schema-v1.unstable.json); the RFD's
+    SessionCapabilities / NewSessionRequest additions (rfd-client-system-prompt.final.mdx,
+    "Schema changes"); ITF: Apalache ADR-015, https://apalache-mc.org/docs/adr/015adr-trace.html.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
+
+from model.invariants import violated_state
+from model.mutants import MUTANTS
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS
+from model.tables import ENVIRONMENT_EVENTS, Tables
+from model.types import (
+    Block,
+    BlockKind,
+    Caps,
+    ClientKind,
+    Connection,
+    PromptCap,
+    Reply,
+    Request,
+    Session,
+    Status,
+    World,
+    initial_world,
+)
+from simulations.stateful import Trace
+from simulations.trace import (
+    ReplayedStep,
+    caps_json,
+    replay,
+    reply_text,
+    request_text,
+    wire_method,
+)
+
+__all__ = [
+    "FILES",
+    "ITF_DESCRIPTION_URL",
+    "MethodSchema",
+    "changes",
+    "itf",
+    "load_itf",
+    "mermaid",
+    "method_schemas",
+    "replay_command",
+    "review_markdown",
+    "spec_dir",
+    "steps_markdown",
+    "transcript",
+    "validate_transcript",
+    "write_counterexample",
+    "write_ndjson",
+]
+
+ITF_DESCRIPTION_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+CWD = "/work"
+_NONE = "—"
+
+
+def _default_spec_dir() -> Path:
+    env = os.environ.get("ACP_SPEC_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "spec"
+
+
+def spec_dir() -> Path:
+    """The shared spec directory: ``$ACP_SPEC_DIR``, else ``shared/spec`` beside the repo."""
+    return _default_spec_dir()
+
+
+def _first_violation(steps: list[ReplayedStep], rid: str) -> int | None:
+    """1-based index of the first step after which ``rid`` is violated."""
+    return next((i for i, r in enumerate(steps, 1) if rid in r.violated), None)
+
+
+# ---- (a) the step table ----------------------------------------------------------------------
+
+
+def _tuple(xs: tuple[str, ...] | None) -> str:
+    return _NONE if xs is None else "(" + ",".join(xs) + ")"
+
+
+def _session_fields(s: Session) -> dict[str, str]:
+    return {
+        "conn": _NONE if s.conn is None else str(s.conn),
+        "parent": s.parent or _NONE,
+        "blocks": _tuple(s.blocks),
+        "mode": _NONE if s.mode is None else s.mode.value,
+        "live": _tuple(s.live),
+    }
+
+
+def _session_change(sid: str, old: Session | None, new: Session | None) -> str | None:
+    if old == new:
+        return None
+    if new is None:
+        assert old is not None
+        return f"{sid}: {old.status.name}→(gone from store)"
+    before = old.status if old is not None else Status.UNKNOWN
+    head = f"{sid}: {before.name}→{new.status.name}" if before is not new.status else f"{sid}:"
+    was = _session_fields(old) if old is not None else {}
+    now = _session_fields(new)
+    parts = [f"{k}={v}" for k, v in now.items() if was.get(k, _NONE) != v]
+    if not parts:
+        return head
+    return head + (" " if head.endswith(":") else ", ") + ", ".join(parts)
+
+
+def _connection_change(i: int, old: Connection | None, new: Connection | None) -> str | None:
+    if old == new:
+        return None
+    if old is None:
+        assert new is not None
+        return f"conn{i}: opened ({new.client.value} client, {new.phase.name})"
+    if new is None:
+        return f"conn{i}: dropped"
+    parts = []
+    if old.phase is not new.phase:
+        parts.append(f"{old.phase.name}→{new.phase.name}")
+    if old.caps != new.caps:
+        parts.append("caps " + (new.caps.label() if new.caps is not None else _NONE))
+    return f"conn{i}: " + ", ".join(parts)
+
+
+def changes(before: World, after: World) -> list[str]:
+    """Only the parts of the world that differ between ``before`` and ``after``, in words."""
+    out: list[str] = []
+    if before.restarts != after.restarts:
+        out.append(f"restarts {before.restarts}→{after.restarts}")
+    if before.agent.profile != after.agent.profile:
+        out.append(f"agent profile → {after.agent.profile.label()}")
+    if after.agent.issued < before.agent.issued:
+        out.append(f"id counter {before.agent.issued}→{after.agent.issued}")
+    n = max(len(before.connections), len(after.connections))
+    for i in range(n):
+        c = _connection_change(i, before.conn(i), after.conn(i))
+        if c:
+            out.append(c)
+    sids = {s.sid for s in before.agent.store} | {s.sid for s in after.agent.store}
+    for sid in sorted(sids, key=lambda x: (len(x), x)):
+        c = _session_change(sid, before.agent.session(sid), after.agent.session(sid))
+        if c:
+            out.append(c)
+    for o in after.observed:
+        old = before.obs(o.sid)
+        seen = old.turns if old is not None else frozenset()
+        for attach, slot in sorted(o.turns - seen, key=repr):
+            out.append(f"{o.sid} turn ({attach.value}) saw [{', '.join(slot)}]")
+    return out
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _ids(violated: Iterable[str], rid: str) -> str:
+    return ", ".join(f"**{v}**" if v == rid else v for v in violated)
+
+
+def steps_markdown(trace: Trace, tables: Tables, rid: str) -> str:
+    """A Markdown table: one row per request, with only what that request changed."""
+    rows = [
+        "| # | request | reply | what changed | violated |",
+        "|---:|---|---|---|---|",
+        f"| 0 | agent starts | | agent profile {_cell(trace.profile.label())} | |",
+    ]
+    for i, r in enumerate(replay(trace, tables), 1):
+        step = r.step
+        changed = "; ".join(changes(step.before, step.after))
+        rows.append(
+            f"| {i} | `{_cell(request_text(step.request))}` | `{_cell(reply_text(step.reply))}` "
+            f"| {_cell(changed)} | {_ids(r.violated, rid)} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+# ---- (b) the JSON-RPC transcript -------------------------------------------------------------
+
+_PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
+
+
+def _wire_block(b: Block) -> dict[str, Any]:
+    if b.kind is BlockKind.TEXT:
+        return {"type": "text", "text": b.text}
+    if b.kind is BlockKind.IMAGE:
+        return {"type": "image", "data": _PNG, "mimeType": "image/png"}
+    return {"type": "resource_link", "uri": "file:///x", "name": "x"}
+
+
+def _agent_capabilities(caps: Caps | None) -> dict[str, Any]:
+    c = caps if caps is not None else Caps()
+    session: dict[str, Any] = {
+        name: {} for name in ("list", "delete", "resume", "close", "fork") if getattr(c, name)
+    }
+    if c.system_prompt is PromptCap.APPEND:
+        session["systemPrompt"] = {}
+    elif c.system_prompt is PromptCap.OVERRIDE:
+        session["systemPrompt"] = {"override": {}}
+    return {"loadSession": c.load_session, "sessionCapabilities": session}
+
+
+def _params(req: Request) -> dict[str, Any]:
+    m = req.method
+    p: dict[str, Any]
+    if m == "initialize":
+        p = {
+            "protocolVersion": 1,
+            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}},
+        }
+    elif m == "session_new":
+        p = {"cwd": CWD, "mcpServers": []}
+        if req.system_prompt is not None:
+            p["systemPrompt"] = [_wire_block(b) for b in req.system_prompt]
+        if req.mode is not None:
+            p["systemPromptMode"] = req.mode
+    elif m in ("session_load", "session_resume", "session_fork"):
+        p = {"sessionId": req.sid, "cwd": CWD, "mcpServers": []}
+    elif m == "session_prompt":
+        p = {"sessionId": req.sid, "prompt": [{"type": "text", "text": "hello"}]}
+    elif m == "session_list":
+        p = {}
+    else:  # session/close, session/delete
+        p = {"sessionId": req.sid}
+    p["_meta"] = {"conn": req.conn}
+    return p
+
+
+def _result(step: ReplayedStep) -> dict[str, Any]:
+    req, reply = step.step.request, step.step.reply
+    if req.method == "initialize":
+        conn = step.step.after.conn(req.conn)
+        return {
+            "protocolVersion": 1,
+            "agentCapabilities": _agent_capabilities(conn.caps if conn else None),
+        }
+    if req.method in ("session_new", "session_fork"):
+        return {"sessionId": reply.sid}
+    if req.method == "session_list":
+        return {"sessions": [{"sessionId": sid, "cwd": CWD} for sid in reply.listed]}
+    if req.method == "session_prompt":
+        out: dict[str, Any] = {"stopReason": "end_turn"}
+        if reply.slot is not None:
+            out["_meta"] = {"systemSlot": list(reply.slot)}
+        return out
+    return {}
+
+
+def _response(n: int, step: ReplayedStep) -> dict[str, Any]:
+    reply: Reply = step.step.reply
+    if reply.code is not None:
+        message = reply.reason.value if reply.reason is not None else "error"
+        return {"jsonrpc": "2.0", "id": n, "error": {"code": reply.code, "message": message}}
+    return {"jsonrpc": "2.0", "id": n, "result": _result(step)}
+
+
+def transcript(trace: Trace, tables: Tables) -> list[dict[str, Any]]:
+    """The JSON-RPC 2.0 messages on the wire, in order: each sent request, then its answer."""
+    out: list[dict[str, Any]] = []
+    n = 0
+    for r in replay(trace, tables):
+        req = r.step.request
+        if req.method in ENVIRONMENT_EVENTS or not r.step.sent:
+            continue
+        n += 1
+        method = wire_method(req.method)
+        out.append({"jsonrpc": "2.0", "id": n, "method": method, "params": _params(req)})
+        out.append(_response(n, r))
+    return out
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+
+
+def write_ndjson(messages: Iterable[Mapping[str, Any]], path: Path | str) -> Path:
+    """One JSON message per line (keys sorted), newline-terminated."""
+    p = Path(path)
+    p.write_text("".join(_dumps(m) + "\n" for m in messages), encoding="utf-8")
+    return p
+
+
+_STABLE, _UNSTABLE = "urn:acp:schema:v1", "urn:acp:schema:v1-unstable"
+_FILES = {_STABLE: "acp-schema-v1.json", _UNSTABLE: "acp-schema-v1.unstable.json"}
+
+# The RFD's additions, ours to write because no official schema has them yet. Shape only.
+_RFD_NEW_SESSION: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "systemPrompt": {"type": "array", "items": {"$ref": f"{_STABLE}#/$defs/ContentBlock"}},
+        "systemPromptMode": {"type": "string"},
+    },
+}
+_RFD_INITIALIZE_RESULT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "agentCapabilities": {
+            "type": "object",
+            "properties": {
+                "sessionCapabilities": {
+                    "type": "object",
+                    "properties": {
+                        "systemPrompt": {
+                            "type": ["object", "null"],
+                            "properties": {"override": {"type": ["object", "null"]}},
+                        }
+                    },
+                }
+            },
+        }
+    },
+}
+
+
+@dataclass(frozen=True)
+class MethodSchema:
+    """Where a method's params and result are defined: schema URI and the two ``$defs`` names."""
+
+    uri: str
+    request: str
+    response: str
+
+    @property
+    def file(self) -> str:
+        return _FILES[self.uri]
+
+
+@lru_cache(maxsize=8)
+def _load(directory: str) -> tuple[Registry[Any], dict[str, MethodSchema]]:
+    registry: Registry[Any] = Registry()
+    methods: dict[str, MethodSchema] = {}
+    for uri in (_STABLE, _UNSTABLE):  # stable first: the unstable file only fills gaps
+        contents = json.loads((Path(directory) / _FILES[uri]).read_text(encoding="utf-8"))
+        registry = registry.with_resource(uri, Resource.from_contents(contents))
+        found: dict[str, dict[str, str]] = {}
+        for name, d in contents["$defs"].items():
+            if d.get("x-side") != "agent" or "x-method" not in d:
+                continue
+            for kind in ("Request", "Response"):
+                if name.endswith(kind):
+                    found.setdefault(d["x-method"], {})[kind] = name
+        for method, defs in found.items():
+            if method not in methods and {"Request", "Response"} <= defs.keys():
+                methods[method] = MethodSchema(uri, defs["Request"], defs["Response"])
+    return registry, methods
+
+
+def method_schemas(directory: Path | None = None) -> dict[str, MethodSchema]:
+    """method → the ``$defs`` its params and result are validated against (read from x-method)."""
+    return dict(_load(str(directory or _default_spec_dir()))[1])
+
+
+@lru_cache(maxsize=64)
+def _validator(directory: str, method: str, kind: str) -> Any:
+    registry, methods = _load(directory)
+    ms = methods[method]
+    if kind == "request":
+        params: dict[str, Any] = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.request}"}]}
+        if method == "session/new":
+            params["allOf"].append(_RFD_NEW_SESSION)
+        schema: dict[str, Any] = {
+            "allOf": [{"$ref": f"{_STABLE}#/$defs/ClientRequest"}],
+            "type": "object",
+            "required": ["jsonrpc", "id", "method", "params"],
+            "additionalProperties": False,
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": {},
+                "method": {"const": method},
+                "params": params,
+            },
+        }
+    else:
+        result: dict[str, Any] = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.response}"}]}
+        if method == "initialize":
+            result["allOf"].append(_RFD_INITIALIZE_RESULT)
+        schema = {
+            "allOf": [{"$ref": f"{_STABLE}#/$defs/AgentResponse"}],
+            "type": "object",
+            "required": ["jsonrpc", "id"],
+            "additionalProperties": False,
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": {},
+                "result": result,
+                "error": {},
+            },
+        }
+    return Draft202012Validator(schema, registry=registry)
+
+
+def _where(path: Iterable[Any]) -> str:
+    return "/" + "/".join(str(p) for p in path)
+
+
+def validate_transcript(
+    messages: Iterable[Mapping[str, Any]], spec_dir: Path | None = None
+) -> list[str]:
+    """Problems found checking each message against the ACP v1 schema (empty: all valid).
+
+    A request is checked against the ClientRequest envelope and its method's params ``$def``;
+    a response against the AgentResponse envelope (result or error) and the result ``$def`` of
+    the method its id answers; session/new params and the initialize result also against the
+    RFD fields' shapes defined in this module.
+    """
+    directory = str(spec_dir or _default_spec_dir())
+    _, methods = _load(directory)
+    pending: dict[Any, str] = {}
+    problems: list[str] = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, Mapping):
+            problems.append(f"message {i}: not a JSON object")
+            continue
+        if "method" in msg:
+            method, kind = msg["method"], "request"
+            if "id" in msg:
+                pending[msg["id"]] = method
+        else:
+            kind = "response"
+            method = pending.pop(msg.get("id"), None)
+            if method is None:
+                problems.append(f"message {i}: response id {msg.get('id')!r} answers no request")
+                continue
+        if not isinstance(method, str) or method not in methods:
+            problems.append(f"message {i}: method {method!r} is in neither ACP v1 schema")
+            continue
+        for error in _validator(directory, method, kind).iter_errors(dict(msg)):
+            e = best_match([error])
+            problems.append(f"message {i} ({method} {kind}) at {_where(e.path)}: {e.message}")
+    for mid, method in pending.items():
+        problems.append(f"request id {mid!r} ({method}) has no response")
+    return problems
+
+
+# ---- (c) the sequence diagram ----------------------------------------------------------------
+
+
+def _mm(text: str) -> str:
+    """Mermaid message text: ``;`` and ``#`` would end or escape the line."""
+    return text.replace("#", "#35;").replace(";", "#59;")
+
+
+def _participant(epoch: int, conn: int) -> tuple[str, str]:
+    pid = f"c{conn}" if epoch == 0 else f"c{conn}r{epoch}"
+    label = f"Client c{conn}" if epoch == 0 else f"Client c{conn} (after restart {epoch})"
+    return pid, label
+
+
+def mermaid(trace: Trace, tables: Tables, rid: str) -> str:
+    """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply."""
+    steps = replay(trace, tables)
+    first = _first_violation(steps, rid)
+    participants: dict[str, str] = {}
+    body: list[str] = [
+        f"    Note over Agent: agent starts advertising {_mm(trace.profile.label())}"
+    ]
+    for i, r in enumerate(steps, 1):
+        step, req = r.step, r.step.request
+        epoch = step.before.restarts
+        if req.method == "connect":
+            pid, label = _participant(epoch, len(step.before.connections))
+            participants.setdefault(pid, label)
+            body.append(f"    Note over Agent: {i}. {label} connects ({req.client.value} client)")
+            where = f"{pid},Agent"
+        elif req.method == "restart":
+            after = f" advertising {_mm(req.profile.label())}" if req.profile else ""
+            body.append(f"    Note over Agent: {i}. agent restarts{after}, all connections drop")
+            where = "Agent"
+        else:
+            pid, label = _participant(epoch, req.conn)
+            participants.setdefault(pid, label)
+            where = f"{pid},Agent"
+            if not step.sent:
+                body.append(f"    Note over {pid}: {i}. declines to send {_mm(request_text(req))}")
+            else:
+                body.append(f"    {pid}->>Agent: {i}. {_mm(request_text(req))}")
+                arrow = "--x" if step.reply.error else "-->>"
+                body.append(f"    Agent{arrow}{pid}: {_mm(reply_text(step.reply))}")
+        if i == first:
+            others = [v for v in r.violated if v != rid]
+            also = f" (also {', '.join(others)})" if others else ""
+            body.append(f"    Note over {where}: ✗ {rid} first violated here{also}")
+    head = ["sequenceDiagram"]
+    head += [f"    participant {pid} as {label}" for pid, label in participants.items()]
+    head.append("    participant Agent")
+    return "\n".join(head + body) + "\n"
+
+
+# ---- (d, e) the review block and the replay command ------------------------------------------
+
+
+def replay_command(path: Path | str, revision: str | None = None, mutant: str | None = None) -> str:
+    """The shell command that re-runs an ITF counterexample file."""
+    parts = ["acp-sysprompt", "replay", shlex.quote(str(path))]
+    if revision is not None:
+        parts += ["--revision", shlex.quote(revision)]
+    if mutant is not None:
+        parts += ["--mutant", shlex.quote(mutant)]
+    return " ".join(parts)
+
+
+def review_markdown(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    revision: str,
+    mutant: str | None,
+    *,
+    path: Path | str = "trace.itf.json",
+    found_by: str = "exhaustive BFS",
+    shortest: bool = True,
+) -> str:
+    """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay."""
+    req = REQUIREMENTS[rid]
+    steps = replay(trace, tables)
+    first = _first_violation(steps, rid)
+    subject = f"revision `{revision}`"
+    if revision in REVISIONS:
+        subject += f" ({REVISIONS[revision].title})"
+    if mutant is not None:
+        m = MUTANTS.get(mutant)
+        summary = f": {m.summary} (declares {m.violates})" if m is not None else ""
+        subject = f"mutant `{mutant}` of {subject}{summary}"
+    status = "not reproduced" if first is None else "violated"
+    if first is None:
+        verdict = (
+            f"**not reproduced**: replaying these {len(steps)} steps violates no check of {rid}."
+        )
+    else:
+        bound = ", the shortest within the bound" if shortest else ""
+        verdict = f"**violated** — found by {found_by}: {first} steps{bound}."
+        if first < len(steps):
+            verdict += f" (The trace goes on to step {len(steps)}.)"
+    lines = [
+        f"### {rid} {status} — {subject}",
+        "",
+        f"> **{rid}** ({req.keyword.value}, binds {req.binds}): {req.text}",
+        ">",
+        f"> Source: `{req.source}`",
+        "",
+        verdict,
+        "",
+        steps_markdown(trace, tables, rid).rstrip("\n"),
+        "",
+        "Replay:",
+        "",
+        "```sh",
+        replay_command(path, revision, mutant),
+        "```",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---- (f) ITF ---------------------------------------------------------------------------------
+
+
+def _int(n: int) -> dict[str, str]:
+    return {"#bigint": str(n)}
+
+
+def _some(v: Any) -> dict[str, Any]:
+    return {"tag": "Some", "value": v}
+
+
+def _opt(v: Any) -> dict[str, Any]:
+    """A Quint ``Option``: ``Some(v)``, or ``None`` (ITF has no null)."""
+    return {"tag": "None", "value": {"#tup": []}} if v is None else _some(v)
+
+
+def _unopt(v: Mapping[str, Any]) -> Any:
+    if v.get("tag") == "None":
+        return None
+    if v.get("tag") == "Some":
+        return v["value"]
+    raise ValueError(f"not an ITF Option variant: {v!r}")
+
+
+def _unint(v: Mapping[str, Any]) -> int:
+    return int(v["#bigint"])
+
+
+_CAP_FIELDS = tuple(f.name for f in fields(Caps) if f.name != "system_prompt")
+
+
+def _caps_from(d: Mapping[str, Any]) -> Caps:
+    return Caps(PromptCap(d["systemPrompt"]), **{k: bool(d[k]) for k in _CAP_FIELDS})
+
+
+def _block_itf(b: Block) -> dict[str, Any]:
+    return {"kind": b.kind.value, "text": b.text}
+
+
+def _action(req: Request | None, profile: Caps) -> dict[str, Any]:
+    if req is None:  # state 0: the agent starts
+        req = Request("init", profile=profile)
+    sp = None if req.system_prompt is None else [_block_itf(b) for b in req.system_prompt]
+    return {
+        "method": req.method,
+        "conn": _int(req.conn),
+        "sessionId": _opt(req.sid),
+        "systemPrompt": _opt(sp),
+        "systemPromptMode": _opt(req.mode),
+        "client": req.client.value,
+        "profile": _opt(None if req.profile is None else caps_json(req.profile)),
+    }
+
+
+def _request_from(a: Mapping[str, Any]) -> Request:
+    sp = _unopt(a["systemPrompt"])
+    profile = _unopt(a["profile"])
+    return Request(
+        a["method"],
+        _unint(a["conn"]),
+        sid=_unopt(a["sessionId"]),
+        system_prompt=None
+        if sp is None
+        else tuple(Block(BlockKind(b["kind"]), b["text"]) for b in sp),
+        mode=_unopt(a["systemPromptMode"]),
+        client=ClientKind(a["client"]),
+        profile=None if profile is None else _caps_from(profile),
+    )
+
+
+def _reply_itf(reply: Reply | None) -> dict[str, Any]:
+    r = reply if reply is not None else Reply()
+    return {
+        "sent": r.sent,
+        "code": _opt(None if r.code is None else _int(r.code)),
+        "reason": _opt(None if r.reason is None else r.reason.value),
+        "sessionId": _opt(r.sid),
+        "listed": list(r.listed),
+        "replayed": r.replayed,
+        "slot": _opt(None if r.slot is None else list(r.slot)),
+    }
+
+
+def _world_itf(w: World) -> dict[str, Any]:
+    sessions = [
+        [
+            s.sid,
+            {
+                "status": s.status.value,
+                "conn": _opt(None if s.conn is None else _int(s.conn)),
+                "parent": _opt(s.parent),
+                "blocks": _opt(None if s.blocks is None else list(s.blocks)),
+                "mode": _opt(None if s.mode is None else s.mode.value),
+                "live": _opt(None if s.live is None else list(s.live)),
+            },
+        ]
+        for s in w.agent.store
+    ]
+    connections = [
+        {
+            "phase": c.phase.value,
+            "client": c.client.value,
+            "caps": _opt(None if c.caps is None else caps_json(c.caps)),
+        }
+        for c in w.connections
+    ]
+    turns = [
+        [
+            o.sid,
+            {"#set": [{"#tup": [a.value, list(slot)]} for a, slot in sorted(o.turns, key=repr)]},
+        ]
+        for o in w.observed
+    ]
+    return {
+        "profile": caps_json(w.agent.profile),
+        "issued": _int(w.agent.issued),
+        "sessions": {"#map": sessions},
+        "connections": connections,
+        "restarts": _int(w.restarts),
+        "turns": {"#map": turns},
+    }
+
+
+ITF_VARS = (
+    "profile",
+    "issued",
+    "sessions",
+    "connections",
+    "restarts",
+    "turns",
+    "action",
+    "reply",
+    "violated",
+    "mbt::actionTaken",
+)
+
+
+def itf(
+    trace: Trace, tables: Tables, rid: str, revision: str, mutant: str | None
+) -> dict[str, Any]:
+    """The trace as ITF: state 0 is the starting world, state i the world after request i."""
+    start = initial_world(trace.profile)
+    states: list[dict[str, Any]] = [
+        {
+            "#meta": {"index": 0},
+            **_world_itf(start),
+            "action": _action(None, trace.profile),
+            "reply": _reply_itf(None),
+            "violated": {"#set": sorted(violated_state(start))},
+            "mbt::actionTaken": "init",
+        }
+    ]
+    for i, r in enumerate(replay(trace, tables), 1):
+        states.append(
+            {
+                "#meta": {"index": i},
+                **_world_itf(r.step.after),
+                "action": _action(r.step.request, trace.profile),
+                "reply": _reply_itf(r.step.reply),
+                "violated": {"#set": sorted(r.violated)},
+                "mbt::actionTaken": r.step.request.method,
+            }
+        )
+    what = f"revision {revision}" + (f", mutant {mutant}" if mutant else "")
+    meta = {
+        "format": "ITF",
+        "format-description": ITF_DESCRIPTION_URL,
+        "source": "acp-sysprompt-model",
+        "description": f"counterexample for {rid} ({what})",
+        "requirement": rid,
+        "revision": revision,
+        "mutant": mutant,
+        "profile": caps_json(trace.profile),
+    }
+    return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
+
+
+def load_itf(source: Path | str | Mapping[str, Any]) -> tuple[Trace, dict[str, Any]]:
+    """Read an ITF file (or its parsed JSON) written by ``itf`` back into a Trace and its #meta."""
+    data: Mapping[str, Any]
+    if isinstance(source, Mapping):
+        data = source
+    else:
+        data = json.loads(Path(source).read_text(encoding="utf-8"))
+    meta = dict(data["#meta"])
+    profile = _caps_from(meta["profile"])
+    requests = tuple(_request_from(s["action"]) for s in data["states"][1:])
+    return Trace(profile, requests), meta
+
+
+# ---- all five files --------------------------------------------------------------------------
+
+FILES = ("steps.md", "transcript.ndjson", "sequence.mmd", "review.md", "trace.itf.json")
+
+
+def write_counterexample(
+    out_dir: Path | str,
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    revision: str,
+    mutant: str | None,
+) -> dict[str, Path]:
+    """Write the five renderings of one counterexample into ``out_dir``; return their paths."""
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    paths = {name: d / name for name in FILES}
+    paths["steps.md"].write_text(steps_markdown(trace, tables, rid), encoding="utf-8")
+    write_ndjson(transcript(trace, tables), paths["transcript.ndjson"])
+    paths["sequence.mmd"].write_text(mermaid(trace, tables, rid), encoding="utf-8")
+    review = review_markdown(trace, tables, rid, revision, mutant, path=paths["trace.itf.json"])
+    paths["review.md"].write_text(review, encoding="utf-8")
+    doc = itf(trace, tables, rid, revision, mutant)
+    paths["trace.itf.json"].write_text(
+        json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return paths

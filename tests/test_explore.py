@@ -1,0 +1,227 @@
+"""The exhaustive explorer: pinned counts, symmetry, shortest counterexamples, coverage, engines.
+
+Pinned counts change only with the model or the bounds; a commit that changes one says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from itertools import permutations
+
+import pytest
+
+import simulations.explore as explore_module
+from model.invariants import CHECKS, STATE_CHECKS
+from model.machines import Compiled, System
+from model.mutants import MUTANTS
+from model.spec import REQUIREMENTS
+from model.tables import REFERENCE
+from model.types import World
+from model.witnesses import WITNESSES
+from simulations.explore import BOUNDS, Exploration, coverage, explore, labelled, requests
+from simulations.symmetry import Canonizer, rename_world
+from simulations.trace import replay
+
+# bound → (distinct states, graph edges, depth) of the final RFD with symmetry reduction on.
+# 2026-11-30: first pin (bounds tiny/small/default as defined in simulations/explore.py).
+PINNED = {
+    "tiny": (52, 78, 6),
+    "small": (5024, 9344, 19),
+    "default": (9936, 24540, 22),
+}
+UNREDUCED_TINY = (133, 192, 6)  # reduction factor 2.56
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, Exploration]:
+    return {name: explore(REFERENCE, name) for name in ("tiny", "small", "default")}
+
+
+@pytest.mark.parametrize("bound", list(PINNED))
+def test_pinned_counts(runs: dict[str, Exploration], bound: str) -> None:
+    ex = runs[bound]
+    assert ex.complete
+    assert (ex.states, ex.edges, ex.depth) == PINNED[bound]
+
+
+def test_graph_attributes_follow_the_contract(runs: dict[str, Exploration]) -> None:
+    ex = runs["tiny"]
+    g = labelled(ex, "rfd-final")
+    assert g.number_of_nodes() == ex.states and g.number_of_edges() == ex.edges
+    for _, data in g.nodes(data=True):
+        assert set(data) >= {"depth", "summary", "lifecycle", "profile", "violated", "witnesses"}
+    for u, v, data in g.edges(data=True):
+        assert data["op"] and data["rows"], (u, v, data)
+        assert g.nodes[v]["depth"] <= g.nodes[u]["depth"] + 1  # BFS depth is a shortest distance
+
+
+# ---- symmetry ---------------------------------------------------------------------------------
+
+
+def test_symmetry_reduction_keeps_every_verdict_at_tiny(runs: dict[str, Exploration]) -> None:
+    reduced = runs["tiny"]
+    full = explore(REFERENCE, "tiny", symmetry=False)
+    assert (full.states, full.edges, full.depth) == UNREDUCED_TINY
+    assert full.states > reduced.states  # the reduction factor is > 1
+    assert {rid: rid in reduced.first for rid in CHECKS} == {
+        rid: rid in full.first for rid in CHECKS
+    }
+    assert set(reduced.witness_at) == set(full.witness_at)
+
+
+def test_symmetry_reduction_keeps_verdicts_under_a_mutant() -> None:
+    m = MUTANTS["fork_drops_parent_prompt"]
+    reduced = explore(m.tables, "tiny")
+    full = explore(m.tables, "tiny", symmetry=False)
+    assert m.violates in reduced.first
+    assert set(reduced.first) == set(full.first)
+    assert reduced.length(m.violates) == full.length(m.violates)
+
+
+def _sid_renamings(w: World) -> Iterator[dict[str, str]]:
+    sids = [s.sid for s in w.agent.store]
+    for perm in permutations(sids):
+        yield dict(zip(sids, perm, strict=True))
+
+
+def test_renaming_session_ids_is_a_symmetry_of_every_check(runs: dict[str, Exploration]) -> None:
+    """Each state check gives the same answer on a world and on every renaming of its ids."""
+    ex = runs["small"]
+    for w in ex.worlds[::7]:
+        verdicts = [c.fn(w) for c in STATE_CHECKS]
+        for m in _sid_renamings(w):
+            assert [c.fn(rename_world(w, (m, {}))) for c in STATE_CHECKS] == verdicts, (w, m)
+
+
+def test_canonical_form_merges_renamed_worlds(runs: dict[str, Exploration]) -> None:
+    ex = runs["tiny"]
+    canon = Canonizer(BOUNDS["tiny"].scopes[0].domain.prompts)
+    assert canon.symbol_perms == [{"a": "b", "b": "a"}]
+    for w in ex.worlds:
+        rep, _ = canon.canon(w)
+        for m in _sid_renamings(w):
+            assert canon.canon(rename_world(w, (m, {"a": "b", "b": "a"})))[0] == rep
+
+
+def test_a_broken_canonizer_is_caught_by_the_verdict_comparison() -> None:
+    """Teeth: a 'reduction' that merges worlds which are not symmetric changes the verdicts."""
+
+    class Forgetful(Canonizer):  # merges worlds that differ in what their turns saw
+        def canon(self, w: World) -> tuple[World, tuple[dict[str, str], dict[str, str]]]:
+            observed = tuple(replace(o, turns=frozenset()) for o in w.observed)
+            return replace(w, observed=observed), ({}, {})
+
+    tables = MUTANTS["turns_use_default_prompt"].tables
+    honest = explore(tables, "tiny", symmetry=False)
+    original = explore_module.Canonizer
+    explore_module.Canonizer = Forgetful  # type: ignore[misc]
+    try:
+        broken = explore(tables, "tiny")
+    finally:
+        explore_module.Canonizer = original
+    assert "P1" in honest.first
+    assert set(broken.first) != set(honest.first)
+
+
+# ---- shortest counterexamples -----------------------------------------------------------------
+
+
+def test_reference_findings_in_the_default_bound(runs: dict[str, Exploration]) -> None:
+    ex = runs["default"]
+    rules = [r for r in ex.violated if REQUIREMENTS[r].family.name != "P"]
+    assert rules == []
+    assert ex.violated == ["P1", "P2", "P3", "P4", "P9"]
+
+
+@pytest.mark.parametrize("bound", ["small", "default"])
+def test_counterexamples_replay_and_are_shortest(runs: dict[str, Exploration], bound: str) -> None:
+    """Each trace violates its id at its last step and at no earlier step (else BFS was wrong)."""
+    ex = runs[bound]
+    assert ex.violated
+    for rid in ex.violated:
+        trace = ex.trace(rid)
+        steps = replay(trace)
+        assert len(trace) == ex.length(rid)
+        assert rid in steps[-1].violated, rid
+        assert not any(rid in s.violated for s in steps[:-1]), rid
+
+
+def test_mutant_counterexample_is_found_and_shortest() -> None:
+    m = MUTANTS["load_restores_default"]
+    ex = explore(m.tables, "small")
+    trace = ex.trace(m.violates)
+    steps = replay(trace, m.tables)
+    assert m.violates in steps[-1].violated
+    # connect, initialize, new with a prompt, close or restart+connect+initialize, load
+    assert len(trace) == ex.length(m.violates) <= 7
+
+
+# ---- coverage ---------------------------------------------------------------------------------
+
+
+def test_every_row_fires_under_small(runs: dict[str, Exploration]) -> None:
+    cov = coverage(runs["small"])
+    assert cov["rows_never_fired"] == []
+    assert len(cov["rows"]) == sum(1 for _ in REFERENCE.rows())
+
+
+def test_every_witness_is_reached_under_small(runs: dict[str, Exploration]) -> None:
+    assert set(runs["small"].witness_at) == set(WITNESSES)
+
+
+def test_a_row_that_cannot_fire_is_reported() -> None:
+    """Teeth: a row shadowed by an earlier row with the same trigger never fires."""
+    session = REFERENCE.session
+    dup = session[0]._replace(effect="reply_ok")  # after the real row 0: never reached
+    tables = REFERENCE.edit("session", (session[0], dup, *session[1:]))
+    cov = coverage(explore(tables, "tiny"))
+    assert any(r.startswith("session:1 ") for r in cov["rows_never_fired"])
+
+
+# ---- engines ----------------------------------------------------------------------------------
+
+
+def test_compiled_engine_equals_transitions_engine_on_explored_edges(
+    runs: dict[str, Exploration],
+) -> None:
+    """The fast engine is the tables compiled: same reply, world and rows on every request."""
+    fast, reference = Compiled(REFERENCE), System(REFERENCE)
+    checked = 0
+    for bound in ("tiny", "small"):
+        ex = runs[bound]
+        scope_of = BOUNDS[bound].scopes
+        for i, w in enumerate(ex.worlds[:: 1 if bound == "tiny" else 17]):
+            for req in requests(scope_of[i % len(scope_of)], w):
+                a, b = fast.step(w, req), reference.step(w, req)
+                assert (a.reply, a.after, a.rows) == (b.reply, b.after, b.rows), req
+                checked += 1
+    assert checked > 5000
+
+
+@pytest.mark.parametrize("name", ["append_client_before_base", "client_skips_initialize"])
+def test_compiled_engine_equals_transitions_engine_under_mutants(name: str) -> None:
+    tables = MUTANTS[name].tables
+    ex = explore(tables, "tiny")
+    fast, reference = Compiled(tables), System(tables)
+    for w in ex.worlds:
+        for req in requests(BOUNDS["tiny"].scopes[0], w):
+            a, b = fast.step(w, req), reference.step(w, req)
+            assert (a.reply, a.after, a.rows) == (b.reply, b.after, b.rows), req
+
+
+# ---- interruption and progress ----------------------------------------------------------------
+
+
+def test_ctrl_c_keeps_what_was_found() -> None:
+    calls: list[int] = []
+
+    def progress(states: int, transitions: int, depth: int, seconds: float) -> None:
+        calls.append(states)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    ex = explore(REFERENCE, "small", progress=progress, every=200)
+    assert not ex.complete
+    assert 0 < ex.states < PINNED["small"][0]
+    assert calls[-1] == ex.states  # the final report after the interruption

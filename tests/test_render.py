@@ -1,0 +1,377 @@
+"""Counterexample renderings: schema-valid transcripts, minimal step diffs, diagram, review, ITF."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model.mutants import MUTANTS
+from model.spec import REQUIREMENTS
+from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
+from model.types import Request
+from simulations.render import (
+    FILES,
+    changes,
+    itf,
+    load_itf,
+    mermaid,
+    method_schemas,
+    replay_command,
+    review_markdown,
+    spec_dir,
+    steps_markdown,
+    transcript,
+    validate_transcript,
+    write_counterexample,
+)
+from simulations.scenarios import APPEND_AGENT, CONNECT, SCENARIOS
+from simulations.stateful import Trace
+from simulations.trace import replay
+
+# (trace, tables, id, mutant): each case's id is found violated by replay, not asserted here.
+CASES: dict[str, tuple[Trace, Tables, str, str | None]] = {
+    "reference P1 after a restart without the capability": (
+        SCENARIOS["restart_without_capability_then_load"], REFERENCE, "P1", None),
+    "mutant turns_use_default_prompt": (
+        SCENARIOS["append_prompt_survives_close_and_load"],
+        MUTANTS["turns_use_default_prompt"].tables, "P1", "turns_use_default_prompt"),
+    "mutant created_despite_invalid_params": (
+        SCENARIOS["invalid_requests_are_rejected"],
+        MUTANTS["created_despite_invalid_params"].tables, "R15", "created_despite_invalid_params"),
+    "mutant fork_drops_parent_prompt": (
+        SCENARIOS["override_session_forked_and_resumed"],
+        MUTANTS["fork_drops_parent_prompt"].tables, "R17", "fork_drops_parent_prompt"),
+    "reference P9 across two connections": (
+        SCENARIOS["session_loaded_from_another_connection"], REFERENCE, "P9", None),
+}  # fmt: skip
+
+P1_TRACE = CASES["reference P1 after a restart without the capability"][0]
+
+
+def _violated(trace: Trace, tables: Tables) -> set[str]:
+    return {rid for r in replay(trace, tables) for rid in r.violated}
+
+
+def _sent_client_requests(trace: Trace, tables: Tables) -> list[Request]:
+    return [
+        r.step.request
+        for r in replay(trace, tables)
+        if r.step.sent and r.step.request.method not in ENVIRONMENT_EVENTS
+    ]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_cases_do_violate_their_id(case: str) -> None:
+    trace, tables, rid, _ = CASES[case]
+    assert rid in _violated(trace, tables)
+
+
+# ---- transcript ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_scenario_transcript_validates_against_the_official_schema(name: str) -> None:
+    for tables in (REFERENCE, MUTANTS["created_despite_invalid_params"].tables):
+        messages = transcript(SCENARIOS[name], tables)
+        assert messages, name
+        assert validate_transcript(messages, spec_dir()) == []
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_transcript_pairs_each_sent_request_with_one_answer(case: str) -> None:
+    trace, tables, _, _ = CASES[case]
+    messages = transcript(trace, tables)
+    sent = _sent_client_requests(trace, tables)
+    requests = [m for m in messages if "method" in m]
+    assert len(messages) == 2 * len(sent) == 2 * len(requests)
+    assert [m["method"] for m in requests] == [
+        r.method.replace("session_", "session/") for r in sent
+    ]
+    for req, resp in zip(messages[::2], messages[1::2], strict=True):
+        assert req["jsonrpc"] == resp["jsonrpc"] == "2.0"
+        assert resp["id"] == req["id"]
+        assert ("result" in resp) != ("error" in resp)
+    assert len({m["id"] for m in requests}) == len(requests)
+    assert [m["params"]["_meta"]["conn"] for m in requests] == [r.conn for r in sent]
+
+
+def test_transcript_carries_the_rfd_fields_including_adversarial_values() -> None:
+    trace, tables, _, _ = CASES["mutant created_despite_invalid_params"]
+    news = [m["params"] for m in transcript(trace, tables) if m.get("method") == "session/new"]
+    prompts = [p.get("systemPrompt") for p in news]
+    assert [] in prompts  # the empty array an adversarial client sends
+    assert [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}] in prompts
+    assert {"override", "append"} <= {p.get("systemPromptMode") for p in news}
+    assert all(p["cwd"] == "/work" and p["mcpServers"] == [] for p in news)
+    errors = [m["error"] for m in transcript(trace, tables) if "error" in m]
+    assert {e["code"] for e in errors} >= {-32602, -32600}
+
+
+def test_initialize_result_advertises_the_connection_caps() -> None:
+    override = SCENARIOS["override_session_forked_and_resumed"]
+    results = [m["result"] for m in transcript(override, REFERENCE) if "agentCapabilities" in
+               m.get("result", {})]  # fmt: skip
+    caps = results[0]["agentCapabilities"]
+    assert caps["loadSession"] is True
+    assert caps["sessionCapabilities"]["systemPrompt"] == {"override": {}}
+    # after the P1 trace's restart the agent no longer advertises systemPrompt at all
+    p1 = [m["result"] for m in transcript(P1_TRACE, REFERENCE) if "agentCapabilities" in
+          m.get("result", {})]  # fmt: skip
+    assert p1[0]["agentCapabilities"]["sessionCapabilities"]["systemPrompt"] == {}
+    assert "systemPrompt" not in p1[1]["agentCapabilities"]["sessionCapabilities"]
+
+
+def test_fork_is_checked_against_the_unstable_schema() -> None:
+    schemas = method_schemas()
+    assert schemas["session/new"].request == "NewSessionRequest"
+    assert schemas["session/new"].file == "acp-schema-v1.json"
+    assert schemas["session/fork"].request == "ForkSessionRequest"
+    assert schemas["session/fork"].file == "acp-schema-v1.unstable.json"
+
+
+def test_declined_requests_and_environment_events_are_not_on_the_wire() -> None:
+    trace = Trace(APPEND_AGENT, (CONNECT, Request("session_new"), Request("initialize")))
+    steps = replay(trace, REFERENCE)
+    assert not steps[1].step.sent  # a conforming client does not call session/new first
+    messages = transcript(trace, REFERENCE)
+    assert [m.get("method") for m in messages] == ["initialize", None]
+    assert "(not sent)" in steps_markdown(trace, REFERENCE, "S1")
+    assert "declines to send session/new" in mermaid(trace, REFERENCE, "S1")
+
+
+def _base() -> list[dict[str, Any]]:
+    return transcript(P1_TRACE, REFERENCE)
+
+
+def _broken(edit: Any) -> list[str]:
+    messages = copy.deepcopy(_base())
+    edit(messages)
+    return validate_transcript(messages, spec_dir())
+
+
+def _new(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(m for m in messages if m.get("method") == "session/new")
+
+
+def _error_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    req = _new(messages)
+    i = messages.index(req)
+    messages[i + 1] = {"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32602}}
+    return messages[i + 1]
+
+
+@pytest.mark.parametrize(
+    ("what", "edit", "expected"),
+    [
+        ("session/new without cwd", lambda ms: _new(ms)["params"].pop("cwd"), "'cwd'"),
+        ("string error code", lambda ms: _error_of(ms)["error"].update(code="-32602"),
+         "/error/code"),
+        ("error without message", lambda ms: _error_of(ms), "'message'"),
+        ("systemPrompt not an array", lambda ms: _new(ms)["params"].update(systemPrompt="a"),
+         "systemPrompt"),
+        ("image block without data",
+         lambda ms: _new(ms)["params"].update(systemPrompt=[{"type": "image"}]), "systemPrompt"),
+        ("mode not a string", lambda ms: _new(ms)["params"].update(systemPromptMode=1),
+         "systemPromptMode"),
+        ("capability not an object",
+         lambda ms: ms[1]["result"]["agentCapabilities"]["sessionCapabilities"].update(
+             systemPrompt=True), "systemPrompt"),
+        ("wrong jsonrpc version", lambda ms: ms[0].update(jsonrpc="1.0"), "jsonrpc"),
+        ("environment event as a message",
+         lambda ms: ms.insert(0, {"jsonrpc": "2.0", "id": 0, "method": "restart", "params": {}}),
+         "neither ACP v1 schema"),
+        ("response to no request", lambda ms: ms.append({"jsonrpc": "2.0", "id": 99,
+                                                         "result": {}}), "answers no request"),
+        ("prompt result without stopReason", lambda ms: ms[5]["result"].pop("stopReason"),
+         "stopReason"),
+    ],
+)  # fmt: skip
+def test_validate_transcript_has_teeth(what: str, edit: Any, expected: str) -> None:
+    assert validate_transcript(_base(), spec_dir()) == []
+    problems = _broken(edit)
+    assert problems, what
+    assert any(expected in p for p in problems), problems
+
+
+def test_spec_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert (spec_dir() / "acp-schema-v1.json").is_file()
+    monkeypatch.setenv("ACP_SPEC_DIR", str(tmp_path))
+    assert spec_dir() == tmp_path
+
+
+# ---- step table ------------------------------------------------------------------------------
+
+
+def _rows(md: str) -> list[list[str]]:
+    return [
+        [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        for line in md.splitlines()
+        if line.startswith("| ") and not line.startswith("| #")
+    ]
+
+
+def test_steps_table_shows_only_what_changed() -> None:
+    trace = SCENARIOS["append_prompt_survives_close_and_load"]
+    rows = _rows(steps_markdown(trace, REFERENCE, "P1"))
+    assert len(rows) == len(trace) + 1
+    assert [r[0] for r in rows] == [str(i) for i in range(len(trace) + 1)]
+    changed = {int(r[0]): r[3] for r in rows}
+    assert changed[3] == "s1: UNKNOWN→ACTIVE, conn=0, blocks=(a,b), mode=append, live=(BASE,a,b)"
+    assert changed[4] == "s1 turn (new) saw [BASE, a, b]"
+    assert changed[5].startswith("s1: ACTIVE→CLOSED")
+    # session/new of s2 touches s2 only: s1 exists but did not change
+    assert changed[8].startswith("s2: UNKNOWN→ACTIVE") and "s1" not in changed[8]
+    assert "conn0" not in changed[8] and "profile" not in changed[8]
+    assert changed[2] == (
+        "conn0: UNINITIALIZED→INITIALIZED, caps " + APPEND_AGENT.label().replace("|", "\\|")
+    )
+
+
+def test_steps_table_marks_the_id_and_names_restarts() -> None:
+    rows = _rows(steps_markdown(P1_TRACE, REFERENCE, "P1"))
+    restart = rows[5][3]
+    assert "restarts 0→1" in restart and "agent profile →" in restart
+    assert "conn0: dropped" in restart and "s1: ACTIVE→STORED" in restart
+    assert "**P1**" in rows[9][4]
+    assert "**P1**" not in "".join(r[4] for r in rows[:9])
+
+
+def test_changes_of_an_unchanged_world_is_empty() -> None:
+    step = replay(P1_TRACE, REFERENCE)[3].step
+    assert changes(step.after, step.after) == []
+    assert changes(step.before, step.after) != []
+
+
+# ---- sequence diagram ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_mermaid_has_one_arrow_per_sent_request(case: str) -> None:
+    trace, tables, rid, _ = CASES[case]
+    mm = mermaid(trace, tables, rid)
+    lines = mm.splitlines()
+    assert lines[0] == "sequenceDiagram"
+    sent = _sent_client_requests(trace, tables)
+    assert len([ln for ln in lines if re.match(r"\s+\w+->>Agent: ", ln)]) == len(sent)
+    replies = [ln for ln in lines if re.match(r"\s+Agent(-->>|--x)\w+: ", ln)]
+    assert len(replies) == len(sent)
+    errors = [r for r in replay(trace, tables) if r.step.reply.error]
+    assert len([ln for ln in replies if "--x" in ln]) == len(errors)
+    marks = [ln for ln in lines if f"✗ {rid} first violated here" in ln]
+    assert len(marks) == 1
+    assert "Note over Agent" in mm
+    assert not any(";" in ln for ln in lines)
+
+
+def test_mermaid_participants_per_connection_and_restart() -> None:
+    mm = mermaid(P1_TRACE, REFERENCE, "P1")
+    assert "participant c0 as Client c0\n" in mm
+    assert "participant c0r1 as Client c0 (after restart 1)" in mm
+    assert "agent restarts advertising" in mm
+    lines = mm.splitlines()
+    mark = next(i for i, ln in enumerate(lines) if "first violated" in ln)
+    assert "9. session/prompt" in lines[mark - 2]  # right after step 9 and its reply
+    two = mermaid(SCENARIOS["session_loaded_from_another_connection"], REFERENCE, "P9")
+    assert "participant c1 as Client c1" in two and "c1->>Agent: 7. session/load" in two
+
+
+# ---- review block and replay command ---------------------------------------------------------
+
+
+def test_replay_command() -> None:
+    assert replay_command("out/trace.itf.json") == "acp-sysprompt replay out/trace.itf.json"
+    assert replay_command("a b.json", "rfd-final", "load_restores_default") == (
+        "acp-sysprompt replay 'a b.json' --revision rfd-final --mutant load_restores_default"
+    )
+
+
+def test_review_block_names_the_requirement_and_the_replay() -> None:
+    trace, tables, rid, mutant = CASES["mutant turns_use_default_prompt"]
+    md = review_markdown(trace, tables, rid, "rfd-final", mutant, path="ce/trace.itf.json")
+    req = REQUIREMENTS[rid]
+    assert mutant is not None
+    assert md.startswith(f"### {rid} violated")
+    assert req.text in md and req.source in md and req.keyword.value in md
+    assert MUTANTS[mutant].summary in md
+    assert "exhaustive BFS: 4 steps, the shortest within the bound" in md
+    assert "```sh\n" + replay_command("ce/trace.itf.json", "rfd-final", mutant) + "\n```" in md
+    assert steps_markdown(trace, tables, rid).strip() in md
+
+
+def test_review_block_does_not_claim_a_violation_replay_does_not_show() -> None:
+    trace = SCENARIOS["append_prompt_survives_close_and_load"]
+    md = review_markdown(trace, REFERENCE, "P1", "rfd-final", None)
+    assert md.startswith("### P1 not reproduced") and "**violated**" not in md
+
+
+# ---- ITF -------------------------------------------------------------------------------------
+
+
+def _walk(v: Any) -> list[Any]:
+    if isinstance(v, dict):
+        return [x for k, w in v.items() if k != "#meta" for x in _walk(w)]
+    if isinstance(v, list):
+        return [x for w in v for x in _walk(w)]
+    return [v]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_itf_round_trip_gives_the_same_trace_and_verdict(case: str, tmp_path: Path) -> None:
+    trace, tables, rid, mutant = CASES[case]
+    doc = itf(trace, tables, rid, "rfd-final", mutant)
+    path = tmp_path / "t.itf.json"
+    path.write_text(json.dumps(doc))
+    for source in (doc, path, str(path)):
+        back, meta = load_itf(source)
+        assert back == trace
+        assert meta["requirement"] == rid and meta["mutant"] == mutant
+        assert meta["revision"] == "rfd-final"
+    assert _violated(back, tables) == _violated(trace, tables) and rid in _violated(back, tables)
+
+
+def test_itf_follows_the_format() -> None:
+    trace, tables, rid, mutant = CASES["mutant created_despite_invalid_params"]
+    doc = itf(trace, tables, rid, "rfd-final", mutant)
+    meta = doc["#meta"]
+    assert meta["format"] == "ITF" and meta["source"] == "acp-sysprompt-model"
+    assert meta["format-description"] == "https://apalache-mc.org/docs/adr/015adr-trace.html"
+    assert rid in meta["description"] and mutant in meta["description"]
+    states = doc["states"]
+    assert len(states) == len(trace) + 1
+    assert [s["#meta"]["index"] for s in states] == list(range(len(states)))
+    assert all(set(s) - {"#meta"} == set(doc["vars"]) for s in states)
+    # ITF has no JSON numbers or nulls in states: integers are #bigint, absence is Option None
+    leaves = _walk(states)
+    assert all(isinstance(x, str | bool) for x in leaves)
+    first = next(i for i, r in enumerate(replay(trace, tables), 1) if rid in r.violated)
+    assert rid in states[first]["violated"]["#set"]
+    assert rid not in states[first - 1]["violated"]["#set"]
+    image = states[7]["action"]["systemPrompt"]
+    assert image == {"tag": "Some", "value": [{"kind": "image", "text": ""}]}
+    assert states[4]["action"]["systemPrompt"] == {"tag": "Some", "value": []}
+
+
+# ---- all five files --------------------------------------------------------------------------
+
+
+def test_write_counterexample_writes_exactly_five_files(tmp_path: Path) -> None:
+    out = tmp_path / "ce" / "P1"
+    paths = write_counterexample(out, P1_TRACE, REFERENCE, "P1", "rfd-final", None)
+    assert set(paths) == set(FILES) == {
+        "steps.md", "transcript.ndjson", "sequence.mmd", "review.md", "trace.itf.json"}  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    lines = paths["transcript.ndjson"].read_text().splitlines()
+    messages = [json.loads(line) for line in lines]
+    assert messages == transcript(P1_TRACE, REFERENCE)
+    assert all(line == json.dumps(m, sort_keys=True, ensure_ascii=False)
+               for line, m in zip(lines, messages, strict=True))  # fmt: skip
+    assert validate_transcript(messages, spec_dir()) == []
+    assert paths["sequence.mmd"].read_text().startswith("sequenceDiagram")
+    assert str(paths["trace.itf.json"]) in paths["review.md"].read_text()
+    back, meta = load_itf(paths["trace.itf.json"])
+    assert back == P1_TRACE and meta["requirement"] == "P1"
