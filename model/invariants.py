@@ -66,6 +66,12 @@ class Check:
     name: str
     kind: Kind
     fn: Callable[..., bool]
+    # step properties only: the request methods it can fail on (None: any). Declared so the
+    # explorer can skip it elsewhere; tests/test_explore.py checks the declaration holds.
+    methods: frozenset[str] | None = None
+
+    def applies_to(self, method: str) -> bool:
+        return self.methods is None or method in self.methods
 
     @property
     def requirement(self) -> Requirement:
@@ -91,11 +97,14 @@ NOT_CHECKED: dict[str, str] = {
 }
 
 
-def _register(rid: str, kind: Kind) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+def _register(
+    rid: str, kind: Kind, methods: tuple[str, ...] | None = None
+) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
     def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
         assert rid not in CHECKS, f"{rid} registered twice"
         requirement(rid)  # fails loudly on an id the registry does not know
-        CHECKS[rid] = Check(rid, fn.__name__, kind, fn)
+        scope = None if methods is None else frozenset(methods)
+        CHECKS[rid] = Check(rid, fn.__name__, kind, fn, scope)
         return fn
 
     return deco
@@ -105,8 +114,9 @@ def invariant(rid: str) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
     return _register(rid, "state")
 
 
-def step_property(rid: str) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
-    return _register(rid, "step")
+def step_property(rid: str, *methods: str) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    """A step property; ``methods`` (triggers) limits the requests it can fail on."""
+    return _register(rid, "step", methods or None)
 
 
 # ---- helpers over a step ---------------------------------------------------------------------
@@ -192,25 +202,25 @@ def _gate(method: str, cap: str) -> Callable[[Step], bool]:
     return holds
 
 
-@step_property("S2")
+@step_property("S2", "session_load")
 def client_loads_only_when_advertised(step: Step) -> bool:
     """S2 (MUST NOT): a conforming client calls session/load only if loadSession was advertised."""
     return _gate("session_load", "load_session")(step)
 
 
-@step_property("S3")
+@step_property("S3", "session_resume")
 def client_resumes_only_when_advertised(step: Step) -> bool:
     """S3 (MUST NOT): a conforming client calls session/resume only if resume was advertised."""
     return _gate("session_resume", "resume")(step)
 
 
-@step_property("S4")
+@step_property("S4", "session_fork")
 def client_forks_only_when_advertised(step: Step) -> bool:
     """S4 (MUST NOT): a conforming client calls session/fork only if fork was advertised."""
     return _gate("session_fork", "fork")(step)
 
 
-@step_property("S5")
+@step_property("S5", "session_close", "session_delete", "session_list")
 def client_closes_deletes_lists_only_when_advertised(step: Step) -> bool:
     """S5 (MUST NOT): close, delete and list are called only when their capability is advertised."""
     return all(
@@ -227,7 +237,7 @@ def _conforming_new(step: Step) -> bool:
     return _by_conforming_client(step) and step.request.method == "session_new"
 
 
-@step_property("R3")
+@step_property("R3", "session_new")
 def client_sends_prompt_only_when_advertised(step: Step) -> bool:
     """R3 (MUST NOT): no systemPrompt on session/new unless systemPrompt was advertised."""
     return not (
@@ -237,7 +247,7 @@ def client_sends_prompt_only_when_advertised(step: Step) -> bool:
     )
 
 
-@step_property("R6")
+@step_property("R6", "session_new")
 def client_requests_override_only_when_advertised(step: Step) -> bool:
     """R6 (MUST NOT): no systemPromptMode "override" unless override was advertised."""
     return not (
@@ -247,13 +257,13 @@ def client_requests_override_only_when_advertised(step: Step) -> bool:
     )
 
 
-@step_property("R12")
+@step_property("R12", "session_new")
 def client_prompt_has_a_block(step: Step) -> bool:
     """R12 (MUST): a systemPrompt the client sends holds at least one block."""
     return not (_conforming_new(step) and step.request.system_prompt == ())
 
 
-@step_property("R13")
+@step_property("R13", "session_new")
 def client_mode_only_with_prompt(step: Step) -> bool:
     """R13 (MUST NOT): no systemPromptMode without systemPrompt."""
     return not (
@@ -263,7 +273,7 @@ def client_mode_only_with_prompt(step: Step) -> bool:
     )
 
 
-@step_property("R14")
+@step_property("R14", "session_new")
 def client_sends_text_blocks_only(step: Step) -> bool:
     """R14 (MUST NOT): only text blocks in systemPrompt (v1 baseline)."""
     return not (
@@ -275,7 +285,7 @@ def client_sends_text_blocks_only(step: Step) -> bool:
 # ---- agent answers to session/new (step properties) ------------------------------------------
 
 
-@step_property("R4")
+@step_property("R4", "session_new")
 def agent_accepts_text_blocks(step: Step) -> bool:
     """R4 (MUST): Agent★ accepts a valid text-only systemPrompt (mode omitted) within its limits."""
     return not (
@@ -286,7 +296,7 @@ def agent_accepts_text_blocks(step: Step) -> bool:
     )
 
 
-@step_property("R5")
+@step_property("R5", "session_new")
 def agent_supports_append(step: Step) -> bool:
     """R5 (MUST): Agent★ accepts a valid systemPrompt with systemPromptMode "append"."""
     return not (
@@ -297,7 +307,7 @@ def agent_supports_append(step: Step) -> bool:
     )
 
 
-@step_property("R10")
+@step_property("R10", "session_new")
 def agent_works_without_client_prompt(step: Step) -> bool:
     """R10 (MUST NOT): Agent★ does not require a client system prompt."""
     return not (
@@ -308,7 +318,7 @@ def agent_works_without_client_prompt(step: Step) -> bool:
     )
 
 
-@step_property("R11")
+@step_property("R11", "session_new")
 def agent_errors_when_it_cannot_incorporate(step: Step) -> bool:
     """R11 (MUST + MUST NOT): a prompt Agent★ cannot apply gives an error and creates nothing."""
     sp = step.request.system_prompt or ()
@@ -318,7 +328,7 @@ def agent_errors_when_it_cannot_incorporate(step: Step) -> bool:
     return step.reply.error and _store_unchanged(step)
 
 
-@step_property("R15")
+@step_property("R15", "session_new")
 def agent_rejects_invalid_params(step: Step) -> bool:
     """R15 (MUST + MUST NOT): Agent★ answers -32602 to R15's four violations and creates nothing."""
     if not (_new_to_agent_star(step) and _invalid_params(step)):
@@ -340,7 +350,7 @@ def stored_prompt_never_changes(step: Step) -> bool:
 # ---- base lifecycle, agent side --------------------------------------------------------------
 
 
-@step_property("S6")
+@step_property("S6", "session_new", "session_fork")
 def session_ids_are_never_reused(step: Step) -> bool:
     """S6 (MUST): session/new and session/fork return an id never handed out before."""
     if step.request.method not in ("session_new", "session_fork") or not step.reply.ok:
@@ -351,7 +361,7 @@ def session_ids_are_never_reused(step: Step) -> bool:
     )
 
 
-@step_property("S7")
+@step_property("S7", "session_list")
 def deleted_sessions_are_not_listed(step: Step) -> bool:
     """S7 (MUST): session/list never shows a session whose deletion succeeded."""
     if step.request.method != "session_list" or not step.reply.ok:
@@ -361,7 +371,7 @@ def deleted_sessions_are_not_listed(step: Step) -> bool:
     )
 
 
-@step_property("S8")
+@step_property("S8", "session_load", "session_resume")
 def load_replays_resume_does_not(step: Step) -> bool:
     """S8 (MUST + MUST NOT): session/load replays history before answering; resume never does."""
     if not step.reply.ok:

@@ -40,7 +40,7 @@ import networkx as nx
 
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, RowRef, System
-from model.tables import REFERENCE, Tables
+from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import (
     BIG,
     Block,
@@ -307,6 +307,7 @@ def _id_order(rid: str) -> tuple[int, int]:
     return ("RSP".index(rid[0]), int(rid[1:]))
 
 
+TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
 ENGINES: dict[str, type[Compiled] | type[System]] = {"compiled": Compiled, "transitions": System}
 Progress = Callable[[int, int, int, float], None]  # states, transitions, depth, seconds
 
@@ -345,6 +346,7 @@ def explore(
     chosen = list(CHECKS.values()) if checks is None else checks
     state_checks = [c for c in chosen if c.kind == "state"]
     step_checks = [c for c in chosen if c.kind == "step"]
+    scoped = {m: [c for c in step_checks if c.applies_to(m)] for m in TRIGGERS}
     state_wit = [w for w in WITNESSES.values() if w.kind == "state"]
     step_wit = [w for w in WITNESSES.values() if w.kind == "step"]
     stepper = ENGINES[engine](tables)
@@ -402,7 +404,7 @@ def explore(
                         ex.unsent += 1
                         continue
                     ex.transitions += 1
-                    for c in step_checks:
+                    for c in scoped.get(req.method, step_checks):
                         if not c.fn(step):
                             found(c.rid, si, u, req, depth)
                     for x in step_wit:

@@ -12,7 +12,7 @@ from itertools import permutations
 import pytest
 
 import simulations.explore as explore_module
-from model.invariants import CHECKS, STATE_CHECKS
+from model.invariants import CHECKS, STATE_CHECKS, STEP_CHECKS, Check
 from model.machines import Compiled, System
 from model.mutants import MUTANTS
 from model.spec import REQUIREMENTS
@@ -225,3 +225,44 @@ def test_ctrl_c_keeps_what_was_found() -> None:
     assert not ex.complete
     assert 0 < ex.states < PINNED["small"][0]
     assert calls[-1] == ex.states  # the final report after the interruption
+
+
+# ---- declared method scopes of step properties -------------------------------------------------
+
+
+def _outside_scope_failures(ex: Exploration, bound: str, checks: list[Check]) -> list[str]:
+    """Steps where a check fails on a method it declared it cannot fail on."""
+    engine = Compiled(REFERENCE)
+    bad = []
+    for scope in BOUNDS[bound].scopes:
+        for w in ex.worlds[::3]:
+            for req in requests(scope, w):
+                step = engine.step(w, req)
+                for c in checks:
+                    if not c.applies_to(req.method) and not c.fn(step):
+                        bad.append(f"{c.rid} fails on {req.method}")
+    return bad
+
+
+def test_step_properties_fail_only_on_their_declared_methods(
+    runs: dict[str, Exploration],
+) -> None:
+    scoped = [c for c in STEP_CHECKS if c.methods is not None]
+    assert len(scoped) >= 15
+    for bound in ("small", "default"):
+        assert _outside_scope_failures(runs[bound], bound, scoped) == []
+
+
+def test_a_wrong_method_scope_is_caught() -> None:
+    """Teeth: R15 declared as a session/list property fails on session/new steps."""
+    mutant = MUTANTS["created_despite_invalid_params"]
+    ex = explore(mutant.tables, "small", checks=[CHECKS["R15"]])
+    wrong = replace(CHECKS["R15"], methods=frozenset({"session_list"}))
+    engine = Compiled(mutant.tables)
+    failures = [
+        req.method
+        for w in ex.worlds[:200]
+        for req in requests(BOUNDS["small"].scopes[0], w)
+        if not wrong.applies_to(req.method) and not wrong.fn(engine.step(w, req))
+    ]
+    assert "session_new" in failures

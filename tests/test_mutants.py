@@ -1,15 +1,21 @@
-"""Every mutant is caught: Hypothesis fails on it, naming the id the mutant declares.
+"""Every mutant is caught by both engines, naming the id the mutant declares.
 
 This is the ``bad_machines`` pattern: the same machine that passes on the reference tables must
-fail, with a short shrunk transcript, on each deliberately broken set of tables.
+fail, with a short shrunk transcript, on each deliberately broken set of tables. The
+exhaustive explorer must catch it too, within the smallest bound that can show it, and its
+counterexample (the shortest within that bound) must be no longer than Hypothesis's shrunk one.
+``bench/crosscheck.py`` compares the full sets of violated ids and reports the length ratios.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from model.invariants import CHECKS
 from model.mutants import MUTANTS, Mutant
+from simulations.explore import Exploration, explore
 from simulations.stateful import Violation, findings_of, hypothesis_settings, machine_class, run
+from simulations.trace import replay
 
 MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem worth a look
 
@@ -26,6 +32,19 @@ def test_hypothesis_catches_mutant_by_its_declared_id(mutant: Mutant) -> None:
     shrunk = findings_of(cls).failure
     assert shrunk is not None and shrunk[0] == mutant.violates
     assert 1 <= len(shrunk[1]) <= MAX_STEPS, shrunk
+    # the exhaustive engine: caught too, and its counterexample is no longer
+    ex = _smallest_bound_catching(mutant)
+    assert mutant.violates in ex.first, f"BFS misses {mutant.name} in every bound"
+    assert len(shrunk[1]) >= ex.length(mutant.violates), (ex.bound.name, shrunk[1])
+    assert mutant.violates in replay(ex.trace(mutant.violates), mutant.tables)[-1].violated
+
+
+def _smallest_bound_catching(mutant: Mutant) -> Exploration:
+    for bound in ("tiny", "small", "default"):
+        ex = explore(mutant.tables, bound, checks=[CHECKS[mutant.violates]])
+        if mutant.violates in ex.first:
+            break
+    return ex
 
 
 def test_run_reports_a_mutant_failure_without_raising() -> None:
