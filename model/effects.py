@@ -20,7 +20,6 @@ Source
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from model.context import Ctx
 from model.types import (
@@ -38,6 +37,7 @@ from model.types import (
     Session,
     Slot,
     Status,
+    evolve,
 )
 
 Effect = Callable[[Ctx], None]
@@ -63,11 +63,11 @@ def _fail(c: Ctx, code: int, reason: Reason) -> None:
 
 
 def put_session(c: Ctx, s: Session) -> None:
-    c.world = replace(c.world, agent=c.world.agent.with_session(s))
+    c.world = evolve(c.world, agent=c.world.agent.with_session(s))
 
 
 def _next_sid(agent: Agent) -> tuple[str, Agent]:
-    return f"s{agent.issued + 1}", replace(agent, issued=agent.issued + 1)
+    return f"s{agent.issued + 1}", evolve(agent, issued=agent.issued + 1)
 
 
 # ---- agent process ---------------------------------------------------------------------------
@@ -76,7 +76,7 @@ def _next_sid(agent: Agent) -> tuple[str, Agent]:
 @effect
 def open_connection(c: Ctx) -> None:
     conn = Connection(phase=Phase.UNINITIALIZED, client=c.req.client)
-    c.world = replace(c.world, connections=(*c.world.connections, conn))
+    c.world = evolve(c.world, connections=(*c.world.connections, conn))
     c.reply = Reply()
 
 
@@ -85,13 +85,13 @@ def restart_keeping_store(c: Ctx) -> None:
     """Connections drop, active sessions fall back to the durable store, the profile may change."""
     w = c.world
     store = tuple(
-        replace(s, status=Status.STORED, conn=None, live=None) if s.status is Status.ACTIVE else s
+        evolve(s, status=Status.STORED, conn=None, live=None) if s.status is Status.ACTIVE else s
         for s in w.agent.store
     )
     profile = c.req.profile if c.req.profile is not None else w.agent.profile
-    c.world = replace(
+    c.world = evolve(
         w,
-        agent=replace(w.agent, profile=profile, store=store),
+        agent=evolve(w.agent, profile=profile, store=store),
         connections=(),
         restarts=w.restarts + 1,
     )
@@ -106,8 +106,8 @@ def negotiate_caps(c: Ctx) -> None:
     conn = c.connection
     assert conn is not None
     conns = list(c.world.connections)
-    conns[c.req.conn] = replace(conn, caps=c.world.agent.profile)
-    c.world = replace(c.world, connections=tuple(conns))
+    conns[c.req.conn] = evolve(conn, caps=c.world.agent.profile)
+    c.world = evolve(c.world, connections=tuple(conns))
     c.reply = Reply()
 
 
@@ -138,7 +138,7 @@ def list_sessions(c: Ctx) -> None:
 @effect
 def ignore_prompt_fields(c: Ctx) -> None:
     """An agent that does not advertise the capability predates it: the fields are dropped."""
-    c.draft = replace(c.draft, blocks=None, mode=None)
+    c.draft = evolve(c.draft, blocks=None, mode=None)
 
 
 def read_prompt_fields(c: Ctx, omitted: Mode) -> None:
@@ -146,7 +146,7 @@ def read_prompt_fields(c: Ctx, omitted: Mode) -> None:
     sp = c.req.system_prompt
     blocks = None if sp is None else tuple(b.text for b in sp)
     mode = None if sp is None else Mode(c.req.mode or omitted.value)
-    c.draft = replace(c.draft, blocks=blocks, mode=mode)
+    c.draft = evolve(c.draft, blocks=blocks, mode=mode)
 
 
 @effect
@@ -181,17 +181,17 @@ def reject_cannot_incorporate(c: Ctx) -> None:
 
 @effect
 def compose_default(c: Ctx) -> None:
-    c.draft = replace(c.draft, slot=compose(c.world.agent.base, None, None))
+    c.draft = evolve(c.draft, slot=compose(c.world.agent.base, None, None))
 
 
 @effect
 def compose_append(c: Ctx) -> None:
-    c.draft = replace(c.draft, slot=compose(c.world.agent.base, c.draft.blocks, Mode.APPEND))
+    c.draft = evolve(c.draft, slot=compose(c.world.agent.base, c.draft.blocks, Mode.APPEND))
 
 
 @effect
 def compose_override(c: Ctx) -> None:
-    c.draft = replace(c.draft, slot=compose(c.world.agent.base, c.draft.blocks, Mode.OVERRIDE))
+    c.draft = evolve(c.draft, slot=compose(c.world.agent.base, c.draft.blocks, Mode.OVERRIDE))
 
 
 # ---- one session -----------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def attach(c: Ctx, slot: Slot, replayed: bool) -> None:
     """The addressed session becomes active here, running ``slot``."""
     s = c.session
     assert s is not None
-    put_session(c, replace(s, conn=c.req.conn, live=slot))
+    put_session(c, evolve(s, conn=c.req.conn, live=slot))
     c.reply = Reply(replayed=replayed)
 
 
@@ -258,7 +258,7 @@ def _fork(c: Ctx, blocks: tuple[str, ...] | None, mode: Mode | None) -> None:
         mode,
         compose(agent.base, blocks, mode),
     )
-    c.world = replace(c.world, agent=agent.with_session(child))
+    c.world = evolve(c.world, agent=agent.with_session(child))
     c.reply = Reply(sid=sid)
 
 
@@ -278,7 +278,7 @@ def detach(c: Ctx) -> None:
     """The addressed session leaves its connection and drops its live prompt (status: row dest)."""
     s = c.session
     assert s is not None
-    put_session(c, replace(s, conn=None, live=None))
+    put_session(c, evolve(s, conn=None, live=None))
 
 
 @effect
@@ -319,5 +319,5 @@ def reply_session_unavailable(c: Ctx) -> None:
 def allocate_sid(c: Ctx) -> None:
     """Reserve the next session id for session/new (engine helper, not a table effect)."""
     sid, agent = _next_sid(c.world.agent)
-    c.world = replace(c.world, agent=agent)
+    c.world = evolve(c.world, agent=agent)
     c.target = sid

@@ -24,7 +24,7 @@ Source
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -45,6 +45,7 @@ from model.types import (
     Stage,
     Status,
     World,
+    evolve,
 )
 
 RowRef = tuple[str, int]  # (table name, row index)
@@ -150,8 +151,8 @@ class _Engine:
         if phase is not conn.phase:
             assert isinstance(phase, Phase)
             conns = list(ctx.world.connections)
-            conns[ctx.req.conn] = replace(conns[ctx.req.conn], phase=phase)
-            ctx.world = replace(ctx.world, connections=tuple(conns))
+            conns[ctx.req.conn] = evolve(conns[ctx.req.conn], phase=phase)
+            ctx.world = evolve(ctx.world, connections=tuple(conns))
         if ctx.reply is not None:
             return
         if ctx.req.method == "session_new":
@@ -174,8 +175,8 @@ class _Engine:
         s = ctx.session
         assert isinstance(status, Status)
         if s is not None and s.status is not status:
-            ctx.world = replace(
-                ctx.world, agent=ctx.world.agent.with_session(replace(s, status=status))
+            ctx.world = evolve(
+                ctx.world, agent=ctx.world.agent.with_session(evolve(s, status=status))
             )
 
 
@@ -259,18 +260,24 @@ class Compiled(_Engine):
                     key = (name, row.trigger, src)
                     self._rows.setdefault(key, []).append(((name, i), guards, eff, row.dest))
 
+    def _first(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> _Compiled | None:
+        for row in self._rows.get((name, trigger, state), ()):
+            for g in row[1]:
+                if not g(ctx):
+                    break
+            else:
+                self._fired.append(row[0])
+                return row
+        return None
+
     def _fire(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> Enum:
-        for ref, guards, eff, dest in self._rows.get((name, trigger, state), ()):
-            if all(g(ctx) for g in guards):
-                self._fired.append(ref)
-                if eff is not None:
-                    eff(ctx)
-                return state if dest is None else dest
-        raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
+        row = self._first(name, state, trigger, ctx)
+        if row is None:
+            raise ModelError(f"no {name} row fires for {trigger} in {state.name}")
+        _, _, eff, dest = row
+        if eff is not None:
+            eff(ctx)
+        return state if dest is None else dest
 
     def _may(self, name: str, state: Enum, trigger: str, ctx: Ctx) -> bool:
-        for ref, guards, _, _ in self._rows.get((name, trigger, state), ()):
-            if all(g(ctx) for g in guards):
-                self._fired.append(ref)
-                return True
-        return False
+        return self._first(name, state, trigger, ctx) is not None

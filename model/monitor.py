@@ -17,8 +17,6 @@ Source
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from model.types import (
     BASE,
     Attach,
@@ -30,6 +28,7 @@ from model.types import (
     Request,
     Slot,
     World,
+    evolve,
 )
 
 _ATTACH_BY_METHOD = {"session_load": Attach.LOAD, "session_resume": Attach.RESUME}
@@ -52,9 +51,9 @@ def observe(before: World, req: Request, reply: Reply, after: World) -> World:
     m = req.method
     here = (after.restarts, req.conn)
     if m == "restart":
-        return replace(
+        return evolve(
             after,
-            observed=tuple(replace(o, attach=None, survived_restart=True) for o in after.observed),
+            observed=tuple(evolve(o, attach=None, survived_restart=True) for o in after.observed),
         )
     if m in ("session_new", "session_fork") and reply.sid is not None:
         new = m == "session_new"
@@ -75,18 +74,18 @@ def observe(before: World, req: Request, reply: Reply, after: World) -> World:
     if o is None:
         return after
     if m in _ATTACH_BY_METHOD:
-        o = replace(
+        o = evolve(
             o,
             attach=_ATTACH_BY_METHOD[m],
             attach_cap=_cap(before, req.conn),
             restored_after_restart=o.survived_restart,
         )
     elif m == "session_close":
-        o = replace(o, attach=None)
+        o = evolve(o, attach=None)
     elif m == "session_delete":
-        o = replace(o, attach=None, deleted=True)
+        o = evolve(o, attach=None, deleted=True)
     elif m == "session_prompt" and reply.slot is not None:
-        o = replace(o, turns=o.turns | {(o.attach or Attach.NEW, reply.slot)})
+        o = evolve(o, turns=o.turns | {(o.attach or Attach.NEW, reply.slot)})
     else:
         return after
     return after.with_obs(o)

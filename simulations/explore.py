@@ -15,13 +15,16 @@ Scope
     * coverage: how often each table row fired, which witnesses were reached.
 
 Abstractions
-    A bound caps connections open at once, session ids handed out, restarts, and picks the
-    prompt symbols, modes, capability profiles and client kinds. A request that would exceed
-    a cap is not explored ("cut"). Requests that a conforming client would not send, and
-    answers that change nothing, are evaluated and checked but add no edge. With symmetry
-    reduction on (the default), worlds equal up to renaming of session ids and of
-    interchangeable prompt symbols are one node (``simulations.symmetry``); the unreduced
-    count is what ``symmetry=False`` gives.
+    A bound is a set of scopes; a scope caps connections open at once, session ids handed
+    out and restarts, and picks the prompt symbols, modes, capability profiles and client
+    kinds. Each scope is searched on its own; a world reached in several is one node. A
+    request that would hand out more ids than the scope allows is checked, and so is the world
+    it leads to, but that world is not expanded ("cut"). Only one unknown session id is tried
+    per world (all unknown ids behave alike). A request a conforming client would not send is
+    no event: it is not checked and adds no edge. Answers that change nothing are checked and
+    add no edge. A step property is evaluated only on the methods it declares it can fail on.
+    With symmetry reduction on (the default), worlds equal up to renaming of session ids and
+    of interchangeable prompt symbols are one node (``simulations.symmetry``).
 
 Source
     Bounds are ours; the requests are those of ``simulations.domain`` (the RFD's parameter
@@ -32,8 +35,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -56,6 +59,7 @@ from model.witnesses import WITNESSES
 from simulations.domain import Domain, text
 from simulations.stateful import Trace
 from simulations.symmetry import Canonizer, Renaming, compose, invert, rename_request
+from simulations.trace import reply_text, request_text, wire_method
 
 
 @dataclass(frozen=True)
@@ -182,15 +186,6 @@ SHARED = Scope(
     ),
     max_restarts=1,
 )
-# close and reload with two sessions (what a client that tidies up does)
-CLOSING = Scope(
-    "closing",
-    replace(
-        LIFECYCLE.domain, profiles=tuple(replace(p, close=True) for p in LIFECYCLE.domain.profiles)
-    ),
-    max_restarts=1,
-)
-
 BOUNDS: dict[str, Bound] = {
     b.name: b
     for b in (
@@ -312,15 +307,26 @@ ENGINES: dict[str, type[Compiled] | type[System]] = {"compiled": Compiled, "tran
 Progress = Callable[[int, int, int, float], None]  # states, transitions, depth, seconds
 
 
-def requests(scope: Scope, w: World) -> Iterator[Request]:
-    """The scope's requests in ``w``: one unknown session id stands for all (they are alike)."""
-    known = w.agent.issued + 1
-    for req in scope.domain.requests(w):
-        if req.method == "restart" and w.restarts >= scope.max_restarts:
-            continue
-        if req.sid is not None and int(req.sid[1:]) > known:
-            continue
-        yield req
+def requests(scope: Scope, w: World) -> tuple[Request, ...]:
+    """The scope's requests in ``w``: one unknown session id stands for all (they are alike).
+
+    They depend on ``w`` only through the number of connections, the ids handed out and
+    whether a restart is still allowed, so each such combination is built once.
+    """
+    key = (scope, len(w.connections), w.agent.issued, w.restarts >= scope.max_restarts)
+    hit = _REQUESTS.get(key)
+    if hit is None:
+        known = w.agent.issued + 1
+        hit = _REQUESTS[key] = tuple(
+            req
+            for req in scope.domain.requests(w)
+            if not (req.method == "restart" and w.restarts >= scope.max_restarts)
+            and not (req.sid is not None and int(req.sid[1:]) > known)
+        )
+    return hit
+
+
+_REQUESTS: dict[tuple[Scope, int, int, bool], tuple[Request, ...]] = {}
 
 
 def explore(
@@ -451,13 +457,11 @@ def explore(
         ex.complete = False
     ex.seconds = time.perf_counter() - t0
     if progress is not None:
-        progress(ex.states, ex.transitions, ex.depth, ex.seconds)
+        try:
+            progress(ex.states, ex.transitions, ex.depth, ex.seconds)
+        except KeyboardInterrupt:  # a second Ctrl-C while reporting: the result still stands
+            ex.complete = False
     return ex
-
-
-def check_ids(ex: Exploration) -> dict[str, bool]:
-    """Id → violated? for every check the exploration evaluated."""
-    return {rid: rid in ex.first for rid in CHECKS}
 
 
 # ---- the graph in the shape the pictures and exports use ---------------------------------------
@@ -478,8 +482,6 @@ def lifecycle(w: World) -> str:
 
 def labelled(ex: Exploration, revision: str = "", mutant: str | None = None) -> nx.DiGraph:
     """A copy of the graph with scalar attributes only (GraphML, DOT, pictures)."""
-    from simulations.trace import reply_text, request_text, wire_method
-
     h = nx.DiGraph(
         bound=ex.bound.name,
         revision=revision,

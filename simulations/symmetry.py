@@ -200,6 +200,3 @@ class Canonizer:
                 if key < best_key:
                     best, best_key = (cand, (sids, syms)), key
         return best
-
-    def to_concrete(self, req: Request, back: Renaming) -> Request:
-        return rename_request(req, back)
