@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -169,15 +170,11 @@ def check(
             seen = [t for t in (found.violations.get(rid), from_scenarios.get(rid)) if t]
             if seen:
                 counterexamples[rid], shrunk[rid] = min(seen, key=len), False
-    verdicts = {
-        rid: NA if rid in NOT_CHECKED else VIOLATED if rid in counterexamples else HOLDS
-        for rid in REQUIREMENTS
-    }
     return CheckResult(
         revision,
         mutant,
         engine,
-        verdicts,
+        _verdicts(counterexamples),
         counterexamples,
         shrunk,
         time.perf_counter() - t0,
@@ -186,18 +183,22 @@ def check(
     )
 
 
+def _verdicts(counterexamples: dict[str, Trace]) -> dict[str, str]:
+    """Every id: n/a if not checkable, violated if it has a counterexample, else holds."""
+    return {
+        rid: NA if rid in NOT_CHECKED else VIOLATED if rid in counterexamples else HOLDS
+        for rid in REQUIREMENTS
+    }
+
+
 def from_exploration(ex: Exploration, revision: str, mutant: str | None) -> CheckResult:
     """Verdicts of one exhaustive run; each counterexample is a shortest one within the bound."""
     traces = {rid: ex.trace(rid) for rid in ex.violated}
-    verdicts = {
-        rid: NA if rid in NOT_CHECKED else VIOLATED if rid in traces else HOLDS
-        for rid in REQUIREMENTS
-    }
     return CheckResult(
         revision,
         mutant,
         "bfs",
-        verdicts,
+        _verdicts(traces),
         traces,
         dict.fromkeys(traces, True),
         ex.seconds,
@@ -524,6 +525,17 @@ def _run_replay(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = parser().parse_args(argv)
         if args.command == "list":

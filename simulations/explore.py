@@ -36,7 +36,7 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx
@@ -176,14 +176,7 @@ METHODS = Scope(
 # two connections on one agent: who saw what (P9), close from the other connection (P6)
 SHARED = Scope(
     "shared",
-    Domain(
-        profiles=(_FULL, _UNAWARE),
-        prompts=(None, _A),
-        modes=(None,),
-        clients=_CONFORMING,
-        max_connections=2,
-        max_sessions=1,
-    ),
+    replace(METHODS.domain, clients=_CONFORMING, max_connections=2),
     max_restarts=1,
 )
 BOUNDS: dict[str, Bound] = {

@@ -202,3 +202,17 @@ def test_ctrl_c_writes_what_was_found_and_exits_130(
     cov = json.loads((tmp_path / "coverage.json").read_text())
     assert cov["complete"] is False and 0 < cov["states"] < 5024
     assert (tmp_path / "graph.png").exists()
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback() -> None:
+    """``acp-sysprompt check | head -1``: the closed pipe ends the run quietly."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "simulations", "check", "--bound", "tiny", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the report is written
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
