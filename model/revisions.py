@@ -1,22 +1,85 @@
-"""Spec revisions as data: each names the tables that implement it.
+"""Spec revisions as data: each names its tables, the rules it states and what its wire can carry.
 
 Scope
-    Only the final RFD is modelled so far; further revisions (the first draft, PR #1494's
-    implementation, the 2026-11 unstable schema) are added here as data over the same machines.
+    ``rfd-final`` (4969bbbf) is the foundation model. ``rfd-draft`` (0b902f18) and ``pr-1494``
+    (implementation commit eefd6439) are the string-valued first design: ``systemPrompt`` is
+    one string on session/new, there is no capability and no mode, the prompt is additive, and
+    an agent that predates the field ignores it. The 2026-11 unstable schema (an envelope on
+    new, load, resume and fork) is not modelled yet.
 
 Abstractions
-    A revision is a set of tables plus where its text lives; every revision is judged against
-    the same requirement registry (the P ids are the shared yardstick).
+    A revision is (a) a set of tables over the same machines — the draft's tables are the
+    final ones with the capability gates, the -32602 validation and override removed — (b)
+    its rule list: the R and S ids whose obligation that revision also states (the one
+    numbering of REQUIREMENTS.md is kept; an id a revision does not state is "n/a" for it),
+    and (c) ``admits``: which requests its wire can express (a string is one text block; no
+    mode). Every revision is judged against the same P1–P9.
+
+    The string revisions say nothing about load, resume or fork; their tables keep the final
+    RFD's session rows (an agent that stored the prompt restores it), a modelling choice that
+    favours them. ``pr-1494`` differs from the draft only in accepting ``null`` (the model's
+    "omitted"), so its verdicts equal the draft's; it is listed so a reviewer can see that.
 
 Source
-    shared/spec/REQUIREMENTS.md "Other revisions"; rfd-client-system-prompt.final.mdx (4969bbbf).
+    shared/spec/REQUIREMENTS.md "Other revisions"; acp-session-digest.md §6.2 and §6.3;
+    rfd-client-system-prompt.draft1.mdx; rfd-client-system-prompt.final.mdx.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.tables import REFERENCE, Tables
+from model.tables import NEW_SESSION, REFERENCE, Row, Table, Tables
+from model.types import BlockKind, Request, Stage
+
+_BASE_RULES = frozenset({"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"})
+_FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
+# what the first draft states, in the final RFD's numbering (digest §6.2 "Agent duties"):
+# additive incorporation that keeps guardrails (R8), no prompt required (R10), an error and no
+# session when it cannot incorporate (R11), immutability (R18), the default without one (R20)
+_DRAFT_RULES = _BASE_RULES | {"R8", "R10", "R11", "R18", "R20"}
+
+
+def _blocks_only(req: Request) -> bool:
+    del req
+    return True
+
+
+def _string_only(req: Request) -> bool:
+    """A string systemPrompt on session/new, no mode; no prompt anywhere else."""
+    sp = req.system_prompt
+    if req.mode is not None:
+        return False
+    if sp is None:
+        return True
+    return req.method == "session_new" and len(sp) == 1 and sp[0].kind is BlockKind.TEXT
+
+
+def _without(table: Table, *effects: str) -> Table:
+    return tuple(r for r in table if r.effect not in effects)
+
+
+def _string_tables() -> Tables:
+    """The final tables minus the capability gates, the -32602 checks and override."""
+    client = tuple(
+        r._replace(guards=()) if r.trigger == "session_new" else r for r in REFERENCE.client
+    )
+    new_session: list[Row] = []
+    for r in _without(
+        NEW_SESSION,
+        "reject_empty_prompt",
+        "reject_mode_without_prompt",
+        "reject_unsupported_block",
+        "reject_unadvertised_mode",
+        "compose_override",
+    ):
+        if r.dest is Stage.ADVERTISED:  # no capability to pass: straight to taking the fields
+            continue
+        if r.effect == "take_prompt_fields":  # the draft's additive duty (no mode to read)
+            r = r._replace(source=Stage.RECEIVED, reqs=("R8",))
+        new_session.append(r)
+    return REFERENCE.edit("client", client).edit("new_session", tuple(new_session))
 
 
 @dataclass(frozen=True)
@@ -25,11 +88,37 @@ class Revision:
     title: str
     source: str
     tables: Tables
+    rules: frozenset[str] = _FINAL_RULES
+    admits: Callable[[Request], bool] = _blocks_only
 
+    def states(self, rid: str) -> bool:
+        """Is ``rid`` a rule of this revision? P ids are everyone's yardstick."""
+        return rid.startswith("P") or rid in self.rules
+
+
+_STRING = _string_tables()
 
 REVISIONS: dict[str, Revision] = {
     r.name: r
     for r in (
+        Revision(
+            "rfd-draft",
+            "Client-Provided System Prompt RFD, first draft 0b902f18: systemPrompt is a string, "
+            "no capability, additive",
+            "shared/spec/rfd-client-system-prompt.draft1.mdx",
+            _STRING,
+            _DRAFT_RULES,
+            _string_only,
+        ),
+        Revision(
+            "pr-1494",
+            "PR #1494 (eefd6439): systemPrompt: string | null on session/new, no capability, "
+            "no mode",
+            "shared/spec/acp-session-digest.md §6.3",
+            _STRING,
+            _DRAFT_RULES,
+            _string_only,
+        ),
         Revision(
             "rfd-final",
             "Client-Provided System Prompt RFD, final revision 4969bbbf (2026-07-21)",

@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.revisions import REVISIONS
+from model.revisions import REVISIONS, Revision
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from simulations.domain import DEFAULT_DOMAIN, Domain
@@ -99,15 +99,21 @@ def _tables(revision: str, mutant: str | None) -> Tables:
         )
     if mutant is not None and mutant not in MUTANTS:
         raise UsageError(f"argument --mutant: unknown mutant {mutant!r} (see 'acp-sysprompt list')")
+    if mutant is not None and revision != "rfd-final":
+        raise UsageError(
+            f"argument --mutant: mutants are edits of rfd-final, not of {revision} "
+            "(drop --revision or use rfd-final)"
+        )
     return MUTANTS[mutant].tables if mutant else REVISIONS[revision].tables
 
 
-def _bound(name: str, restarts: str = "any") -> Bound:
+def _bound(name: str, revision: str, restarts: str = "any") -> Bound:
+    """The named bound over what ``revision``'s wire can carry."""
     if name not in BOUNDS:
         raise UsageError(
             f"argument --bound: unknown bound {name!r} (choose from {', '.join(BOUNDS)})"
         )
-    b = BOUNDS[name]
+    b = BOUNDS[name].restricted(REVISIONS[revision].admits)
     if restarts == "any":
         return b
     scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in b.scopes)
@@ -132,11 +138,13 @@ def check(
         raise UsageError(
             f"argument --engine: unknown engine {engine!r} (choose from {', '.join(ENGINES)})"
         )
+    rev = REVISIONS[revision]
     if engine == "bfs":
-        b = _bound(bound, domain.restarts)
+        b = _bound(bound, revision, domain.restarts)
         return from_exploration(
             explore(tables, b, symmetry=symmetry, progress=progress), revision, mutant
         )
+    domain = domain.restrict(rev.admits)
     t0 = time.perf_counter()
     # 1. one broad run that records every id it sees violated
     broad = machine_class(tables, domain, mode="collect")
@@ -145,6 +153,8 @@ def check(
     # 2. the named scenarios, replayed like Hypothesis @example inputs
     from_scenarios: dict[str, Trace] = {}
     for trace in scenarios_for(domain).values():
+        if not all(rev.admits(r) for r in trace.requests):
+            continue  # the scenario says something this revision's wire cannot
         for step in replay(trace, tables):
             for rid in step.violated:
                 from_scenarios.setdefault(rid, Trace(trace.profile, trace.requests))
@@ -174,7 +184,7 @@ def check(
         revision,
         mutant,
         engine,
-        _verdicts(counterexamples),
+        _verdicts(counterexamples, rev),
         counterexamples,
         shrunk,
         time.perf_counter() - t0,
@@ -183,22 +193,37 @@ def check(
     )
 
 
-def _verdicts(counterexamples: dict[str, Trace]) -> dict[str, str]:
-    """Every id: n/a if not checkable, violated if it has a counterexample, else holds."""
+def _verdicts(counterexamples: dict[str, Trace], rev: Revision) -> dict[str, str]:
+    """Every id: n/a if not checkable or not a rule of the revision, violated if it has a
+    counterexample, else holds. Counterexamples of ids the revision does not state are dropped.
+    """
+    for rid in [r for r in counterexamples if not rev.states(r)]:
+        del counterexamples[rid]
     return {
-        rid: NA if rid in NOT_CHECKED else VIOLATED if rid in counterexamples else HOLDS
+        rid: NA
+        if rid in NOT_CHECKED or not rev.states(rid)
+        else VIOLATED
+        if rid in counterexamples
+        else HOLDS
         for rid in REQUIREMENTS
     }
 
 
+def _na_reason(rid: str, revision: str) -> str:
+    if rid in NOT_CHECKED:
+        return NOT_CHECKED[rid]
+    return f"not a rule of {revision}"
+
+
 def from_exploration(ex: Exploration, revision: str, mutant: str | None) -> CheckResult:
     """Verdicts of one exhaustive run; each counterexample is a shortest one within the bound."""
-    traces = {rid: ex.trace(rid) for rid in ex.violated}
+    rev = REVISIONS[revision]
+    traces = {rid: ex.trace(rid) for rid in ex.violated if rev.states(rid)}
     return CheckResult(
         revision,
         mutant,
         "bfs",
-        _verdicts(traces),
+        _verdicts(traces, rev),
         traces,
         dict.fromkeys(traces, True),
         ex.seconds,
@@ -245,7 +270,7 @@ def render(result: CheckResult) -> str:
     ]
     for rid, verdict in result.verdicts.items():
         r = REQUIREMENTS[rid]
-        how = CHECKS[rid].name if rid in CHECKS else NOT_CHECKED.get(rid, "")
+        how = CHECKS[rid].name if verdict != NA else _na_reason(rid, result.revision)
         mark = "✗ " if verdict == VIOLATED else "  "
         lines.append(f"{rid:4s} {r.keyword.value:16s} {mark}{verdict:7s} {how}")
     for rid, trace in result.counterexamples.items():
@@ -262,7 +287,7 @@ def render(result: CheckResult) -> str:
             f"{rid} violated ({r.keyword.value})  {len(trace)} steps ({kind})",
             f'  "{r.text}"',
             f"  source: {r.source}",
-            render_steps(trace, result.tables),
+            render_steps(trace, result.tables, REVISIONS[result.revision].states),
         ]
     violated_rules = [
         rid
@@ -289,7 +314,8 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "engine": result.engine,
         "verdicts": result.verdicts,
         "counterexamples": {
-            rid: trace_json(t, result.tables) for rid, t in result.counterexamples.items()
+            rid: trace_json(t, result.tables, REVISIONS[result.revision].states)
+            for rid, t in result.counterexamples.items()
         },
         "shrunk": result.shrunk,
         "budget": result.budget,
@@ -302,7 +328,13 @@ def to_json(result: CheckResult) -> dict[str, Any]:
 def listing() -> dict[str, Any]:
     return {
         "revisions": [
-            {"name": r.name, "title": r.title, "source": r.source} for r in REVISIONS.values()
+            {
+                "name": r.name,
+                "title": r.title,
+                "source": r.source,
+                "rules": sorted(r.rules, key=lambda x: (x[0], int(x[1:]))),
+            }
+            for r in REVISIONS.values()
         ],
         "mutants": [
             {"name": m.name, "violates": m.violates, "summary": m.summary} for m in MUTANTS.values()
@@ -439,7 +471,7 @@ def _run_explore(args: argparse.Namespace) -> int:
     from simulations.pictures import draw_graph, draw_machines, write_dot, write_graphml
 
     tables = _tables(args.revision, args.mutant)
-    bound = _bound(args.bound)
+    bound = _bound(args.bound, args.revision)
     rid = _id(args.id) if args.id else None
     out = _out_dir(args.out)
     line = _progress(args, f"explore {bound.name}")
@@ -480,7 +512,7 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     from simulations.render import write_counterexample
 
     tables = _tables(args.revision, args.mutant)
-    bound = _bound(args.bound)
+    bound = _bound(args.bound, args.revision)
     rid = _id(args.id)
     out = _out_dir(args.out)
     line = _progress(args, f"search {rid} in {bound.name}")
@@ -513,8 +545,9 @@ def _run_replay(args: argparse.Namespace) -> int:
         mutant = None
     tables = _tables(revision, mutant)
     rid = meta.get("requirement")
-    steps = replay(trace, tables)
-    print(render_steps(trace, tables))
+    keep = REVISIONS[revision].states
+    steps = replay(trace, tables, keep)
+    print(render_steps(trace, tables, keep))
     hit = next((i for i, st in enumerate(steps, 1) if rid in st.violated), None)
     what = f"mutant {mutant} of {revision}" if mutant else revision
     if hit is None:

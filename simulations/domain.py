@@ -18,7 +18,7 @@ Source
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -68,6 +68,14 @@ class Domain:
 
     def with_restarts(self, restarts: Literal["same", "any"]) -> Domain:
         return replace(self, restarts=restarts)
+
+    def restrict(self, admits: Callable[[Request], bool]) -> Domain:
+        """Only the prompts and modes a revision's wire can carry on session/new."""
+        prompts = tuple(p for p in self.prompts if admits(Request("session_new", system_prompt=p)))
+        modes = tuple(
+            m for m in self.modes if admits(Request("session_new", system_prompt=None, mode=m))
+        )
+        return replace(self, prompts=prompts, modes=modes)
 
     def requests(self, w: World) -> Iterator[Request]:
         """Every request the domain allows in ``w`` (for exhaustive engines)."""

@@ -106,6 +106,11 @@ class Bound:
             "scopes": [s.describe() for s in self.scopes],
         }
 
+    def restricted(self, admits: Callable[[Request], bool]) -> Bound:
+        """The same bound over what a revision's wire can carry (``Domain.restrict``)."""
+        scopes = tuple(replace(s, domain=s.domain.restrict(admits)) for s in self.scopes)
+        return replace(self, scopes=scopes)
+
 
 def _prompt_label(p: tuple[Block, ...] | None) -> str:
     if p is None:

@@ -15,6 +15,7 @@ Source
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,10 @@ class ReplayedStep:
     violated: tuple[str, ...]  # ids violated by this step or in the world right after it
 
 
-def replay(trace: Trace, tables: Tables = REFERENCE) -> list[ReplayedStep]:
+def replay(
+    trace: Trace, tables: Tables = REFERENCE, keep: Callable[[str], bool] | None = None
+) -> list[ReplayedStep]:
+    """Re-run ``trace``; ``keep`` limits the ids reported (a revision's ``states``)."""
     system = System(tables)
     world = initial_world(trace.profile)
     out: list[ReplayedStep] = []
@@ -40,7 +44,7 @@ def replay(trace: Trace, tables: Tables = REFERENCE) -> list[ReplayedStep]:
         world = step.after
         bad = [c.rid for c in STEP_CHECKS if not c.fn(step)]
         bad += [c.rid for c in STATE_CHECKS if not c.fn(world)]
-        out.append(ReplayedStep(step, tuple(bad)))
+        out.append(ReplayedStep(step, tuple(r for r in bad if keep is None or keep(r))))
     return out
 
 
@@ -85,12 +89,14 @@ def reply_text(reply: Reply) -> str:
     return " ".join(parts)
 
 
-def render_steps(trace: Trace, tables: Tables = REFERENCE) -> str:
+def render_steps(
+    trace: Trace, tables: Tables = REFERENCE, keep: Callable[[str], bool] | None = None
+) -> str:
     rows = [
         f"  #  {'request':60s}  reply",
         f"  0  <agent starts advertising {trace.profile.label()}>",
     ]
-    for i, r in enumerate(replay(trace, tables), 1):
+    for i, r in enumerate(replay(trace, tables, keep), 1):
         flag = "  ✗ " + ",".join(r.violated) if r.violated else ""
         rows.append(f"{i:3d}  {request_text(r.step.request):60s}  {reply_text(r.step.reply)}{flag}")
     return "\n".join(rows)
@@ -129,6 +135,8 @@ def step_json(r: ReplayedStep) -> dict[str, Any]:
     return out
 
 
-def trace_json(trace: Trace, tables: Tables = REFERENCE) -> list[dict[str, Any]]:
+def trace_json(
+    trace: Trace, tables: Tables = REFERENCE, keep: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
     start = {"method": "<agent starts>", "params": {"profile": caps_json(trace.profile)}}
-    return [start, *(step_json(r) for r in replay(trace, tables))]
+    return [start, *(step_json(r) for r in replay(trace, tables, keep))]
