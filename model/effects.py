@@ -262,6 +262,38 @@ def _fork(c: Ctx, blocks: tuple[str, ...] | None, mode: Mode | None) -> None:
     c.reply = Reply(sid=sid)
 
 
+def _requested(c: Ctx) -> tuple[tuple[str, ...], Mode]:
+    """The texts and mode a load/resume/fork request carries (schema-2026-11's envelope)."""
+    sp = c.req.system_prompt
+    assert sp is not None
+    return tuple(b.text for b in sp), Mode(c.req.mode or Mode.APPEND.value)
+
+
+def _attach_requested(c: Ctx, replayed: bool) -> None:
+    """Attach under the request's prompt, which becomes the session's stored prompt (our choice:
+    the schema says what the loaded session runs under, not whether the store keeps it)."""
+    blocks, mode = _requested(c)
+    s = c.session
+    assert s is not None
+    put_session(c, evolve(s, blocks=blocks, mode=mode))
+    attach(c, compose(c.world.agent.base, blocks, mode), replayed=replayed)
+
+
+@effect
+def load_with_request_prompt(c: Ctx) -> None:
+    _attach_requested(c, replayed=True)
+
+
+@effect
+def resume_with_request_prompt(c: Ctx) -> None:
+    _attach_requested(c, replayed=False)
+
+
+@effect
+def fork_with_request_prompt(c: Ctx) -> None:
+    _fork(c, *_requested(c))
+
+
 @effect
 def fork_with_parent_prompt(c: Ctx) -> None:
     parent = c.session

@@ -142,6 +142,12 @@ def is_active_here(c: Ctx) -> bool:
 
 
 @guard
+def carries_prompt(c: Ctx) -> bool:
+    """The request carries a systemPrompt (schema-2026-11 allows it on load, resume, fork)."""
+    return c.req.system_prompt is not None
+
+
+@guard
 def prompt_capability_here(c: Ctx) -> bool:
     """The agent advertised systemPrompt on the connection the request arrived on (Agent★)."""
     return c.caps.system_prompt is not PromptCap.NONE

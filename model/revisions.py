@@ -39,11 +39,17 @@ _FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
 # additive incorporation that keeps guardrails (R8), no prompt required (R10), an error and no
 # session when it cannot incorporate (R11), immutability (R18), the default without one (R20)
 _DRAFT_RULES = _BASE_RULES | {"R8", "R10", "R11", "R18", "R20"}
+# what the 2026-11 schema's descriptions state (client: only when advertised, override only
+# when advertised, no empty array, text only; agent: append supported, append keeps and
+# override replaces the built-in instructions, an error instead of a session it cannot apply,
+# the default when omitted). Not stated: restore (R16), inheritance (R17), immutability (R18):
+# on load/resume/fork "the agent may keep the stored prompt or use its default".
+_SCHEMA_RULES = _BASE_RULES | {"R3", "R5", "R6", "R8", "R9", "R11", "R12", "R14", "R20"}
 
 
 def _blocks_only(req: Request) -> bool:
-    del req
-    return True
+    """ContentBlock[] and a mode on session/new only (R19: nothing on load/resume/fork)."""
+    return req.method == "session_new" or (req.system_prompt is None and req.mode is None)
 
 
 def _string_only(req: Request) -> bool:
@@ -82,6 +88,81 @@ def _string_tables() -> Tables:
     return REFERENCE.edit("client", client).edit("new_session", tuple(new_session))
 
 
+def _envelope_only(req: Request) -> bool:
+    """``systemPrompt: {mode, content}`` on new, load, resume and fork; the mode is required."""
+    if req.method not in ("session_new", "session_load", "session_resume", "session_fork"):
+        return req.system_prompt is None and req.mode is None
+    return (req.system_prompt is None) == (req.mode is None)
+
+
+_PROMPT_GUARDS = (
+    "prompt_allowed_by_capability",
+    "override_allowed_by_capability",
+    "prompt_has_a_block",
+    "mode_is_defined",
+    "blocks_are_text",
+)
+_ATTACH = {
+    "session_load": "load_with_request_prompt",
+    "session_resume": "resume_with_request_prompt",
+    "session_fork": "fork_with_request_prompt",
+}
+
+
+def _envelope_tables() -> Tables:
+    """The final tables, plus a prompt on load/resume/fork: validated, then applied.
+
+    A conforming client checks the envelope on every method that carries it (the schema's
+    client MUSTs); the agent rejects what it cannot apply with -32602 (an empty content it MAY
+    reject: the reference agent does) and otherwise attaches or forks under the request's
+    prompt. Without a prompt the reference agent keeps the stored one (the schema allows the
+    default too: a modelling choice).
+    """
+    client = tuple(
+        r._replace(guards=_PROMPT_GUARDS)
+        if r.trigger == "session_new"
+        else r._replace(guards=(*r.guards, *_PROMPT_GUARDS))
+        if r.trigger in _ATTACH
+        else r
+        for r in REFERENCE.client
+    )
+    session: list[Row] = []
+    for r in REFERENCE.session:
+        first = r.trigger in _ATTACH and not any(x.trigger == r.trigger for x in session)
+        if first:
+            on = ("carries_prompt", "prompt_capability_here")
+            dest = None if r.trigger == "session_fork" else r.dest
+            session += [
+                Row(
+                    r.trigger,
+                    r.source,
+                    None,
+                    (*on, "prompt_is_empty_array"),
+                    "reject_empty_prompt",
+                    ("R12",),
+                ),
+                Row(
+                    r.trigger,
+                    r.source,
+                    None,
+                    (*on, "has_non_text_block"),
+                    "reject_unsupported_block",
+                    ("R14",),
+                ),
+                Row(
+                    r.trigger,
+                    r.source,
+                    None,
+                    (*on, "mode_not_advertised"),
+                    "reject_unadvertised_mode",
+                    ("R6",),
+                ),
+                Row(r.trigger, r.source, dest, on, _ATTACH[r.trigger], ("R11",)),
+            ]
+        session.append(r)
+    return REFERENCE.edit("client", client).edit("session", tuple(session))
+
+
 @dataclass(frozen=True)
 class Revision:
     name: str
@@ -90,6 +171,10 @@ class Revision:
     tables: Tables
     rules: frozenset[str] = _FINAL_RULES
     admits: Callable[[Request], bool] = _blocks_only
+    # how systemPrompt looks on the wire: "blocks" (ContentBlock[] + systemPromptMode on
+    # session/new), "string" (one string on session/new), "envelope" ({mode, content} on
+    # session/new, load, resume and fork; capability systemPrompt.mode.override)
+    wire: str = "blocks"
 
     def states(self, rid: str) -> bool:
         """Is ``rid`` a rule of this revision? P ids are everyone's yardstick."""
@@ -109,6 +194,7 @@ REVISIONS: dict[str, Revision] = {
             _STRING,
             _DRAFT_RULES,
             _string_only,
+            "string",
         ),
         Revision(
             "pr-1494",
@@ -118,12 +204,23 @@ REVISIONS: dict[str, Revision] = {
             _STRING,
             _DRAFT_RULES,
             _string_only,
+            "string",
         ),
         Revision(
             "rfd-final",
             "Client-Provided System Prompt RFD, final revision 4969bbbf (2026-07-21)",
             "shared/spec/rfd-client-system-prompt.final.mdx",
             REFERENCE,
+        ),
+        Revision(
+            "schema-2026-11",
+            "UNSTABLE v1 schema of the TypeScript SDK 2.4.0: systemPrompt {mode, content} on "
+            "new, load, resume and fork",
+            "shared/spec/sdk-2.4.0/acp-schema-v1.unstable.json",
+            _envelope_tables(),
+            _SCHEMA_RULES,
+            _envelope_only,
+            "envelope",
         ),
     )
 }

@@ -61,6 +61,9 @@ class Domain:
     clients: tuple[ClientKind, ...] = (ClientKind.CONFORMING, ClientKind.ADVERSARIAL)
     max_connections: int = 2
     max_sessions: int = 4  # session ids s1..sN are addressable
+    # the revision's wire: which requests it can express (None: all); see Domain.restrict
+    admits: Callable[[Request], bool] | None = None
+    attach_prompts: bool = False  # load/resume/fork may carry systemPrompt (schema-2026-11)
 
     @property
     def sids(self) -> tuple[str, ...]:
@@ -70,15 +73,35 @@ class Domain:
         return replace(self, restarts=restarts)
 
     def restrict(self, admits: Callable[[Request], bool]) -> Domain:
-        """Only the prompts and modes a revision's wire can carry on session/new."""
-        prompts = tuple(p for p in self.prompts if admits(Request("session_new", system_prompt=p)))
-        modes = tuple(
-            m for m in self.modes if admits(Request("session_new", system_prompt=None, mode=m))
+        """The prompts and modes a revision's wire can carry, and only its requests.
+
+        A prompt stays if some mode carries it (``"append"`` is added where the wire needs the
+        mode spelled out); a mode stays if some prompt (or none) goes with it. Requests the
+        wire cannot express are filtered out of ``requests``.
+        """
+
+        def new(p: tuple[Block, ...] | None, m: str | None) -> Request:
+            return Request("session_new", system_prompt=p, mode=m)
+
+        modes = self.modes
+        carried = any(admits(new(p, m)) for p in self.prompts if p is not None for m in modes)
+        if not carried and "append" not in modes:
+            modes = (*modes, "append")  # this wire wants the mode spelled out
+        prompts = tuple(p for p in self.prompts if any(admits(new(p, m)) for m in modes))
+        modes = tuple(m for m in modes if any(admits(new(p, m)) for p in prompts))
+        probe = Request("session_load", sid="s1", system_prompt=text("a"), mode="append")
+        return replace(
+            self, prompts=prompts, modes=modes, admits=admits, attach_prompts=admits(probe)
         )
-        return replace(self, prompts=prompts, modes=modes)
 
     def requests(self, w: World) -> Iterator[Request]:
         """Every request the domain allows in ``w`` (for exhaustive engines)."""
+        if self.admits is None:
+            yield from self._requests(w)
+        else:
+            yield from filter(self.admits, self._requests(w))
+
+    def _requests(self, w: World) -> Iterator[Request]:
         if len(w.connections) < self.max_connections:
             for client in self.clients:
                 yield Request("connect", client=client)
@@ -96,6 +119,13 @@ class Domain:
             for method in ("session_load", "session_resume", "session_fork"):
                 for sid in self.sids:
                     yield Request(method, conn, sid=sid)
+                    if self.attach_prompts:
+                        for sp in self.prompts:
+                            for mode in self.modes:
+                                if sp is not None:
+                                    yield Request(
+                                        method, conn, sid=sid, system_prompt=sp, mode=mode
+                                    )
             for method in ("session_close", "session_delete", "session_prompt"):
                 for sid in self.sids:
                     yield Request(method, conn, sid=sid)

@@ -69,6 +69,7 @@ class Scope:
     name: str
     domain: Domain
     max_restarts: int
+    attach_prompts: bool = True  # may load/resume/fork carry a prompt where the wire allows?
 
     def describe(self) -> dict[str, Any]:
         d = self.domain
@@ -82,6 +83,7 @@ class Scope:
             "prompts": [_prompt_label(p) for p in d.prompts],
             "modes": list(d.modes),
             "clients": [c.value for c in d.clients],
+            "prompts_on_load_resume_fork": d.attach_prompts,
         }
 
 
@@ -108,7 +110,12 @@ class Bound:
 
     def restricted(self, admits: Callable[[Request], bool]) -> Bound:
         """The same bound over what a revision's wire can carry (``Domain.restrict``)."""
-        scopes = tuple(replace(s, domain=s.domain.restrict(admits)) for s in self.scopes)
+        scopes = tuple(
+            replace(s, domain=replace(s.domain.restrict(admits), attach_prompts=False))
+            if not s.attach_prompts
+            else replace(s, domain=s.domain.restrict(admits))
+            for s in self.scopes
+        )
         return replace(self, scopes=scopes)
 
 
@@ -147,6 +154,7 @@ WIRE = Scope(
         max_sessions=1,
     ),
     max_restarts=0,
+    attach_prompts=False,  # every value on load/resume/fork too would be 40× the states
 )
 # the session lifecycle across a restart that may drop the capability: load and fork only,
 # so two sessions stay cheap (every optional method at once multiplies the monitor's states)

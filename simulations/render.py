@@ -10,6 +10,23 @@ Scope
     Informal Trace Format file that ``load_itf`` reads back into the same ``Trace``, so
     ``acp-sysprompt replay`` can re-run it). ``write_counterexample`` writes all five files.
 
+    Each spec revision has its own wire (``Revision.wire``, see ``revision_wire``), and every
+    rendering takes it as ``wire=`` (default ``"blocks"``; ``review_markdown``, ``itf`` and
+    ``write_counterexample`` default to their revision's):
+
+    - ``"blocks"`` (rfd-final): ``systemPrompt: ContentBlock[]`` and ``systemPromptMode`` on
+      session/new; capability ``sessionCapabilities.systemPrompt`` ``{}`` or
+      ``{"override": {}}``.
+    - ``"string"`` (rfd-draft, pr-1494): ``systemPrompt`` is one string on session/new, no
+      mode, and no capability: the agent's profile says nothing about prompts on this wire.
+    - ``"envelope"`` (the 2026-11 schema): ``systemPrompt: {"mode", "content"}`` on
+      session/new, load, resume and fork, ``mode`` defaulting to ``"append"``; capability
+      ``{}`` or ``{"mode": {"override": {}}}``.
+
+    A request a wire cannot carry (what a revision's ``admits`` rejects: a prompt on
+    session/load on the blocks wire, two blocks on the string wire, a mode without a prompt in
+    the envelope) raises ValueError instead of being shown as some other message.
+
 Abstractions
     Prompt texts stay the model's symbols (``"a"``, ``"big"``, ``BASE``); image and
     resource_link blocks get fixed placeholder payloads. Connect and restart are events in the
@@ -19,15 +36,24 @@ Abstractions
     the system slot a turn ran under — which the model observes but the wire never carries —
     in the prompt result's ``_meta.systemSlot``. Request ids count up over the whole
     transcript. session/load's history replay (``session/update`` notifications) is not shown.
-    The stable v1 schema has no session/fork, so fork messages are checked against the
-    unstable schema's ForkSessionRequest/Response; the RFD's own fields are checked for shape
-    only (an adversarial client's empty array or ``"replace"`` mode is still a well-formed
-    message).
+    The step table's "what changed" column and the ITF states are the model's world, the same
+    on every wire; the request column and the diagram's arrows use the wire's field shapes.
+
+    Base fields are checked against the stable v1 schema; it has no session/fork, so fork
+    messages are checked against the unstable schema's ForkSessionRequest/Response. The RFD
+    fields are checked per wire, and refused on methods the wire does not put them on: for
+    "blocks" and "string" against shapes written here (no official schema has them), for
+    "envelope" against the official ``SystemPrompt`` and ``SessionSystemPromptCapabilities``.
+    All are shape checks: an adversarial client's empty array or ``"replace"`` mode is still a
+    well-formed message.
 
 Source
     ACP schema v1 (shared/spec/acp-schema-v1.json, acp-schema-v1.unstable.json); the RFD's
     SessionCapabilities / NewSessionRequest additions (rfd-client-system-prompt.final.mdx,
-    "Schema changes"); ITF: Apalache ADR-015, https://apalache-mc.org/docs/adr/015adr-trace.html.
+    "Schema changes"); the first draft's string field (rfd-client-system-prompt.draft1.mdx,
+    acp-session-digest.md §6.3); the 2026-11 envelope (shared/spec/sdk-2.4.0/
+    acp-schema-v1.unstable.json, ``$defs/SystemPrompt``); ITF: Apalache ADR-015,
+    https://apalache-mc.org/docs/adr/015adr-trace.html.
 """
 
 from __future__ import annotations
@@ -36,13 +62,13 @@ import json
 import os
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
 from model.invariants import violated_state
@@ -77,6 +103,7 @@ from simulations.trace import (
 __all__ = [
     "FILES",
     "ITF_DESCRIPTION_URL",
+    "WIRES",
     "MethodSchema",
     "changes",
     "itf",
@@ -85,6 +112,7 @@ __all__ = [
     "method_schemas",
     "replay_command",
     "review_markdown",
+    "revision_wire",
     "spec_dir",
     "steps_markdown",
     "transcript",
@@ -197,7 +225,27 @@ def _ids(violated: Iterable[str], rid: str) -> str:
     return ", ".join(f"**{v}**" if v == rid else v for v in violated)
 
 
-def steps_markdown(trace: Trace, tables: Tables, rid: str) -> str:
+def _label(value: Any) -> str:
+    """A wire value in the step table's shorthand: ``text "a"`` for a text block, etc."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_label(v) for v in value) + "]"
+    if isinstance(value, dict) and "type" in value:  # a ContentBlock: its text or its type
+        return f"text {_label(value['text'])}" if value["type"] == "text" else str(value["type"])
+    return "{" + ", ".join(f"{k}={_label(v)}" for k, v in value.items()) + "}"
+
+
+def _request_label(req: Request, wire: str) -> str:
+    """``request_text`` with the prompt fields as ``wire`` carries them."""
+    extra = _prompt_params(req, wire)
+    if not extra:
+        return request_text(req)
+    bare = request_text(Request(req.method, req.conn, sid=req.sid, client=req.client))
+    return bare[:-1] + ", " + ", ".join(f"{k}={_label(v)}" for k, v in extra.items()) + ")"
+
+
+def steps_markdown(trace: Trace, tables: Tables, rid: str, *, wire: str = "blocks") -> str:
     """A Markdown table: one row per request, with only what that request changed."""
     rows = [
         "| # | request | reply | what changed | violated |",
@@ -207,8 +255,9 @@ def steps_markdown(trace: Trace, tables: Tables, rid: str) -> str:
     for i, r in enumerate(replay(trace, tables), 1):
         step = r.step
         changed = "; ".join(changes(step.before, step.after))
+        label = _request_label(step.request, wire)
         rows.append(
-            f"| {i} | `{_cell(request_text(step.request))}` | `{_cell(reply_text(step.reply))}` "
+            f"| {i} | `{_cell(label)}` | `{_cell(reply_text(step.reply))}` "
             f"| {_cell(changed)} | {_ids(r.violated, rid)} |"
         )
     return "\n".join(rows) + "\n"
@@ -217,6 +266,31 @@ def steps_markdown(trace: Trace, tables: Tables, rid: str) -> str:
 # ---- (b) the JSON-RPC transcript -------------------------------------------------------------
 
 _PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
+_RFD_FIELDS = ("systemPrompt", "systemPromptMode")  # every name a revision put on the wire
+WIRES = ("blocks", "string", "envelope")
+# the model methods whose params carry the prompt on each wire
+_PROMPT_METHODS: dict[str, tuple[str, ...]] = {
+    "blocks": ("session_new",),
+    "string": ("session_new",),
+    "envelope": ("session_new", "session_load", "session_resume", "session_fork"),
+}
+
+
+def _check_wire(wire: str) -> str:
+    if wire not in WIRES:
+        raise ValueError(f"unknown wire {wire!r}: expected one of {', '.join(WIRES)}")
+    return wire
+
+
+def revision_wire(revision: str | None) -> str:
+    """How ``revision`` puts systemPrompt on the wire; ``"blocks"`` for an unknown revision."""
+    rev = REVISIONS.get(revision) if revision is not None else None
+    return _check_wire(rev.wire) if rev is not None else "blocks"
+
+
+def _wire_for(revision: str | None, wire: str | None) -> str:
+    """An explicit ``wire`` wins over the revision's."""
+    return revision_wire(revision) if wire is None else _check_wire(wire)
 
 
 def _wire_block(b: Block) -> dict[str, Any]:
@@ -227,19 +301,60 @@ def _wire_block(b: Block) -> dict[str, Any]:
     return {"type": "resource_link", "uri": "file:///x", "name": "x"}
 
 
-def _agent_capabilities(caps: Caps | None) -> dict[str, Any]:
+def _inexpressible(req: Request, wire: str, why: str) -> ValueError:
+    return ValueError(f"the {wire} wire cannot carry {request_text(req)}: {why}")
+
+
+def _prompt_params(req: Request, wire: str) -> dict[str, Any]:
+    """The RFD fields ``req`` puts in its params on ``wire`` (empty: it carries no prompt).
+
+    A request the wire cannot express (a revision's ``admits`` rejects it) raises ValueError
+    rather than being shown as a different message.
+    """
+    sp, mode = req.system_prompt, req.mode
+    if sp is None and mode is None:
+        return {}
+    if req.method not in _PROMPT_METHODS[_check_wire(wire)]:
+        raise _inexpressible(req, wire, f"{wire_method(req.method)} has no systemPrompt")
+    if wire == "blocks":
+        out: dict[str, Any] = {}
+        if sp is not None:
+            out["systemPrompt"] = [_wire_block(b) for b in sp]
+        if mode is not None:
+            out["systemPromptMode"] = mode
+        return out
+    if wire == "string":
+        if mode is not None:
+            raise _inexpressible(req, wire, "it has no systemPromptMode")
+        if sp is None or len(sp) != 1 or sp[0].kind is not BlockKind.TEXT:
+            raise _inexpressible(req, wire, "systemPrompt is one string (one text block)")
+        return {"systemPrompt": sp[0].text}
+    if sp is None:
+        raise _inexpressible(req, wire, "a mode travels only inside a systemPrompt envelope")
+    return {"systemPrompt": {"mode": mode or "append", "content": [_wire_block(b) for b in sp]}}
+
+
+def _prompt_capability(cap: PromptCap, wire: str) -> dict[str, Any] | None:
+    """``sessionCapabilities.systemPrompt`` on ``wire`` (None: not advertised)."""
+    if cap is PromptCap.NONE or wire == "string":  # the string revisions have no capability
+        return None
+    if cap is PromptCap.APPEND:
+        return {}
+    return {"mode": {"override": {}}} if wire == "envelope" else {"override": {}}
+
+
+def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
     c = caps if caps is not None else Caps()
     session: dict[str, Any] = {
         name: {} for name in ("list", "delete", "resume", "close", "fork") if getattr(c, name)
     }
-    if c.system_prompt is PromptCap.APPEND:
-        session["systemPrompt"] = {}
-    elif c.system_prompt is PromptCap.OVERRIDE:
-        session["systemPrompt"] = {"override": {}}
+    prompt = _prompt_capability(c.system_prompt, wire)
+    if prompt is not None:
+        session["systemPrompt"] = prompt
     return {"loadSession": c.load_session, "sessionCapabilities": session}
 
 
-def _params(req: Request) -> dict[str, Any]:
+def _params(req: Request, wire: str) -> dict[str, Any]:
     m = req.method
     p: dict[str, Any]
     if m == "initialize":
@@ -249,10 +364,6 @@ def _params(req: Request) -> dict[str, Any]:
         }
     elif m == "session_new":
         p = {"cwd": CWD, "mcpServers": []}
-        if req.system_prompt is not None:
-            p["systemPrompt"] = [_wire_block(b) for b in req.system_prompt]
-        if req.mode is not None:
-            p["systemPromptMode"] = req.mode
     elif m in ("session_load", "session_resume", "session_fork"):
         p = {"sessionId": req.sid, "cwd": CWD, "mcpServers": []}
     elif m == "session_prompt":
@@ -261,17 +372,18 @@ def _params(req: Request) -> dict[str, Any]:
         p = {}
     else:  # session/close, session/delete
         p = {"sessionId": req.sid}
+    p.update(_prompt_params(req, wire))
     p["_meta"] = {"conn": req.conn}
     return p
 
 
-def _result(step: ReplayedStep) -> dict[str, Any]:
+def _result(step: ReplayedStep, wire: str) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
     if req.method == "initialize":
         conn = step.step.after.conn(req.conn)
         return {
             "protocolVersion": 1,
-            "agentCapabilities": _agent_capabilities(conn.caps if conn else None),
+            "agentCapabilities": _agent_capabilities(conn.caps if conn else None, wire),
         }
     if req.method in ("session_new", "session_fork"):
         return {"sessionId": reply.sid}
@@ -285,16 +397,21 @@ def _result(step: ReplayedStep) -> dict[str, Any]:
     return {}
 
 
-def _response(n: int, step: ReplayedStep) -> dict[str, Any]:
+def _response(n: int, step: ReplayedStep, wire: str) -> dict[str, Any]:
     reply: Reply = step.step.reply
     if reply.code is not None:
         message = reply.reason.value if reply.reason is not None else "error"
         return {"jsonrpc": "2.0", "id": n, "error": {"code": reply.code, "message": message}}
-    return {"jsonrpc": "2.0", "id": n, "result": _result(step)}
+    return {"jsonrpc": "2.0", "id": n, "result": _result(step, wire)}
 
 
-def transcript(trace: Trace, tables: Tables) -> list[dict[str, Any]]:
-    """The JSON-RPC 2.0 messages on the wire, in order: each sent request, then its answer."""
+def transcript(trace: Trace, tables: Tables, *, wire: str = "blocks") -> list[dict[str, Any]]:
+    """The JSON-RPC 2.0 messages on the wire, in order: each sent request, then its answer.
+
+    ``wire`` (one of ``WIRES``, see ``revision_wire``) decides how systemPrompt and its
+    capability look; a request that wire cannot carry raises ValueError.
+    """
+    _check_wire(wire)
     out: list[dict[str, Any]] = []
     n = 0
     for r in replay(trace, tables):
@@ -303,8 +420,8 @@ def transcript(trace: Trace, tables: Tables) -> list[dict[str, Any]]:
             continue
         n += 1
         method = wire_method(req.method)
-        out.append({"jsonrpc": "2.0", "id": n, "method": method, "params": _params(req)})
-        out.append(_response(n, r))
+        out.append({"jsonrpc": "2.0", "id": n, "method": method, "params": _params(req, wire)})
+        out.append(_response(n, r, wire))
     return out
 
 
@@ -320,35 +437,50 @@ def write_ndjson(messages: Iterable[Mapping[str, Any]], path: Path | str) -> Pat
 
 
 _STABLE, _UNSTABLE = "urn:acp:schema:v1", "urn:acp:schema:v1-unstable"
-_FILES = {_STABLE: "acp-schema-v1.json", _UNSTABLE: "acp-schema-v1.unstable.json"}
+_SDK = "urn:acp:schema:sdk-2.4.0:v1-unstable"  # the 2026-11 schema: the envelope's official defs
+_FILES = {
+    _STABLE: "acp-schema-v1.json",
+    _UNSTABLE: "acp-schema-v1.unstable.json",
+    _SDK: "sdk-2.4.0/acp-schema-v1.unstable.json",
+}
 
-# The RFD's additions, ours to write because no official schema has them yet. Shape only.
-_RFD_NEW_SESSION: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+
+def _object(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
+# A field the wire does not have. (Not the schema ``false``: jsonschema reports no path for it.)
+_ABSENT: dict[str, Any] = {"not": {}}
+# The RFD fields' schemas per wire. "blocks" and "string" are ours to write (no official schema
+# has them): shape only. "envelope" is the official 2026-11 definition.
+_FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
+    "blocks": {
         "systemPrompt": {"type": "array", "items": {"$ref": f"{_STABLE}#/$defs/ContentBlock"}},
         "systemPromptMode": {"type": "string"},
     },
+    "string": {"systemPrompt": {"type": "string"}},
+    "envelope": {"systemPrompt": {"$ref": f"{_SDK}#/$defs/SystemPrompt"}},
 }
-_RFD_INITIALIZE_RESULT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "agentCapabilities": {
-            "type": "object",
-            "properties": {
-                "sessionCapabilities": {
-                    "type": "object",
-                    "properties": {
-                        "systemPrompt": {
-                            "type": ["object", "null"],
-                            "properties": {"override": {"type": ["object", "null"]}},
-                        }
-                    },
-                }
-            },
-        }
+_CAPABILITY_SCHEMAS: dict[str, Any] = {
+    "blocks": {
+        "type": ["object", "null"],
+        "properties": {"override": {"type": ["object", "null"]}},
     },
+    "string": _ABSENT,  # the string revisions have no capability: it must not appear
+    "envelope": {"$ref": f"{_SDK}#/$defs/SessionSystemPromptCapabilities"},
 }
+
+
+def _rfd_params(method: str, wire: str) -> dict[str, Any]:
+    """The RFD fields ``method``'s params may carry on ``wire``; every other one is refused."""
+    carriers = {wire_method(m) for m in _PROMPT_METHODS[wire]}
+    allowed = _FIELD_SCHEMAS[wire] if method in carriers else {}
+    return _object(**{name: allowed.get(name, _ABSENT) for name in _RFD_FIELDS})
+
+
+def _rfd_initialize_result(wire: str) -> dict[str, Any]:
+    capability = _CAPABILITY_SCHEMAS[wire]
+    return _object(agentCapabilities=_object(sessionCapabilities=_object(systemPrompt=capability)))
 
 
 @dataclass(frozen=True)
@@ -364,12 +496,19 @@ class MethodSchema:
         return _FILES[self.uri]
 
 
+def _resource(directory: str, uri: str) -> dict[str, Any]:
+    contents: dict[str, Any] = json.loads(
+        (Path(directory) / _FILES[uri]).read_text(encoding="utf-8")
+    )
+    return contents
+
+
 @lru_cache(maxsize=8)
 def _load(directory: str) -> tuple[Registry[Any], dict[str, MethodSchema]]:
     registry: Registry[Any] = Registry()
     methods: dict[str, MethodSchema] = {}
     for uri in (_STABLE, _UNSTABLE):  # stable first: the unstable file only fills gaps
-        contents = json.loads((Path(directory) / _FILES[uri]).read_text(encoding="utf-8"))
+        contents = _resource(directory, uri)
         registry = registry.with_resource(uri, Resource.from_contents(contents))
         found: dict[str, dict[str, str]] = {}
         for name, d in contents["$defs"].items():
@@ -384,64 +523,67 @@ def _load(directory: str) -> tuple[Registry[Any], dict[str, MethodSchema]]:
     return registry, methods
 
 
+@lru_cache(maxsize=8)
+def _registry(directory: str, wire: str) -> Registry[Any]:
+    """The two v1 schemas, plus the 2026-11 one (only read) when the wire is the envelope."""
+    registry = _load(directory)[0]
+    if wire == "envelope":
+        registry = registry.with_resource(_SDK, Resource.from_contents(_resource(directory, _SDK)))
+    return registry
+
+
 def method_schemas(directory: Path | None = None) -> dict[str, MethodSchema]:
     """method → the ``$defs`` its params and result are validated against (read from x-method)."""
     return dict(_load(str(directory or _default_spec_dir()))[1])
 
 
-@lru_cache(maxsize=64)
-def _validator(directory: str, method: str, kind: str) -> Any:
-    registry, methods = _load(directory)
-    ms = methods[method]
+def _envelope(base: str, kind: str, **properties: Any) -> dict[str, Any]:
+    """A JSON-RPC message: ``base``'s envelope, exactly these members, jsonrpc "2.0"."""
+    members = {"jsonrpc": {"const": "2.0"}, "id": {}, **properties}
+    return {
+        "allOf": [{"$ref": f"{_STABLE}#/$defs/{base}"}],
+        "type": "object",
+        "required": ["jsonrpc", "id", *(["method", "params"] if kind == "request" else [])],
+        "additionalProperties": False,
+        "properties": members,
+    }
+
+
+@lru_cache(maxsize=128)
+def _validator(directory: str, method: str, kind: str, wire: str) -> Any:
+    ms = _load(directory)[1][method]
     if kind == "request":
-        params: dict[str, Any] = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.request}"}]}
-        if method == "session/new":
-            params["allOf"].append(_RFD_NEW_SESSION)
-        schema: dict[str, Any] = {
-            "allOf": [{"$ref": f"{_STABLE}#/$defs/ClientRequest"}],
-            "type": "object",
-            "required": ["jsonrpc", "id", "method", "params"],
-            "additionalProperties": False,
-            "properties": {
-                "jsonrpc": {"const": "2.0"},
-                "id": {},
-                "method": {"const": method},
-                "params": params,
-            },
-        }
+        params = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.request}"}, _rfd_params(method, wire)]}
+        schema = _envelope("ClientRequest", kind, method={"const": method}, params=params)
     else:
         result: dict[str, Any] = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.response}"}]}
         if method == "initialize":
-            result["allOf"].append(_RFD_INITIALIZE_RESULT)
-        schema = {
-            "allOf": [{"$ref": f"{_STABLE}#/$defs/AgentResponse"}],
-            "type": "object",
-            "required": ["jsonrpc", "id"],
-            "additionalProperties": False,
-            "properties": {
-                "jsonrpc": {"const": "2.0"},
-                "id": {},
-                "result": result,
-                "error": {},
-            },
-        }
-    return Draft202012Validator(schema, registry=registry)
+            result["allOf"].append(_rfd_initialize_result(wire))
+        schema = _envelope("AgentResponse", kind, result=result, error={})
+    return Draft202012Validator(schema, registry=_registry(directory, wire))
 
 
-def _where(path: Iterable[Any]) -> str:
-    return "/" + "/".join(str(p) for p in path)
+def _problem(i: int, method: str, kind: str, wire: str, error: ValidationError) -> str:
+    e = best_match([error])
+    where = "/" + "/".join(str(p) for p in e.absolute_path)
+    absent = e.validator == "not" and e.validator_value == {}
+    message = f"the {wire} wire has no such field" if absent else e.message
+    return f"message {i} ({method} {kind}) at {where}: {message}"
 
 
 def validate_transcript(
-    messages: Iterable[Mapping[str, Any]], spec_dir: Path | None = None
+    messages: Iterable[Mapping[str, Any]], spec_dir: Path | None = None, *, wire: str = "blocks"
 ) -> list[str]:
     """Problems found checking each message against the ACP v1 schema (empty: all valid).
 
     A request is checked against the ClientRequest envelope and its method's params ``$def``;
     a response against the AgentResponse envelope (result or error) and the result ``$def`` of
-    the method its id answers; session/new params and the initialize result also against the
-    RFD fields' shapes defined in this module.
+    the method its id answers. The RFD fields are checked as ``wire`` defines them: where they
+    may appear (anywhere else they are refused), the params' field shapes and the initialize
+    result's ``sessionCapabilities.systemPrompt`` — shape only for "blocks" and "string", the
+    2026-11 schema's ``SystemPrompt`` and ``SessionSystemPromptCapabilities`` for "envelope".
     """
+    _check_wire(wire)
     directory = str(spec_dir or _default_spec_dir())
     _, methods = _load(directory)
     pending: dict[Any, str] = {}
@@ -463,9 +605,8 @@ def validate_transcript(
         if not isinstance(method, str) or method not in methods:
             problems.append(f"message {i}: method {method!r} is in neither ACP v1 schema")
             continue
-        for error in _validator(directory, method, kind).iter_errors(dict(msg)):
-            e = best_match([error])
-            problems.append(f"message {i} ({method} {kind}) at {_where(e.path)}: {e.message}")
+        for error in _validator(directory, method, kind, wire).iter_errors(dict(msg)):
+            problems.append(_problem(i, method, kind, wire, error))
     for mid, method in pending.items():
         problems.append(f"request id {mid!r} ({method}) has no response")
     return problems
@@ -485,13 +626,20 @@ def _participant(epoch: int, conn: int) -> tuple[str, str]:
     return pid, label
 
 
-def mermaid(trace: Trace, tables: Tables, rid: str) -> str:
+def _advertised(profile: Caps, wire: str) -> str:
+    """What an agent with ``profile`` advertises: on the string wire, no systemPrompt at all."""
+    if wire == "string":
+        profile = replace(profile, system_prompt=PromptCap.NONE)
+    return _mm(profile.label())
+
+
+def mermaid(trace: Trace, tables: Tables, rid: str, *, wire: str = "blocks") -> str:
     """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply."""
     steps = replay(trace, tables)
     first = _first_violation(steps, rid)
     participants: dict[str, str] = {}
     body: list[str] = [
-        f"    Note over Agent: agent starts advertising {_mm(trace.profile.label())}"
+        f"    Note over Agent: agent starts advertising {_advertised(trace.profile, wire)}"
     ]
     for i, r in enumerate(steps, 1):
         step, req = r.step, r.step.request
@@ -502,17 +650,18 @@ def mermaid(trace: Trace, tables: Tables, rid: str) -> str:
             body.append(f"    Note over Agent: {i}. {label} connects ({req.client.value} client)")
             where = f"{pid},Agent"
         elif req.method == "restart":
-            after = f" advertising {_mm(req.profile.label())}" if req.profile else ""
+            after = f" advertising {_advertised(req.profile, wire)}" if req.profile else ""
             body.append(f"    Note over Agent: {i}. agent restarts{after}, all connections drop")
             where = "Agent"
         else:
             pid, label = _participant(epoch, req.conn)
             participants.setdefault(pid, label)
             where = f"{pid},Agent"
+            label = _request_label(req, wire)
             if not step.sent:
-                body.append(f"    Note over {pid}: {i}. declines to send {_mm(request_text(req))}")
+                body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
             else:
-                body.append(f"    {pid}->>Agent: {i}. {_mm(request_text(req))}")
+                body.append(f"    {pid}->>Agent: {i}. {_mm(label)}")
                 arrow = "--x" if step.reply.error else "-->>"
                 body.append(f"    Agent{arrow}{pid}: {_mm(reply_text(step.reply))}")
         if i == first:
@@ -548,8 +697,13 @@ def review_markdown(
     path: Path | str = "trace.itf.json",
     found_by: str = "exhaustive BFS",
     shortest: bool = True,
+    wire: str | None = None,
 ) -> str:
-    """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay."""
+    """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay.
+
+    The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
+    """
+    wire = _wire_for(revision, wire)
     req = REQUIREMENTS[rid]
     steps = replay(trace, tables)
     first = _first_violation(steps, rid)
@@ -579,7 +733,7 @@ def review_markdown(
         "",
         verdict,
         "",
-        steps_markdown(trace, tables, rid).rstrip("\n"),
+        steps_markdown(trace, tables, rid, wire=wire).rstrip("\n"),
         "",
         "Replay:",
         "",
@@ -728,9 +882,20 @@ ITF_VARS = (
 
 
 def itf(
-    trace: Trace, tables: Tables, rid: str, revision: str, mutant: str | None
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    revision: str,
+    mutant: str | None,
+    *,
+    wire: str | None = None,
 ) -> dict[str, Any]:
-    """The trace as ITF: state 0 is the starting world, state i the world after request i."""
+    """The trace as ITF: state 0 is the starting world, state i the world after request i.
+
+    Actions are the model's requests on every wire (``load_itf`` gives them back exactly, a
+    prompt on session/load, resume or fork included); ``#meta.wire`` names the wire
+    (default: ``revision``'s) the other renderings showed them on.
+    """
     start = initial_world(trace.profile)
     states: list[dict[str, Any]] = [
         {
@@ -761,6 +926,7 @@ def itf(
         "description": f"counterexample for {rid} ({what})",
         "requirement": rid,
         "revision": revision,
+        "wire": _wire_for(revision, wire),
         "mutant": mutant,
         "profile": caps_json(trace.profile),
     }
@@ -792,17 +958,25 @@ def write_counterexample(
     rid: str,
     revision: str,
     mutant: str | None,
+    *,
+    wire: str | None = None,
 ) -> dict[str, Path]:
-    """Write the five renderings of one counterexample into ``out_dir``; return their paths."""
+    """Write the five renderings of one counterexample into ``out_dir``; return their paths.
+
+    Messages and labels follow ``wire``, by default the revision's (``revision_wire``).
+    """
+    wire = _wire_for(revision, wire)
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = {name: d / name for name in FILES}
-    paths["steps.md"].write_text(steps_markdown(trace, tables, rid), encoding="utf-8")
-    write_ndjson(transcript(trace, tables), paths["transcript.ndjson"])
-    paths["sequence.mmd"].write_text(mermaid(trace, tables, rid), encoding="utf-8")
-    review = review_markdown(trace, tables, rid, revision, mutant, path=paths["trace.itf.json"])
+    paths["steps.md"].write_text(steps_markdown(trace, tables, rid, wire=wire), encoding="utf-8")
+    write_ndjson(transcript(trace, tables, wire=wire), paths["transcript.ndjson"])
+    paths["sequence.mmd"].write_text(mermaid(trace, tables, rid, wire=wire), encoding="utf-8")
+    review = review_markdown(
+        trace, tables, rid, revision, mutant, path=paths["trace.itf.json"], wire=wire
+    )
     paths["review.md"].write_text(review, encoding="utf-8")
-    doc = itf(trace, tables, rid, revision, mutant)
+    doc = itf(trace, tables, rid, revision, mutant, wire=wire)
     paths["trace.itf.json"].write_text(
         json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )

@@ -45,7 +45,7 @@ from hypothesis.stateful import (
 from model.invariants import CHECKS, Check
 from model.machines import Step, System
 from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
-from model.types import Caps, ClientKind, Request, World, initial_world
+from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_world
 from model.witnesses import WITNESSES
 from simulations.domain import DEFAULT_DOMAIN, Domain
 
@@ -141,6 +141,8 @@ def machine_class(
             n = len(self.world.connections)
             if n and req.method not in ENVIRONMENT_EVENTS:
                 req = replace(req, conn=req.conn % n)  # address a connection that exists
+            if domain.admits is not None and not domain.admits(req):
+                return Step(self.world, req, NOT_SENT, self.world)  # the wire cannot say it
             step = system.step(self.world, req)
             findings.steps += 1
             if not step.sent:

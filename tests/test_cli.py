@@ -30,7 +30,12 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
     code, out, _ = _run(capsys, "list", "--json")
     data = json.loads(out)
     assert code == 0
-    assert [r["name"] for r in data["revisions"]] == ["rfd-draft", "pr-1494", "rfd-final"]
+    assert [r["name"] for r in data["revisions"]] == [
+        "rfd-draft",
+        "pr-1494",
+        "rfd-final",
+        "schema-2026-11",
+    ]
     assert len(data["mutants"]) == len(MUTANTS) >= 8
     assert all(m["violates"] in REQUIREMENTS for m in data["mutants"])
     assert [e["name"] for e in data["engines"]] == ["bfs", "hypothesis"]

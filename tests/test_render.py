@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 
 from model.mutants import MUTANTS
+from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
-from model.types import Request
+from model.types import Block, BlockKind, ClientKind, Request
+from simulations.domain import MODES, PROMPTS, text
 from simulations.render import (
     FILES,
+    WIRES,
     changes,
     itf,
     load_itf,
@@ -23,15 +26,16 @@ from simulations.render import (
     method_schemas,
     replay_command,
     review_markdown,
+    revision_wire,
     spec_dir,
     steps_markdown,
     transcript,
     validate_transcript,
     write_counterexample,
 )
-from simulations.scenarios import APPEND_AGENT, CONNECT, SCENARIOS
+from simulations.scenarios import APPEND_AGENT, CONNECT, OVERRIDE_AGENT, SCENARIOS
 from simulations.stateful import Trace
-from simulations.trace import replay
+from simulations.trace import replay, request_text
 
 # (trace, tables, id, mutant): each case's id is found violated by replay, not asserted here.
 CASES: dict[str, tuple[Trace, Tables, str, str | None]] = {
@@ -375,3 +379,269 @@ def test_write_counterexample_writes_exactly_five_files(tmp_path: Path) -> None:
     assert str(paths["trace.itf.json"]) in paths["review.md"].read_text()
     back, meta = load_itf(paths["trace.itf.json"])
     assert back == P1_TRACE and meta["requirement"] == "P1"
+
+
+# ---- each revision's wire --------------------------------------------------------------------
+
+INIT = (CONNECT, Request("initialize"))
+# an override agent: on the string wire its profile must not leak into the initialize result
+STRING_TRACE = Trace(
+    OVERRIDE_AGENT,
+    (*INIT, Request("session_new", system_prompt=text("a")), Request("session_new"),
+     Request("session_prompt", sid="s1")),
+)  # fmt: skip
+ENVELOPE_TRACE = Trace(
+    OVERRIDE_AGENT,
+    (*INIT, Request("session_new", system_prompt=text("a")),
+     Request("session_new", system_prompt=text("b"), mode="override"),
+     Request("session_close", sid="s1"),
+     Request("session_load", sid="s1", system_prompt=text("a"), mode="append"),
+     Request("session_resume", sid="s2", system_prompt=text("b"), mode="override"),
+     Request("session_fork", sid="s1", system_prompt=text("a"), mode="append"),
+     Request("session_new"),
+     Request("session_prompt", sid="s1")),
+)  # fmt: skip
+# what an adversarial client sends: unknown and extension modes, an empty array, non-text blocks
+ADVERSARIAL_ENVELOPES = Trace(
+    APPEND_AGENT,
+    (Request("connect", client=ClientKind.ADVERSARIAL), Request("initialize"),
+     Request("session_new", system_prompt=text("a"), mode="replace"),
+     Request("session_new", system_prompt=text("a"), mode="_vendor"),
+     Request("session_new", system_prompt=(), mode="append"),
+     Request("session_new", system_prompt=PROMPTS[-1], mode="append"),
+     Request("session_new", system_prompt=(Block(BlockKind.IMAGE),), mode="append")),
+)  # fmt: skip
+
+
+def _sent(messages: list[dict[str, Any]], method: str) -> list[dict[str, Any]]:
+    return [m["params"] for m in messages if m.get("method") == method]
+
+
+def _capabilities(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        m["result"]["agentCapabilities"]["sessionCapabilities"]
+        for m in messages
+        if "agentCapabilities" in m.get("result", {})
+    ]
+
+
+def test_string_wire_sends_one_string_and_no_capability() -> None:
+    messages = transcript(STRING_TRACE, REFERENCE, wire="string")
+    news = _sent(messages, "session/new")
+    assert news[0]["systemPrompt"] == "a"
+    assert "systemPrompt" not in news[1]
+    assert not any("systemPromptMode" in p for p in news)
+    caps = _capabilities(messages)
+    assert len(caps) == 1 and "systemPrompt" not in caps[0]
+    assert caps[0] == {k: {} for k in ("list", "delete", "resume", "close", "fork")}
+    assert validate_transcript(messages, spec_dir(), wire="string") == []
+    # the same trace on the final RFD's wire: blocks and the capability
+    blocks = transcript(STRING_TRACE, REFERENCE)
+    assert _sent(blocks, "session/new")[0]["systemPrompt"] == [{"type": "text", "text": "a"}]
+    assert _capabilities(blocks)[0]["systemPrompt"] == {"override": {}}
+
+
+def test_envelope_wire_on_new_load_resume_and_fork() -> None:
+    messages = transcript(ENVELOPE_TRACE, REFERENCE, wire="envelope")
+    a = {"mode": "append", "content": [{"type": "text", "text": "a"}]}
+    b = {"mode": "override", "content": [{"type": "text", "text": "b"}]}
+    assert [p.get("systemPrompt") for p in _sent(messages, "session/new")] == [a, b, None]
+    assert [p["systemPrompt"] for p in _sent(messages, "session/load")] == [a]
+    assert [p["systemPrompt"] for p in _sent(messages, "session/resume")] == [b]
+    assert [p["systemPrompt"] for p in _sent(messages, "session/fork")] == [a]
+    assert not any("systemPromptMode" in m.get("params", {}) for m in messages)
+    assert [c["systemPrompt"] for c in _capabilities(messages)] == [{"mode": {"override": {}}}]
+    assert validate_transcript(messages, spec_dir(), wire="envelope") == []
+    append = transcript(
+        Trace(APPEND_AGENT, ENVELOPE_TRACE.requests[:3]), REFERENCE, wire="envelope"
+    )
+    assert _capabilities(append)[0]["systemPrompt"] == {}
+
+
+def test_official_envelope_defs_accept_what_an_adversarial_client_sends() -> None:
+    messages = transcript(ADVERSARIAL_ENVELOPES, REFERENCE, wire="envelope")
+    prompts = [p["systemPrompt"] for p in _sent(messages, "session/new")]
+    assert [p["mode"] for p in prompts] == ["replace", "_vendor", "append", "append", "append"]
+    assert {"mode": "append", "content": []} in prompts
+    assert {b["type"] for p in prompts for b in p["content"]} == {"text", "image", "resource_link"}
+    assert validate_transcript(messages, spec_dir(), wire="envelope") == []
+
+
+def test_envelope_is_checked_against_the_2026_11_schema_file(tmp_path: Path) -> None:
+    for name in ("acp-schema-v1.json", "acp-schema-v1.unstable.json"):
+        (tmp_path / name).write_bytes((spec_dir() / name).read_bytes())
+    assert validate_transcript(transcript(P1_TRACE, REFERENCE), tmp_path) == []
+    messages = transcript(ENVELOPE_TRACE, REFERENCE, wire="envelope")
+    with pytest.raises(FileNotFoundError, match=r"sdk-2\.4\.0"):
+        validate_transcript(messages, tmp_path, wire="envelope")
+
+
+def _wire_problems(trace: Trace, wire: str, edit: Any) -> list[str]:
+    messages = transcript(trace, REFERENCE, wire=wire)
+    assert validate_transcript(messages, spec_dir(), wire=wire) == []
+    edit(messages)
+    return validate_transcript(messages, spec_dir(), wire=wire)
+
+
+def _param(method: str, **changes: Any) -> Any:
+    return lambda ms: next(m for m in ms if m.get("method") == method)["params"].update(changes)
+
+
+def _envelope(method: str, edit: Any) -> Any:
+    return lambda ms: edit(
+        next(m for m in ms if m.get("method") == method)["params"]["systemPrompt"]
+    )
+
+
+def _capability(value: Any) -> Any:
+    return lambda ms: _capabilities(ms)[0].update(systemPrompt=value)
+
+
+@pytest.mark.parametrize(
+    ("wire", "edit", "expected"),
+    [
+        ("envelope", _envelope("session/new", lambda sp: sp.pop("mode")),
+         "/params/systemPrompt: 'mode' is a required property"),
+        ("envelope", _envelope("session/load", lambda sp: sp.update(content="a")),
+         "/params/systemPrompt/content: 'a' is not of type 'array'"),
+        ("envelope", _envelope("session/fork", lambda sp: sp.update(mode=1)),
+         "/params/systemPrompt/mode: 1 is not valid under any of the given schemas"),
+        ("envelope", _envelope("session/resume", lambda sp: sp.update(content=[{"type": "image"}])),
+         "/params/systemPrompt/content/0"),
+        ("envelope", _param("session/new", systemPrompt="a"), "'a' is not of type 'object'"),
+        ("envelope", _param("session/new", systemPromptMode="append"),
+         "/params/systemPromptMode: the envelope wire has no such field"),
+        ("envelope", _capability({"mode": "override"}),
+         "sessionCapabilities/systemPrompt/mode: 'override' is not valid"),
+        ("blocks", _param("session/new", systemPrompt="a"),
+         "/params/systemPrompt: 'a' is not of type 'array'"),
+        ("blocks", _param("session/load", systemPrompt=[{"type": "text", "text": "a"}]),
+         "/params/systemPrompt: the blocks wire has no such field"),
+        ("string", _param("session/new", systemPrompt=[{"type": "text", "text": "a"}]),
+         "is not of type 'string'"),
+        ("string", _param("session/new", systemPromptMode="append"),
+         "/params/systemPromptMode: the string wire has no such field"),
+        ("string", _capability({}),
+         "sessionCapabilities/systemPrompt: the string wire has no such field"),
+    ],
+)  # fmt: skip
+def test_validate_transcript_checks_each_wire(wire: str, edit: Any, expected: str) -> None:
+    trace = ENVELOPE_TRACE if wire == "envelope" else STRING_TRACE
+    if wire == "blocks":
+        trace = Trace(OVERRIDE_AGENT, (*STRING_TRACE.requests, Request("session_load", sid="s1")))
+    problems = _wire_problems(trace, wire, edit)
+    assert any(expected in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("wire", "req", "why"),
+    [
+        ("string", Request("session_new", system_prompt=text("a", "b")), "one string"),
+        ("string", Request("session_new", system_prompt=text("a"), mode="append"), "no systemPr"),
+        ("string", Request("session_load", sid="s1", system_prompt=text("a")), "session/load"),
+        ("blocks", Request("session_fork", sid="s1", system_prompt=text("a")), "session/fork"),
+        ("envelope", Request("session_new", mode="override"), "envelope"),
+        ("envelope", Request("session_prompt", sid="s1", system_prompt=text("a")),
+         "session/prompt"),
+    ],
+)  # fmt: skip
+def test_a_request_the_wire_cannot_carry_is_an_error(wire: str, req: Request, why: str) -> None:
+    # an adversarial client sends it, so the transcript has to show it too
+    adversary = Request("connect", client=ClientKind.ADVERSARIAL)
+    trace = Trace(OVERRIDE_AGENT, (adversary, Request("initialize"), req))
+    assert replay(trace, REFERENCE)[2].step.sent
+    for render in (
+        lambda: transcript(trace, REFERENCE, wire=wire),
+        lambda: steps_markdown(trace, REFERENCE, "P1", wire=wire),
+        lambda: mermaid(trace, REFERENCE, "P1", wire=wire),
+    ):
+        with pytest.raises(ValueError, match=f"the {wire} wire cannot carry .*{why}"):
+            render()
+    with pytest.raises(ValueError, match="unknown wire"):
+        transcript(trace, REFERENCE, wire="xml")
+
+
+@pytest.mark.parametrize("name", REVISIONS)
+def test_every_request_a_revision_admits_renders_on_its_wire(name: str) -> None:
+    rev = REVISIONS[name]
+    methods = ("session_new", "session_load", "session_resume", "session_fork", "session_prompt")
+    admitted = [
+        Request(m, sid=None if m == "session_new" else "s1", system_prompt=sp, mode=mode)
+        for m in methods
+        for sp in PROMPTS
+        for mode in MODES
+        if rev.admits(Request(m, system_prompt=sp, mode=mode))
+    ]
+    assert len(admitted) > len(methods)
+    trace = Trace(OVERRIDE_AGENT, (*INIT, *admitted))
+    steps_markdown(trace, REFERENCE, "P1", wire=rev.wire)
+    adversary = Trace(trace.profile, (Request("connect", client=ClientKind.ADVERSARIAL),
+                                      *trace.requests[1:]))  # fmt: skip
+    assert validate_transcript(transcript(adversary, REFERENCE, wire=rev.wire), wire=rev.wire) == []
+
+
+def test_revision_wire() -> None:
+    assert set(WIRES) == {"blocks", "string", "envelope"}
+    assert {name: revision_wire(name) for name in REVISIONS} == {
+        name: r.wire for name, r in REVISIONS.items()
+    }
+    assert revision_wire("rfd-final") == "blocks" and revision_wire("rfd-draft") == "string"
+    assert revision_wire("pr-1494") == "string" and revision_wire("no-such-revision") == "blocks"
+
+
+def test_labels_follow_the_wire() -> None:
+    rows = _rows(steps_markdown(ENVELOPE_TRACE, REFERENCE, "P1", wire="envelope"))
+    assert rows[3][1] == '`session/new(conn=0, systemPrompt={mode="append", content=[text "a"]})`'
+    assert rows[6][1] == (
+        '`session/load(conn=0, sessionId=s1, systemPrompt={mode="append", content=[text "a"]})`'
+    )
+    table = steps_markdown(STRING_TRACE, REFERENCE, "P1", wire="string")
+    assert '`session/new(conn=0, systemPrompt="a")`' in table
+    mm = mermaid(STRING_TRACE, REFERENCE, "P1", wire="string")
+    assert 'c0->>Agent: 3. session/new(conn=0, systemPrompt="a")' in mm
+    assert "advertising {systemPrompt=none load_session" in mm
+    assert "advertising {systemPrompt=override" in mermaid(STRING_TRACE, REFERENCE, "P1")
+
+
+def test_blocks_labels_are_the_models_request_text() -> None:
+    for trace in SCENARIOS.values():
+        rows = _rows(steps_markdown(trace, REFERENCE, "P1"))
+        assert [r[1] for r in rows[1:]] == [f"`{request_text(q)}`" for q in trace.requests]
+
+
+def test_itf_round_trips_prompts_on_load_resume_and_fork(tmp_path: Path) -> None:
+    doc = itf(ENVELOPE_TRACE, REFERENCE, "P1", "schema-2026-11", None, wire="envelope")
+    assert doc["#meta"]["wire"] == "envelope"
+    load = doc["states"][6]["action"]
+    assert load["method"] == "session_load"
+    assert load["systemPrompt"] == {"tag": "Some", "value": [{"kind": "text", "text": "a"}]}
+    assert load["systemPromptMode"] == {"tag": "Some", "value": "append"}
+    path = tmp_path / "t.itf.json"
+    path.write_text(json.dumps(doc))
+    back, meta = load_itf(path)
+    assert back == ENVELOPE_TRACE
+    assert [r.system_prompt for r in back.requests[5:8]] == [text("a"), text("b"), text("a")]
+    assert meta["wire"] == "envelope"
+    assert itf(STRING_TRACE, REFERENCE, "P1", "rfd-draft", None)["#meta"]["wire"] == "string"
+
+
+def test_write_counterexample_uses_the_revisions_wire(tmp_path: Path) -> None:
+    def written(out: Path) -> list[dict[str, Any]]:
+        lines = (out / "transcript.ndjson").read_text().splitlines()
+        return [json.loads(line) for line in lines]
+
+    paths = write_counterexample(tmp_path / "d", STRING_TRACE, REFERENCE, "P1", "rfd-draft", None)
+    assert written(tmp_path / "d") == transcript(STRING_TRACE, REFERENCE, wire="string")
+    assert 'systemPrompt="a"' in paths["steps.md"].read_text()
+    assert 'systemPrompt="a"' in paths["review.md"].read_text()
+    assert 'systemPrompt="a"' in paths["sequence.mmd"].read_text()
+    out = tmp_path / "e"
+    paths = write_counterexample(out, ENVELOPE_TRACE, REFERENCE, "P1", "x", None, wire="envelope")
+    messages = written(out)
+    assert messages == transcript(ENVELOPE_TRACE, REFERENCE, wire="envelope")
+    assert validate_transcript(messages, spec_dir(), wire="envelope") == []
+    assert load_itf(paths["trace.itf.json"])[0] == ENVELOPE_TRACE
+    assert "content=[text" in paths["review.md"].read_text()
+    # an unknown revision keeps the final RFD's wire
+    write_counterexample(tmp_path / "f", STRING_TRACE, REFERENCE, "P1", "x", None)
+    assert written(tmp_path / "f") == transcript(STRING_TRACE, REFERENCE)

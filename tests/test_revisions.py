@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -10,8 +12,9 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.types import BIG, Caps, ClientKind, PromptCap, Request, initial_world
 from simulations.cli import CheckResult, check, main
-from simulations.domain import Domain, text
-from simulations.explore import BOUNDS, explore
+from simulations.domain import MODES, PROMPTS, Domain, text
+from simulations.explore import BOUNDS, Bound, explore
+from simulations.render import validate_transcript
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +33,8 @@ def test_the_string_wire_carries_one_text_block_and_no_mode() -> None:
     d = Domain().restrict(REVISIONS["rfd-draft"].admits)
     assert d.modes == (None,)
     assert d.prompts == (None, text("a"), text(""), text(BIG))  # strings only
-    assert Domain().restrict(REVISIONS["rfd-final"].admits) == Domain()
+    final = Domain().restrict(REVISIONS["rfd-final"].admits)
+    assert (final.prompts, final.modes, final.attach_prompts) == (PROMPTS, MODES, False)
 
 
 def test_a_draft_client_sends_the_prompt_without_any_capability() -> None:
@@ -85,3 +89,65 @@ def test_mutants_belong_to_the_final_rfd(capsys: pytest.CaptureFixture[str]) -> 
     code = main(["check", "--revision", "rfd-draft", "--mutant", "append_drops_base"])
     err = capsys.readouterr().err
     assert code == 2 and "--mutant" in err and len(err.strip().splitlines()) == 1
+
+
+# ---- schema-2026-11: the envelope on new, load, resume and fork --------------------------------
+
+
+def _same(bound: Bound) -> Bound:
+    scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in bound.scopes)
+    return replace(bound, scopes=scopes)
+
+
+def test_the_envelope_needs_a_mode_and_travels_on_load_resume_fork() -> None:
+    admits = REVISIONS["schema-2026-11"].admits
+    assert admits(Request("session_load", sid="s1", system_prompt=text("a"), mode="append"))
+    assert not admits(Request("session_new", system_prompt=text("a")))  # mode is required
+    assert not admits(Request("session_prompt", sid="s1", system_prompt=text("a"), mode="append"))
+    assert not REVISIONS["rfd-final"].admits(
+        Request("session_load", sid="s1", system_prompt=text("a"), mode="append")
+    )
+
+
+def test_schema_2026_11_gives_up_immutability_even_with_a_stable_agent() -> None:
+    """P2/P3 break without any restart: a client may load a session under another prompt
+    (the schema only says it SHOULD re-send the one it used at creation)."""
+    rev = REVISIONS["schema-2026-11"]
+    bound = _same(BOUNDS["small"].restricted(rev.admits))
+    ex = explore(rev.tables, bound)
+    assert {"P2", "P3"} <= set(ex.first)
+    trace = ex.trace("P3")
+    assert any(
+        r.method in ("session_load", "session_resume") and r.system_prompt for r in trace.requests
+    )
+    assert not any(r.method == "restart" for r in trace.requests)
+    rules = [r for r in ex.violated if rev.states(r) and not r.startswith("P")]
+    assert rules == []
+    # the cause: without a prompt on load/resume/fork the same search keeps P2 and P3
+    quiet = replace(
+        bound, scopes=tuple(replace(s, attach_prompts=False) for s in BOUNDS["small"].scopes)
+    )
+    held = explore(rev.tables, _same(quiet.restricted(rev.admits)))
+    assert not {"P2", "P3"} & set(held.first)
+
+
+def test_schema_counterexample_transcript_uses_the_envelope(tmp_path: Path) -> None:
+    code = main(
+        [
+            "counterexample",
+            "--revision",
+            "schema-2026-11",
+            "--bound",
+            "small",
+            "--id",
+            "P3",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    msgs = [json.loads(line) for line in (tmp_path / "transcript.ndjson").read_text().splitlines()]
+    loads = [m for m in msgs if m.get("method") in ("session/load", "session/resume")]
+    assert loads and all(set(m["params"]["systemPrompt"]) == {"mode", "content"} for m in loads)
+    assert validate_transcript(msgs, wire="envelope") == []
