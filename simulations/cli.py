@@ -39,6 +39,7 @@ from typing import Any, NoReturn
 
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
+from model.profiles import PROFILES, Profile, ProfileError, load_profile
 from model.revisions import REVISIONS, Revision
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -77,9 +78,12 @@ class CheckResult:
     budget: dict[str, Any] = field(default_factory=dict)
     witnesses: set[str] = field(default_factory=set)
     complete: bool = True
+    profile: Profile | None = None
 
     @property
     def tables(self) -> Tables:
+        if self.profile is not None:
+            return self.profile.tables()
         return MUTANTS[self.mutant].tables if self.mutant else REVISIONS[self.revision].tables
 
     def exit_code(self, strict: bool) -> int:
@@ -131,9 +135,22 @@ def check(
     bound: str = "default",
     symmetry: bool = True,
     progress: Progress | None = None,
+    profile: Profile | None = None,
 ) -> CheckResult:
-    """Run ``engine`` and return a verdict for every requirement id."""
+    """Run ``engine`` and return a verdict for every requirement id.
+
+    With ``profile`` the agent is that implementation profile (over its revision's tables).
+    """
+    if profile is not None:
+        if mutant is not None:
+            raise UsageError("argument --profile: a profile and a mutant cannot be combined")
+        revision = profile.revision
     tables = _tables(revision, mutant)
+    if profile is not None:
+        try:
+            tables = profile.tables()
+        except ProfileError as e:
+            raise UsageError(f"argument --profile: {e}") from None
     if engine not in ENGINES:
         raise UsageError(
             f"argument --engine: unknown engine {engine!r} (choose from {', '.join(ENGINES)})"
@@ -142,7 +159,7 @@ def check(
     if engine == "bfs":
         b = _bound(bound, revision, domain.restarts)
         return from_exploration(
-            explore(tables, b, symmetry=symmetry, progress=progress), revision, mutant
+            explore(tables, b, symmetry=symmetry, progress=progress), revision, mutant, profile
         )
     domain = domain.restrict(rev.admits)
     t0 = time.perf_counter()
@@ -190,6 +207,7 @@ def check(
         time.perf_counter() - t0,
         {"examples": examples, "steps": steps, "seed": seed, "restarts": domain.restarts},
         found.witnesses,
+        profile=profile,
     )
 
 
@@ -215,7 +233,9 @@ def _na_reason(rid: str, revision: str) -> str:
     return f"not a rule of {revision}"
 
 
-def from_exploration(ex: Exploration, revision: str, mutant: str | None) -> CheckResult:
+def from_exploration(
+    ex: Exploration, revision: str, mutant: str | None, profile: Profile | None = None
+) -> CheckResult:
     """Verdicts of one exhaustive run; each counterexample is a shortest one within the bound."""
     rev = REVISIONS[revision]
     traces = {rid: ex.trace(rid) for rid in ex.violated if rev.states(rid)}
@@ -240,12 +260,15 @@ def from_exploration(ex: Exploration, revision: str, mutant: str | None) -> Chec
         },
         set(ex.witness_at),
         ex.complete,
+        profile,
     )
 
 
 def _header(result: CheckResult) -> str:
     b = result.budget
     what = f"mutant {result.mutant} of {result.revision}" if result.mutant else result.revision
+    if result.profile is not None:
+        what = f"profile {result.profile.name} ({result.revision})"
     if result.engine == "bfs":
         done = "" if result.complete else "  INTERRUPTED: partial exploration"
         return (
@@ -311,6 +334,8 @@ def to_json(result: CheckResult) -> dict[str, Any]:
     return {
         "revision": result.revision,
         "mutant": result.mutant,
+        "profile": None if result.profile is None else result.profile.name,
+        "profile_knobs": None if result.profile is None else result.profile.knobs(),
         "engine": result.engine,
         "verdicts": result.verdicts,
         "counterexamples": {
@@ -341,6 +366,16 @@ def listing() -> dict[str, Any]:
         ],
         "engines": [{"name": k, "summary": v} for k, v in ENGINES.items()],
         "bounds": [b.describe() for b in BOUNDS.values()],
+        "profiles": [
+            {
+                "name": p.name,
+                "revision": p.revision,
+                "summary": p.summary,
+                "source": p.source,
+                "knobs": p.knobs(),
+            }
+            for p in PROFILES.values()
+        ],
     }
 
 
@@ -379,6 +414,11 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check a revision (or a mutant) and print verdicts")
     target(c)
+    c.add_argument(
+        "--profile",
+        default=None,
+        help="an implementation profile: a shipped name or a .toml/.json file (see README)",
+    )
     c.add_argument("--engine", default="bfs", help=f"{', '.join(ENGINES)} (default bfs)")
     bfs(c)
     c.add_argument("--seed", type=_seed, default=0)
@@ -579,6 +619,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 print("revisions: " + ", ".join(r["name"] for r in data["revisions"]))
                 print("engines:   " + ", ".join(e["name"] for e in data["engines"]))
                 print("bounds:    " + ", ".join(b["name"] for b in data["bounds"]))
+                print("profiles:  " + ", ".join(p["name"] for p in data["profiles"]))
                 print("mutants (name → id it must violate):")
                 for m in data["mutants"]:
                     print(f"  {m['name']:42s} {m['violates']:4s} {m['summary']}")
@@ -589,6 +630,17 @@ def _main(argv: Sequence[str] | None) -> int:
             return _run_counterexample(args)
         if args.command == "replay":
             return _run_replay(args)
+        profile = None
+        if args.profile is not None:
+            try:
+                profile = load_profile(args.profile)
+            except ProfileError as e:
+                raise UsageError(f"argument --profile: {e}") from None
+            if args.revision != "rfd-final" and args.revision != profile.revision:
+                raise UsageError(
+                    f"argument --profile: {profile.name} speaks {profile.revision}, "
+                    f"not {args.revision} (drop --revision)"
+                )
         line = _progress(args, "check") if args.engine == "bfs" else None
         result = check(
             args.revision,
@@ -601,6 +653,7 @@ def _main(argv: Sequence[str] | None) -> int:
             args.bound,
             not args.no_symmetry,
             line,
+            profile,
         )
         if line is not None:
             line.done()

@@ -1,0 +1,237 @@
+"""Implementation profiles: how a real agent behaves, as a few knobs over a revision's tables.
+
+Scope
+    A profile names the revision whose wire the agent speaks and says, knob by knob, where it
+    departs from that revision's reference agent. ``Profile.tables()`` turns the knobs into
+    table edits (the same edits the mutants use), so a profile is checked by the same engines
+    and judged by the same P1–P9 and the revision's rules. Users write one in a few lines of
+    TOML or JSON (``load_profile``); shipped profiles describe the behaviours documented in
+    ``shared/spec``.
+
+Abstractions
+    Knobs and their values (the first is the revision's reference behaviour):
+
+    * ``on_load`` — what load/resume run under when the request carries no prompt:
+      ``stored`` | ``default``.
+    * ``fork_inherits`` — a fork carries its parent's prompt: ``true`` | ``false``.
+    * ``store_survives_restart`` — stored prompts outlive a restart: ``true`` | ``false``.
+    * ``blank_text`` — a prompt of empty text: ``keep`` | ``absent`` (as if none was sent).
+    * ``bare_prompt`` — what a prompt without a mode means: ``append`` | ``replace``.
+    * ``size_limit`` — a prompt over the agent's limit: ``error`` (an error, nothing created)
+      | ``drop`` (dropped silently, the session created).
+
+    Where the prompt is read from (field, ``_meta``, nowhere) and what is advertised are the
+    revision's wire and the agent's capability profile; ``_meta`` conventions are modelled by
+    the string wire of ``rfd-draft`` (a string, no capability).
+
+Source
+    acp-session-digest.md §6.3 (goose #9971), seed-pr-1237-discussion.txt (buzz-agent in
+    block/sprout#981), rfd-client-system-prompt.final.mdx "Background" (claude-agent-acp).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from model.mutants import edit_rows, insert_before, swap_effect
+from model.revisions import REVISIONS
+from model.tables import Row, Tables
+from model.types import Stage
+
+
+class ProfileError(ValueError):
+    """A malformed profile; the message names the field and what it allows."""
+
+
+CHOICES: dict[str, tuple[Any, ...]] = {
+    "on_load": ("stored", "default"),
+    "fork_inherits": (True, False),
+    "store_survives_restart": (True, False),
+    "blank_text": ("keep", "absent"),
+    "bare_prompt": ("append", "replace"),
+    "size_limit": ("error", "drop"),
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    summary: str = ""
+    source: str = ""
+    revision: str = "rfd-final"
+    on_load: str = "stored"
+    fork_inherits: bool = True
+    store_survives_restart: bool = True
+    blank_text: str = "keep"
+    bare_prompt: str = "append"
+    size_limit: str = "error"
+
+    def __post_init__(self) -> None:
+        if self.revision not in REVISIONS:
+            raise ProfileError(
+                f"profile {self.name!r}: revision: {self.revision!r} is not one of "
+                f"{', '.join(REVISIONS)}"
+            )
+        for knob, allowed in CHOICES.items():
+            value = getattr(self, knob)
+            if value not in allowed or type(value) is not type(allowed[0]):
+                shown = ", ".join(json.dumps(a) for a in allowed)
+                raise ProfileError(
+                    f"profile {self.name!r}: {knob}: {json.dumps(value)} is not one of {shown}"
+                )
+
+    def knobs(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in CHOICES}
+
+    def departures(self) -> dict[str, Any]:
+        """The knobs set away from the revision's reference agent."""
+        return {k: v for k, v in self.knobs().items() if v != CHOICES[k][0]}
+
+    def tables(self) -> Tables:
+        t = REVISIONS[self.revision].tables
+        for knob, value in self.departures().items():
+            try:
+                t = _EDITS[knob](t, value)
+            except ValueError:
+                raise ProfileError(
+                    f"profile {self.name!r}: {knob}: {json.dumps(value)} does not apply to "
+                    f"revision {self.revision}"
+                ) from None
+        return t
+
+
+def _on_load(t: Tables, _: Any) -> Tables:
+    t = swap_effect(t, "session", "load_with_stored_prompt", "load_with_default_prompt")
+    return swap_effect(t, "session", "resume_with_stored_prompt", "resume_with_default_prompt")
+
+
+def _fork(t: Tables, _: Any) -> Tables:
+    return swap_effect(t, "session", "fork_with_parent_prompt", "fork_with_default_prompt")
+
+
+def _restart(t: Tables, _: Any) -> Tables:
+    return swap_effect(t, "agent", "restart_keeping_store", "restart_forgetting_prompts")
+
+
+def _blank(t: Tables, _: Any) -> Tables:
+    blank = Row("advance", Stage.VALID, Stage.COMPOSED, ("prompt_is_blank",), "compose_default", ())
+    return insert_before(t, "new_session", lambda r: r.effect == "compose_default", blank)
+
+
+def _bare(t: Tables, _: Any) -> Tables:
+    t = swap_effect(t, "new_session", "take_prompt_fields", "take_prompt_fields_default_override")
+    if not any(r.effect == "compose_override" for r in t.new_session):  # string revisions
+        replace_row = Row(
+            "advance", Stage.VALID, Stage.COMPOSED, ("is_override",), "compose_override", ()
+        )
+        t = insert_before(t, "new_session", lambda r: r.effect == "compose_append", replace_row)
+    return t
+
+
+def _size(t: Tables, _: Any) -> Tables:
+    return edit_rows(
+        t,
+        "new_session",
+        lambda r: r.effect == "reject_cannot_incorporate",
+        lambda r: r._replace(dest=Stage.COMPOSED, effect="compose_default"),
+    )
+
+
+_EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
+    "on_load": _on_load,
+    "fork_inherits": _fork,
+    "store_survives_restart": _restart,
+    "blank_text": _blank,
+    "bare_prompt": _bare,
+    "size_limit": _size,
+}
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "buzz-agent",
+            "Block's Rust agent implementing the first draft: a string on session/new, no "
+            "capability, the persona layered on the base prompt, an empty string treated as "
+            "absent, an error over its 512 KB limit",
+            "seed-pr-1237-discussion.txt (wpfleger96, 2026-06-11: block/sprout#981)",
+            revision="rfd-draft",
+            blank_text="absent",
+        ),
+        Profile(
+            "goose-9971",
+            "goose's _meta.systemPrompt (a string, additive): persisted with the session and "
+            "re-applied when the agent is recreated; empty or blank values treated as absent",
+            "acp-session-digest.md §6.3 (aaif-goose/goose#9971)",
+            revision="rfd-draft",
+            blank_text="absent",
+        ),
+        Profile(
+            "claude-agent-acp-meta",
+            "claude-agent-acp's _meta.systemPrompt convention as a string that replaces the "
+            "harness prompt (our reading: the RFD names it as the adapter that supports "
+            "replacement); no capability",
+            "rfd-client-system-prompt.final.mdx lines 30 and 145",
+            revision="rfd-draft",
+            bare_prompt="replace",
+        ),
+        Profile(
+            "final-default-on-load",
+            "an agent that implements the final RFD's session/new but rebuilds loaded or "
+            "resumed sessions under its default prompt (the Q2 hazard, as a build choice)",
+            "acp-session-digest.md §7 Q2",
+            on_load="default",
+        ),
+        Profile(
+            "schema-default-on-load",
+            "an agent on the 2026-11 schema that uses its default when load/resume carry no "
+            "prompt (the schema allows it: 'may keep the stored prompt or use its default')",
+            "sdk-2.4.0/acp-schema-v1.unstable.json LoadSessionRequest.systemPrompt",
+            revision="schema-2026-11",
+            on_load="default",
+        ),
+    )
+}
+
+
+def from_mapping(data: Mapping[str, Any], default_name: str) -> Profile:
+    """A profile from parsed TOML or JSON; unknown or ill-typed fields raise ProfileError."""
+    if not isinstance(data, Mapping):
+        raise ProfileError("a profile is a table (TOML) or an object (JSON) of knobs")
+    known = {f.name for f in fields(Profile)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ProfileError(
+            f"profile {data.get('name', default_name)!r}: unknown field {unknown[0]!r} "
+            f"(fields: {', '.join(sorted(known))})"
+        )
+    for key in ("name", "summary", "source", "revision"):
+        if key in data and not isinstance(data[key], str):
+            raise ProfileError(f"profile: {key}: expected a string, got {json.dumps(data[key])}")
+    return Profile(**{"name": default_name, **data})
+
+
+def load_profile(spec: str) -> Profile:
+    """A shipped profile by name, or a ``.toml`` / ``.json`` file."""
+    if spec in PROFILES:
+        return PROFILES[spec]
+    path = Path(spec)
+    if path.suffix not in (".toml", ".json"):
+        raise ProfileError(
+            f"{spec!r} is neither a shipped profile ({', '.join(PROFILES)}) "
+            "nor a .toml or .json file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ProfileError(f"cannot read {spec!r}: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
+        raise ProfileError(f"{spec}: not valid {path.suffix[1:].upper()}: {e}") from None
+    return from_mapping(data, path.stem)

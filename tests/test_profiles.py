@@ -1,0 +1,106 @@
+"""Implementation profiles: knobs over a revision's tables, written by users in TOML or JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from model.profiles import CHOICES, PROFILES, Profile, ProfileError, from_mapping, load_profile
+from model.revisions import REVISIONS
+from simulations.cli import check, main
+from simulations.explore import BOUNDS, explore
+
+
+def test_shipped_profiles_build_and_cite_a_source() -> None:
+    assert len(PROFILES) >= 5
+    for p in PROFILES.values():
+        assert p.source and p.summary
+        assert p.departures(), f"{p.name} is just its revision"
+        assert p.tables() != REVISIONS[p.revision].tables
+
+
+@pytest.mark.parametrize("knob", list(CHOICES))
+def test_every_knob_edits_the_tables(knob: str) -> None:
+    """Teeth: turning any one knob away from the reference changes the final RFD's tables."""
+    other = CHOICES[knob][1]
+    revision = "rfd-draft" if knob == "bare_prompt" else "rfd-final"
+    changed = Profile("x", revision=revision, **{knob: other})
+    assert changed.tables() != REVISIONS[revision].tables
+
+
+def _verdict(profile: Profile, rid: str) -> str:
+    return check(profile=profile, bound="small").verdicts[rid]
+
+
+def test_default_on_load_breaks_r16_under_the_final_rfd() -> None:
+    assert _verdict(PROFILES["final-default-on-load"], "R16") == "violated"
+    assert check(bound="small").verdicts["R16"] == "holds"
+
+
+def test_a_replacing_bare_prompt_breaks_the_drafts_additive_rule() -> None:
+    assert _verdict(PROFILES["claude-agent-acp-meta"], "R8") == "violated"
+    assert check(revision="rfd-draft", bound="small").verdicts["R8"] == "holds"
+
+
+def test_schema_allows_the_default_on_load_yet_p3_breaks_without_a_restart() -> None:
+    p = PROFILES["schema-default-on-load"]
+    bound = BOUNDS["small"].restricted(REVISIONS[p.revision].admits)
+    ex = explore(p.tables(), bound)
+    rules = [r for r in ex.violated if REVISIONS[p.revision].states(r) and r[0] != "P"]
+    assert rules == []  # no rule of the schema is broken ...
+    trace = ex.trace("P3")
+    assert not any(r.method == "restart" for r in trace.requests)  # ... and no restart needed
+    assert any(
+        r.method in ("session_load", "session_resume") and r.system_prompt is None
+        for r in trace.requests
+    )
+
+
+def test_a_user_profile_in_toml_and_json(tmp_path: Path) -> None:
+    toml = tmp_path / "my-agent.toml"
+    toml.write_text('revision = "rfd-final"\nfork_inherits = false\n', encoding="utf-8")
+    p = load_profile(str(toml))
+    assert p.name == "my-agent" and p.departures() == {"fork_inherits": False}
+    js = tmp_path / "other.json"
+    js.write_text(json.dumps({"name": "other", "on_load": "default"}), encoding="utf-8")
+    assert load_profile(str(js)).on_load == "default"
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ({"on_load": "sometimes"}, 'on_load: "sometimes" is not one of "stored", "default"'),
+        ({"fork_inherits": "no"}, "fork_inherits"),
+        ({"fork_inherit": False}, "unknown field 'fork_inherit'"),
+        ({"revision": "rfd-v9"}, "revision: 'rfd-v9'"),
+        ({"revision": 3}, "revision: expected a string"),
+    ],
+)
+def test_malformed_profiles_name_the_field(data: dict[str, object], needle: str) -> None:
+    with pytest.raises(ProfileError) as e:
+        from_mapping(data, "p")
+    assert needle in str(e.value)
+
+
+def test_cli_profile_errors_are_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('size_limit = "huge"\n', encoding="utf-8")
+    for spec in (str(bad), "no-such-profile", str(tmp_path / "missing.json")):
+        assert main(["check", "--profile", spec]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "--profile" in err and "Traceback" not in err
+
+
+def test_cli_profile_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["check", "--profile", "final-default-on-load", "--bound", "small", "--json", "--quiet"]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1  # R16, a rule of the final RFD, is violated
+    assert data["profile"] == "final-default-on-load" and data["revision"] == "rfd-final"
+    assert data["profile_knobs"]["on_load"] == "default"
+    assert data["verdicts"]["R16"] == "violated"
