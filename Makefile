@@ -12,9 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The main job: check the final RFD and print the verdict table (exit 0 whatever the verdicts).
+# The main job: check the final RFD and print its verdicts, then write the reviewer's report
+# (verdict matrix of every revision and profile, counterexamples, kill matrix, open questions).
 demo: $(STAMP)
 	-$(BIN)/acp-sysprompt check --revision rfd-final
+	$(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
 	$(BIN)/ruff check model simulations tests

@@ -38,6 +38,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from model.context import Ctx
+from model.effects import compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect
 from model.revisions import REVISIONS
 from model.tables import Row, Tables
@@ -118,8 +120,17 @@ def _restart(t: Tables, _: Any) -> Tables:
     return swap_effect(t, "agent", "restart_keeping_store", "restart_forgetting_prompts")
 
 
+@effect
+def drop_blank_prompt(c: Ctx) -> None:
+    """A prompt of empty text is treated as none at all: nothing stored, the default slot."""
+    ignore_prompt_fields(c)
+    compose_default(c)
+
+
 def _blank(t: Tables, _: Any) -> Tables:
-    blank = Row("advance", Stage.VALID, Stage.COMPOSED, ("prompt_is_blank",), "compose_default", ())
+    blank = Row(
+        "advance", Stage.VALID, Stage.COMPOSED, ("prompt_is_blank",), "drop_blank_prompt", ()
+    )
     return insert_before(t, "new_session", lambda r: r.effect == "compose_default", blank)
 
 

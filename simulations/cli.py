@@ -459,6 +459,14 @@ def parser() -> argparse.ArgumentParser:
         help="override the mutant the trace names ('none': the revision itself)",
     )
 
+    rp = sub.add_parser("report", help="write the verdict matrix, counterexamples, kill matrix")
+    rp.add_argument("--out", required=True, type=Path, help="directory to write into")
+    rp.add_argument("--bound", default="default", help=f"{', '.join(BOUNDS)} (default default)")
+    rp.add_argument(
+        "--no-kill-matrix", action="store_true", help="skip the mutant × engine runs (~3 min)"
+    )
+    rp.add_argument("--quiet", action="store_true", help="no progress lines")
+
     ls = sub.add_parser("list", help="list revisions, mutants, engines and bounds")
     ls.add_argument("--json", action="store_true")
     return p
@@ -597,6 +605,24 @@ def _run_replay(args: argparse.Namespace) -> int:
     return 1
 
 
+def _run_report(args: argparse.Namespace) -> int:
+    from simulations.report import build_report
+
+    if args.bound not in BOUNDS:
+        raise UsageError(
+            f"argument --bound: unknown bound {args.bound!r} (choose from {', '.join(BOUNDS)})"
+        )
+    out = _out_dir(args.out)
+
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(f"  {text}", file=sys.stderr, flush=True)
+
+    path = build_report(out, args.bound, mutants=() if args.no_kill_matrix else None, progress=say)
+    print(f"report written: {path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = _main(argv)
@@ -630,6 +656,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return _run_counterexample(args)
         if args.command == "replay":
             return _run_replay(args)
+        if args.command == "report":
+            return _run_report(args)
         profile = None
         if args.profile is not None:
             try:

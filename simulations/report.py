@@ -1,0 +1,296 @@
+"""The reviewer's report: verdict matrix, shortest counterexamples, kill matrix.
+
+Scope
+    ``build_report(out)`` explores every *subject* — a revision, a revision with a restricted
+    population of agents, or an implementation profile — exhaustively within the ``default``
+    bound, and writes ``report.md``: the verdict matrix (subject × P1–P9, ✓ / ✗ / n/a, and the
+    revision's rules that broke), each ✗ linked to a directory with its shortest counterexample
+    in five forms plus a picture of the path; then the kill matrix (mutant × engine: the
+    exhaustive explorer and Hypothesis, each run focused on the id the mutant declares).
+
+Abstractions
+    A subject's population is the set of capability profiles its agents may start or restart
+    with (``caps``) and whether a restart may change it (``restarts``): "a final-RFD client
+    with an agent that predates the field" is the final revision with agents that never
+    advertise ``systemPrompt``. Hypothesis in the kill matrix runs 300 examples × 50 steps,
+    seed 0; the explorer uses the smallest bound that can show the mutant.
+
+Source
+    shared/spec/REQUIREMENTS.md (P1–P9); model.revisions, model.profiles, model.mutants.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from model.invariants import CHECKS
+from model.mutants import MUTANTS
+from model.profiles import PROFILES
+from model.questions import QUESTIONS, Witness
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS
+from model.tables import Tables
+from model.types import PromptCap, Slot
+from simulations.explore import BOUNDS, Bound, Exploration, explore, labelled
+from simulations.stateful import Trace, findings_of, machine_class, run
+from simulations.trace import replay, request_text
+
+P_IDS = tuple(f"P{i}" for i in range(1, 10))
+
+
+@dataclass(frozen=True)
+class Subject:
+    label: str
+    revision: str
+    profile: str | None = None
+    caps: tuple[PromptCap, ...] | None = None  # systemPrompt capabilities agents may advertise
+    restarts: Literal["any", "same"] = "any"
+    note: str = ""
+
+    @property
+    def slug(self) -> str:
+        return "".join(c if c.isalnum() else "-" for c in self.label).strip("-").lower()
+
+
+_NONE = (PromptCap.NONE,)
+SUBJECTS: tuple[Subject, ...] = (
+    Subject("rfd-draft", "rfd-draft", note="draft clients; agents with and without support"),
+    Subject(
+        "rfd-draft client, agent that predates the field",
+        "rfd-draft",
+        caps=_NONE,
+        note="the client sends; the agent ignores the unknown param",
+    ),
+    Subject("pr-1494", "pr-1494", note="the draft as implemented; null = omitted"),
+    Subject(
+        "rfd-final client, agent that predates the field",
+        "rfd-final",
+        caps=_NONE,
+        restarts="same",
+        note="no capability, so the client never sends",
+    ),
+    Subject("rfd-final, stable agent", "rfd-final", restarts="same"),
+    Subject(
+        "rfd-final, restart may change the agent",
+        "rfd-final",
+        note="a restart may come back with another capability profile",
+    ),
+    Subject("schema-2026-11, stable agent", "schema-2026-11", restarts="same"),
+    Subject("schema-2026-11, restart may change the agent", "schema-2026-11"),
+    *(
+        Subject(
+            f"profile {p.name}",
+            p.revision,
+            profile=p.name,
+            caps=(PromptCap.APPEND, PromptCap.OVERRIDE),  # the profiled agent has the feature
+            restarts="same",
+            note=p.summary,
+        )
+        for p in PROFILES.values()
+    ),
+)
+
+
+def subject_bound(s: Subject, bound: str = "default") -> Bound:
+    rev = REVISIONS[s.revision]
+    b = BOUNDS[bound].restricted(rev.admits)
+    scopes = []
+    for sc in b.scopes:
+        d = sc.domain.with_restarts(s.restarts)
+        if s.caps is not None:
+            d = replace(d, profiles=tuple(p for p in d.profiles if p.system_prompt in s.caps))
+            if not d.profiles:
+                continue
+        scopes.append(replace(sc, domain=d))
+    return replace(b, scopes=tuple(scopes))
+
+
+@dataclass
+class Row:
+    subject: Subject
+    exploration: Exploration
+    verdicts: dict[str, str]  # P id → holds / violated
+    rules_broken: list[str]
+
+
+def verdict_row(s: Subject, bound: str = "default") -> Row:
+    tables = PROFILES[s.profile].tables() if s.profile else REVISIONS[s.revision].tables
+    ex = explore(tables, subject_bound(s, bound))
+    rev = REVISIONS[s.revision]
+    verdicts = {p: "violated" if p in ex.first else "holds" for p in P_IDS}
+    rules = [r for r in ex.violated if r[0] != "P" and rev.states(r)]
+    return Row(s, ex, verdicts, rules)
+
+
+@dataclass
+class Kill:
+    mutant: str
+    declares: str
+    bfs: int | None  # shortest length, None = not killed
+    bfs_bound: str | None
+    hypothesis: int | None  # shrunk length, None = not killed
+    seconds: float
+
+
+def kill_row(name: str) -> Kill:
+    m = MUTANTS[name]
+    t0 = time.perf_counter()
+    bfs = bfs_bound = None
+    for bound in ("tiny", "small", "default"):
+        ex = explore(m.tables, bound, checks=[CHECKS[m.violates]])
+        if m.violates in ex.first:
+            bfs, bfs_bound = ex.length(m.violates), bound
+            break
+    cls = machine_class(m.tables, checks=[m.violates])
+    run(cls, examples=300, steps=50, seed_value=0)
+    failure = findings_of(cls).failure
+    hyp = len(failure[1]) if failure is not None and failure[0] == m.violates else None
+    return Kill(name, m.violates, bfs, bfs_bound, hyp, time.perf_counter() - t0)
+
+
+def observations(w: Witness, tables: Tables) -> list[tuple[int | None, Slot | None]]:
+    """What the client (and the system slot) showed at each step: error code, turn slot."""
+    return [
+        (r.step.reply.code, r.step.reply.slot) for r in replay(Trace(w.profile, w.requests), tables)
+    ]
+
+
+def _questions() -> list[str]:
+    lines = [
+        "",
+        "## Questions for the RFD author",
+        "",
+        "Each witness is one transcript and two agents the final RFD's text both allows; the "
+        "step where what the client observes differs is shown for each.",
+        "",
+    ]
+    for q in QUESTIONS:
+        lines.append(f"### {q.qid}: {q.title}")
+        lines += ["", q.ask, ""]
+        w = q.witness
+        if w is None:
+            lines += [f"Modelling choice: {q.choice}", ""]
+            continue
+        a, b = observations(w, w.a), observations(w, w.b)
+        i = next(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+        lines += [
+            "| # | request | " + w.a_label + " | " + w.b_label + " |",
+            "|---:|---|---|---|",
+        ]
+        for j, req in enumerate(w.requests[: i + 1]):
+            mark = " **←**" if j == i else ""
+            lines.append(f"| {j + 1} | `{request_text(req)}` | {_obs(a[j])} | {_obs(b[j])}{mark} |")
+        lines.append("")
+    return lines
+
+
+def _obs(o: tuple[int | None, Slot | None]) -> str:
+    code, slot = o
+    if code is not None:
+        return f"error {code}"
+    return "ok" if slot is None else "slot [" + ", ".join(slot) + "]"
+
+
+def _mark(v: str) -> str:
+    return {"holds": "✓", "violated": "✗", "n/a": "n/a"}[v]
+
+
+def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
+    from simulations.pictures import draw_graph
+    from simulations.render import write_counterexample
+
+    s = row.subject
+    d = out / "counterexamples" / s.slug / rid
+    tables = PROFILES[s.profile].tables() if s.profile else REVISIONS[s.revision].tables
+    write_counterexample(d, row.exploration.trace(rid), tables, rid, s.revision, None)
+    path = row.exploration.nodes_on(rid)
+    g = labelled(row.exploration, s.revision).subgraph(path).copy()
+    draw_graph(g, d / "path.png", d / "path.svg", path, title=f"{s.label}: {rid}")
+    return d
+
+
+def build_report(
+    out: Path,
+    bound: str = "default",
+    subjects: tuple[Subject, ...] = SUBJECTS,
+    mutants: tuple[str, ...] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """Write ``out/report.md`` (and the counterexample directories); return its path."""
+    say = progress or (lambda _: None)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    rows = []
+    for s in subjects:
+        say(f"exploring {s.label}")
+        rows.append(verdict_row(s, bound))
+    lines = [
+        "# acp-sysprompt report",
+        "",
+        f"Every subject explored exhaustively within the `{bound}` bound "
+        '(see README "Bounds"); ✓ = holds in every reachable world, ✗ = violated (the number '
+        "is the length of the shortest counterexample, linked). Rules broken = the subject's "
+        "revision's own rules (R, S ids it states) that some world violates.",
+        "",
+        "| subject | " + " | ".join(P_IDS) + " | rules broken | states |",
+        "|---|" + "---|" * len(P_IDS) + "---|---:|",
+    ]
+    for row in rows:
+        cells = []
+        for p in P_IDS:
+            if row.verdicts[p] == "violated":
+                d = _write_counterexample(row, p, out)
+                n = row.exploration.length(p)
+                cells.append(f"[✗ {n}]({d.relative_to(out).as_posix()}/review.md)")
+            else:
+                cells.append("✓")
+        broken = []
+        for r in row.rules_broken:
+            d = _write_counterexample(row, r, out)
+            broken.append(f"[{r}]({d.relative_to(out).as_posix()}/review.md)")
+        lines.append(
+            f"| {row.subject.label} | "
+            + " | ".join(cells)
+            + f" | {', '.join(broken) or 'none'} | {row.exploration.states:,} |"
+        )
+    lines += ["", "Subjects:", ""]
+    for row in rows:
+        s = row.subject
+        who = f"profile `{s.profile}` over `{s.revision}`" if s.profile else f"`{s.revision}`"
+        caps = ""
+        if s.caps is not None:
+            caps = f"; agents advertise systemPrompt {'/'.join(c.value for c in s.caps)} only"
+        lines.append(f"- **{s.label}** — {who}; restarts: {s.restarts}{caps}. {s.note}")
+    lines += ["", "P ids (REQUIREMENTS.md):", ""]
+    lines += [f"- **{p}** {REQUIREMENTS[p].text}" for p in P_IDS]
+    names = mutants if mutants is not None else tuple(MUTANTS)
+    if names:
+        lines += [
+            "",
+            "## Kill matrix",
+            "",
+            "Each mutant is one edit of the final RFD's tables declaring the id it must violate. "
+            "BFS: the shortest counterexample's length and the smallest bound that shows it; "
+            "Hypothesis: the shrunk counterexample's length (300 examples × 50 steps, seed 0); "
+            "– = not killed.",
+            "",
+            "| mutant | declares | BFS | bound | Hypothesis | killed |",
+            "|---|---|---:|---|---:|---|",
+        ]
+        for name in names:
+            say(f"mutant {name}")
+            k = kill_row(name)
+            killed = "yes" if k.bfs or k.hypothesis else "**NO**"
+            lines.append(
+                f"| {k.mutant} | {k.declares} | {k.bfs or '–'} | {k.bfs_bound or '–'} | "
+                f"{k.hypothesis or '–'} | {killed} |"
+            )
+    lines += _questions()
+    lines += ["", f"Generated in {time.perf_counter() - t0:.0f} s by `acp-sysprompt report`."]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

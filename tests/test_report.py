@@ -1,0 +1,41 @@
+"""The reviewer's report: the verdict matrix with linked counterexamples and the kill matrix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from simulations.render import validate_transcript
+from simulations.report import SUBJECTS, Subject, build_report, kill_row, verdict_row
+
+
+def test_report_links_every_cross_to_a_counterexample(tmp_path: Path) -> None:
+    subjects = tuple(s for s in SUBJECTS if s.label in ("rfd-final, stable agent", "rfd-draft"))
+    path = build_report(tmp_path, "small", subjects, mutants=("append_drops_base",))
+    text = path.read_text(encoding="utf-8")
+    assert "| rfd-draft | [✗ 4](counterexamples/rfd-draft/P1/review.md)" in text
+    assert "| rfd-final, stable agent | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | [✗" in text
+    links = [piece for line in text.splitlines() for piece in line.split("](")[1:]]
+    targets = [p.split(")")[0] for p in links]
+    assert targets and all((tmp_path / t).is_file() for t in targets)
+    for t in targets:
+        d = (tmp_path / t).parent
+        assert {p.name for p in d.iterdir()} >= {"steps.md", "transcript.ndjson", "path.png"}
+        wire = "string" if "rfd-draft" in t else "blocks"
+        msgs = [json.loads(x) for x in (d / "transcript.ndjson").read_text().splitlines()]
+        assert validate_transcript(msgs, wire=wire) == []
+    assert "| append_drops_base | R8 | 3 | tiny | " in text
+
+
+def test_the_capability_protects_a_final_client_from_an_agent_that_predates_it() -> None:
+    s = next(x for x in SUBJECTS if x.label == "rfd-final client, agent that predates the field")
+    row = verdict_row(s, "small")
+    assert row.verdicts["P1"] == "holds"
+    draft = verdict_row(Subject("d", "rfd-draft", caps=s.caps), "small")
+    assert draft.verdicts["P1"] == "violated"  # the same agent under the draft drops the prompt
+
+
+def test_kill_row_names_both_engines() -> None:
+    k = kill_row("fork_drops_parent_prompt")
+    assert k.declares == "R17" and k.bfs is not None and k.hypothesis is not None
+    assert k.hypothesis >= k.bfs
