@@ -15,14 +15,19 @@ Abstractions
       ``stored`` | ``default``.
     * ``fork_inherits`` — a fork carries its parent's prompt: ``true`` | ``false``.
     * ``store_survives_restart`` — stored prompts outlive a restart: ``true`` | ``false``.
-    * ``blank_text`` — a prompt of empty text: ``keep`` | ``absent`` (as if none was sent).
+    * ``blank_text`` — a prompt of empty text: ``keep`` | ``absent`` (as if none was sent) |
+      ``reject`` (-32602, nothing created).
     * ``bare_prompt`` — what a prompt without a mode means: ``append`` | ``replace``.
-    * ``size_limit`` — a prompt over the agent's limit: ``error`` (an error, nothing created)
-      | ``drop`` (dropped silently, the session created).
+    * ``size_limit`` — a prompt over the agent's limit: ``internal_error`` (-32603, nothing
+      created) | ``invalid_params`` (-32602, nothing created) | ``drop`` (dropped silently,
+      the session created).
+    * ``reads_prompt`` — where the agent looks for the prompt: ``field`` (the revision's
+      top-level field) | ``meta`` (``_meta.systemPrompt``) | ``nowhere``. Every modelled client
+      writes the top-level field, so ``meta`` and ``nowhere`` both mean the agent never sees
+      it (accepted, then ignored).
 
-    Where the prompt is read from (field, ``_meta``, nowhere) and what is advertised are the
-    revision's wire and the agent's capability profile; ``_meta`` conventions are modelled by
-    the string wire of ``rfd-draft`` (a string, no capability).
+    What is advertised is the agent's capability profile (the bounds' profiles); an agent that
+    supports the field without advertising it is the string wire of ``rfd-draft``.
 
 Source
     acp-session-digest.md §6.3 (goose #9971), seed-pr-1237-discussion.txt (buzz-agent in
@@ -43,7 +48,7 @@ from model.effects import compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect
 from model.revisions import REVISIONS
 from model.tables import Row, Tables
-from model.types import Stage
+from model.types import INVALID_PARAMS, Reason, Reply, Stage
 
 
 class ProfileError(ValueError):
@@ -54,9 +59,10 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "on_load": ("stored", "default"),
     "fork_inherits": (True, False),
     "store_survives_restart": (True, False),
-    "blank_text": ("keep", "absent"),
+    "blank_text": ("keep", "absent", "reject"),
     "bare_prompt": ("append", "replace"),
-    "size_limit": ("error", "drop"),
+    "size_limit": ("internal_error", "invalid_params", "drop"),
+    "reads_prompt": ("field", "meta", "nowhere"),
 }
 
 
@@ -71,7 +77,8 @@ class Profile:
     store_survives_restart: bool = True
     blank_text: str = "keep"
     bare_prompt: str = "append"
-    size_limit: str = "error"
+    size_limit: str = "internal_error"
+    reads_prompt: str = "field"
 
     def __post_init__(self) -> None:
         if self.revision not in REVISIONS:
@@ -127,11 +134,34 @@ def drop_blank_prompt(c: Ctx) -> None:
     compose_default(c)
 
 
-def _blank(t: Tables, _: Any) -> Tables:
+def _blank(t: Tables, value: Any) -> Tables:
+    if value == "reject":
+        return _blank_reject(t)
     blank = Row(
         "advance", Stage.VALID, Stage.COMPOSED, ("prompt_is_blank",), "drop_blank_prompt", ()
     )
     return insert_before(t, "new_session", lambda r: r.effect == "compose_default", blank)
+
+
+@effect
+def reject_blank_prompt(c: Ctx) -> None:
+    c.reply = Reply(code=INVALID_PARAMS, reason=Reason.EMPTY_PROMPT)
+
+
+@effect
+def reject_oversized_as_invalid_params(c: Ctx) -> None:
+    c.reply = Reply(code=INVALID_PARAMS, reason=Reason.CANNOT_INCORPORATE)
+
+
+def _blank_reject(t: Tables) -> Tables:
+    row = Row(
+        "advance", Stage.VALID, Stage.REJECTED, ("prompt_is_blank",), "reject_blank_prompt", ()
+    )
+    return insert_before(t, "new_session", lambda r: r.effect == "reject_cannot_incorporate", row)
+
+
+def _reads(t: Tables, _: Any) -> Tables:
+    return swap_effect(t, "new_session", "take_prompt_fields", "ignore_prompt_fields")
 
 
 def _bare(t: Tables, _: Any) -> Tables:
@@ -144,7 +174,11 @@ def _bare(t: Tables, _: Any) -> Tables:
     return t
 
 
-def _size(t: Tables, _: Any) -> Tables:
+def _size(t: Tables, value: Any) -> Tables:
+    if value == "invalid_params":
+        return swap_effect(
+            t, "new_session", "reject_cannot_incorporate", "reject_oversized_as_invalid_params"
+        )
     return edit_rows(
         t,
         "new_session",
@@ -160,6 +194,7 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "blank_text": _blank,
     "bare_prompt": _bare,
     "size_limit": _size,
+    "reads_prompt": _reads,
 }
 
 PROFILES: dict[str, Profile] = {

@@ -380,6 +380,51 @@ QUESTIONS: tuple[Question, ...] = (
         choice="It cannot: P9 is violated in 6 steps in every revision (see the matrix).",
     ),
     Question(
+        "Q5",
+        "resource_link and other non-text blocks",
+        "Reject resource_link (baseline for session/prompt) in a system prompt?",
+        choice="Rejected with -32602 as the RFD states (R14, R15); annotations and _meta "
+        "on text blocks are not modelled.",
+    ),
+    Question(
+        "Q16",
+        "restore rules opposite to additionalDirectories",
+        "Roots are not restored on load nor inherited on fork; the prompt must be both. Intended?",
+        choice="Not expressible: additionalDirectories is not modelled.",
+    ),
+    Question(
+        "Q18",
+        "the prompt in session/load's replayed history",
+        "May the system prompt appear in the replayed history?",
+        choice="Not expressible: replayed history is one flag (S8), not its content.",
+    ),
+    Question(
+        "Q19",
+        "block order in override mode",
+        "Is the client's block order kept in override mode, as R7 requires for append?",
+        choice="Kept: the reference places the client's blocks in order (P5 judges append only).",
+    ),
+    Question(
+        "Q20",
+        "session modes and config options changing the prompt",
+        "Does override survive session/set_mode?",
+        choice="Not expressible: set_mode and config options are out of scope (R23).",
+    ),
+    Question(
+        "Q21",
+        "the error for an incorporation failure R15 does not list",
+        "Which code when override is advertised but the selected model cannot take it?",
+        choice="Modelled as Q6: any error with nothing created satisfies R11; the "
+        "reference answers -32603.",
+    ),
+    Question(
+        "Q24",
+        "no confirmation of the applied mode",
+        "How does a client confirm which mode took effect, especially after load?",
+        choice="Success implies the requested mode (unadvertised modes are rejected), "
+        "but nothing confirms it after load or resume: the P9 finding.",
+    ),
+    Question(
         "Q23",
         "re-sending systemPrompt on load/resume/fork",
         "Ignore or reject a prompt on load (R19 says no field)?",

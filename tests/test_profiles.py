@@ -21,13 +21,24 @@ def test_shipped_profiles_build_and_cite_a_source() -> None:
         assert p.tables() != REVISIONS[p.revision].tables
 
 
-@pytest.mark.parametrize("knob", list(CHOICES))
-def test_every_knob_edits_the_tables(knob: str) -> None:
-    """Teeth: turning any one knob away from the reference changes the final RFD's tables."""
-    other = CHOICES[knob][1]
-    revision = "rfd-draft" if knob == "bare_prompt" else "rfd-final"
-    changed = Profile("x", revision=revision, **{knob: other})
-    assert changed.tables() != REVISIONS[revision].tables
+@pytest.mark.parametrize(("knob", "value"), [(k, v) for k, vs in CHOICES.items() for v in vs[1:]])
+def test_every_knob_value_edits_the_tables(knob: str, value: object) -> None:
+    """Teeth: every value away from the reference changes the revision's tables."""
+    for revision in ("rfd-draft", "rfd-final"):
+        changed = Profile("x", revision=revision, **{knob: value})
+        assert changed.tables() != REVISIONS[revision].tables, (knob, value, revision)
+
+
+@pytest.mark.parametrize(
+    ("knobs", "rid"),
+    [
+        ({"blank_text": "reject"}, "R4"),  # a valid text prompt answered -32602
+        ({"reads_prompt": "meta"}, "R7"),  # the field is accepted and never applied
+        ({"size_limit": "drop"}, "R11"),
+    ],
+)
+def test_knobs_show_in_the_verdicts(knobs: dict[str, str], rid: str) -> None:
+    assert check(profile=Profile("x", **knobs), bound="small").verdicts[rid] == "violated"
 
 
 def _verdict(profile: Profile, rid: str) -> str:
