@@ -50,3 +50,12 @@ def test_mutant_declarations_name_checked_ids() -> None:
     for m in MUTANTS.values():
         assert m.violates in CHECKS, m.name
     assert len(MUTANTS) >= 8
+
+
+def test_every_must_id_has_a_mutant_that_declares_it() -> None:
+    """Issue 4: a killing mutant per MUST / MUST NOT id (test_mutants proves each is killed)."""
+    from model.spec import REQUIREMENTS
+
+    must = {rid for rid, r in REQUIREMENTS.items() if "MUST" in r.keyword.value}
+    assert len(must) >= 20
+    assert must <= {m.violates for m in MUTANTS.values()}
