@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest clean
+.PHONY: demo test lint typecheck pytest notebooks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ pytest: $(STAMP)
 	HYPOTHESIS_PROFILE=ci $(BIN)/pytest
 
 test: lint typecheck pytest
+
+# Jupyter Lab in the project's environment (installs the notebooks extra on first use).
+notebooks: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,notebooks]'
+	$(BIN)/jupyter lab notebooks/
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -458,6 +458,11 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="override the mutant the trace names ('none': the revision itself)",
     )
+    r.add_argument(
+        "--profile",
+        default=None,
+        help="replay against this implementation profile (default: the one the trace names)",
+    )
 
     rp = sub.add_parser("report", help="write the verdict matrix, counterexamples, kill matrix")
     rp.add_argument("--out", required=True, type=Path, help="directory to write into")
@@ -592,6 +597,15 @@ def _run_replay(args: argparse.Namespace) -> int:
     if mutant in ("", "none"):
         mutant = None
     tables = _tables(revision, mutant)
+    profile_name = args.profile or meta.get("agent_profile")
+    if profile_name:
+        try:
+            profile = load_profile(profile_name)
+            tables = profile.tables()
+        except ProfileError as e:
+            raise UsageError(f"argument --profile: {e}") from None
+        if args.revision is None:
+            revision = profile.revision
     rid = meta.get("requirement")
     keep = REVISIONS[revision].states
     steps = replay(trace, tables, keep)

@@ -61,7 +61,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
@@ -245,14 +245,21 @@ def _request_label(req: Request, wire: str) -> str:
     return bare[:-1] + ", " + ", ".join(f"{k}={_label(v)}" for k, v in extra.items()) + ")"
 
 
-def steps_markdown(trace: Trace, tables: Tables, rid: str, *, wire: str = "blocks") -> str:
+def steps_markdown(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    *,
+    wire: str = "blocks",
+    keep: Callable[[str], bool] | None = None,
+) -> str:
     """A Markdown table: one row per request, with only what that request changed."""
     rows = [
         "| # | request | reply | what changed | violated |",
         "|---:|---|---|---|---|",
         f"| 0 | agent starts | | agent profile {_cell(trace.profile.label())} | |",
     ]
-    for i, r in enumerate(replay(trace, tables), 1):
+    for i, r in enumerate(replay(trace, tables, keep), 1):
         step = r.step
         changed = "; ".join(changes(step.before, step.after))
         label = _request_label(step.request, wire)
@@ -633,9 +640,16 @@ def _advertised(profile: Caps, wire: str) -> str:
     return _mm(profile.label())
 
 
-def mermaid(trace: Trace, tables: Tables, rid: str, *, wire: str = "blocks") -> str:
+def mermaid(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    *,
+    wire: str = "blocks",
+    keep: Callable[[str], bool] | None = None,
+) -> str:
     """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply."""
-    steps = replay(trace, tables)
+    steps = replay(trace, tables, keep)
     first = _first_violation(steps, rid)
     participants: dict[str, str] = {}
     body: list[str] = [
@@ -677,14 +691,26 @@ def mermaid(trace: Trace, tables: Tables, rid: str, *, wire: str = "blocks") -> 
 # ---- (d, e) the review block and the replay command ------------------------------------------
 
 
-def replay_command(path: Path | str, revision: str | None = None, mutant: str | None = None) -> str:
+def replay_command(
+    path: Path | str,
+    revision: str | None = None,
+    mutant: str | None = None,
+    profile: str | None = None,
+) -> str:
     """The shell command that re-runs an ITF counterexample file."""
     parts = ["acp-sysprompt", "replay", shlex.quote(str(path))]
     if revision is not None:
         parts += ["--revision", shlex.quote(revision)]
     if mutant is not None:
         parts += ["--mutant", shlex.quote(mutant)]
+    if profile is not None:
+        parts += ["--profile", shlex.quote(profile)]
     return " ".join(parts)
+
+
+def keep_for(revision: str | None) -> Callable[[str], bool] | None:
+    """Only the ids ``revision`` states (all ids for an unknown revision)."""
+    return REVISIONS[revision].states if revision in REVISIONS else None
 
 
 def review_markdown(
@@ -698,14 +724,16 @@ def review_markdown(
     found_by: str = "exhaustive BFS",
     shortest: bool = True,
     wire: str | None = None,
+    profile: str | None = None,
 ) -> str:
     """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay.
 
     The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
     """
     wire = _wire_for(revision, wire)
+    keep = keep_for(revision)
     req = REQUIREMENTS[rid]
-    steps = replay(trace, tables)
+    steps = replay(trace, tables, keep)
     first = _first_violation(steps, rid)
     subject = f"revision `{revision}`"
     if revision in REVISIONS:
@@ -714,6 +742,8 @@ def review_markdown(
         m = MUTANTS.get(mutant)
         summary = f": {m.summary} (declares {m.violates})" if m is not None else ""
         subject = f"mutant `{mutant}` of {subject}{summary}"
+    if profile is not None:
+        subject = f"profile `{profile}` over {subject}"
     status = "not reproduced" if first is None else "violated"
     if first is None:
         verdict = (
@@ -733,12 +763,12 @@ def review_markdown(
         "",
         verdict,
         "",
-        steps_markdown(trace, tables, rid, wire=wire).rstrip("\n"),
+        steps_markdown(trace, tables, rid, wire=wire, keep=keep).rstrip("\n"),
         "",
         "Replay:",
         "",
         "```sh",
-        replay_command(path, revision, mutant),
+        replay_command(path, revision, mutant, profile),
         "```",
     ]
     return "\n".join(lines) + "\n"
@@ -889,6 +919,7 @@ def itf(
     mutant: str | None,
     *,
     wire: str | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """The trace as ITF: state 0 is the starting world, state i the world after request i.
 
@@ -907,7 +938,7 @@ def itf(
             "mbt::actionTaken": "init",
         }
     ]
-    for i, r in enumerate(replay(trace, tables), 1):
+    for i, r in enumerate(replay(trace, tables, keep_for(revision)), 1):
         states.append(
             {
                 "#meta": {"index": i},
@@ -928,6 +959,7 @@ def itf(
         "revision": revision,
         "wire": _wire_for(revision, wire),
         "mutant": mutant,
+        "agent_profile": profile,  # an implementation profile (model.profiles), if any
         "profile": caps_json(trace.profile),
     }
     return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
@@ -960,6 +992,7 @@ def write_counterexample(
     mutant: str | None,
     *,
     wire: str | None = None,
+    profile: str | None = None,
 ) -> dict[str, Path]:
     """Write the five renderings of one counterexample into ``out_dir``; return their paths.
 
@@ -969,14 +1002,26 @@ def write_counterexample(
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = {name: d / name for name in FILES}
-    paths["steps.md"].write_text(steps_markdown(trace, tables, rid, wire=wire), encoding="utf-8")
+    keep = keep_for(revision)
+    paths["steps.md"].write_text(
+        steps_markdown(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
+    )
     write_ndjson(transcript(trace, tables, wire=wire), paths["transcript.ndjson"])
-    paths["sequence.mmd"].write_text(mermaid(trace, tables, rid, wire=wire), encoding="utf-8")
+    paths["sequence.mmd"].write_text(
+        mermaid(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
+    )
     review = review_markdown(
-        trace, tables, rid, revision, mutant, path=paths["trace.itf.json"], wire=wire
+        trace,
+        tables,
+        rid,
+        revision,
+        mutant,
+        path=paths["trace.itf.json"],
+        wire=wire,
+        profile=profile,
     )
     paths["review.md"].write_text(review, encoding="utf-8")
-    doc = itf(trace, tables, rid, revision, mutant, wire=wire)
+    doc = itf(trace, tables, rid, revision, mutant, wire=wire, profile=profile)
     paths["trace.itf.json"].write_text(
         json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )

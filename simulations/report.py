@@ -206,7 +206,9 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
     s = row.subject
     d = out / "counterexamples" / s.slug / rid
     tables = PROFILES[s.profile].tables() if s.profile else REVISIONS[s.revision].tables
-    write_counterexample(d, row.exploration.trace(rid), tables, rid, s.revision, None)
+    write_counterexample(
+        d, row.exploration.trace(rid), tables, rid, s.revision, None, profile=s.profile
+    )
     path = row.exploration.nodes_on(rid)
     g = labelled(row.exploration, s.revision).subgraph(path).copy()
     draw_graph(g, d / "path.png", d / "path.svg", path, title=f"{s.label}: {rid}")

@@ -39,3 +39,21 @@ def test_kill_row_names_both_engines() -> None:
     k = kill_row("fork_drops_parent_prompt")
     assert k.declares == "R17" and k.bfs is not None and k.hypothesis is not None
     assert k.hypothesis >= k.bfs
+
+
+def test_counterexample_files_speak_for_their_revision_and_profile(
+    tmp_path: Path, capsys: object
+) -> None:
+    """The draft's steps do not flag final-RFD rules; a profile's trace replays on the profile."""
+    from simulations.cli import main
+
+    subjects = tuple(
+        s for s in SUBJECTS if s.label in ("rfd-draft", "profile final-default-on-load")
+    )
+    build_report(tmp_path, "small", subjects, mutants=())
+    steps = (tmp_path / "counterexamples/rfd-draft/P1/steps.md").read_text()
+    assert "P1" in steps and "R3" not in steps
+    itf = tmp_path / "counterexamples/profile-final-default-on-load/R16/trace.itf.json"
+    assert "--profile final-default-on-load" in (itf.parent / "review.md").read_text()
+    assert main(["replay", str(itf)]) == 1  # reproduced on the profile it names
+    assert main(["replay", str(itf), "--profile", "no-such-profile"]) == 2

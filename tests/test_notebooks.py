@@ -1,0 +1,173 @@
+"""The notebooks are tests: each runs top to bottom and its last cell asserts its claim.
+
+Also: the notebooks are committed without outputs, the set of notebooks is the five named ones,
+a notebook whose claim is false fails to execute, and the helpers of ``simulations.notebook``
+do what they say.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from matplotlib.figure import Figure
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from model.questions import QUESTIONS
+from model.revisions import REVISIONS
+from model.tables import REFERENCE, Tables
+from simulations.cli import check
+from simulations.explore import BOUNDS, explore, labelled
+from simulations.notebook import (
+    first_difference,
+    graph_figure,
+    machine_figure,
+    quotient,
+    revision_changes,
+    rows_markdown,
+    violations_markdown,
+    witness_markdown,
+)
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NAMES = (
+    "01_tour.ipynb",
+    "02_state_space.ipynb",
+    "03_counterexamples_for_review.ipynb",
+    "04_compare_revisions.ipynb",
+    "05_check_your_agent.ipynb",
+)
+BUDGET = 60.0  # seconds per notebook
+
+
+def _read(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(NOTEBOOKS / name, as_version=4)
+
+
+def _execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
+    """Run ``nb`` in a fresh kernel whose working directory is ``cwd``; wall seconds."""
+    client = NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    )
+    t0 = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - t0
+
+
+# ---- committed form ----------------------------------------------------------------------------
+
+
+def test_exactly_the_five_notebooks() -> None:
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebook_is_output_free(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{path.name} cell {i} has outputs"
+            assert cell.execution_count is None, f"{path.name} cell {i} has an execution count"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_last_cell_asserts(name: str) -> None:
+    last = _read(name).cells[-1]
+    assert last.cell_type == "code" and "assert " in last.source
+
+
+# ---- execution ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs(name: str, tmp_path: Path) -> None:
+    """Executes a copy (the file in notebooks/ is never written) from a scratch directory."""
+    nb = _read(name)
+    seconds = _execute(nb, tmp_path)
+    print(f"{name}: {seconds:.1f} s")
+    assert seconds < BUDGET, f"{name} took {seconds:.1f} s (budget {BUDGET:.0f} s)"
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "ename" in o]
+    assert errors == []
+    assert list(tmp_path.iterdir()) == []  # files go to tempfile directories, not the cwd
+    assert _read(name).cells[1].outputs == []  # the committed notebook is untouched
+
+
+def test_a_false_claim_fails(tmp_path: Path) -> None:
+    """Teeth: the tour with its last assertion negated does not execute."""
+    nb = _read("01_tour.ipynb")
+    last = nb.cells[-1]
+    lines = last.source.splitlines()
+    assert lines[-1].startswith("assert ")
+    claim = lines[-1].removeprefix("assert ").rsplit(", ", 1)[0]
+    lines[-1] = f"assert not ({claim})"
+    last.source = "\n".join(lines)
+    with pytest.raises(CellExecutionError, match="AssertionError"):
+        _execute(nb, tmp_path)
+
+
+# ---- simulations.notebook ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", Tables.NAMES)
+def test_machine_figure_fits_a_notebook(name: str) -> None:
+    fig = machine_figure(REFERENCE, name)
+    assert isinstance(fig, Figure)
+    width, _ = fig.get_size_inches()
+    assert 9 <= width <= 10
+    table = rows_markdown(REFERENCE, name)
+    assert len(table.splitlines()) == 2 + len(REFERENCE.table(name))
+
+
+def test_quotient_groups_past_max_nodes() -> None:
+    ex = explore(REFERENCE, "tiny")
+    G = labelled(ex)
+    same, of, desc = quotient(G, 100)
+    assert desc == "every state" and same.number_of_nodes() == ex.states
+    assert all(of[n] == n for n in G.nodes)
+    groups, of, desc = quotient(G, 10)
+    assert "lifecycle" in desc and groups.number_of_nodes() <= 10
+    assert sum(d["size"] for _, d in groups.nodes(data=True)) == ex.states
+    assert all(groups.has_edge(of[u], of[v]) for u, v in G.edges if of[u] != of[v])
+    assert not any(u == v for u, v in groups.edges)
+    with pytest.raises(ValueError):
+        quotient(G, 0)
+
+
+def test_graph_figure_draws_a_path() -> None:
+    rev = REVISIONS["rfd-draft"]
+    ex = explore(rev.tables, BOUNDS["small"].restricted(rev.admits))
+    path = ex.nodes_on("P1")
+    G = labelled(ex)
+    for fig in (graph_figure(G, path, max_nodes=40), graph_figure(G.subgraph(path).copy(), path)):
+        assert 9 <= fig.get_size_inches()[0] <= 10
+        legend = fig.legends[0]
+        assert any("path: 4 steps" in t.get_text() for t in legend.get_texts())
+
+
+def test_revision_changes() -> None:
+    before = {"P1": "violated", "P2": "violated", "P3": "holds", "P4": "n/a"}
+    after = {"P1": "holds", "P2": "violated", "P3": "violated", "P4": "n/a"}
+    assert revision_changes(before, after) == {"fixed": ["P1"], "open": ["P2"], "new": ["P3"]}
+
+
+def test_violations_markdown() -> None:
+    res = check(revision="rfd-final", bound="tiny")
+    text = violations_markdown({"final": res, "again": res})
+    assert text.count("| final | none | none |") == 1 and len(text.splitlines()) == 4
+
+
+def test_witness_markdown_stops_at_the_difference() -> None:
+    for q in QUESTIONS:
+        text = witness_markdown(q)
+        assert text.startswith(f"**{q.qid}: ")
+        i = first_difference(q)
+        if q.witness is None:
+            assert i is None and "Modelling choice" in text
+        else:
+            assert i is not None
+            assert text.count("**←**") == 1
+            assert len(text.splitlines()) == 4 + i + 1
