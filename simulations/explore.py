@@ -368,8 +368,11 @@ def explore(
     t0 = time.perf_counter()
     expanded = 0
 
+    shortest: dict[str, int] = {}  # id → length of ex.first[id] (no path walk per violation)
+
     def found(rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
-        if rid not in ex.first or ex.length(rid) > length:
+        if length < shortest.get(rid, length + 1):
+            shortest[rid] = length
             ex.first[rid] = (scope, node, req)
 
     def node_of(w: World, depth: int) -> tuple[int, bool]:
