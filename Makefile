@@ -33,7 +33,7 @@ test: lint typecheck pytest
 # Jupyter Lab in the project's environment (installs the notebooks extra on first use).
 notebooks: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,notebooks]'
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 clean:
 	rm -rf $(VENV) build *.egg-info
