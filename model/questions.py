@@ -73,11 +73,6 @@ class Question:
 
 
 @effect
-def reject_cannot_incorporate_as_invalid_params(c: Ctx) -> None:
-    _fail(c, INVALID_PARAMS, Reason.CANNOT_INCORPORATE)
-
-
-@effect
 def reply_unknown_session_as_invalid_params(c: Ctx) -> None:
     _fail(c, INVALID_PARAMS, Reason.UNKNOWN_SESSION)
 
@@ -139,12 +134,7 @@ def _blank_dropped() -> Tables:
 
 
 def _size_as_invalid_params() -> Tables:
-    return swap_effect(
-        REFERENCE,
-        "new_session",
-        "reject_cannot_incorporate",
-        "reject_cannot_incorporate_as_invalid_params",
-    )
+    return Profile("size", size_limit="invalid_params").tables()
 
 
 def _unknown_as_invalid_params() -> Tables:

@@ -51,6 +51,10 @@ class Subject:
     restarts: Literal["any", "same"] = "any"
     note: str = ""
 
+    def tables(self) -> Tables:
+        """The agent: the profile's tables, or the revision's reference tables."""
+        return PROFILES[self.profile].tables() if self.profile else REVISIONS[self.revision].tables
+
     @property
     def slug(self) -> str:
         return "".join(c if c.isalnum() else "-" for c in self.label).strip("-").lower()
@@ -118,7 +122,7 @@ class Row:
 
 
 def verdict_row(s: Subject, bound: str = "default") -> Row:
-    tables = PROFILES[s.profile].tables() if s.profile else REVISIONS[s.revision].tables
+    tables = s.tables()
     ex = explore(tables, subject_bound(s, bound))
     rev = REVISIONS[s.revision]
     verdicts = {p: "violated" if p in ex.first else "holds" for p in P_IDS}
@@ -205,7 +209,7 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
 
     s = row.subject
     d = out / "counterexamples" / s.slug / rid
-    tables = PROFILES[s.profile].tables() if s.profile else REVISIONS[s.revision].tables
+    tables = s.tables()
     write_counterexample(
         d, row.exploration.trace(rid), tables, rid, s.revision, None, profile=s.profile
     )
