@@ -1,12 +1,21 @@
 """Benchmark of the exhaustive explorer (a script, not a test).
 
 Run: .venv/bin/python bench/explore_bench.py [--bounds tiny,small,default] [--repeat N]
+                                             [--variants reuse,compiled,transitions,skeleton]
 
-For every bound, with and without symmetry reduction, and with both engines (the tables
-compiled to a dispatch dict, and the same tables as ``transitions`` machines), each run in a
+For every bound, with and without symmetry reduction, and for every variant, each run in a
 fresh process so its peak memory is its own, it prints: distinct states, graph edges,
-transitions checked, seconds, distinct states/s, transitions/s and peak RSS. Targets from
-issue 3: the ``default`` bound in ≤ 10 s, ≥ 50,000 distinct states/s, ≤ 1 GiB.
+transitions checked, seconds, distinct states/s, transitions/s and peak RSS. Variants:
+
+* ``reuse`` — what ``explore`` does by default: the compiled tables, moves kept per protocol
+  state, checks settled per move and per session view (see ``simulations.explore``);
+* ``compiled`` — the compiled tables, nothing reused (``memo=False``): every request a full
+  step, every check on every world and step;
+* ``transitions`` — the tables as ``transitions`` machines, nothing reused;
+* ``skeleton`` — ``reuse`` with no check and no witness: the cost of generating the states and
+  building the graph alone, a floor for any checker over this graph in this process.
+
+Targets from issue 3: the ``default`` bound in ≤ 10 s, ≥ 50,000 distinct states/s, ≤ 1 GiB.
 """
 
 from __future__ import annotations
@@ -21,17 +30,25 @@ from typing import Any
 TARGET_SECONDS, TARGET_RATE, TARGET_BYTES = 10.0, 50_000, 1 << 30
 
 
-def one(bound: str, symmetry: bool, engine: str, queue: Any) -> None:
+VARIANTS: dict[str, dict[str, Any]] = {
+    "reuse": {"engine": "compiled"},
+    "compiled": {"engine": "compiled", "memo": False},
+    "transitions": {"engine": "transitions", "memo": False},
+    "skeleton": {"engine": "compiled", "checks": [], "witnesses": []},
+}
+
+
+def one(bound: str, symmetry: bool, variant: str, queue: Any) -> None:
     from model.tables import REFERENCE
     from simulations.explore import explore
 
-    ex = explore(REFERENCE, bound, symmetry=symmetry, engine=engine)
+    ex = explore(REFERENCE, bound, symmetry=symmetry, **VARIANTS[variant])
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
     queue.put(
         {
             "bound": bound,
             "symmetry": symmetry,
-            "engine": engine,
+            "variant": variant,
             "states": ex.states,
             "edges": ex.edges,
             "transitions": ex.transitions,
@@ -43,12 +60,12 @@ def one(bound: str, symmetry: bool, engine: str, queue: Any) -> None:
     )
 
 
-def measure(bound: str, symmetry: bool, engine: str, repeat: int) -> dict[str, Any]:
+def measure(bound: str, symmetry: bool, variant: str, repeat: int) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     best: dict[str, Any] | None = None
     for _ in range(repeat):
         q = ctx.Queue()
-        p = ctx.Process(target=one, args=(bound, symmetry, engine, q))
+        p = ctx.Process(target=one, args=(bound, symmetry, variant, q))
         p.start()
         r = q.get()
         p.join()
@@ -61,42 +78,46 @@ def measure(bound: str, symmetry: bool, engine: str, repeat: int) -> dict[str, A
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--bounds", default="tiny,small,default")
-    ap.add_argument("--engines", default="compiled,transitions")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs (default 1)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    variants = args.variants.split(",")
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        ap.error(f"--variants: {', '.join(unknown)} not one of {', '.join(VARIANTS)}")
     rows = []
     print(
-        f"{'bound':8s} {'symmetry':8s} {'engine':11s} {'states':>8s} {'edges':>8s} "
+        f"{'bound':8s} {'symmetry':8s} {'variant':11s} {'states':>8s} {'edges':>8s} "
         f"{'transitions':>11s} {'seconds':>8s} {'states/s':>9s} {'trans/s':>8s} {'peak MiB':>8s}",
         file=sys.stderr,
     )
     for bound in args.bounds.split(","):
         for symmetry in (True, False):
-            for engine in args.engines.split(","):
-                r = measure(bound, symmetry, engine, args.repeat)
+            for variant in variants:
+                r = measure(bound, symmetry, variant, args.repeat)
                 rows.append(r)
                 print(
-                    f"{bound:8s} {'on' if symmetry else 'off':8s} {engine:11s} "
+                    f"{bound:8s} {'on' if symmetry else 'off':8s} {variant:11s} "
                     f"{r['states']:8d} {r['edges']:8d} {r['transitions']:11d} "
                     f"{r['seconds']:8.2f} {r['states_per_s']:9.0f} "
                     f"{r['transitions_per_s']:8.0f} {r['peak_mib']:8.0f}",
                     file=sys.stderr,
                     flush=True,
                 )
-    by_key = {(r["bound"], r["symmetry"], r["engine"]): r for r in rows}
+    by_key = {(r["bound"], r["symmetry"], r["variant"]): r for r in rows}
     for bound in args.bounds.split(","):
-        on, off = by_key.get((bound, True, "compiled")), by_key.get((bound, False, "compiled"))
+        on, off = by_key.get((bound, True, "reuse")), by_key.get((bound, False, "reuse"))
         if on and off:
             print(
                 f"{bound}: symmetry reduction factor {off['states'] / on['states']:.2f} "
                 f"(states), {off['seconds'] / on['seconds']:.2f} (time)",
                 file=sys.stderr,
             )
-    d = by_key.get(("default", True, "compiled"))
+    d = by_key.get(("default", True, "reuse"))
     if d is not None:
         print(
-            f"targets (default, symmetry on, compiled): "
+            f"targets (default, symmetry on, reuse): "
             f"{d['seconds']:.1f} s (≤ {TARGET_SECONDS:.0f}: "
             f"{'met' if d['seconds'] <= TARGET_SECONDS else 'MISSED'}), "
             f"{d['states_per_s']:,.0f} states/s (≥ {TARGET_RATE:,}: "

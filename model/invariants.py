@@ -69,6 +69,10 @@ class Check:
     # step properties only: the request methods it can fail on (None: any). Declared so the
     # explorer can skip it elsewhere; tests/test_explore.py checks the declaration holds.
     methods: frozenset[str] | None = None
+    # state invariants only: the check holds of a world iff it holds of each of its
+    # ``model.monitor.session_views`` (it reads one session's record and chain at a time).
+    # The explorer judges views once and reuses the verdicts; tests check the declaration.
+    per_session: bool = False
 
     def applies_to(self, method: str) -> bool:
         return self.methods is None or method in self.methods
@@ -98,20 +102,23 @@ NOT_CHECKED: dict[str, str] = {
 
 
 def _register(
-    rid: str, kind: Kind, methods: tuple[str, ...] | None = None
+    rid: str, kind: Kind, methods: tuple[str, ...] | None = None, per_session: bool = False
 ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
     def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
         assert rid not in CHECKS, f"{rid} registered twice"
         requirement(rid)  # fails loudly on an id the registry does not know
         scope = None if methods is None else frozenset(methods)
-        CHECKS[rid] = Check(rid, fn.__name__, kind, fn, scope)
+        CHECKS[rid] = Check(rid, fn.__name__, kind, fn, scope, per_session)
         return fn
 
     return deco
 
 
-def invariant(rid: str) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
-    return _register(rid, "state")
+def invariant(
+    rid: str, per_session: bool = True
+) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    """A state invariant; ``per_session=False`` for one that relates sessions to each other."""
+    return _register(rid, "state", per_session=per_session)
 
 
 def step_property(rid: str, *methods: str) -> Callable[[Callable[..., bool]], Callable[..., bool]]:

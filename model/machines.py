@@ -10,7 +10,9 @@ Scope
     3. for session/new, the NEW_SESSION pipeline (capability → validate → compose);
     4. the SESSION machine, addressed at the target session's status;
 
-    and then the spec monitor (``model.monitor.observe``) records what the wire showed.
+    and then the spec monitor (``model.monitor.observe``) records what the wire showed. While
+    the tables run, the monitor is sealed (``model.types.SEALED``): the agent and the client
+    cannot see it, so ``move`` (steps 1–4) is a function of the protocol state alone.
 
 Abstractions
     There is no protocol logic here. Each machine drives one small "port" object whose state
@@ -37,8 +39,10 @@ from model.monitor import observe
 from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Row, Tables, row_config
 from model.types import (
     NOT_SENT,
+    SEALED,
     AgentProcess,
     ClientKind,
+    MonitorRead,
     Phase,
     Reply,
     Request,
@@ -78,6 +82,20 @@ class Step:
     @property
     def sent(self) -> bool:
         return self.reply.sent
+
+
+@dataclass(frozen=True)
+class Move:
+    """The protocol part of a step: ``before`` and ``after`` carry the sealed monitor.
+
+    ``after is before`` when the request changed no protocol state.
+    """
+
+    before: World
+    request: Request
+    reply: Reply
+    after: World
+    rows: tuple[RowRef, ...] = ()
 
 
 class _Port:
@@ -131,18 +149,37 @@ class _Engine:
             return True
         return self._may("client", conn.phase, req.method, Ctx(world, req))
 
-    def step(self, world: World, req: Request) -> Step:
+    def move(self, world: World, req: Request) -> Move:
+        """The tables alone: the agent's reply and the protocol state after, monitor sealed.
+
+        ``world.observed`` is replaced by ``SEALED`` before any row runs, so the result
+        depends only on the agent, the connections and the restart count; a guard or effect
+        that reads the monitor raises ``ModelError``.
+        """
+        before = world if world.observed is SEALED else evolve(world, observed=SEALED)
         self._fired = []
-        ctx = Ctx(world, req)
-        if req.method in ENVIRONMENT_EVENTS:
-            self._fire("agent", AgentProcess.RUNNING, req.method, ctx)
-        else:
-            if not self.client_sends(world, req):
-                return Step(world, req, NOT_SENT, world)
-            self._connection(ctx)
+        ctx = Ctx(before, req)
+        try:
+            if req.method in ENVIRONMENT_EVENTS:
+                self._fire("agent", AgentProcess.RUNNING, req.method, ctx)
+            else:
+                if not self.client_sends(before, req):
+                    return Move(before, req, NOT_SENT, before)
+                self._connection(ctx)
+        except MonitorRead as e:
+            raise ModelError(
+                f"a guard or effect read the spec monitor (World.observed) on {req.method}: "
+                "the tables may read only the agent, the connections and the restart count"
+            ) from e
         assert ctx.reply is not None, f"no reply to {req}"
-        after = observe(world, req, ctx.reply, ctx.world)
-        return Step(world, req, ctx.reply, after, tuple(self._fired))
+        return Move(before, req, ctx.reply, ctx.world, tuple(self._fired))
+
+    def step(self, world: World, req: Request) -> Step:
+        m = self.move(world, req)
+        if not m.reply.sent:
+            return Step(world, req, NOT_SENT, world)
+        after = world if m.after is m.before else evolve(m.after, observed=world.observed)
+        return Step(world, req, m.reply, observe(world, req, m.reply, after), m.rows)
 
     def _connection(self, ctx: Ctx) -> None:
         conn = ctx.connection

@@ -17,6 +17,9 @@ Source
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from model.types import (
     BASE,
     Attach,
@@ -26,6 +29,7 @@ from model.types import (
     PromptCap,
     Reply,
     Request,
+    Session,
     Slot,
     World,
     evolve,
@@ -155,3 +159,48 @@ def contains_in_order(slot: Slot, texts: tuple[str, ...]) -> bool:
     """``texts`` occurs in ``slot`` as one contiguous run, in order."""
     n = len(texts)
     return any(slot[i : i + n] == texts for i in range(len(slot) - n + 1))
+
+
+# ---- per-session views (what a per-session check may read) ------------------------------------
+
+
+def session_views(w: World) -> list[tuple[tuple[object, ...], Callable[[], World]]]:
+    """``w`` cut into one small world per monitor record, for checks judged session by session.
+
+    Each view keeps one record with its creation chain (parent, grandparent, …), the store
+    entries of those ids, the connections, the restart count and the agent's profile and base
+    prompt; it drops every other session and the count of ids handed out. A state check or
+    witness declared ``per_session`` holds of ``w`` iff it holds of every view (a witness: of
+    some view); ``tests/test_explore.py`` checks that on every explored world, also under the
+    mutants. A world with no records has one view with no sessions.
+
+    Returns (key, build) pairs: the key is a tuple of exactly what the view holds (equal keys,
+    equal views), so a caller can judge each distinct view once and build it only then.
+    """
+    agent = w.agent
+    common = (w.connections, w.restarts, agent.profile, agent.base)
+    if not w.observed:
+        return [(((), (), *common), lambda: _view(w, (), ()))]
+    out: list[tuple[tuple[object, ...], Callable[[], World]]] = []
+    for o in w.observed:
+        if o.parent is None:
+            records: tuple[Observed, ...] = (o,)
+            s = agent.session(o.sid)
+            store: tuple[Session, ...] = () if s is None else (s,)
+        else:
+            sids = {o.sid}
+            x = o
+            while x.parent is not None and x.parent not in sids:
+                sids.add(x.parent)
+                p = w.obs(x.parent)
+                if p is None:
+                    break
+                x = p
+            records = tuple(r for r in w.observed if r.sid in sids)
+            store = tuple(e for e in agent.store if e.sid in sids)
+        out.append(((records, store, *common), partial(_view, w, records, store)))
+    return out
+
+
+def _view(w: World, records: tuple[Observed, ...], store: tuple[Session, ...]) -> World:
+    return evolve(w, agent=evolve(w.agent, store=store, issued=0), observed=records)

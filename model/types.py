@@ -48,7 +48,61 @@ def evolve(obj: _T, **changes: Any) -> _T:
     new = object.__new__(cls)
     new.__dict__.update(obj.__dict__)
     new.__dict__.update(changes)
+    new.__dict__.pop("_hash", None)  # the copy's fields differ: its hash is computed afresh
     return new
+
+
+def _hash_once(cls: type[_T]) -> type[_T]:
+    """Give a frozen dataclass a hash computed once per object (same value as the generated one).
+
+    Worlds are dictionary keys of the explorer's index and caches and share most of their
+    parts with the world they came from; the generated ``__hash__`` walks the whole nested
+    structure on every lookup. The cached value lives in the instance ``__dict__`` under
+    ``_hash`` (``evolve`` drops it; pickling leaves it out, since string hashes differ
+    between processes). Equality is the generated field-by-field comparison.
+    """
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+
+    def __hash__(self: Any) -> int:
+        d = self.__dict__
+        h = d.get("_hash")
+        if h is None:
+            h = d["_hash"] = hash(tuple([d[n] for n in names]))
+        return h  # type: ignore[no-any-return]
+
+    def __getstate__(self: Any) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
+    setattr(cls, "__hash__", __hash__)  # noqa: B010 (mypy rejects assigning a method)
+    setattr(cls, "__getstate__", __getstate__)  # noqa: B010
+    return cls
+
+
+class MonitorRead(Exception):
+    """Something read ``World.observed`` where only the protocol state may be read."""
+
+
+class _Sealed(tuple[Any, ...]):
+    """Stands in for ``World.observed`` while the tables run: any look at it raises.
+
+    The monitor records what the wire showed; the agent and the client cannot see it. Sealing
+    it during a step makes that structural: a guard or effect that reads it fails loudly, and
+    the protocol part of a step is a function of the protocol state alone (so the explorer may
+    reuse it across worlds that differ only in their monitor records).
+    """
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise MonitorRead("World.observed (the spec monitor) is sealed here")
+
+    __iter__ = __len__ = __getitem__ = __contains__ = __bool__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse
+    __reversed__ = count = index = __add__ = __mul__ = _refuse
+
+    def __repr__(self) -> str:
+        return "<sealed monitor>"
+
+
+SEALED: tuple[Any, ...] = _Sealed()
 
 
 class _Symbol(Enum):
@@ -157,6 +211,7 @@ class Block:
     text: str = ""
 
 
+@_hash_once
 @dataclass(frozen=True)
 class Request:
     """One client→agent request (or an environment event) with the parameters the model uses.
@@ -220,6 +275,7 @@ class Reply:
 NOT_SENT = Reply(sent=False)
 
 
+@_hash_once
 @dataclass(frozen=True)
 class Connection:
     phase: Phase
@@ -227,6 +283,7 @@ class Connection:
     caps: Caps | None = None  # the profile advertised in this connection's initialize result
 
 
+@_hash_once
 @dataclass(frozen=True)
 class Session:
     """One entry of the agent's durable store plus its live (in-memory) system prompt."""
@@ -240,6 +297,7 @@ class Session:
     live: Slot | None = None  # composed prompt in effect while ACTIVE; None otherwise
 
 
+@_hash_once
 @dataclass(frozen=True)
 class Agent:
     profile: Caps  # what it advertises on the next initialize
@@ -258,6 +316,7 @@ class Agent:
         return evolve(self, store=tuple(sorted((*rest, new), key=_sid_key)))
 
 
+@_hash_once
 @dataclass(frozen=True)
 class Observed:
     """Spec monitor: what the wire and the system slot showed for one session id.
@@ -281,6 +340,7 @@ class Observed:
     deleted: bool = False  # a session/delete of it succeeded
 
 
+@_hash_once
 @dataclass(frozen=True)
 class World:
     agent: Agent
@@ -320,6 +380,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "NOT_SENT",
     "RESOURCE_NOT_FOUND",
+    "SEALED",
     "Agent",
     "AgentProcess",
     "Attach",
@@ -329,6 +390,7 @@ __all__ = [
     "ClientKind",
     "Connection",
     "Mode",
+    "MonitorRead",
     "Observed",
     "Phase",
     "PromptCap",

@@ -31,6 +31,7 @@ class Witness:
     name: str
     kind: Literal["state", "step"]
     fn: Callable[..., bool]
+    per_session: bool = False  # state witnesses: holds of a world iff of one of its views
 
     @property
     def doc(self) -> str:
@@ -44,7 +45,7 @@ def _w(
     wid: str, kind: Literal["state", "step"]
 ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
     def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
-        WITNESSES[wid] = Witness(wid, fn.__name__, kind, fn)
+        WITNESSES[wid] = Witness(wid, fn.__name__, kind, fn, kind == "state")
         return fn
 
     return deco

@@ -26,6 +26,12 @@ Abstractions
     With symmetry reduction on (the default), worlds equal up to renaming of session ids and
     of interchangeable prompt symbols are one node (``simulations.symmetry``).
 
+    Work is reused across worlds, never approximated: the tables see only the protocol state
+    (the monitor is sealed while they run), so each protocol state's moves are computed once;
+    a step check that does not read the monitor is settled once per move; state checks and
+    witnesses declared ``per_session`` are judged once per session view. ``memo=False`` turns
+    this off; ``tests/test_reuse.py`` shows both give the same exploration.
+
 Source
     Bounds are ours; the requests are those of ``simulations.domain`` (the RFD's parameter
     values). BFS gives shortest counterexamples as in TLC and stateright.
@@ -35,27 +41,34 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import networkx as nx
 
 from model.invariants import CHECKS, Check
-from model.machines import Compiled, RowRef, System
+from model.machines import Compiled, Move, RowRef, Step, System
+from model.monitor import observe, session_views
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import (
     BIG,
+    Agent,
     Block,
     BlockKind,
     Caps,
     ClientKind,
+    Connection,
+    MonitorRead,
     PromptCap,
+    Reply,
     Request,
     World,
+    evolve,
     initial_world,
 )
-from model.witnesses import WITNESSES
+from model.witnesses import WITNESSES, Witness
 from simulations.domain import Domain, text
 from simulations.stateful import Trace
 from simulations.symmetry import Canonizer, Renaming, compose, invert, rename_request
@@ -227,18 +240,29 @@ BOUNDS: dict[str, Bound] = {
 }
 
 
+Link = tuple[Request, Reply, tuple[RowRef, ...]]  # an edge's request, reply and table rows
+
+
 @dataclass
 class Exploration:
-    """What one exhaustive run saw."""
+    """What one exhaustive run saw.
+
+    Node ``n`` is ``worlds[n]``; its BFS depth, violated ids and witnesses are ``depths[n]``,
+    ``violations[n]`` and ``reached[n]``; ``links`` holds the edges. ``graph`` is the same as a
+    ``networkx.DiGraph``, built the first time it is asked for (a verdict needs none).
+    """
 
     tables: Tables
     bound: Bound
     symmetry: bool
-    graph: nx.DiGraph
     worlds: list[World]
     parents: list[dict[int, tuple[int, Request]]]  # per scope: node → BFS parent and request
     first: dict[str, tuple[int, int, Request | None]]  # id → (scope, node, request) shortest
     witness_at: dict[str, int]  # witness id → first node (or source node of the step) reaching it
+    depths: list[int] = field(default_factory=list)
+    violations: list[tuple[str, ...]] = field(default_factory=list)
+    reached: list[tuple[str, ...]] = field(default_factory=list)
+    links: dict[tuple[int, int], Link] = field(default_factory=dict)
     rows: Counter[RowRef] = field(default_factory=Counter)
     transitions: int = 0  # steps evaluated and checked (edges, self-loops, cut steps)
     unsent: int = 0  # requests a conforming client declined (no event, nothing to check)
@@ -254,7 +278,23 @@ class Exploration:
 
     @property
     def edges(self) -> int:
-        return int(self.graph.number_of_edges())
+        return len(self.links)
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """Nodes carry depth, violated ids and witnesses; edges the request, reply and rows."""
+        g = nx.DiGraph(bound=self.bound.name, symmetry=self.symmetry)
+        g.add_nodes_from(
+            (n, {"depth": d, "violated": bad, "witnesses": wit})
+            for n, (d, bad, wit) in enumerate(
+                zip(self.depths, self.violations, self.reached, strict=True)
+            )
+        )
+        g.add_edges_from(
+            (u, v, {"request": req, "reply": reply, "rows": rows})
+            for (u, v), (req, reply, rows) in self.links.items()
+        )
+        return g
 
     @property
     def violated(self) -> list[str]:
@@ -335,6 +375,185 @@ def requests(scope: Scope, w: World) -> tuple[Request, ...]:
 _REQUESTS: dict[tuple[Scope, int, int, bool], tuple[Request, ...]] = {}
 
 
+Successor = tuple[Request, Reply, World, tuple[RowRef, ...], tuple[str, ...], tuple[str, ...]]
+
+
+@dataclass(eq=False)
+class _Move:
+    """One request from one protocol state, with the step checks settled without the monitor."""
+
+    move: Move
+    bad: tuple[str, ...]  # ids whose step check fails whatever the monitor holds
+    late: tuple[Check, ...]  # step checks that read the monitor: evaluated for each world
+    wit: tuple[str, ...]  # step witnesses that hold whatever the monitor holds
+    late_wit: tuple[Witness, ...]
+
+
+@dataclass(eq=False)
+class _Moves:
+    """The moves of one protocol state, sorted by how much work each world needs for them."""
+
+    live: list[_Move]  # sent, and may change the world, flag something or read the monitor
+    quiet: int  # sent, answered with an error that changes nothing and flags nothing
+    unsent: int  # a conforming client would not send them
+    rows: Counter[RowRef]  # table rows all its moves fire
+    hits: int = 0  # worlds that took them (the rows fire once per world)
+
+
+def _settle(fn: Callable[[Step], bool], step: Step) -> bool | None:
+    """The verdict if ``fn`` never looks at the monitor, else None."""
+    try:
+        return bool(fn(step))
+    except MonitorRead:
+        return None
+
+
+class _Judge:
+    """The state checks and state witnesses on one world: (violated ids, witnesses reached).
+
+    With ``memo``, checks and witnesses declared ``per_session`` are run once per distinct
+    ``session_views`` view and their verdicts reused: a world is violated where one of its
+    views is, and reaches a witness where one of its views does. The rest run on the world.
+    """
+
+    def __init__(self, checks: list[Check], witnesses: list[Witness], memo: bool) -> None:
+        self.checks, self.witnesses, self.memo = checks, witnesses, memo
+        self.local = [c for c in checks if c.per_session] if memo else []
+        self.whole = [c for c in checks if not c.per_session] if memo else checks
+        self.local_wit = [x for x in witnesses if x.per_session] if memo else []
+        self.whole_wit = [x for x in witnesses if not x.per_session] if memo else witnesses
+        self.views: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
+
+    def __call__(self, w: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        bad = {c.rid for c in self.whole if not c.fn(w)}
+        wit = {x.wid for x in self.whole_wit if x.fn(w)}
+        if self.local or self.local_wit:
+            for key, build in session_views(w):
+                hit = self.views.get(key)
+                if hit is None:
+                    v = build()
+                    hit = self.views[key] = (
+                        frozenset(c.rid for c in self.local if not c.fn(v)),
+                        frozenset(x.wid for x in self.local_wit if x.fn(v)),
+                    )
+                bad |= hit[0]
+                wit |= hit[1]
+        return (
+            tuple(c.rid for c in self.checks if c.rid in bad),
+            tuple(x.wid for x in self.witnesses if x.wid in wit),
+        )
+
+
+class _Expander:
+    """Every request of a scope from one world: the reply, the next world, what it flags.
+
+    The tables see only the protocol state (agent, connections, restarts; the monitor is
+    sealed, ``Compiled.move``), and the explorer's ~10,000 worlds share a few hundred protocol
+    states, so with ``memo`` the moves of each protocol state are computed once and kept.
+    Each step check and witness is first run on the sealed step; one that never reads the
+    monitor there has the same verdict for every world sharing the protocol state, so it is
+    kept with the move. One that reads the monitor raises ``MonitorRead`` and is run again,
+    for each world, on the full step. With ``memo=False`` every request is a full
+    ``step`` and every check runs on it: the reference ``tests/test_explore.py`` compares with.
+    """
+
+    def __init__(
+        self,
+        stepper: Compiled | System,
+        scope: Scope,
+        step_checks: list[Check],
+        step_wit: list[Witness],
+        memo: bool,
+    ) -> None:
+        self.stepper, self.scope, self.memo = stepper, scope, memo
+        self.wit = step_wit
+        self.all = step_checks
+        # a step property runs only on the methods it declares it can fail on
+        self.checks = {m: [c for c in step_checks if c.applies_to(m)] for m in TRIGGERS}
+        self.moves: dict[tuple[Agent, tuple[Connection, ...], int], _Moves] = {}
+        self.unsent = 0
+        self.transitions = 0  # sent requests: each is checked
+        self.rows: Counter[RowRef] = Counter()
+
+    def __call__(self, w: World) -> Iterator[Successor]:
+        if not self.memo:
+            yield from self._direct(w)
+            return
+        key = (w.agent, w.connections, w.restarts)
+        moves = self.moves.get(key)
+        if moves is None:
+            moves = self.moves[key] = self._group(
+                [self._settled(w, r) for r in requests(self.scope, w)]
+            )
+        moves.hits += 1
+        self.unsent += moves.unsent
+        self.transitions += moves.quiet + len(moves.live)
+        for e in moves.live:
+            m = e.move
+            after = w if m.after is m.before else evolve(m.after, observed=w.observed)
+            if m.reply.ok:
+                after = observe(w, m.request, m.reply, after)
+            bad, wit = e.bad, e.wit
+            if e.late or e.late_wit:
+                step = Step(w, m.request, m.reply, after, m.rows)
+                bad += tuple(c.rid for c in e.late if not c.fn(step))
+                wit += tuple(x.wid for x in e.late_wit if x.fn(step))
+            yield m.request, m.reply, after, m.rows, bad, wit
+
+    @staticmethod
+    def _group(settled: list[_Move]) -> _Moves:
+        live, quiet, unsent = [], 0, 0
+        rows: Counter[RowRef] = Counter()
+        for e in settled:
+            m = e.move
+            rows.update(m.rows)
+            if not m.reply.sent:
+                unsent += 1
+            elif (
+                m.reply.error
+                and m.after is m.before
+                and not (e.bad or e.wit or e.late or e.late_wit)
+            ):
+                quiet += 1
+            else:
+                live.append(e)
+        return _Moves(live, quiet, unsent, rows)
+
+    def _settled(self, w: World, req: Request) -> _Move:
+        m = self.stepper.move(w, req)
+        if not m.reply.sent:
+            return _Move(m, (), (), (), ())
+        sealed = Step(m.before, req, m.reply, m.after, m.rows)
+        checks = [(c, _settle(c.fn, sealed)) for c in self.checks.get(req.method, self.all)]
+        wits = [(x, _settle(x.fn, sealed)) for x in self.wit]
+        return _Move(
+            m,
+            tuple(c.rid for c, v in checks if v is False),
+            tuple(c for c, v in checks if v is None),
+            tuple(x.wid for x, v in wits if v),
+            tuple(x for x, v in wits if v is None),
+        )
+
+    def _direct(self, w: World) -> Iterator[Successor]:
+        for req in requests(self.scope, w):
+            step = self.stepper.step(w, req)
+            self.rows.update(step.rows)
+            if not step.sent:
+                self.unsent += 1
+                continue
+            self.transitions += 1
+            bad = tuple(c.rid for c in self.checks.get(req.method, self.all) if not c.fn(step))
+            wit = tuple(x.wid for x in self.wit if x.fn(step))
+            yield req, step.reply, step.after, step.rows, bad, wit
+
+    def flush(self) -> None:
+        """Add the rows of the kept moves, once per world that took them."""
+        for moves in self.moves.values():
+            for r, n in moves.rows.items():
+                self.rows[r] += n * moves.hits
+            moves.hits = 0
+
+
 def explore(
     tables: Tables = REFERENCE,
     bound: Bound | str = "small",
@@ -344,6 +563,8 @@ def explore(
     every: int = 2000,
     max_states: int | None = None,
     engine: str = "compiled",
+    memo: bool = True,
+    witnesses: list[Witness] | None = None,
 ) -> Exploration:
     """Breadth-first search, scope by scope, over every world reachable within ``bound``.
 
@@ -351,6 +572,9 @@ def explore(
     the search early with ``complete=False`` and keeps what was found. ``engine`` is
     ``"compiled"`` (the tables as a dispatch dict) or ``"transitions"`` (the tables as
     ``transitions`` machines); both give the same graph, the second is for measuring.
+    ``memo=False`` turns off the reuse of moves across worlds (``_Expander``); the graph,
+    the verdicts and the counts are the same. ``checks`` and ``witnesses`` (default: all)
+    choose what is evaluated.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
@@ -358,16 +582,18 @@ def explore(
     chosen = list(CHECKS.values()) if checks is None else checks
     state_checks = [c for c in chosen if c.kind == "state"]
     step_checks = [c for c in chosen if c.kind == "step"]
-    scoped = {m: [c for c in step_checks if c.applies_to(m)] for m in TRIGGERS}
-    state_wit = [w for w in WITNESSES.values() if w.kind == "state"]
-    step_wit = [w for w in WITNESSES.values() if w.kind == "step"]
+    wits = list(WITNESSES.values()) if witnesses is None else witnesses
+    state_wit = [w for w in wits if w.kind == "state"]
+    step_wit = [w for w in wits if w.kind == "step"]
     stepper = ENGINES[engine](tables)
-    g = nx.DiGraph(bound=b.name, symmetry=symmetry)
-    ex = Exploration(tables, b, symmetry, g, [], [{} for _ in b.scopes], {}, {})
+    judge = _Judge(state_checks, state_wit, memo)
+    ex = Exploration(tables, b, symmetry, [], [{} for _ in b.scopes], {}, {})
+    depths, violations, links = ex.depths, ex.violations, ex.links
     index: dict[World, int] = {}
     t0 = time.perf_counter()
     expanded = 0
 
+    expanders: list[_Expander] = []
     shortest: dict[str, int] = {}  # id → length of ex.first[id] (no path walk per violation)
 
     def found(rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
@@ -378,15 +604,16 @@ def explore(
     def node_of(w: World, depth: int) -> tuple[int, bool]:
         n = index.get(w)
         if n is not None:
-            if depth < g.nodes[n]["depth"]:
-                g.nodes[n]["depth"] = depth
+            if depth < depths[n]:
+                depths[n] = depth
             return n, False
         n = len(ex.worlds)
         index[w] = n
         ex.worlds.append(w)
-        bad = tuple(c.rid for c in state_checks if not c.fn(w))
-        wit = tuple(x.wid for x in state_wit if x.fn(w))
-        g.add_node(n, depth=depth, violated=bad, witnesses=wit)
+        bad, wit = judge(w)
+        depths.append(depth)
+        violations.append(bad)
+        ex.reached.append(wit)
         for wid in wit:
             ex.witness_at.setdefault(wid, n)
         ex.depth = max(ex.depth, depth)
@@ -398,6 +625,8 @@ def explore(
             canon = Canonizer(scope.domain.prompts, symmetry)
             cache: dict[World, tuple[World, Renaming]] = {}
             cap = scope.domain.max_sessions
+            expand = _Expander(stepper, scope, step_checks, step_wit, memo)
+            expanders.append(expand)
             seen: dict[int, int] = {}  # node → depth in this scope
             queue: deque[int] = deque()
             for profile in scope.domain.profiles:
@@ -405,37 +634,29 @@ def explore(
                 if n not in seen:
                     seen[n] = 0
                     queue.append(n)
-                    for rid in g.nodes[n]["violated"]:
+                    for rid in violations[n]:
                         found(rid, si, n, None, 0)
             before = ex.states
             while queue:
                 u = queue.popleft()
                 w = ex.worlds[u]
                 depth = seen[u] + 1
-                for req in requests(scope, w):
-                    step = stepper.step(w, req)
-                    ex.rows.update(step.rows)
-                    if not step.sent:  # a conforming client would not send it: no event
-                        ex.unsent += 1
-                        continue
-                    ex.transitions += 1
-                    for c in scoped.get(req.method, step_checks):
-                        if not c.fn(step):
-                            found(c.rid, si, u, req, depth)
-                    for x in step_wit:
-                        if x.wid not in ex.witness_at and x.fn(step):
-                            ex.witness_at[x.wid] = u
-                    after = step.after
+                for req, reply, after, rows, bad, wit in expand(w):
+                    for rid in bad:
+                        found(rid, si, u, req, depth)
+                    for wid in wit:
+                        if wid not in ex.witness_at:
+                            ex.witness_at[wid] = u
                     if after is w:
                         continue
                     if after.agent.issued > cap:  # one step past the bound: checked, not expanded
                         ex.cut += 1
-                        for c in state_checks:
-                            if not c.fn(after):
-                                found(c.rid, si, u, req, depth)
-                        for x in state_wit:
-                            if x.wid not in ex.witness_at and x.fn(after):
-                                ex.witness_at[x.wid] = u
+                        bad, wit = judge(after)
+                        for rid in bad:
+                            found(rid, si, u, req, depth)
+                        for wid in wit:
+                            if wid not in ex.witness_at:
+                                ex.witness_at[wid] = u
                         continue
                     v = index.get(after)  # already a representative: no renaming needed
                     if v is None:
@@ -447,15 +668,16 @@ def explore(
                         seen[v] = depth
                         parents[v] = (u, req)
                         queue.append(v)
-                        for rid in g.nodes[v]["violated"]:
+                        for rid in violations[v]:
                             found(rid, si, v, None, depth)
-                        if depth < g.nodes[v]["depth"]:
-                            g.nodes[v]["depth"] = depth
-                    if v != u and not g.has_edge(u, v):
-                        g.add_edge(u, v, request=req, reply=step.reply, rows=step.rows)
+                        if depth < depths[v]:
+                            depths[v] = depth
+                    if v != u and (u, v) not in links:
+                        links[u, v] = (req, reply, rows)
                 expanded += 1
                 if progress is not None and expanded % every == 0:
-                    progress(ex.states, ex.transitions, ex.depth, time.perf_counter() - t0)
+                    done = sum(e.transitions for e in expanders)
+                    progress(ex.states, done, ex.depth, time.perf_counter() - t0)
                 if max_states is not None and ex.states >= max_states:
                     ex.complete = False
                     break
@@ -464,6 +686,11 @@ def explore(
                 break
     except KeyboardInterrupt:
         ex.complete = False
+    for e in expanders:
+        e.flush()
+        ex.rows.update(e.rows)
+        ex.unsent += e.unsent
+        ex.transitions += e.transitions
     ex.seconds = time.perf_counter() - t0
     if progress is not None:
         try:

@@ -1,0 +1,234 @@
+"""The explorer's reuse of work across worlds changes nothing it reports.
+
+Three mechanisms make ``explore`` fast, each resting on a claim these tests check and each
+with a test showing the check has teeth:
+
+* moves are computed once per protocol state: the tables cannot read the spec monitor
+  (``World.observed`` is sealed while they run);
+* a step check that does not read the monitor is settled once per move; one that does is run
+  per world (``MonitorRead`` tells them apart);
+* state checks and witnesses declared ``per_session`` are judged once per session view.
+
+The reference for all three is ``explore(..., memo=False)``: a full ``step`` per request and
+every check run on every world and step.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from model.context import Ctx
+from model.guards import GUARDS
+from model.invariants import CHECKS, STATE_CHECKS, Check
+from model.machines import Compiled, ModelError, Step, System
+from model.monitor import session_views
+from model.mutants import MUTANTS, insert_before
+from model.profiles import PROFILES
+from model.revisions import REVISIONS
+from model.tables import REFERENCE, Row, Tables
+from model.types import (
+    SEALED,
+    ClientKind,
+    MonitorRead,
+    Request,
+    Status,
+    World,
+    evolve,
+)
+from model.witnesses import WITNESSES
+from simulations.explore import BOUNDS, Bound, Exploration, _settle, explore
+
+
+def fingerprint(ex: Exploration) -> dict[str, Any]:
+    """Everything an exploration reports, in comparable form."""
+    return {
+        "counts": (ex.states, ex.edges, ex.depth, ex.transitions, ex.unsent, ex.cut),
+        "per_scope": ex.per_scope,
+        "worlds": ex.worlds,
+        "nodes": dict(ex.graph.nodes(data=True)),
+        "edges": {
+            (u, v): (d["request"], d["reply"], d["rows"]) for u, v, d in ex.graph.edges(data=True)
+        },
+        "first": ex.first,
+        "lengths": {rid: ex.length(rid) for rid in ex.first},
+        "witness_at": ex.witness_at,
+        "rows": dict(ex.rows),
+        "parents": ex.parents,
+    }
+
+
+def _same(tables: Tables, bound: str | Bound) -> None:
+    fast, slow = explore(tables, bound), explore(tables, bound, memo=False)
+    a, b = fingerprint(fast), fingerprint(slow)
+    for key in a:
+        assert a[key] == b[key], key
+
+
+def test_reuse_changes_nothing_for_the_reference_at_default() -> None:
+    _same(REFERENCE, "default")
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_reuse_changes_nothing_under_every_mutant_at_tiny(name: str) -> None:
+    _same(MUTANTS[name].tables, "tiny")
+
+
+# mutants whose declared id is a step check that reads the monitor (S6, S7), one that breaks
+# P6 (step, store only), one per kind of state check (R, P), and a client-side one
+AT_SMALL = [
+    "restart_loses_store",
+    "list_shows_deleted",
+    "error_still_detaches",
+    "load_restores_default",
+    "turns_use_default_prompt",
+    "client_sends_prompt_without_capability",
+]
+
+
+@pytest.mark.parametrize("name", AT_SMALL)
+def test_reuse_changes_nothing_under_mutants_at_small(name: str) -> None:
+    _same(MUTANTS[name].tables, "small")
+
+
+def test_reuse_changes_nothing_for_a_profile_and_the_schema_revision() -> None:
+    for tables, revision in (
+        (PROFILES["claude-agent-acp-meta"].tables(), PROFILES["claude-agent-acp-meta"].revision),
+        (REVISIONS["schema-2026-11"].tables, "schema-2026-11"),
+    ):
+        _same(tables, BOUNDS["small"].restricted(REVISIONS[revision].admits))
+
+
+# ---- the tables cannot read the monitor -------------------------------------------------------
+
+
+def _peeks_at_monitor(c: Ctx) -> bool:
+    return len(c.world.observed) >= 0
+
+
+@pytest.mark.parametrize("engine", [Compiled, System])
+def test_a_table_that_reads_the_monitor_fails_loudly(
+    engine: type[Compiled] | type[System], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Teeth: a guard reading World.observed is a ModelError, not a silently reused move."""
+    monkeypatch.setitem(GUARDS, "_peeks_at_monitor", _peeks_at_monitor)
+    t = insert_before(
+        REFERENCE,
+        "session",
+        lambda r: r.trigger == "session_prompt",
+        Row("session_prompt", (Status.ACTIVE,), None, ("_peeks_at_monitor",), "run_turn", ()),
+    )
+    ex = explore(REFERENCE, "tiny")
+    w = next(w for w in ex.worlds if any(s.status is Status.ACTIVE for s in w.agent.store))
+    sid = next(s.sid for s in w.agent.store if s.status is Status.ACTIVE)
+    with pytest.raises(ModelError, match="spec monitor"):
+        engine(t).step(w, Request("session_prompt", sid=sid))
+
+
+def test_the_sealed_monitor_refuses_every_look() -> None:
+    for look in (iter, len, bool, hash, lambda x: x[0], lambda x: x == (), lambda x: 1 in x):
+        with pytest.raises(MonitorRead):
+            look(SEALED)
+
+
+# ---- step checks settled without the monitor --------------------------------------------------
+
+
+def test_a_step_check_that_reads_the_monitor_is_run_per_world() -> None:
+    """S6 reads the monitor on a successful session/new: not settled per move; on errors it is."""
+    engine = Compiled()
+    w = World(agent=explore(REFERENCE, "tiny").worlds[0].agent)
+    w = engine.step(w, Request("connect", client=ClientKind.ADVERSARIAL)).after
+    new = Request("session_new")
+    refused = engine.move(w, new)  # not initialized: an error, the monitor is not read
+    assert refused.reply.error
+    assert _settle(CHECKS["S6"].fn, Step(refused.before, new, refused.reply, refused.after))
+    w = engine.step(w, Request("initialize")).after
+    created = engine.move(w, new)
+    assert created.reply.ok
+    sealed = Step(created.before, new, created.reply, created.after, created.rows)
+    assert _settle(CHECKS["S6"].fn, sealed) is None
+    assert _settle(CHECKS["P6"].fn, sealed) is True  # the store alone
+
+
+# ---- per-session state checks -----------------------------------------------------------------
+
+
+def _decomposition_mismatches(worlds: list[World], checks: list[Check]) -> list[str]:
+    out = []
+    for w in worlds:
+        views = session_views(w)
+        for key, build in views:
+            v = build()
+            assert key == (v.observed, v.agent.store, v.connections, v.restarts,
+                           v.agent.profile, v.agent.base)  # equal keys are equal views  # fmt: skip
+        built = [build() for _, build in views]
+        for c in checks:
+            if c.fn(w) != all(c.fn(v) for v in built):
+                out.append(f"{c.rid} at {w}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def default_worlds() -> list[World]:
+    return explore(REFERENCE, "default").worlds
+
+
+def test_per_session_state_checks_are_judged_alike_on_views(default_worlds: list[World]) -> None:
+    local = [c for c in STATE_CHECKS if c.per_session]
+    assert len(local) == len(STATE_CHECKS) == 15
+    assert _decomposition_mismatches(default_worlds, local) == []
+    for name in ("fork_drops_parent_prompt", "restart_loses_store", "turns_use_default_prompt"):
+        worlds = explore(MUTANTS[name].tables, "small").worlds
+        assert _decomposition_mismatches(worlds, local) == [], name
+
+
+def test_per_session_witnesses_are_judged_alike_on_views(default_worlds: list[World]) -> None:
+    local = [x for x in WITNESSES.values() if x.per_session]
+    assert {x.wid for x in local} == {x.wid for x in WITNESSES.values() if x.kind == "state"}
+    for w in default_worlds:
+        built = [build() for _, build in session_views(w)]
+        for x in local:
+            assert x.fn(w) == any(x.fn(v) for v in built), (x.wid, w)
+
+
+def _one_active_session(w: World) -> bool:
+    """Relates unrelated sessions: at most one session created by session/new is active."""
+    return sum(s.status is Status.ACTIVE and s.parent is None for s in w.agent.store) <= 1
+
+
+def test_a_check_wrongly_declared_per_session_is_caught(default_worlds: list[World]) -> None:
+    """Teeth: a whole-world check declared per_session fails the comparison, and the explorer
+    then reports another verdict than the reference run (so the declaration matters)."""
+    wrong = Check("P2", "one_active_session", "state", _one_active_session, per_session=True)
+    assert _decomposition_mismatches(default_worlds, [wrong]) != []
+    honest = replace(wrong, per_session=False)
+    assert "P2" not in explore(REFERENCE, "small", checks=[wrong]).first
+    assert "P2" in explore(REFERENCE, "small", checks=[honest]).first
+    assert "P2" in explore(REFERENCE, "small", checks=[wrong], memo=False).first
+
+
+# ---- cached hashes ----------------------------------------------------------------------------
+
+
+def test_cached_hashes_follow_the_fields(default_worlds: list[World]) -> None:
+    w = next(w for w in default_worlds if w.observed)
+    h = hash(w)
+    changed = evolve(w, restarts=w.restarts + 1)
+    rebuilt = World(w.agent, w.connections, w.observed, w.restarts + 1)
+    assert hash(changed) == hash(rebuilt) and changed == rebuilt
+    assert hash(evolve(changed, restarts=w.restarts)) == h
+    copy = pickle.loads(pickle.dumps(w))
+    assert "_hash" not in copy.__dict__ and copy == w and hash(copy) == h
+    assert len({*default_worlds, *(evolve(x) for x in default_worlds)}) == len(default_worlds)
+
+
+def test_requests_depend_only_on_the_protocol_state(default_worlds: list[World]) -> None:
+    """The moves are kept per protocol state, so the requests tried must not see the monitor."""
+    for scope in BOUNDS["default"].scopes:
+        for w in default_worlds[::7]:
+            sealed = evolve(w, observed=SEALED)
+            assert tuple(scope.domain.requests(sealed)) == tuple(scope.domain.requests(w))
