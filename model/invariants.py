@@ -12,6 +12,11 @@ Scope
     Agent-side R checks read the agent's live state right after the operation; the
     end-to-end P checks read only the monitor (what the wire and the system slot showed).
 
+    A check compares worlds and their parts by value, never by identity (``is``), and lets
+    every exception through: the explorer first runs a step check on the step with the monitor
+    sealed (``model.types.SEALED``) and takes ``MonitorRead`` to mean "needs the monitor", and
+    judges per-session state checks on ``model.monitor.session_views`` (``per_session``).
+
 Abstractions
     Ids with no behaviour to check are listed in ``NOT_CHECKED`` with the reason, so the
     verdict table can say "n/a" honestly. P-properties are judged over sessions whose whole

@@ -31,6 +31,8 @@ from typing import Any, Literal
 
 from hypothesis import HealthCheck, Phase, note, seed, settings
 from hypothesis import strategies as st
+from hypothesis.internal.conjecture import providers as _providers
+from hypothesis.internal.constants_ast import Constants
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
@@ -48,6 +50,25 @@ from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_world
 from model.witnesses import WITNESSES
 from simulations.domain import DEFAULT_DOMAIN, Domain
+
+# Hypothesis (since 6.131) sometimes draws a value from the literals of every *local* module
+# loaded at the time (its "local constants"), re-read whenever sys.modules grows. The same
+# seed then explores differently in the CLI, under pytest, in a notebook or after a report
+# imported the renderer: a kill-matrix row changed with what ran before it. Our machines draw
+# only indices into the model's domain, which those literals do not help with, so every run
+# here uses an empty pool and a seed reproduces in any process. Private API of the pinned
+# Hypothesis; tests/test_stateful.py fails if it moves.
+_NO_LOCAL_CONSTANTS = Constants()
+
+
+def _no_local_constants() -> Constants:
+    return _NO_LOCAL_CONSTANTS
+
+
+if not callable(getattr(_providers, "_get_local_constants", None)):  # pragma: no cover
+    raise ImportError("hypothesis moved _get_local_constants: see simulations/stateful.py")
+HYPOTHESIS_LOCAL_CONSTANTS = _providers._get_local_constants  # Hypothesis's own (for tests)
+setattr(_providers, "_get_local_constants", _no_local_constants)  # noqa: B010
 
 Mode = Literal["assert", "collect"]
 # Methods a run may switch off as a whole (swarm testing); new and initialize always stay on.

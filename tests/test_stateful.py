@@ -6,6 +6,11 @@ The machine is ``simulations.stateful.machine_class``: rules are the protocol op
 
 from __future__ import annotations
 
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
 from hypothesis import settings
 
 from model.invariants import CHECKS
@@ -13,7 +18,7 @@ from model.spec import REQUIREMENTS, Family
 from model.witnesses import WITNESSES
 from simulations.domain import DEFAULT_DOMAIN
 from simulations.scenarios import SCENARIOS
-from simulations.stateful import machine_class, run
+from simulations.stateful import HYPOTHESIS_LOCAL_CONSTANTS, machine_class, run
 from simulations.trace import replay
 
 RULES = [rid for rid in CHECKS if REQUIREMENTS[rid].family is not Family.P]
@@ -56,3 +61,48 @@ def test_witnesses_are_reached() -> None:
             after = r.step.after
             reached |= {w.wid for w in WITNESSES.values() if w.kind == "state" and w.fn(after)}
     assert reached == set(WITNESSES), f"unreached: {sorted(set(WITNESSES) - reached)}"
+
+
+# ---- a seed reproduces in any process ---------------------------------------------------------
+
+
+def test_newly_loaded_local_modules_do_not_feed_hypothesis(tmp_path: Path) -> None:
+    """Hypothesis's own pool grows with every local module imported; ours stays empty."""
+    from hypothesis.internal.conjecture import providers
+
+    (tmp_path / "fresh_local_module_4242.py").write_text("MARK = 424242\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.import_module("fresh_local_module_4242")
+        assert 424242 not in providers._get_local_constants().set_for_type("integer")
+        assert 424242 in HYPOTHESIS_LOCAL_CONSTANTS().set_for_type("integer")  # teeth
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("fresh_local_module_4242", None)
+
+
+_KILL = """
+{pre}
+import simulations.report  # what the kill matrix has loaded
+from model.mutants import MUTANTS
+from simulations.stateful import findings_of, machine_class, run
+m = MUTANTS["client_sends_mode_alone"]
+cls = machine_class(m.tables, checks=[m.violates])
+run(cls, examples=300, steps=50, seed_value=0)
+print(repr(findings_of(cls).failure))
+"""
+
+
+def test_a_seeded_run_does_not_depend_on_what_else_was_imported() -> None:
+    """The kill-matrix run of one mutant, with and without the renderer loaded (with
+    Hypothesis's own pool its shrunk counterexample was 6 steps without, 4 with)."""
+    out = [
+        subprocess.run(
+            [sys.executable, "-c", _KILL.format(pre=pre)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for pre in ("", "import simulations.render")
+    ]
+    assert "Request(" in out[0] and out[0] == out[1]
