@@ -468,7 +468,13 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", required=True, type=Path, help="directory to write into")
     rp.add_argument("--bound", default="default", help=f"{', '.join(BOUNDS)} (default default)")
     rp.add_argument(
-        "--no-kill-matrix", action="store_true", help="skip the mutant × engine runs (~3 min)"
+        "--no-kill-matrix", action="store_true", help="skip the mutant × engine runs (~2 min)"
+    )
+    rp.add_argument(
+        "--jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="processes for the kill matrix (default: 2, or 1 on a one-core machine)",
     )
     rp.add_argument("--quiet", action="store_true", help="no progress lines")
 
@@ -626,13 +632,21 @@ def _run_report(args: argparse.Namespace) -> int:
         raise UsageError(
             f"argument --bound: unknown bound {args.bound!r} (choose from {', '.join(BOUNDS)})"
         )
+    if args.jobs < 1:
+        raise UsageError(f"argument --jobs: must be at least 1, got {args.jobs}")
     out = _out_dir(args.out)
 
     def say(text: str) -> None:
         if not args.quiet:
             print(f"  {text}", file=sys.stderr, flush=True)
 
-    path = build_report(out, args.bound, mutants=() if args.no_kill_matrix else None, progress=say)
+    path = build_report(
+        out,
+        args.bound,
+        mutants=() if args.no_kill_matrix else None,
+        progress=say,
+        jobs=args.jobs,
+    )
     print(f"report written: {path}")
     return 0
 
@@ -671,7 +685,11 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "replay":
             return _run_replay(args)
         if args.command == "report":
-            return _run_report(args)
+            try:
+                return _run_report(args)
+            except KeyboardInterrupt:
+                print("acp-sysprompt: interrupted: report.md not written", file=sys.stderr)
+                return 130
         profile = None
         if args.profile is not None:
             try:

@@ -5,8 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from simulations.render import validate_transcript
-from simulations.report import SUBJECTS, Subject, build_report, kill_row, verdict_row
+from simulations.report import (
+    SUBJECTS,
+    Subject,
+    build_report,
+    kill_row,
+    kill_rows,
+    verdict_row,
+)
 
 
 def test_report_links_every_cross_to_a_counterexample(tmp_path: Path) -> None:
@@ -57,3 +66,24 @@ def test_counterexample_files_speak_for_their_revision_and_profile(
     assert "--profile final-default-on-load" in (itf.parent / "review.md").read_text()
     assert main(["replay", str(itf)]) == 1  # reproduced on the profile it names
     assert main(["replay", str(itf), "--profile", "no-such-profile"]) == 2
+
+
+def test_the_kill_matrix_is_the_same_from_two_processes() -> None:
+    names = ("append_drops_base", "client_skips_initialize")
+
+    def rows(jobs: int) -> list[tuple[object, ...]]:
+        return [
+            (k.mutant, k.declares, k.bfs, k.bfs_bound, k.hypothesis) for k in kill_rows(names, jobs)
+        ]
+
+    one = rows(1)
+    assert [r[0] for r in one] == list(names) and all(r[2] for r in one)
+    assert rows(2) == one
+
+
+def test_report_rejects_zero_jobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from simulations.cli import main
+
+    assert main(["report", "--out", str(tmp_path / "r"), "--jobs", "0"]) == 2
+    assert "--jobs: must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
