@@ -171,7 +171,7 @@ def session_views(w: World) -> list[tuple[tuple[object, ...], Callable[[], World
     entries of those ids, the connections, the restart count and the agent's profile and base
     prompt; it drops every other session and the count of ids handed out. A state check or
     witness declared ``per_session`` holds of ``w`` iff it holds of every view (a witness: of
-    some view); ``tests/test_explore.py`` checks that on every explored world, also under the
+    some view); ``tests/test_reuse.py`` checks that on every explored world, also under
     mutants. A world with no records has one view with no sessions.
 
     Returns (key, build) pairs: the key is a tuple of exactly what the view holds (equal keys,
@@ -183,21 +183,16 @@ def session_views(w: World) -> list[tuple[tuple[object, ...], Callable[[], World
         return [(((), (), *common), lambda: _view(w, (), ()))]
     out: list[tuple[tuple[object, ...], Callable[[], World]]] = []
     for o in w.observed:
-        if o.parent is None:
-            records: tuple[Observed, ...] = (o,)
-            s = agent.session(o.sid)
-            store: tuple[Session, ...] = () if s is None else (s,)
-        else:
-            sids = {o.sid}
-            x = o
-            while x.parent is not None and x.parent not in sids:
-                sids.add(x.parent)
-                p = w.obs(x.parent)
-                if p is None:
-                    break
-                x = p
-            records = tuple(r for r in w.observed if r.sid in sids)
-            store = tuple(e for e in agent.store if e.sid in sids)
+        sids = {o.sid}
+        x = o
+        while x.parent is not None and x.parent not in sids:
+            sids.add(x.parent)
+            p = w.obs(x.parent)
+            if p is None:
+                break
+            x = p
+        records = tuple(r for r in w.observed if r.sid in sids)
+        store = tuple(e for e in agent.store if e.sid in sids)
         out.append(((records, store, *common), partial(_view, w, records, store)))
     return out
 

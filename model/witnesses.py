@@ -42,10 +42,13 @@ WITNESSES: dict[str, Witness] = {}
 
 
 def _w(
-    wid: str, kind: Literal["state", "step"]
+    wid: str, kind: Literal["state", "step"], per_session: bool | None = None
 ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    """Register a witness; a state witness is ``per_session`` unless it says otherwise."""
+
     def deco(fn: Callable[..., bool]) -> Callable[..., bool]:
-        WITNESSES[wid] = Witness(wid, fn.__name__, kind, fn, kind == "state")
+        local = kind == "state" if per_session is None else per_session
+        WITNESSES[wid] = Witness(wid, fn.__name__, kind, fn, local)
         return fn
 
     return deco

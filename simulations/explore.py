@@ -454,7 +454,7 @@ class _Expander:
     monitor there has the same verdict for every world sharing the protocol state, so it is
     kept with the move. One that reads the monitor raises ``MonitorRead`` and is run again,
     for each world, on the full step. With ``memo=False`` every request is a full
-    ``step`` and every check runs on it: the reference ``tests/test_explore.py`` compares with.
+    ``step`` and every check runs on it: the reference ``tests/test_reuse.py`` compares with.
     """
 
     def __init__(
