@@ -49,50 +49,71 @@ def _conforming(w: World, conn: int) -> bool:
 
 
 def observe(before: World, req: Request, reply: Reply, after: World) -> World:
-    """Fold one answered request into the monitor fields of ``after``."""
+    """Fold one answered request into the monitor fields of ``after``.
+
+    It is the composition of ``created`` and ``updated``, which see one record at a time:
+    a record's next value depends on that record and the protocol step alone, never on the
+    other records. The explorer relies on that to keep each record's update once per move
+    (``simulations.explore``); it calls the two with the monitor sealed, so a version that
+    read another record would fail there, loudly.
+    """
     if not reply.ok:
         return after
-    m = req.method
-    here = (after.restarts, req.conn)
-    if m == "restart":
+    new = created(before, req, reply, after)
+    if new is not None:
+        return after.with_obs(new)
+    if req.method == "restart":
         return evolve(
-            after,
-            observed=tuple(evolve(o, attach=None, survived_restart=True) for o in after.observed),
-        )
-    if m in ("session_new", "session_fork") and reply.sid is not None:
-        new = m == "session_new"
-        return after.with_obs(
-            Observed(
-                sid=reply.sid,
-                parent=None if new else req.sid,
-                requested=req.system_prompt if new else None,
-                requested_mode=req.mode if new else None,
-                advertised=_cap(before, req.conn),
-                conforming=_conforming(before, req.conn),
-                created_on=here,
-                attach=Attach.NEW if new else Attach.FORK,
-                attach_cap=_cap(before, req.conn),
-            )
+            after, observed=tuple(updated(before, req, reply, after, o) for o in after.observed)
         )
     o = before.obs(req.sid)
     if o is None:
         return after
+    o2 = updated(before, req, reply, after, o)
+    return after if o2 is o else after.with_obs(o2)
+
+
+def created(before: World, req: Request, reply: Reply, after: World) -> Observed | None:
+    """The record a successful session/new or session/fork starts; None for other requests."""
+    m = req.method
+    if m not in ("session_new", "session_fork") or reply.sid is None or not reply.ok:
+        return None
+    new = m == "session_new"
+    return Observed(
+        sid=reply.sid,
+        parent=None if new else req.sid,
+        requested=req.system_prompt if new else None,
+        requested_mode=req.mode if new else None,
+        advertised=_cap(before, req.conn),
+        conforming=_conforming(before, req.conn),
+        created_on=(after.restarts, req.conn),
+        attach=Attach.NEW if new else Attach.FORK,
+        attach_cap=_cap(before, req.conn),
+    )
+
+
+def updated(before: World, req: Request, reply: Reply, after: World, o: Observed) -> Observed:
+    """Record ``o`` after a successful ``req`` that addresses it (a restart addresses all).
+
+    Returns ``o`` itself when the request leaves it as it was.
+    """
+    m = req.method
+    if m == "restart":
+        return evolve(o, attach=None, survived_restart=True)
     if m in _ATTACH_BY_METHOD:
-        o = evolve(
+        return evolve(
             o,
             attach=_ATTACH_BY_METHOD[m],
             attach_cap=_cap(before, req.conn),
             restored_after_restart=o.survived_restart,
         )
-    elif m == "session_close":
-        o = evolve(o, attach=None)
-    elif m == "session_delete":
-        o = evolve(o, attach=None, deleted=True)
-    elif m == "session_prompt" and reply.slot is not None:
-        o = evolve(o, turns=o.turns | {(o.attach or Attach.NEW, reply.slot)})
-    else:
-        return after
-    return after.with_obs(o)
+    if m == "session_close":
+        return evolve(o, attach=None)
+    if m == "session_delete":
+        return evolve(o, attach=None, deleted=True)
+    if m == "session_prompt" and reply.slot is not None:
+        return evolve(o, turns=o.turns | {(o.attach or Attach.NEW, reply.slot)})
+    return o
 
 
 # ---- what the spec says a session's system slot should hold ----------------------------------

@@ -313,7 +313,7 @@ class Agent:
 
     def with_session(self, new: Session) -> Agent:
         rest = tuple(s for s in self.store if s.sid != new.sid)
-        return evolve(self, store=tuple(sorted((*rest, new), key=_sid_key)))
+        return evolve(self, store=tuple(sorted((*rest, new), key=sid_key)))
 
 
 @_hash_once
@@ -356,13 +356,14 @@ class World:
 
     def with_obs(self, new: Observed) -> World:
         rest = tuple(o for o in self.observed if o.sid != new.sid)
-        return evolve(self, observed=tuple(sorted((*rest, new), key=_sid_key)))
+        return evolve(self, observed=tuple(sorted((*rest, new), key=sid_key)))
 
     def conn(self, index: int) -> Connection | None:
         return self.connections[index] if 0 <= index < len(self.connections) else None
 
 
-def _sid_key(x: Session | Observed) -> tuple[int, str]:
+def sid_key(x: Session | Observed) -> tuple[int, str]:
+    """The order of the store and the monitor: s2 before s10."""
     return (len(x.sid), x.sid)
 
 
@@ -404,4 +405,5 @@ __all__ = [
     "World",
     "evolve",
     "initial_world",
+    "sid_key",
 ]

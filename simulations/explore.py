@@ -28,8 +28,9 @@ Abstractions
 
     Work is reused across worlds, never approximated: the tables see only the protocol state
     (the monitor is sealed while they run), so each protocol state's moves are computed once;
-    a step check that does not read the monitor is settled once per move; state checks and
-    witnesses declared ``per_session`` are judged once per session view. ``memo=False`` turns
+    a step check that does not read the monitor is settled once per move; the monitor's update
+    of a record is computed once per (move, record); state checks and witnesses declared
+    ``per_session`` are judged once per session view. ``memo=False`` turns
     this off; ``tests/test_reuse.py`` shows both give the same exploration.
 
 Source
@@ -50,7 +51,7 @@ import networkx as nx
 
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, Move, RowRef, Step, System
-from model.monitor import observe, session_views
+from model.monitor import created, session_views, updated
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import (
     BIG,
@@ -61,12 +62,14 @@ from model.types import (
     ClientKind,
     Connection,
     MonitorRead,
+    Observed,
     PromptCap,
     Reply,
     Request,
     World,
     evolve,
     initial_world,
+    sid_key,
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.domain import Domain, text
@@ -387,6 +390,35 @@ class _Move:
     late: tuple[Check, ...]  # step checks that read the monitor: evaluated for each world
     wit: tuple[str, ...]  # step witnesses that hold whatever the monitor holds
     late_wit: tuple[Witness, ...]
+    new: Observed | None = None  # the monitor record it creates (a successful new or fork)
+    records: dict[Observed, Observed] | None = None  # record → record after (None: untouched)
+
+    def observed(self, obs: tuple[Observed, ...]) -> tuple[Observed, ...]:
+        """The monitor after this move (``model.monitor.observe``, one record at a time)."""
+        m = self.move
+        if self.new is not None:
+            sid = self.new.sid
+            return tuple(sorted((*(o for o in obs if o.sid != sid), self.new), key=sid_key))
+        done = self.records
+        if done is None:
+            return obs
+        if m.request.method == "restart":
+            return tuple([self._updated(o) for o in obs])
+        addressed = m.request.sid
+        for i, o in enumerate(obs):
+            if o.sid == addressed:
+                x = self._updated(o)
+                return obs if x is o else (*obs[:i], x, *obs[i + 1 :])
+        return obs
+
+    def _updated(self, o: Observed) -> Observed:
+        done = self.records
+        assert done is not None
+        x = done.get(o)
+        if x is None:
+            m = self.move
+            x = done[o] = updated(m.before, m.request, m.reply, m.after, o)
+        return x
 
 
 @dataclass(eq=False)
@@ -488,11 +520,11 @@ class _Expander:
         moves.hits += 1
         self.unsent += moves.unsent
         self.transitions += moves.quiet + len(moves.live)
+        obs = w.observed
         for e in moves.live:
             m = e.move
-            after = w if m.after is m.before else evolve(m.after, observed=w.observed)
-            if m.reply.ok:
-                after = observe(w, m.request, m.reply, after)
+            nobs = e.observed(obs)
+            after = w if m.after is m.before and nobs is obs else evolve(m.after, observed=nobs)
             bad, wit = e.bad, e.wit
             if e.late or e.late_wit:
                 step = Step(w, m.request, m.reply, after, m.rows)
@@ -526,12 +558,17 @@ class _Expander:
         sealed = Step(m.before, req, m.reply, m.after, m.rows)
         checks = [(c, _settle(c.fn, sealed)) for c in self.checks.get(req.method, self.all)]
         wits = [(x, _settle(x.fn, sealed)) for x in self.wit]
+        # the monitor's part, as model.monitor.observe composes it (sealed: it cannot look
+        # at other records, so a record's update can be kept per move)
+        new = created(m.before, req, m.reply, m.after) if m.reply.ok else None
         return _Move(
             m,
             tuple(c.rid for c, v in checks if v is False),
             tuple(c for c, v in checks if v is None),
             tuple(x.wid for x, v in wits if v),
             tuple(x for x, v in wits if v is None),
+            new,
+            {} if m.reply.ok and new is None else None,
         )
 
     def _direct(self, w: World) -> Iterator[Successor]:

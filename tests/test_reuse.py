@@ -7,6 +7,8 @@ with a test showing the check has teeth:
   (``World.observed`` is sealed while they run);
 * a step check that does not read the monitor is settled once per move; one that does is run
   per world (``MonitorRead`` tells them apart);
+* the monitor's update of one record is kept per move: ``model.monitor.observe`` is made of
+  ``created`` and ``updated``, which see one record and the sealed protocol step;
 * state checks and witnesses declared ``per_session`` are judged once per session view.
 
 The reference for all three is ``explore(..., memo=False)``: a full ``step`` per request and
@@ -21,11 +23,12 @@ from typing import Any
 
 import pytest
 
+import simulations.explore as explore_module
 from model.context import Ctx
 from model.guards import GUARDS
 from model.invariants import CHECKS, STATE_CHECKS, Check
 from model.machines import Compiled, ModelError, Step, System
-from model.monitor import session_views
+from model.monitor import session_views, updated
 from model.mutants import MUTANTS, insert_before
 from model.profiles import PROFILES
 from model.revisions import REVISIONS
@@ -152,6 +155,37 @@ def test_a_step_check_that_reads_the_monitor_is_run_per_world() -> None:
     sealed = Step(created.before, new, created.reply, created.after, created.rows)
     assert _settle(CHECKS["S6"].fn, sealed) is None
     assert _settle(CHECKS["P6"].fn, sealed) is True  # the store alone
+
+
+# ---- the monitor, one record at a time -------------------------------------------------------
+
+
+def test_a_record_update_that_reads_other_records_fails_loudly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Teeth: an update that looks past its own record meets the sealed monitor in the explorer."""
+
+    def nosy(before: World, req: Request, reply: Any, after: World, o: Any) -> Any:
+        _ = before.observed[0]  # e.g. copy something from the parent's record
+        return updated(before, req, reply, after, o)
+
+    monkeypatch.setattr(explore_module, "updated", nosy)
+    with pytest.raises(MonitorRead):
+        explore(REFERENCE, "tiny")
+
+
+def test_a_wrong_record_update_changes_what_the_explorer_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Teeth for the comparison with ``memo=False``: the explorer's record updates are the ones
+    the reference run gets from ``observe``; one that forgets a turn's slot shows up."""
+
+    def forgetful(before: World, req: Request, reply: Any, after: World, o: Any) -> Any:
+        return o if req.method == "session_prompt" else updated(before, req, reply, after, o)
+
+    monkeypatch.setattr(explore_module, "updated", forgetful)
+    fast, slow = explore(REFERENCE, "tiny"), explore(REFERENCE, "tiny", memo=False)
+    assert fast.states < slow.states
 
 
 # ---- per-session state checks -----------------------------------------------------------------
