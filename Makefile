@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
-	$(BIN)/ruff check model simulations tests
-	$(BIN)/ruff format --check model simulations tests
+	$(BIN)/ruff check model simulations tests bench
+	$(BIN)/ruff format --check model simulations tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

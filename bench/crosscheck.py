@@ -26,8 +26,8 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="also write the table as Markdown here")
     args = ap.parse_args()
     lines = [
-        f"| mutant | declares | BFS len | Hypothesis len | ratio | ids agree | "
-        f"only BFS | only Hypothesis |",
+        "| mutant | declares | BFS len | Hypothesis len | ratio | ids agree | "
+        "only BFS | only Hypothesis |",
         "|---|---|---|---|---|---|---|---|",
     ]
     agree_all, ratio_ok = 0, 0
