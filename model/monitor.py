@@ -33,6 +33,7 @@ from model.types import (
     Slot,
     World,
     evolve,
+    sid_key,
 )
 
 _ATTACH_BY_METHOD = {"session_load": Attach.LOAD, "session_resume": Attach.RESUME}
@@ -59,18 +60,34 @@ def observe(before: World, req: Request, reply: Reply, after: World) -> World:
     """
     if not reply.ok:
         return after
-    new = created(before, req, reply, after)
+    records = next_records(
+        after.observed,
+        req,
+        created(before, req, reply, after),
+        lambda o: updated(before, req, reply, after, o),
+    )
+    return after if records is after.observed else evolve(after, observed=records)
+
+
+def next_records(
+    records: tuple[Observed, ...],
+    req: Request,
+    new: Observed | None,
+    update: Callable[[Observed], Observed],
+) -> tuple[Observed, ...]:
+    """The monitor's records after a successful ``req``: ``new`` put in sid order if it
+    created one, else ``update`` applied to the records it addresses (all, for a restart).
+    ``records`` itself when nothing changed."""
     if new is not None:
-        return after.with_obs(new)
+        rest = (o for o in records if o.sid != new.sid)
+        return tuple(sorted((*rest, new), key=sid_key))
     if req.method == "restart":
-        return evolve(
-            after, observed=tuple(updated(before, req, reply, after, o) for o in after.observed)
-        )
-    o = before.obs(req.sid)
-    if o is None:
-        return after
-    o2 = updated(before, req, reply, after, o)
-    return after if o2 is o else after.with_obs(o2)
+        return tuple([update(o) for o in records])
+    for i, o in enumerate(records):
+        if o.sid == req.sid:
+            x = update(o)
+            return records if x is o else (*records[:i], x, *records[i + 1 :])
+    return records
 
 
 def created(before: World, req: Request, reply: Reply, after: World) -> Observed | None:

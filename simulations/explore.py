@@ -51,7 +51,7 @@ import networkx as nx
 
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, Move, RowRef, Step, System
-from model.monitor import created, session_views, updated
+from model.monitor import created, next_records, session_views, updated
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import (
     BIG,
@@ -69,7 +69,6 @@ from model.types import (
     World,
     evolve,
     initial_world,
-    sid_key,
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.domain import Domain, text
@@ -391,25 +390,13 @@ class _Move:
     wit: tuple[str, ...]  # step witnesses that hold whatever the monitor holds
     late_wit: tuple[Witness, ...]
     new: Observed | None = None  # the monitor record it creates (a successful new or fork)
-    records: dict[Observed, Observed] | None = None  # record → record after (None: untouched)
+    records: dict[Observed, Observed] | None = None  # record → record after; None: not ok
 
     def observed(self, obs: tuple[Observed, ...]) -> tuple[Observed, ...]:
-        """The monitor after this move (``model.monitor.observe``, one record at a time)."""
-        m = self.move
-        if self.new is not None:
-            sid = self.new.sid
-            return tuple(sorted((*(o for o in obs if o.sid != sid), self.new), key=sid_key))
-        done = self.records
-        if done is None:
+        """The monitor after this move (as ``model.monitor.observe``, updates kept per record)."""
+        if self.records is None:
             return obs
-        if m.request.method == "restart":
-            return tuple([self._updated(o) for o in obs])
-        addressed = m.request.sid
-        for i, o in enumerate(obs):
-            if o.sid == addressed:
-                x = self._updated(o)
-                return obs if x is o else (*obs[:i], x, *obs[i + 1 :])
-        return obs
+        return next_records(obs, self.move.request, self.new, self._updated)
 
     def _updated(self, o: Observed) -> Observed:
         done = self.records
@@ -568,7 +555,7 @@ class _Expander:
             tuple(x.wid for x, v in wits if v),
             tuple(x for x, v in wits if v is None),
             new,
-            {} if m.reply.ok and new is None else None,
+            {} if m.reply.ok else None,
         )
 
     def _direct(self, w: World) -> Iterator[Successor]:
