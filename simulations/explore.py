@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -740,15 +740,26 @@ def lifecycle(w: World) -> str:
     return ",".join(s.status.name for s in w.agent.store)
 
 
-def labelled(ex: Exploration, revision: str = "", mutant: str | None = None) -> nx.DiGraph:
-    """A copy of the graph with scalar attributes only (GraphML, DOT, pictures)."""
+def labelled(
+    ex: Exploration,
+    revision: str = "",
+    mutant: str | None = None,
+    nodes: Iterable[int] | None = None,
+) -> nx.DiGraph:
+    """A copy of the graph with scalar attributes only (GraphML, DOT, pictures).
+
+    With ``nodes``, only the subgraph they induce (the same as ``labelled(ex).subgraph(nodes)``,
+    without labelling every other node and edge: a counterexample's path is a handful of nodes
+    of ~10,000).
+    """
+    g = ex.graph if nodes is None else ex.graph.subgraph(nodes)
     h = nx.DiGraph(
         bound=ex.bound.name,
         revision=revision,
         mutant=mutant or "",
         symmetry=ex.symmetry,
     )
-    for n, data in ex.graph.nodes(data=True):
+    for n, data in g.nodes(data=True):
         w = ex.worlds[n]
         h.add_node(
             n,
@@ -761,7 +772,7 @@ def labelled(ex: Exploration, revision: str = "", mutant: str | None = None) -> 
             violated=",".join(data["violated"]),
             witnesses=",".join(data["witnesses"]),
         )
-    for u, v, data in ex.graph.edges(data=True):
+    for u, v, data in g.edges(data=True):
         req: Request = data["request"]
         h.add_edge(
             u,

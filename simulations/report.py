@@ -234,7 +234,7 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
         d, row.exploration.trace(rid), tables, rid, s.revision, None, profile=s.profile
     )
     path = row.exploration.nodes_on(rid)
-    g = labelled(row.exploration, s.revision).subgraph(path).copy()
+    g = labelled(row.exploration, s.revision, nodes=path)
     draw_graph(g, d / "path.png", d / "path.svg", path, title=f"{s.label}: {rid}")
     return d
 

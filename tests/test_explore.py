@@ -56,6 +56,20 @@ def test_graph_attributes_follow_the_contract(runs: dict[str, Exploration]) -> N
         assert g.nodes[v]["depth"] <= g.nodes[u]["depth"] + 1  # BFS depth is a shortest distance
 
 
+def test_labelling_a_path_equals_the_labelled_subgraph() -> None:
+    """``labelled(ex, nodes=path)`` (what the report draws) is the labelled graph cut to the
+    path, attributes and order included, without labelling the rest."""
+    m = MUTANTS["load_restores_default"]
+    ex = explore(m.tables, "small", checks=[CHECKS[m.violates]])
+    path = ex.nodes_on(m.violates)
+    whole = labelled(ex, "rfd-final", m.violates).subgraph(path)
+    part = labelled(ex, "rfd-final", m.violates, nodes=path)
+    assert 2 < part.number_of_nodes() < ex.states and part.number_of_edges() >= len(path) - 1
+    assert list(part.nodes(data=True)) == list(whole.nodes(data=True))
+    assert list(part.edges(data=True)) == list(whole.edges(data=True))
+    assert part.graph == whole.graph
+
+
 # ---- symmetry ---------------------------------------------------------------------------------
 
 
