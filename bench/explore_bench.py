@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import queue
 import resource
 import sys
 import time
@@ -73,7 +74,17 @@ def measure(bound: str, symmetry: bool, variant: str, repeat: int) -> dict[str, 
         q = ctx.Queue()
         p = ctx.Process(target=one, args=(bound, symmetry, variant, q))
         p.start()
-        r = q.get()
+        r = None
+        while r is None:
+            try:
+                r = q.get(timeout=0.5)
+            except queue.Empty:
+                if not p.is_alive() and q.empty():  # died without a result: say so, do not wait
+                    raise SystemExit(
+                        f"explore_bench: the {variant} run of {bound} (symmetry "
+                        f"{'on' if symmetry else 'off'}) failed (exit code {p.exitcode}); "
+                        "its error is printed above"
+                    ) from None
         p.join()
         if best is None or r["seconds"] < best["seconds"]:
             best = r
