@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -74,6 +75,31 @@ def test_the_floor_script_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "generate:" in done.stdout and "one core, judged per footprint" in done.stdout
+    assert (
+        "one core, complete:" in done.stdout and "one core, complete with the graph" in done.stdout
+    )
+
+
+def test_the_step_floor_sees_every_distinct_move_once(
+    floor: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step-check floor runs on the moves the search kept: each sent, each once, and the
+    step predicates do run on them (a step floor over no move would cost nothing)."""
+    kept: list[Any] = []
+    states, _ = floor.generate(BOUNDS["tiny"], kept)
+    assert states == 133 and kept
+    assert len({id(m) for m in kept}) == len(kept)
+    assert all(m.reply.sent for m in kept)
+    assert {m.request.method for m in kept} >= {"initialize", "session_new", "session_prompt"}
+    seen: list[Any] = []
+
+    def counting(step: Any) -> bool:
+        seen.append(step.request)
+        return True
+
+    monkeypatch.setattr(floor, "STEP_WITNESSES", [replace(floor.STEP_WITNESSES[0], fn=counting)])
+    floor.judge_steps(kept)
+    assert seen == [m.request for m in kept]
 
 
 def test_the_explorer_benchmark_reports_a_failed_run_instead_of_waiting() -> None:
