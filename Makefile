@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest notebooks clean
+.PHONY: demo test lint typecheck pytest notebooks itf-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
-	$(BIN)/ruff check model simulations tests bench
-	$(BIN)/ruff format --check model simulations tests bench
+	$(BIN)/ruff check model simulations tests bench tools
+	$(BIN)/ruff format --check model simulations tests bench tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -34,6 +34,14 @@ test: lint typecheck pytest
 notebooks: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,notebooks]'
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
+
+# Quint's own ITF reader on every counterexample trace: the 31 mutants' (written to out/itf) and
+# the report's, if `make demo` wrote it. Needs Node.js and npm (installs Quint, pinned by
+# tools/quint/package-lock.json, into tools/quint/node_modules); not part of `make test`.
+itf-check: $(STAMP)
+	cd tools/quint && npm ci --silent --no-audit --no-fund
+	$(BIN)/python tools/write_itf_traces.py out/itf
+	node tools/quint/check_itf.cjs --self-test out/itf $(wildcard out/report/counterexamples)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
