@@ -724,6 +724,18 @@ def explore(
     return ex
 
 
+def smallest_bound_showing(tables: Tables, rid: str) -> Exploration:
+    """Explore ``tiny``, then ``small``, then ``default`` with only ``rid``'s check, and stop at
+    the first that shows ``rid`` violated: its counterexample is the shortest the smallest
+    bound can give. Without a violation anywhere, the ``default`` exploration (``rid`` not in
+    its ``first``). The kill matrix and the mutants' counterexamples use it."""
+    for bound in ("tiny", "small", "default"):
+        ex = explore(tables, bound, checks=[CHECKS[rid]])
+        if rid in ex.first:
+            break
+    return ex
+
+
 # ---- the graph in the shape the pictures and exports use ---------------------------------------
 
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from model.invariants import CHECKS
 from model.mutants import MUTANTS
 from model.profiles import PROFILES
 from model.questions import QUESTIONS, Witness
@@ -37,7 +36,14 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
-from simulations.explore import BOUNDS, Bound, Exploration, explore, labelled
+from simulations.explore import (
+    BOUNDS,
+    Bound,
+    Exploration,
+    explore,
+    labelled,
+    smallest_bound_showing,
+)
 from simulations.stateful import Trace, findings_of, machine_class, run
 from simulations.trace import replay, request_text
 
@@ -146,11 +152,9 @@ def kill_row(name: str) -> Kill:
     m = MUTANTS[name]
     t0 = time.perf_counter()
     bfs = bfs_bound = None
-    for bound in ("tiny", "small", "default"):
-        ex = explore(m.tables, bound, checks=[CHECKS[m.violates]])
-        if m.violates in ex.first:
-            bfs, bfs_bound = ex.length(m.violates), bound
-            break
+    ex = smallest_bound_showing(m.tables, m.violates)
+    if m.violates in ex.first:
+        bfs, bfs_bound = ex.length(m.violates), ex.bound.name
     cls = machine_class(m.tables, checks=[m.violates])
     run(cls, examples=300, steps=50, seed_value=0)
     failure = findings_of(cls).failure

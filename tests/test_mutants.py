@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.invariants import CHECKS
 from model.mutants import MUTANTS, Mutant
-from simulations.explore import Exploration, explore
+from simulations.explore import smallest_bound_showing
 from simulations.stateful import Violation, findings_of, hypothesis_settings, machine_class, run
 from simulations.trace import replay
 
@@ -33,18 +32,10 @@ def test_hypothesis_catches_mutant_by_its_declared_id(mutant: Mutant) -> None:
     assert shrunk is not None and shrunk[0] == mutant.violates
     assert 1 <= len(shrunk[1]) <= MAX_STEPS, shrunk
     # the exhaustive engine: caught too, and its counterexample is no longer
-    ex = _smallest_bound_catching(mutant)
+    ex = smallest_bound_showing(mutant.tables, mutant.violates)
     assert mutant.violates in ex.first, f"BFS misses {mutant.name} in every bound"
     assert len(shrunk[1]) >= ex.length(mutant.violates), (ex.bound.name, shrunk[1])
     assert mutant.violates in replay(ex.trace(mutant.violates), mutant.tables)[-1].violated
-
-
-def _smallest_bound_catching(mutant: Mutant) -> Exploration:
-    for bound in ("tiny", "small", "default"):
-        ex = explore(mutant.tables, bound, checks=[CHECKS[mutant.violates]])
-        if mutant.violates in ex.first:
-            break
-    return ex
 
 
 def test_run_reports_a_mutant_failure_without_raising() -> None:

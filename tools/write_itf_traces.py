@@ -3,7 +3,7 @@
 Run: .venv/bin/python tools/write_itf_traces.py OUT_DIR
 
 For each mutant of ``model.mutants``: explore the smallest bound that shows the id it declares
-(``tiny``, then ``small``, then ``default``, as the report's kill matrix does) and write into
+(``simulations.explore.smallest_bound_showing``, as the report's kill matrix does) and write into
 ``OUT_DIR/<mutant>/`` what ``acp-sysprompt counterexample --mutant <mutant> --id <id>``
 writes (``simulations.render.write_counterexample``), ``trace.itf.json`` among it.
 ``make itf-check`` hands these (and the report's traces, if ``make demo`` wrote them) to
@@ -16,9 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from model.invariants import CHECKS
 from model.mutants import MUTANTS
-from simulations.explore import explore
+from simulations.explore import smallest_bound_showing
 from simulations.render import write_counterexample
 
 
@@ -26,11 +25,8 @@ def write_all(out: Path, names: list[str] | None = None) -> list[Path]:
     written = []
     for name in names or list(MUTANTS):
         m = MUTANTS[name]
-        for bound in ("tiny", "small", "default"):
-            ex = explore(m.tables, bound, checks=[CHECKS[m.violates]])
-            if m.violates in ex.first:
-                break
-        else:
+        ex = smallest_bound_showing(m.tables, m.violates)
+        if m.violates not in ex.first:
             raise SystemExit(f"write_itf_traces: mutant {name} shows no {m.violates} up to default")
         paths = write_counterexample(
             out / name, ex.trace(m.violates), m.tables, m.violates, "rfd-final", name
