@@ -1,7 +1,7 @@
 """Benchmark of the exhaustive explorer (a script, not a test).
 
 Run: .venv/bin/python bench/explore_bench.py [--bounds tiny,small,default] [--repeat N]
-                                             [--variants reuse,compiled,transitions,skeleton]
+                                    [--variants reuse,parallel,compiled,transitions,skeleton]
 
 For every bound, with and without symmetry reduction, and for every variant, each run in a
 fresh process so its peak memory is its own, it prints: distinct states, graph edges,
@@ -10,6 +10,9 @@ then takes to build the ``networkx`` graph (done on first use; not in "seconds")
 
 * ``reuse`` — what ``explore`` does by default: the compiled tables, moves kept per protocol
   state, checks settled per move and per session view (see ``simulations.explore``);
+* ``parallel`` — ``reuse`` with ``workers=2``: the bound's scopes explored by this process and
+  a forked one side by side, merged into the same exploration (``simulations.fanout``); its
+  peak memory is this process's plus the worker's;
 * ``compiled`` — the compiled tables, nothing reused (``memo=False``): every request a full
   step, every check on every world and step;
 * ``transitions`` — the tables as ``transitions`` machines, nothing reused;
@@ -35,6 +38,7 @@ TARGET_SECONDS, TARGET_RATE, TARGET_BYTES = 10.0, 50_000, 1 << 30
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "reuse": {"engine": "compiled"},
+    "parallel": {"engine": "compiled", "workers": 2},
     "compiled": {"engine": "compiled", "memo": False},
     "transitions": {"engine": "transitions", "memo": False},
     "skeleton": {"engine": "compiled", "checks": [], "witnesses": []},
@@ -50,6 +54,8 @@ def one(bound: str, symmetry: bool, variant: str, queue: Any) -> None:
     ex.graph  # noqa: B018 (built on first use: measured apart, since a verdict needs none)
     graph_seconds = time.perf_counter() - t0
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
+    # a fan-out worker (joined, so counted here) ran beside this process: add its peak
+    peak_kib += resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     queue.put(
         {
             "bound": bound,
@@ -133,10 +139,12 @@ def main() -> int:
                 f"(states), {off['seconds'] / on['seconds']:.2f} (time)",
                 file=sys.stderr,
             )
-    d = by_key.get(("default", True, "reuse"))
-    if d is not None:
+    for variant in ("reuse", "parallel"):  # explore's default, and the command line's
+        d = by_key.get(("default", True, variant))
+        if d is None:
+            continue
         print(
-            f"targets (default, symmetry on, reuse): "
+            f"targets (default, symmetry on, {variant}): "
             f"{d['seconds']:.1f} s (≤ {TARGET_SECONDS:.0f}: "
             f"{'met' if d['seconds'] <= TARGET_SECONDS else 'MISSED'}), "
             f"{d['states_per_s']:,.0f} states/s (≥ {TARGET_RATE:,}: "

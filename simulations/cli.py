@@ -136,6 +136,7 @@ def check(
     symmetry: bool = True,
     progress: Progress | None = None,
     profile: Profile | None = None,
+    workers: int = 1,
 ) -> CheckResult:
     """Run ``engine`` and return a verdict for every requirement id.
 
@@ -159,7 +160,10 @@ def check(
     if engine == "bfs":
         b = _bound(bound, revision, domain.restarts)
         return from_exploration(
-            explore(tables, b, symmetry=symmetry, progress=progress), revision, mutant, profile
+            explore(tables, b, symmetry=symmetry, progress=progress, workers=workers),
+            revision,
+            mutant,
+            profile,
         )
     domain = domain.restrict(rev.admits)
     t0 = time.perf_counter()
@@ -396,6 +400,9 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
+WORKERS = min(2, os.cpu_count() or 1)  # this machine has 2 cores; a bound has 1 to 4 scopes
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="acp-sysprompt", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -408,6 +415,13 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("--bound", default=default, help=f"{', '.join(BOUNDS)} (default {default})")
         c.add_argument(
             "--no-symmetry", action="store_true", help="explore without symmetry reduction"
+        )
+        c.add_argument(
+            "--workers",
+            type=_positive,
+            default=WORKERS,
+            help=f"processes exploring the bound's scopes side by side (default {WORKERS}; "
+            "the result is the same as with 1)",
         )
         c.add_argument("--progress", action="store_true", help="show progress even off a terminal")
         c.add_argument("--quiet", action="store_true", help="no progress line")
@@ -473,8 +487,8 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--jobs",
         type=int,
-        default=min(2, os.cpu_count() or 1),
-        help="processes for the kill matrix (default: 2, or 1 on a one-core machine)",
+        default=WORKERS,
+        help=f"processes for the scopes and the kill matrix (default {WORKERS})",
     )
     rp.add_argument("--quiet", action="store_true", help="no progress lines")
 
@@ -534,7 +548,7 @@ def _run_explore(args: argparse.Namespace) -> int:
     rid = _id(args.id) if args.id else None
     out = _out_dir(args.out)
     line = _progress(args, f"explore {bound.name}")
-    ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line)
+    ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:
         line.done()
     if rid is None and ex.violated:
@@ -575,7 +589,7 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     rid = _id(args.id)
     out = _out_dir(args.out)
     line = _progress(args, f"search {rid} in {bound.name}")
-    ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line)
+    ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:
         line.done()
     if rid not in ex.first:
@@ -714,6 +728,7 @@ def _main(argv: Sequence[str] | None) -> int:
             not args.no_symmetry,
             line,
             profile,
+            args.workers,
         )
         if line is not None:
             line.done()

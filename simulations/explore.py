@@ -33,6 +33,10 @@ Abstractions
     ``per_session`` are judged once per session view. ``memo=False`` turns
     this off; ``tests/test_reuse.py`` shows both give the same exploration.
 
+    The scopes are independent searches: ``workers=N`` runs them in N processes and merges
+    the results into the sequential exploration (``simulations.fanout``,
+    ``tests/test_fanout.py``).
+
 Source
     Bounds are ours; the requests are those of ``simulations.domain`` (the RFD's parameter
     values). BFS gives shortest counterexamples as in TLC and stateright.
@@ -44,7 +48,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import networkx as nx
@@ -72,6 +76,7 @@ from model.types import (
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.domain import Domain, text
+from simulations.fanout import eligible, explore_split
 from simulations.stateful import Trace
 from simulations.symmetry import Canonizer, Renaming, compose, invert, rename_request
 from simulations.trace import reply_text, request_text, wire_method
@@ -589,6 +594,7 @@ def explore(
     engine: str = "compiled",
     memo: bool = True,
     witnesses: list[Witness] | None = None,
+    workers: int = 1,
 ) -> Exploration:
     """Breadth-first search, scope by scope, over every world reachable within ``bound``.
 
@@ -598,11 +604,32 @@ def explore(
     ``transitions`` machines); both give the same graph, the second is for measuring.
     ``memo=False`` turns off the reuse of moves across worlds (``_Expander``); the graph,
     the verdicts and the counts are the same. ``checks`` and ``witnesses`` (default: all)
-    choose what is evaluated.
+    choose what is evaluated. ``workers`` > 1 explores the scopes in that many processes
+    (``simulations.fanout``) where that gives exactly the sequential result, else runs here.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
+    if workers < 1:
+        raise ValueError(f"workers: must be at least 1, not {workers}")
     b = BOUNDS[bound] if isinstance(bound, str) else bound
+    if eligible(b, symmetry, workers, max_states):
+        run = partial(
+            explore,
+            tables,
+            symmetry=symmetry,
+            checks=checks,
+            engine=engine,
+            memo=memo,
+            witnesses=witnesses,
+        )
+        ex = Exploration(tables, b, symmetry, [], [{} for _ in b.scopes], {}, {})
+        explore_split(ex, run, workers, progress, every)
+        if progress is not None:
+            try:
+                progress(ex.states, ex.transitions, ex.depth, ex.seconds)
+            except KeyboardInterrupt:
+                ex.complete = False
+        return ex
     chosen = list(CHECKS.values()) if checks is None else checks
     state_checks = [c for c in chosen if c.kind == "state"]
     step_checks = [c for c in chosen if c.kind == "step"]
@@ -631,10 +658,10 @@ def explore(
             if depth < depths[n]:
                 depths[n] = depth
             return n, False
+        bad, wit = judge(w)  # first: a Ctrl-C while judging leaves no half-added node
         n = len(ex.worlds)
         index[w] = n
         ex.worlds.append(w)
-        bad, wit = judge(w)
         depths.append(depth)
         violations.append(bad)
         ex.reached.append(wit)
@@ -651,6 +678,7 @@ def explore(
             cap = scope.domain.max_sessions
             expand = _Expander(stepper, scope, step_checks, step_wit, memo)
             expanders.append(expand)
+            before = ex.states  # the scope's start worlds may be new too
             seen: dict[int, int] = {}  # node → depth in this scope
             queue: deque[int] = deque()
             for profile in scope.domain.profiles:
@@ -660,7 +688,6 @@ def explore(
                     queue.append(n)
                     for rid in violations[n]:
                         found(rid, si, n, None, 0)
-            before = ex.states
             while queue:
                 u = queue.popleft()
                 w = ex.worlds[u]
@@ -710,6 +737,10 @@ def explore(
                 break
     except KeyboardInterrupt:
         ex.complete = False
+        # a Ctrl-C between the appends of node_of: drop the node it was adding (no edge,
+        # parent or counterexample can name it yet)
+        n = min(len(ex.worlds), len(depths), len(violations), len(ex.reached))
+        del ex.worlds[n:], depths[n:], violations[n:], ex.reached[n:]
     for e in expanders:
         e.flush()
         ex.rows.update(e.rows)

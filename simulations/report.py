@@ -129,9 +129,9 @@ class Row:
     rules_broken: list[str]
 
 
-def verdict_row(s: Subject, bound: str = "default") -> Row:
+def verdict_row(s: Subject, bound: str = "default", workers: int = 1) -> Row:
     tables = s.tables()
-    ex = explore(tables, subject_bound(s, bound))
+    ex = explore(tables, subject_bound(s, bound), workers=workers)
     rev = REVISIONS[s.revision]
     verdicts = {p: "violated" if p in ex.first else "holds" for p in P_IDS}
     rules = [r for r in ex.violated if r[0] != "P" and rev.states(r)]
@@ -253,7 +253,8 @@ def build_report(
 ) -> Path:
     """Write ``out/report.md`` (and the counterexample directories); return its path.
 
-    ``jobs`` processes run the kill matrix (the rest runs here); the report is the same.
+    ``jobs`` processes run the kill matrix and explore each subject's scopes (the rest runs
+    here); the report is the same.
     """
     say = progress or (lambda _: None)
     out.mkdir(parents=True, exist_ok=True)
@@ -261,7 +262,7 @@ def build_report(
     rows = []
     for s in subjects:
         say(f"exploring {s.label}")
-        rows.append(verdict_row(s, bound))
+        rows.append(verdict_row(s, bound, jobs))
     lines = [
         "# acp-sysprompt report",
         "",

@@ -241,6 +241,28 @@ def test_ctrl_c_keeps_what_was_found() -> None:
     assert calls[-1] == ex.states  # the final report after the interruption
 
 
+def test_ctrl_c_while_judging_a_new_world_leaves_no_half_added_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Most of a search is judging; a Ctrl-C there must not leave a world without a depth or
+    verdicts (the graph would not build). The interrupt hits the judging of a world within
+    the bound (``wire`` hands out one id: a world with two is cut and adds no node)."""
+    real = explore_module._Judge.__call__
+    calls: list[int] = []
+
+    def judge(self: object, w: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        calls.append(1)
+        if len(calls) >= 300 and w.agent.issued <= 1:
+            raise KeyboardInterrupt
+        return real(self, w)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(explore_module._Judge, "__call__", judge)
+    ex = explore(REFERENCE, "small")
+    assert not ex.complete and 0 < ex.states < 300
+    assert len(ex.worlds) == len(ex.depths) == len(ex.violations) == len(ex.reached)
+    assert ex.graph.number_of_nodes() == ex.states
+
+
 # ---- declared method scopes of step properties -------------------------------------------------
 
 
