@@ -28,7 +28,8 @@ Abstractions
     broad ones (``default``'s ``shared`` scope is more than half its states), so the largest
     starts first and the small ones fill the other core. Progress lines add up the scopes'
     counts, so a world met in two scopes counts twice until the merge: the last line, after
-    it, is exact and can be lower (``default``: 11,013, then 9,936). Ctrl-C reaches every worker; each stops its search, sends what it found and the
+    it, is exact and can be lower (``default``: 11,013, then 9,936). Ctrl-C reaches every
+    worker; each stops its search at its next progress report, sends what it found, and the
     parent merges whatever arrived (``complete=False``), as the sequential run does.
 
 Source
