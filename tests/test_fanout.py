@@ -159,7 +159,7 @@ def test_progress_adds_up_the_workers() -> None:
     ex = explore(REFERENCE, "small", progress=progress, every=200, workers=2)
     assert len(calls) > 5
     assert calls[-1] == (ex.states, ex.transitions, ex.depth)
-    # before the merge, a world met in two scopes counts twice: never fewer than the sum
+    # before the merge a world met in two scopes counts twice: the count is the scopes' sum
     assert max(c[0] for c in calls[:-1]) == sum(s["states"] for s in ex.per_scope)
 
 
