@@ -240,6 +240,7 @@ class _Parent:
             self.seen[who] = body
         elif kind == "error":
             self.errors.append(body)
+            self.interrupted(signal.SIGINT, None)  # the run fails: stop the other searches
         elif kind == "end":
             self.ended.add(who)
         if kind in ("part", "progress"):
@@ -325,9 +326,15 @@ def explore_split(
             if not own.complete:
                 me.interrupted(signal.SIGINT, None)
         me.wait()
+    except BaseException:
+        for p in procs:  # this process's own search failed: the workers' results are moot
+            p.kill()
+        raise
     finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
+        if main:  # None: the handler was not set from Python; Python's default stands in
+            signal.signal(
+                signal.SIGINT, signal.default_int_handler if previous is None else previous
+            )
         for p in procs:
             p.join(timeout=5)
             if p.is_alive():

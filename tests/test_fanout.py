@@ -208,6 +208,22 @@ def _dying(bound: Bound, **kw: Any) -> Exploration:
     return explore(REFERENCE, bound, **kw)
 
 
+def _failing_here(bound: Bound, **kw: Any) -> Exploration:
+    if bound.scopes[0].name == "shared":
+        raise ValueError("scope shared cannot be explored")
+    return explore(REFERENCE, bound, **kw)
+
+
+def test_a_failure_in_the_parents_own_search_propagates_and_ends_the_workers() -> None:
+    # the parent claims the last scope (shared) and fails at once; the worker, busy with the
+    # other three for ~0.9 s, is killed rather than waited for
+    b = BOUNDS["default"]
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="scope shared cannot be explored"):
+        explore_split(_empty(b), _failing_here, 2, None, 2000)
+    assert time.perf_counter() - t0 < 0.5
+
+
 def test_a_failing_worker_is_an_error_naming_the_cause() -> None:
     # the parent claims the last scope, the worker the others: wire (the first) is the worker's
     b = BOUNDS["small"]
