@@ -111,6 +111,8 @@ def test_text_output_shows_table_and_trace(capsys: pytest.CaptureFixture[str]) -
         (["check", "--seed", "x"], "--seed"),
         (["check", "--examples", "0"], "--examples"),
         (["check", "--bound", "huge"], "--bound"),
+        (["check", "--workers", "0"], "--workers"),
+        (["explore", "--workers", "two", "--out", "/tmp/x"], "--workers"),
         (["explore", "--bound", "tiny"], "--out"),
         (["explore", "--bound", "tiny", "--out", "/proc/nope/x"], "--out"),
         (["counterexample", "--id", "R99", "--out", "/tmp/x"], "--id"),
@@ -126,6 +128,19 @@ def test_bad_usage_is_one_line_and_exit_2(
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and needle in err, err
     assert "Traceback" not in err
+
+
+def test_workers_change_nothing_but_the_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--workers`` (default 2 here) gives the JSON of a one-process run, but for seconds."""
+    argv = ["check", "--mutant", "error_still_detaches", "--bound", "default", "--json"]
+    runs = []
+    for workers in ("1", "2"):
+        code, out, _ = _run(capsys, *argv, "--quiet", "--workers", workers)
+        data = json.loads(out)
+        assert data.pop("seconds") > 0
+        runs.append((code, data))
+    assert runs[0] == runs[1]
+    assert runs[0][1]["counterexamples"]["P6"]  # the mutant is caught in both
 
 
 def test_python_dash_m_entry_point() -> None:
