@@ -623,13 +623,7 @@ def explore(
             witnesses=witnesses,
         )
         ex = Exploration(tables, b, symmetry, [], [{} for _ in b.scopes], {}, {})
-        explore_split(ex, run, workers, progress, every)
-        if progress is not None:
-            try:
-                progress(ex.states, ex.transitions, ex.depth, ex.seconds)
-            except KeyboardInterrupt:
-                ex.complete = False
-        return ex
+        return _last_report(explore_split(ex, run, workers, progress, every), progress)
     chosen = list(CHECKS.values()) if checks is None else checks
     state_checks = [c for c in chosen if c.kind == "state"]
     step_checks = [c for c in chosen if c.kind == "step"]
@@ -747,6 +741,11 @@ def explore(
         ex.unsent += e.unsent
         ex.transitions += e.transitions
     ex.seconds = time.perf_counter() - t0
+    return _last_report(ex, progress)
+
+
+def _last_report(ex: Exploration, progress: Progress | None) -> Exploration:
+    """The final progress line, on the finished (or interrupted) exploration."""
     if progress is not None:
         try:
             progress(ex.states, ex.transitions, ex.depth, ex.seconds)

@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -196,22 +197,27 @@ def test_sigint_to_the_parent_alone_reaches_the_workers() -> None:
     assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
 
 
-def _failing(bound: Bound, **kw: Any) -> Exploration:
-    if bound.scopes[0].name == "wire":
-        raise ValueError("scope wire cannot be explored")
-    return explore(REFERENCE, bound, **kw)
+def _breaking(scope: str, fail: Callable[[], object]) -> Callable[..., Exploration]:
+    """The sequential explorer, but ``fail()`` runs instead when it is handed ``scope``."""
+
+    def run(bound: Bound, **kw: Any) -> Exploration:
+        if bound.scopes[0].name == scope:
+            fail()
+        return explore(REFERENCE, bound, **kw)
+
+    return run
 
 
-def _dying(bound: Bound, **kw: Any) -> Exploration:
-    if bound.scopes[0].name == "wire":
-        os._exit(3)
-    return explore(REFERENCE, bound, **kw)
+def _raise(message: str) -> Callable[[], object]:
+    def fail() -> object:
+        raise ValueError(message)
+
+    return fail
 
 
-def _failing_here(bound: Bound, **kw: Any) -> Exploration:
-    if bound.scopes[0].name == "shared":
-        raise ValueError("scope shared cannot be explored")
-    return explore(REFERENCE, bound, **kw)
+_failing = _breaking("wire", _raise("scope wire cannot be explored"))
+_dying = _breaking("wire", lambda: os._exit(3))
+_failing_here = _breaking("shared", _raise("scope shared cannot be explored"))
 
 
 def test_a_failure_in_the_parents_own_search_propagates_and_ends_the_workers() -> None:
