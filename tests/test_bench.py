@@ -29,6 +29,7 @@ def floor() -> ModuleType:
     spec = importlib.util.spec_from_file_location("floor_bench", ROOT / "bench/floor_bench.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["floor_bench"] = module  # its dataclasses and pickles look themselves up there
     spec.loader.exec_module(module)
     return module
 
@@ -78,6 +79,7 @@ def test_the_floor_script_runs() -> None:
     assert (
         "one core, complete:" in done.stdout and "one core, complete with the graph" in done.stdout
     )
+    assert "one core, complete with the trail:" in done.stdout
 
 
 def test_the_step_floor_sees_every_distinct_move_once(
@@ -115,3 +117,79 @@ def test_the_explorer_benchmark_reports_a_failed_run_instead_of_waiting() -> Non
     )
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert "the no-such-variant run of tiny (symmetry on) failed" in done.stderr
+
+
+def _trail(floor: ModuleType, bound: str) -> tuple[Any, list[Any]]:
+    search = floor.Interned()
+    trails = [search.search(scope, graph=True)[1] for scope in BOUNDS[bound].scopes]
+    return search, trails
+
+
+def test_the_trail_is_a_breadth_first_tree_of_the_same_states(floor: ModuleType) -> None:
+    """Keeping the trail reaches the plain search's states; every state but a start one has a
+    parent one step shallower, joined to it by an edge."""
+    search, trails = _trail(floor, "small")
+    plain = floor.Interned()
+
+    def worlds(s: Any, states: Any) -> set[Any]:
+        """The states as (protocol state, records): comparable across intern tables."""
+        out = set()
+        for p, obs in states:
+            w = s.protocol[p]
+            out.add((w.agent, w.connections, w.restarts, tuple(s.records[o] for o in obs)))
+        return out
+
+    for scope, t in zip(BOUNDS["small"].scopes, trails, strict=True):
+        assert len(set(t.order)) == len(t.order)
+        assert worlds(search, t.order) == worlds(plain, plain.search(scope)[0])
+        edges = {(u, v) for u, v, _ in t.edges}
+        for n, p in enumerate(t.parent):
+            if p < 0:
+                assert t.depth[n] == 0
+            else:
+                assert t.depth[n] == t.depth[p] + 1 and (p, n) in edges
+    assert sum(t.cut for t in trails) > 0 and all(t.late for t in trails)
+
+
+def test_the_two_core_merge_reaches_the_explorers_states(floor: ModuleType) -> None:
+    """The merged two-process search has the explorer's states; the sides met some worlds
+    both, so a merge that did not re-intern and match them would count more."""
+    r = floor.two_cores(BOUNDS["small"], [1], [0, 2])
+    reference = explore(REFERENCE, "small", symmetry=False, checks=[], witnesses=[]).states
+    assert r.states == reference
+    _, trails = _trail(floor, "small")
+    assert sum(len(t.order) for t in trails) > reference
+    assert r.edges == sum(len(t.edges) for t in trails)
+    assert r.merge > 0 and r.pickle > 0
+
+
+def test_monitor_reading_step_checks_must_be_decided_record_by_record(
+    floor: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Teeth for the late-check floor: it runs S6, S7 and W10 per (move, record) and combines
+    them, which holds for those; a witness that needs two records at once breaks it, and the
+    script refuses to print a floor."""
+    search, trails = _trail(floor, "tiny")
+    pairs = [p for t in trails for p in t.late]
+    runs, _ = floor.late_checks(search, pairs)
+    assert 0 < runs <= len(pairs) + len(search.moves)
+
+    def two_at_once(step: Any) -> bool:
+        return step.request.method == "session_new" and len(step.before.observed) == 2
+
+    fake = replace(floor.STEP_WITNESSES[0], fn=two_at_once)
+    monkeypatch.setattr(floor, "STEP_WITNESSES", [*floor.STEP_WITNESSES, fake])
+    with pytest.raises(SystemExit, match="record by record"):
+        floor.late_checks(search, pairs)
+
+
+def test_a_monitor_reading_method_left_out_is_caught(
+    floor: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Teeth: the trail keeps (move, world) pairs only for MONITOR_STEP_METHODS; a method
+    whose step checks read the monitor but is not listed would lower the floor unseen."""
+    search, _ = _trail(floor, "tiny")
+    floor.read_all_moves(search)
+    monkeypatch.setattr(floor, "MONITOR_STEP_METHODS", floor.MONITOR_STEP_METHODS - {"session_new"})
+    with pytest.raises(SystemExit, match="out of date"):
+        floor.read_all_moves(search)
