@@ -435,8 +435,8 @@ def read_all_moves(search: Interned) -> None:
     """Exit if a move outside ``MONITOR_STEP_METHODS`` has a step check that reads the monitor
     (``Trail.late`` would then miss its pairs and the floor would be too low)."""
     for m in search.moves:
-        if m.request.method in MONITOR_STEP_METHODS or not m.reply.sent:
-            continue
+        if not m.reply.sent or (m.reply.ok and m.request.method in MONITOR_STEP_METHODS):
+            continue  # unsent, or its (move, world) pairs are in the trail
         sealed = Step(m.before, m.request, m.reply, m.after, m.rows)
         for c in [c for c in STEP_PREDICATES if c.applies_to(m.request.method)] + STEP_WITNESSES:
             try:
@@ -523,7 +523,8 @@ def two_cores(bound: Bound, mine: list[int], theirs: list[int]) -> TwoCores:
         i = search.pid.get(key)
         if i is None:
             i = search.pid[key] = len(search.protocol)
-            search.protocol.append(search.protocol[0])  # the world itself is not needed here
+            # a placeholder: the merge needs the id, not the world
+            search.protocol.append(search.protocol[0])
         pmap.append(i)
     rmap = [search.record_id(o) for o in side.records]
     offset = len(search.moves)
