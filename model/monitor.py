@@ -12,7 +12,8 @@ Abstractions
     stays finite for exhaustive exploration.
 
 Source
-    shared/spec/REQUIREMENTS.md (P1–P9); rfd-client-system-prompt.final.mdx (4969bbbf).
+    docs/REQUIREMENTS.md (P1–P9); the RFD docs/rfds/client-system-prompt.mdx at revision
+    4969bbbf (agentclientprotocol/agent-client-protocol PR #1237).
 """
 
 from __future__ import annotations

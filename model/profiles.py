@@ -5,8 +5,8 @@ Scope
     departs from that revision's reference agent. ``Profile.tables()`` turns the knobs into
     table edits (the same edits the mutants use), so a profile is checked by the same engines
     and judged by the same P1–P9 and the revision's rules. Users write one in a few lines of
-    TOML or JSON (``load_profile``); shipped profiles describe the behaviours documented in
-    ``shared/spec``.
+    TOML or JSON (``load_profile``); shipped profiles describe behaviours documented upstream
+    (see Source).
 
 Abstractions
     Knobs and their values (the first is the revision's reference behaviour):
@@ -30,8 +30,10 @@ Abstractions
     supports the field without advertising it is the string wire of ``rfd-draft``.
 
 Source
-    acp-session-digest.md §6.3 (goose #9971), seed-pr-1237-discussion.txt (buzz-agent in
-    block/sprout#981), rfd-client-system-prompt.final.mdx "Background" (claude-agent-acp).
+    aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); the discussion of
+    agentclientprotocol/agent-client-protocol PR #1237 (buzz-agent in block/sprout#981); the
+    RFD docs/rfds/client-system-prompt.mdx at revision 4969bbbf, "Background"
+    (claude-agent-acp).
 """
 
 from __future__ import annotations

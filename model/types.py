@@ -15,8 +15,11 @@ Abstractions
     capability values are collapsed because the spec treats them alike.
 
 Source
-    shared/spec/rfd-client-system-prompt.final.mdx (RFD 4969bbbf) and
-    shared/spec/acp-session-digest.md §1–§3 (ACP main b7f0005, schema 1.21.0).
+    The RFD docs/rfds/client-system-prompt.mdx at revision 4969bbbf (agentclientprotocol/
+    agent-client-protocol PR #1237), and ACP ``main`` at b7f0005 (2026-08-22, schema crate
+    1.21.0): docs/protocol/v1/initialization.mdx, session-setup.mdx, session-list.mdx and
+    session-delete.mdx, the session-fork, session-resume and session-close RFDs, and
+    schema/v1/schema.json and schema.unstable.json.
 """
 
 from __future__ import annotations

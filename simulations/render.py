@@ -47,24 +47,36 @@ Abstractions
     All are shape checks: an adversarial client's empty array or ``"replace"`` mode is still a
     well-formed message.
 
+    The schemas are package data, vendored byte for byte in ``simulations/schemas`` and read
+    only through ``importlib.resources`` (``vendored_schemas``); the folder's ``VENDORED.md``
+    gives each file's upstream source, licence and sha256. Each has a URI here
+    (``SCHEMA_FILES``): the two v1 files, the 2026-11 v1 file the envelope wire reads, and the
+    2026-11 v2 file, loadable (``load_schema``, ``schema_registry``) but used by no wire yet.
+    ``validate_transcript`` and ``method_schemas`` take an optional directory laid out the same
+    way instead (a test's altered copies).
+
 Source
-    ACP schema v1 (shared/spec/acp-schema-v1.json, acp-schema-v1.unstable.json); the RFD's
-    SessionCapabilities / NewSessionRequest additions (rfd-client-system-prompt.final.mdx,
-    "Schema changes"); the first draft's string field (rfd-client-system-prompt.draft1.mdx,
-    acp-session-digest.md §6.3); the 2026-11 envelope (shared/spec/sdk-2.4.0/
-    acp-schema-v1.unstable.json, ``$defs/SystemPrompt``); ITF: Apalache ADR-015,
+    ACP schema v1: agentclientprotocol/agent-client-protocol ``main`` at b7f0005 (2026-08-22),
+    ``schema/v1/schema.json`` and ``schema/v1/schema.unstable.json``; the RFD's
+    SessionCapabilities / NewSessionRequest additions (the RFD docs/rfds/client-system-prompt.mdx
+    at revision 4969bbbf, "Schema changes"); the first draft's string field (the same RFD at
+    revision 0b902f18, and PR #1494's commit eefd6439, "add optional systemPrompt field to
+    session/new"); the 2026-11 envelope (npm @agentclientprotocol/sdk 2.4.0,
+    ``schema/v1/schema.unstable.json``, ``$defs/SystemPrompt``); ITF: Apalache ADR-015,
     https://apalache-mc.org/docs/adr/015adr-trace.html.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -103,20 +115,23 @@ from simulations.trace import (
 __all__ = [
     "FILES",
     "ITF_DESCRIPTION_URL",
+    "SCHEMA_FILES",
     "WIRES",
     "MethodSchema",
     "changes",
     "itf",
     "load_itf",
+    "load_schema",
     "mermaid",
     "method_schemas",
     "replay_command",
     "review_markdown",
     "revision_wire",
-    "spec_dir",
+    "schema_registry",
     "steps_markdown",
     "transcript",
     "validate_transcript",
+    "vendored_schemas",
     "write_counterexample",
     "write_ndjson",
 ]
@@ -124,16 +139,6 @@ __all__ = [
 ITF_DESCRIPTION_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 CWD = "/work"
 _NONE = "—"
-
-
-def _default_spec_dir() -> Path:
-    env = os.environ.get("ACP_SPEC_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "spec"
-
-
-def spec_dir() -> Path:
-    """The shared spec directory: ``$ACP_SPEC_DIR``, else ``shared/spec`` beside the repo."""
-    return _default_spec_dir()
 
 
 def _first_violation(steps: list[ReplayedStep], rid: str) -> int | None:
@@ -445,11 +450,17 @@ def write_ndjson(messages: Iterable[Mapping[str, Any]], path: Path | str) -> Pat
 
 _STABLE, _UNSTABLE = "urn:acp:schema:v1", "urn:acp:schema:v1-unstable"
 _SDK = "urn:acp:schema:sdk-2.4.0:v1-unstable"  # the 2026-11 schema: the envelope's official defs
+_SDK_V2 = "urn:acp:schema:sdk-2.4.0:v2-unstable"  # the 2026-11 v2 schema: no wire reads it yet
+# URI → file, relative to the vendored folder (or to an override directory laid out like it).
 _FILES = {
     _STABLE: "acp-schema-v1.json",
     _UNSTABLE: "acp-schema-v1.unstable.json",
     _SDK: "sdk-2.4.0/acp-schema-v1.unstable.json",
+    _SDK_V2: "sdk-2.4.0/acp-schema-v2.unstable.json",
 }
+SCHEMA_FILES: Mapping[str, str] = MappingProxyType(_FILES)
+# The schemas a wire reads beyond the two v1 files.
+_WIRE_SCHEMAS: dict[str, tuple[str, ...]] = {"envelope": (_SDK,)}
 
 
 def _object(**properties: Any) -> dict[str, Any]:
@@ -503,15 +514,46 @@ class MethodSchema:
         return _FILES[self.uri]
 
 
-def _resource(directory: str, uri: str) -> dict[str, Any]:
-    contents: dict[str, Any] = json.loads(
-        (Path(directory) / _FILES[uri]).read_text(encoding="utf-8")
-    )
+def vendored_schemas() -> Traversable:
+    """The vendored schema folder: ``simulations/schemas``, package data (see VENDORED.md)."""
+    return files("simulations") / "schemas"
+
+
+def _resource(directory: str | None, uri: str) -> dict[str, Any]:
+    """The schema ``uri`` names: vendored, or read from ``directory`` when one is given."""
+    parts = _FILES[uri].split("/")
+    if directory is None:
+        source: Traversable = vendored_schemas()
+        for part in parts:
+            source = source / part
+        text = source.read_text(encoding="utf-8")
+    else:
+        text = Path(directory, *parts).read_text(encoding="utf-8")
+    contents: dict[str, Any] = json.loads(text)
     return contents
 
 
+def _dir(directory: Path | str | None) -> str | None:
+    return None if directory is None else str(directory)
+
+
+def load_schema(uri: str, spec_dir: Path | None = None) -> dict[str, Any]:
+    """The parsed schema ``uri`` names (a key of ``SCHEMA_FILES``), freshly read."""
+    if uri not in _FILES:
+        raise KeyError(f"no schema has the URI {uri!r}; known: {', '.join(_FILES)}")
+    return _resource(_dir(spec_dir), uri)
+
+
+def schema_registry(*uris: str, spec_dir: Path | None = None) -> Registry[Any]:
+    """A ``referencing`` registry holding the schemas ``uris`` name (all of them if none)."""
+    registry: Registry[Any] = Registry()
+    for uri in uris or tuple(_FILES):
+        registry = registry.with_resource(uri, Resource.from_contents(load_schema(uri, spec_dir)))
+    return registry
+
+
 @lru_cache(maxsize=8)
-def _load(directory: str) -> tuple[Registry[Any], dict[str, MethodSchema]]:
+def _load(directory: str | None) -> tuple[Registry[Any], dict[str, MethodSchema]]:
     registry: Registry[Any] = Registry()
     methods: dict[str, MethodSchema] = {}
     for uri in (_STABLE, _UNSTABLE):  # stable first: the unstable file only fills gaps
@@ -531,17 +573,20 @@ def _load(directory: str) -> tuple[Registry[Any], dict[str, MethodSchema]]:
 
 
 @lru_cache(maxsize=8)
-def _registry(directory: str, wire: str) -> Registry[Any]:
-    """The two v1 schemas, plus the 2026-11 one (only read) when the wire is the envelope."""
+def _registry(directory: str | None, wire: str) -> Registry[Any]:
+    """The two v1 schemas, plus those the wire reads (the 2026-11 one for the envelope)."""
     registry = _load(directory)[0]
-    if wire == "envelope":
-        registry = registry.with_resource(_SDK, Resource.from_contents(_resource(directory, _SDK)))
+    for uri in _WIRE_SCHEMAS.get(wire, ()):
+        registry = registry.with_resource(uri, Resource.from_contents(_resource(directory, uri)))
     return registry
 
 
 def method_schemas(directory: Path | None = None) -> dict[str, MethodSchema]:
-    """method → the ``$defs`` its params and result are validated against (read from x-method)."""
-    return dict(_load(str(directory or _default_spec_dir()))[1])
+    """method → the ``$defs`` its params and result are validated against (read from x-method).
+
+    The schemas are the vendored ones unless ``directory`` (laid out like them) is given.
+    """
+    return dict(_load(_dir(directory))[1])
 
 
 def _envelope(base: str, kind: str, **properties: Any) -> dict[str, Any]:
@@ -557,7 +602,7 @@ def _envelope(base: str, kind: str, **properties: Any) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=128)
-def _validator(directory: str, method: str, kind: str, wire: str) -> Any:
+def _validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
     ms = _load(directory)[1][method]
     if kind == "request":
         params = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.request}"}, _rfd_params(method, wire)]}
@@ -589,9 +634,10 @@ def validate_transcript(
     may appear (anywhere else they are refused), the params' field shapes and the initialize
     result's ``sessionCapabilities.systemPrompt`` — shape only for "blocks" and "string", the
     2026-11 schema's ``SystemPrompt`` and ``SessionSystemPromptCapabilities`` for "envelope".
+    The schemas are the vendored ones unless ``spec_dir`` (laid out like them) is given.
     """
     _check_wire(wire)
-    directory = str(spec_dir or _default_spec_dir())
+    directory = _dir(spec_dir)
     _, methods = _load(directory)
     pending: dict[Any, str] = {}
     problems: list[str] = []

@@ -18,19 +18,22 @@ from model.types import Block, BlockKind, ClientKind, Request
 from simulations.domain import MODES, PROMPTS, text
 from simulations.render import (
     FILES,
+    SCHEMA_FILES,
     WIRES,
     changes,
     itf,
     load_itf,
+    load_schema,
     mermaid,
     method_schemas,
     replay_command,
     review_markdown,
     revision_wire,
-    spec_dir,
+    schema_registry,
     steps_markdown,
     transcript,
     validate_transcript,
+    vendored_schemas,
     write_counterexample,
 )
 from simulations.scenarios import APPEND_AGENT, CONNECT, OVERRIDE_AGENT, SCENARIOS
@@ -83,7 +86,7 @@ def test_every_scenario_transcript_validates_against_the_official_schema(name: s
     for tables in (REFERENCE, MUTANTS["created_despite_invalid_params"].tables):
         messages = transcript(SCENARIOS[name], tables)
         assert messages, name
-        assert validate_transcript(messages, spec_dir()) == []
+        assert validate_transcript(messages) == []
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -155,7 +158,7 @@ def _base() -> list[dict[str, Any]]:
 def _broken(edit: Any) -> list[str]:
     messages = copy.deepcopy(_base())
     edit(messages)
-    return validate_transcript(messages, spec_dir())
+    return validate_transcript(messages)
 
 
 def _new(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -196,16 +199,62 @@ def _error_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
     ],
 )  # fmt: skip
 def test_validate_transcript_has_teeth(what: str, edit: Any, expected: str) -> None:
-    assert validate_transcript(_base(), spec_dir()) == []
+    assert validate_transcript(_base()) == []
     problems = _broken(edit)
     assert problems, what
     assert any(expected in p for p in problems), problems
 
 
-def test_spec_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    assert (spec_dir() / "acp-schema-v1.json").is_file()
-    monkeypatch.setenv("ACP_SPEC_DIR", str(tmp_path))
-    assert spec_dir() == tmp_path
+def _copy_schemas(to: Path, *names: str) -> None:
+    """Copy vendored schema files (paths relative to the vendored folder) into ``to``."""
+    for name in names:
+        source = vendored_schemas()
+        for part in name.split("/"):
+            source = source / part
+        (to / name).parent.mkdir(parents=True, exist_ok=True)
+        (to / name).write_bytes(source.read_bytes())
+
+
+def test_schemas_are_the_vendored_package_data_unless_a_directory_is_given(
+    tmp_path: Path,
+) -> None:
+    root = vendored_schemas()
+    assert root.name == "schemas" and root.is_dir()
+    assert (root / "acp-schema-v1.json").is_file() and (root / "VENDORED.md").is_file()
+    # every URI's file is there and parses; the stable one has session/new, not session/fork
+    for uri in SCHEMA_FILES:
+        assert load_schema(uri)["$defs"], uri
+    vendored = method_schemas()
+    assert {"session/new", "session/fork"} <= vendored.keys()
+    assert vendored["session/new"].file == "acp-schema-v1.json"
+    assert vendored["session/fork"].file == "acp-schema-v1.unstable.json"
+    # an override directory laid out the same way is read instead: here a stable schema whose
+    # NewSessionRequest requires a field no client sends, so only the override refuses session/new
+    _copy_schemas(tmp_path, "acp-schema-v1.json", "acp-schema-v1.unstable.json")
+    stable = json.loads((tmp_path / "acp-schema-v1.json").read_text(encoding="utf-8"))
+    stable["$defs"]["NewSessionRequest"]["required"].append("neverSent")
+    (tmp_path / "acp-schema-v1.json").write_text(json.dumps(stable), encoding="utf-8")
+    assert method_schemas(tmp_path) == vendored
+    assert validate_transcript(_base()) == []
+    problems = validate_transcript(_base(), tmp_path)
+    assert problems and all("(session/new request)" in p and "neverSent" in p for p in problems)
+    altered, original = (load_schema("urn:acp:schema:v1", d) for d in (tmp_path, None))
+    assert "neverSent" in altered["$defs"]["NewSessionRequest"]["required"]
+    assert "neverSent" not in original["$defs"]["NewSessionRequest"]["required"]
+    with pytest.raises(KeyError, match="no schema has the URI"):
+        load_schema("urn:acp:schema:v3")
+
+
+def test_the_vendored_v2_schema_is_registered_under_its_uri() -> None:
+    v2 = "urn:acp:schema:sdk-2.4.0:v2-unstable"
+    assert SCHEMA_FILES[v2] == "sdk-2.4.0/acp-schema-v2.unstable.json"
+    resolver = schema_registry(v2).resolver()
+    prompt = resolver.lookup(f"{v2}#/$defs/SystemPrompt").contents
+    assert {"mode", "content"} <= prompt["properties"].keys()
+    # it is the v2 file: initialize answers with capabilities, not v1's agentCapabilities
+    initialize = load_schema(v2)["$defs"]["InitializeResponse"]["properties"]
+    assert "capabilities" in initialize and "agentCapabilities" not in initialize
+    assert set(schema_registry()) >= set(SCHEMA_FILES)
 
 
 # ---- step table ------------------------------------------------------------------------------
@@ -374,7 +423,7 @@ def test_write_counterexample_writes_exactly_five_files(tmp_path: Path) -> None:
     assert messages == transcript(P1_TRACE, REFERENCE)
     assert all(line == json.dumps(m, sort_keys=True, ensure_ascii=False)
                for line, m in zip(lines, messages, strict=True))  # fmt: skip
-    assert validate_transcript(messages, spec_dir()) == []
+    assert validate_transcript(messages) == []
     assert paths["sequence.mmd"].read_text().startswith("sequenceDiagram")
     assert str(paths["trace.itf.json"]) in paths["review.md"].read_text()
     back, meta = load_itf(paths["trace.itf.json"])
@@ -434,7 +483,7 @@ def test_string_wire_sends_one_string_and_no_capability() -> None:
     caps = _capabilities(messages)
     assert len(caps) == 1 and "systemPrompt" not in caps[0]
     assert caps[0] == {k: {} for k in ("list", "delete", "resume", "close", "fork")}
-    assert validate_transcript(messages, spec_dir(), wire="string") == []
+    assert validate_transcript(messages, wire="string") == []
     # the same trace on the final RFD's wire: blocks and the capability
     blocks = transcript(STRING_TRACE, REFERENCE)
     assert _sent(blocks, "session/new")[0]["systemPrompt"] == [{"type": "text", "text": "a"}]
@@ -451,7 +500,7 @@ def test_envelope_wire_on_new_load_resume_and_fork() -> None:
     assert [p["systemPrompt"] for p in _sent(messages, "session/fork")] == [a]
     assert not any("systemPromptMode" in m.get("params", {}) for m in messages)
     assert [c["systemPrompt"] for c in _capabilities(messages)] == [{"mode": {"override": {}}}]
-    assert validate_transcript(messages, spec_dir(), wire="envelope") == []
+    assert validate_transcript(messages, wire="envelope") == []
     append = transcript(
         Trace(APPEND_AGENT, ENVELOPE_TRACE.requests[:3]), REFERENCE, wire="envelope"
     )
@@ -464,12 +513,11 @@ def test_official_envelope_defs_accept_what_an_adversarial_client_sends() -> Non
     assert [p["mode"] for p in prompts] == ["replace", "_vendor", "append", "append", "append"]
     assert {"mode": "append", "content": []} in prompts
     assert {b["type"] for p in prompts for b in p["content"]} == {"text", "image", "resource_link"}
-    assert validate_transcript(messages, spec_dir(), wire="envelope") == []
+    assert validate_transcript(messages, wire="envelope") == []
 
 
 def test_envelope_is_checked_against_the_2026_11_schema_file(tmp_path: Path) -> None:
-    for name in ("acp-schema-v1.json", "acp-schema-v1.unstable.json"):
-        (tmp_path / name).write_bytes((spec_dir() / name).read_bytes())
+    _copy_schemas(tmp_path, "acp-schema-v1.json", "acp-schema-v1.unstable.json")
     assert validate_transcript(transcript(P1_TRACE, REFERENCE), tmp_path) == []
     messages = transcript(ENVELOPE_TRACE, REFERENCE, wire="envelope")
     with pytest.raises(FileNotFoundError, match=r"sdk-2\.4\.0"):
@@ -478,9 +526,9 @@ def test_envelope_is_checked_against_the_2026_11_schema_file(tmp_path: Path) -> 
 
 def _wire_problems(trace: Trace, wire: str, edit: Any) -> list[str]:
     messages = transcript(trace, REFERENCE, wire=wire)
-    assert validate_transcript(messages, spec_dir(), wire=wire) == []
+    assert validate_transcript(messages, wire=wire) == []
     edit(messages)
-    return validate_transcript(messages, spec_dir(), wire=wire)
+    return validate_transcript(messages, wire=wire)
 
 
 def _param(method: str, **changes: Any) -> Any:
@@ -639,7 +687,7 @@ def test_write_counterexample_uses_the_revisions_wire(tmp_path: Path) -> None:
     paths = write_counterexample(out, ENVELOPE_TRACE, REFERENCE, "P1", "x", None, wire="envelope")
     messages = written(out)
     assert messages == transcript(ENVELOPE_TRACE, REFERENCE, wire="envelope")
-    assert validate_transcript(messages, spec_dir(), wire="envelope") == []
+    assert validate_transcript(messages, wire="envelope") == []
     assert load_itf(paths["trace.itf.json"])[0] == ENVELOPE_TRACE
     assert "content=[text" in paths["review.md"].read_text()
     # an unknown revision keeps the final RFD's wire
