@@ -24,7 +24,7 @@ Abstractions
     parties that follow it (P6 and P8, which bind the agent alone, are unscoped).
 
 Source
-    shared/spec/REQUIREMENTS.md ids; texts in ``model.spec``.
+    The requirement ids of ``model.spec``; texts there.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Abstractions
     stays finite for exhaustive exploration.
 
 Source
-    docs/REQUIREMENTS.md (P1–P9); the RFD docs/rfds/client-system-prompt.mdx at revision
+    model/spec.py (P1–P9); the RFD docs/rfds/client-system-prompt.mdx at revision
     4969bbbf (agentclientprotocol/agent-client-protocol PR #1237).
 """
 

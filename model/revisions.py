@@ -21,7 +21,8 @@ Abstractions
     "omitted"), so its verdicts equal the draft's; it is listed so a reviewer can see that.
 
 Source
-    shared/spec/REQUIREMENTS.md "Other revisions"; acp-session-digest.md §6.2 and §6.3;
+    agentclientprotocol/agent-client-protocol PR #1237 and PR #1494; the SystemPrompt definitions
+    of the schema shipped in @agentclientprotocol/sdk 2.4.0;
     rfd-client-system-prompt.draft1.mdx; rfd-client-system-prompt.final.mdx.
 """
 
@@ -190,7 +191,7 @@ REVISIONS: dict[str, Revision] = {
             "rfd-draft",
             "Client-Provided System Prompt RFD, first draft 0b902f18: systemPrompt is a string, "
             "no capability, additive",
-            "shared/spec/rfd-client-system-prompt.draft1.mdx",
+            "docs/rfds/client-system-prompt.mdx@0b902f18 (PR #1237, first draft)",
             _STRING,
             _DRAFT_RULES,
             _string_only,
@@ -200,7 +201,7 @@ REVISIONS: dict[str, Revision] = {
             "pr-1494",
             "PR #1494 (eefd6439): systemPrompt: string | null on session/new, no capability, "
             "no mode",
-            "shared/spec/acp-session-digest.md §6.3",
+            "agentclientprotocol/agent-client-protocol PR #1494, commit eefd6439",
             _STRING,
             _DRAFT_RULES,
             _string_only,
@@ -209,14 +210,14 @@ REVISIONS: dict[str, Revision] = {
         Revision(
             "rfd-final",
             "Client-Provided System Prompt RFD, final revision 4969bbbf (2026-07-21)",
-            "shared/spec/rfd-client-system-prompt.final.mdx",
+            "docs/rfds/client-system-prompt.mdx@4969bbbf (PR #1237)",
             REFERENCE,
         ),
         Revision(
             "schema-2026-11",
             "UNSTABLE v1 schema of the TypeScript SDK 2.4.0: systemPrompt {mode, content} on "
             "new, load, resume and fork",
-            "shared/spec/sdk-2.4.0/acp-schema-v1.unstable.json",
+            "acp-schema-v1.unstable.json of @agentclientprotocol/sdk 2.4.0 (2026-11-02)",
             _envelope_tables(),
             _SCHEMA_RULES,
             _envelope_only,

@@ -22,7 +22,7 @@ Abstractions
     always reported and, without ``--strict``, never change the exit code.
 
 Source
-    Requirement ids: shared/spec/REQUIREMENTS.md.
+    Requirement ids: ``model.spec``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Abstractions
     seed 0; the explorer uses the smallest bound that can show the mutant.
 
 Source
-    docs/REQUIREMENTS.md (P1–P9); model.revisions, model.profiles, model.mutants.
+    model/spec.py (P1–P9); model.revisions, model.profiles, model.mutants.
 """
 
 from __future__ import annotations
