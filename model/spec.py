@@ -1,29 +1,44 @@
-"""Requirement registry: the R, S and P ids every other module and test refers to.
+"""Requirement registry: the R, S, P, T and A ids every other module and test refers to.
 
 Scope
 -----
-This module lists, once, every requirement the model checks: R1-R23 from the "Client-Provided
-System Prompt" RFD (final revision), S1-S8 from the base ACP v1 session lifecycle that the RFD
-builds on, and P1-P9, the end-to-end properties used to judge every spec revision and every
-implementation profile. The numbering is the one fixed in ``REQUIREMENTS.md``; ids are never
-renumbered. The module holds data only: it models no behaviour and imports nothing from the
-rest of ``model``.
+This module is the project's one list of requirements: R1-R23 from the "Client-Provided System
+Prompt" RFD (final revision), S1-S8 from the base ACP v1 session lifecycle that the RFD builds
+on, P1-P9, the end-to-end properties used to judge every spec revision and every implementation
+profile, T1-T16 from the stabilised ACP v1 design (the ``SystemPrompt`` envelope of the 2026-11
+schema), and A1-A18 from the alternative, not adopted "Session-Scoped Instructions" RFD. Ids are
+never renumbered. ``docs/REQUIREMENTS.md`` is generated from this module
+(``tools/write_requirements.py``). The module holds data only: it models no behaviour and imports
+nothing from the rest of ``model``.
 
 Abstractions
 ------------
-A ``Requirement`` is a frozen record of id, bound party (``binds``, spelled exactly as in the
-``REQUIREMENTS.md`` tables; ``"end-to-end"`` for P ids), RFC 2119 strength (``Keyword``), a
-paraphrase written for this project, and a ``source`` anchor ``"<file>:<line>"`` naming a file in
-the shared spec directory and the line where the fact is stated (for S ids followed by the
-upstream ACP page the digest summarises). ``Family`` splits the ids into rules that bind a party
-(R, S) and properties (P). ``REQUIREMENTS`` maps id to record in the canonical order, and
+A ``Requirement`` is a frozen record of id, bound party (``binds``: ``"agent"``, ``"client"``,
+``"Agent★"`` for an agent that advertised the capability on this connection, ``"—"`` for a
+statement about the protocol, ``"end-to-end"`` for P ids), strength (``Keyword``: the RFC 2119
+words plus ``opt-in``, ``descriptive``, ``structural``, ``silent`` and the like), a paraphrase
+written for this project, and a ``source`` naming the upstream document and the place where the
+fact is stated. ``Family`` splits the ids into rules that bind a party (R, S, T, A) and
+properties (P). ``REQUIREMENTS`` maps id to record in the canonical order R, S, P, T, A, and
 ``requirement`` looks one up with a readable error for unknown ids.
 
 Source
 ------
-Pinned to RFD revision 4969bbbf of 2026-07-21 (``rfd-client-system-prompt.final.mdx``) and to
-ACP ``main`` at b7f0005 of 2026-08-22 (summarised in ``acp-session-digest.md``). The paraphrases
-are our own words; the cited lines hold the authoritative wording.
+Source formats, one per family (all in repository agentclientprotocol/agent-client-protocol
+unless said otherwise):
+
+- R: ``docs/rfds/client-system-prompt.mdx@4969bbbf:<line>``, the RFD at revision 4969bbbf of
+  2026-07-21;
+- S: ``<page>@b7f0005`` for each upstream page stating the rule (``docs/protocol/v1/…``,
+  ``docs/rfds/…``, ``schema/v1/…``), ACP ``main`` at b7f0005 of 2026-08-22;
+- P: ``PROPERTY_SOURCE``: the properties are this project's own;
+- T: ``@agentclientprotocol/sdk 2.4.0 schema/v1/schema.unstable.json#/$defs/<pointer>``, the
+  schema definition (or property) whose description states the fact (npm package, 2026-11-02;
+  vendored as ``simulations/schemas/sdk-2.4.0/acp-schema-v1.unstable.json``);
+- A: ``docs/rfds/session-system-prompt.mdx@8c977541 § <section>``, the alternative RFD at
+  commit 8c977541, by section heading.
+
+The paraphrases are our own words; the cited documents hold the authoritative wording.
 """
 
 from __future__ import annotations
@@ -31,36 +46,49 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["REQUIREMENTS", "Family", "Keyword", "Requirement", "requirement"]
+__all__ = ["PROPERTY_SOURCE", "REQUIREMENTS", "Family", "Keyword", "Requirement", "requirement"]
 
-_RFD = "rfd-client-system-prompt.final.mdx"
-_DIGEST = "acp-session-digest.md"
-_TABLE = "REQUIREMENTS.md"
+_RFD = "docs/rfds/client-system-prompt.mdx@4969bbbf"
+_ACP_COMMIT = "b7f0005"
+_SDK_SCHEMA = "@agentclientprotocol/sdk 2.4.0 schema/v1/schema.unstable.json"
+_ALT = "docs/rfds/session-system-prompt.mdx@8c977541"
+PROPERTY_SOURCE = "acp-sysprompt-model: end-to-end properties"
 
 
 class Family(Enum):
-    """The three id families of ``REQUIREMENTS.md``."""
+    """The five id families, in registry order."""
 
-    R = "R"  # the RFD's own rules
+    R = "R"  # the RFD's own rules (final revision 4969bbbf)
     S = "S"  # base ACP v1 session lifecycle rules
     P = "P"  # end-to-end properties (the yardstick, not a rule on one party)
+    T = "T"  # the stabilised ACP v1 design (2026-11 schema envelope)
+    A = "A"  # the alternative, not adopted "Session-Scoped Instructions" RFD
 
 
 class Keyword(Enum):
-    """Strength of a requirement; values are spelled as in ``REQUIREMENTS.md``."""
+    """Strength of a requirement; values are spelled as in ``docs/REQUIREMENTS.md``."""
 
     MUST = "MUST"
     MUST_NOT = "MUST NOT"
     MUST_AND_MUST_NOT = "MUST + MUST NOT"
+    MUST_OR_MUST_NOT = "MUST / MUST NOT"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+    MAY_EITHER = "MAY (either)"
     OPT_IN = "opt-in"
     DESCRIPTIVE = "descriptive"
+    INFORMATIVE = "informative"
+    STRUCTURAL = "structural"
+    SILENT = "silent"
     DEFAULT = "default"
     FAQ = "FAQ"
     NONE = "—"
     PROPERTY = "property"
 
 
-_NORMATIVE = frozenset({Keyword.MUST, Keyword.MUST_NOT, Keyword.MUST_AND_MUST_NOT})
+_NORMATIVE = frozenset(
+    {Keyword.MUST, Keyword.MUST_NOT, Keyword.MUST_AND_MUST_NOT, Keyword.MUST_OR_MUST_NOT}
+)
 
 
 @dataclass(frozen=True)
@@ -80,12 +108,12 @@ class Requirement:
 
     @property
     def is_rule(self) -> bool:
-        """True for R and S ids, which bind a party (or describe the protocol)."""
+        """True for R, S, T and A ids, which bind a party (or describe the protocol)."""
         return self.family is not Family.P
 
     @property
     def is_normative(self) -> bool:
-        """True when the keyword is an RFC 2119 MUST, MUST NOT, or both."""
+        """True when the keyword is MUST, MUST NOT, or a combination of the two."""
         return self.keyword in _NORMATIVE
 
 
@@ -93,12 +121,16 @@ def _rfd(line: int) -> str:
     return f"{_RFD}:{line}"
 
 
-def _digest(line: int, upstream: str) -> str:
-    return f"{_DIGEST}:{line} ({upstream})"
+def _acp(*pages: str) -> str:
+    return "; ".join(f"{page}@{_ACP_COMMIT}" for page in pages)
 
 
-def _table(line: int) -> str:
-    return f"{_TABLE}:{line}"
+def _schema(pointer: str) -> str:
+    return f"{_SDK_SCHEMA}#/$defs/{pointer}"
+
+
+def _alt(section: str) -> str:
+    return f"{_ALT} § {section}"
 
 
 _STAR = "Agent★"
@@ -292,7 +324,7 @@ _ALL: tuple[Requirement, ...] = (
         "client",
         _K.MUST,
         "A client completes initialize on the connection before it calls any session method.",
-        _digest(66, "docs/protocol/v1/initialization.mdx; docs/protocol/v1/session-setup.mdx"),
+        _acp("docs/protocol/v1/initialization.mdx", "docs/protocol/v1/session-setup.mdx"),
     ),
     Requirement(
         "S2",
@@ -300,14 +332,14 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST_NOT,
         "A client calls session/load only if the initialize result set "
         "agentCapabilities.loadSession to true.",
-        _digest(97, "docs/protocol/v1/session-setup.mdx"),
+        _acp("docs/protocol/v1/session-setup.mdx"),
     ),
     Requirement(
         "S3",
         "client",
         _K.MUST_NOT,
         "A client calls session/resume only if sessionCapabilities.resume was advertised.",
-        _digest(114, "docs/rfds/session-resume.mdx"),
+        _acp("docs/rfds/session-resume.mdx"),
     ),
     Requirement(
         "S4",
@@ -315,7 +347,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST_NOT,
         "A client calls session/fork, an unstable v1 method, only if sessionCapabilities.fork "
         "was advertised.",
-        _digest(123, "docs/rfds/session-fork.mdx; schema/v1/schema.unstable.json"),
+        _acp("docs/rfds/session-fork.mdx", "schema/v1/schema.unstable.json"),
     ),
     Requirement(
         "S5",
@@ -323,9 +355,9 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST_NOT,
         "A client calls session/close, session/delete or session/list only if the matching "
         "close, delete or list entry of sessionCapabilities was advertised.",
-        _digest(
-            212,
-            "docs/protocol/v1/session-list.mdx; docs/protocol/v1/session-delete.mdx; "
+        _acp(
+            "docs/protocol/v1/session-list.mdx",
+            "docs/protocol/v1/session-delete.mdx",
             "docs/rfds/session-close.mdx",
         ),
     ),
@@ -335,14 +367,14 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST,
         "Every session id handed out by session/new or session/fork is fresh; no id is issued "
         "twice.",
-        _digest(86, "docs/protocol/v1/session-setup.mdx"),
+        _acp("docs/protocol/v1/session-setup.mdx"),
     ),
     Requirement(
         "S7",
         "agent",
         _K.MUST,
         "Once deleted, a session is left out of every later session/list result.",
-        _digest(146, "docs/protocol/v1/session-delete.mdx"),
+        _acp("docs/protocol/v1/session-delete.mdx"),
     ),
     Requirement(
         "S8",
@@ -350,7 +382,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST_AND_MUST_NOT,
         "session/load streams the whole history as updates and answers only afterwards; "
         "session/resume answers without streaming any history.",
-        _digest(117, "docs/protocol/v1/session-setup.mdx; docs/rfds/session-resume.mdx"),
+        _acp("docs/protocol/v1/session-setup.mdx", "docs/rfds/session-resume.mdx"),
     ),
     # --- P: end-to-end properties ------------------------------------------------------------
     Requirement(
@@ -359,7 +391,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "Once a session/new with a client prompt succeeds, no later turn of that session runs "
         "without that prompt.",
-        _table(58),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P2",
@@ -367,7 +399,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "All turns of one session, whether before or after load, resume or an agent restart, "
         "run under the prompt its first turn ran under.",
-        _table(59),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P3",
@@ -375,7 +407,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "Turns after a session/load or session/resume run under the prompt and mode chosen when "
         "the session was created.",
-        _table(60),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P4",
@@ -383,7 +415,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "Turns of a forked session run under the prompt and mode of the session it was forked "
         "from.",
-        _table(61),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P5",
@@ -391,14 +423,14 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "In append mode the effective prompt starts with the agent's base prompt, followed by "
         "the client blocks in the order sent.",
-        _table(62),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P6",
         "end-to-end",
         _K.PROPERTY,
         "Any request that ends in an error leaves the agent's session store exactly as it was.",
-        _table(63),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P7",
@@ -406,7 +438,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "A session created with no client prompt runs under the agent's default prompt and "
         "nothing else.",
-        _table(64),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P8",
@@ -414,7 +446,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "The base prompt is replaced only if both the agent advertised override and the client "
         "requested it.",
-        _table(65),
+        PROPERTY_SOURCE,
     ),
     Requirement(
         "P9",
@@ -422,7 +454,277 @@ _ALL: tuple[Requirement, ...] = (
         _K.PROPERTY,
         "From the messages it has seen, a client can always work out which prompt a session "
         "is running under.",
-        _table(66),
+        PROPERTY_SOURCE,
+    ),
+    # --- T: the stabilised ACP v1 design (sdk 2.4.0 schema, 2026-11) ----------------------
+    Requirement(
+        "T1",
+        "agent",
+        _K.OPT_IN,
+        "An agent signals support with a systemPrompt object under sessionCapabilities (an empty "
+        "object allows append only) and signals override with an override entry inside that "
+        "object's mode.",
+        _schema("SessionSystemPromptCapabilities"),
+    ),
+    Requirement(
+        "T2",
+        "client",
+        _K.MUST,
+        "A client includes systemPrompt on session/new, load, resume or fork only after the agent"
+        " advertised the systemPrompt capability (T1) on this connection.",
+        _schema("SystemPrompt"),
+    ),
+    Requirement(
+        "T3",
+        "client",
+        _K.MUST,
+        "A client picks the override mode only if the agent listed override under the "
+        "capability's mode entry.",
+        _schema("SystemPromptMode"),
+    ),
+    Requirement(
+        "T4",
+        "client",
+        _K.MUST_NOT,
+        "A client puts nothing but text blocks in the prompt's content.",
+        _schema("SystemPrompt/properties/content"),
+    ),
+    Requirement(
+        "T5",
+        "client",
+        _K.MUST_NOT,
+        "A client never sends a prompt whose content array holds no blocks.",
+        _schema("SystemPrompt/properties/content"),
+    ),
+    Requirement(
+        "T6",
+        "client",
+        _K.SHOULD,
+        "On load or resume a client repeats the prompt it gave at creation; on fork it repeats "
+        "the prompt of the session it forks from.",
+        _schema("LoadSessionRequest/properties/systemPrompt"),
+    ),
+    Requirement(
+        "T7",
+        "—",
+        _K.STRUCTURAL,
+        "The envelope always names its mode, and leaving systemPrompt out is the same as sending "
+        "null.",
+        _schema("SystemPrompt/properties/mode"),
+    ),
+    Requirement(
+        "T8",
+        _STAR,
+        _K.MUST,
+        "An advertising agent handles text blocks and always offers the append mode.",
+        _schema("SystemPrompt/properties/content"),
+    ),
+    Requirement(
+        "T9",
+        _STAR,
+        _K.MUST,
+        "An advertising agent that cannot use the prompt (say, an unadvertised mode or an "
+        "unsupported block type) answers with an error, and no session is created, loaded, "
+        "resumed, forked or attached.",
+        _schema("SystemPrompt"),
+    ),
+    Requirement(
+        "T10",
+        _STAR,
+        _K.MUST,
+        "A mode the agent lacks, whether unknown or an underscore-prefixed extension, draws an "
+        "error; it is never quietly handled as append or override.",
+        _schema("SystemPromptMode"),
+    ),
+    Requirement(
+        "T11",
+        _STAR,
+        _K.MAY,
+        "An advertising agent is free to refuse an empty content array with -32602, in which case"
+        " no session is created, loaded, resumed or forked.",
+        _schema("SystemPrompt/properties/content"),
+    ),
+    Requirement(
+        "T12",
+        _STAR,
+        _K.SHOULD,
+        "In append mode the agent ranks the content as system-level guidance (system prompt or "
+        "developer instructions, not a user turn); where and how it is inserted is its own "
+        "choice.",
+        _schema("SystemPromptMode"),
+    ),
+    Requirement(
+        "T13",
+        _STAR,
+        _K.MUST,
+        "In override mode the content takes the place of the agent's built-in default "
+        "instructions while tools, MCP servers, permissions and session configuration stay as "
+        "they were; workspace or environment context may still be added.",
+        _schema("SystemPromptMode"),
+    ),
+    Requirement(
+        "T14",
+        "agent",
+        _K.DESCRIPTIVE,
+        "A session/new that carries no systemPrompt runs on the agent's own default instructions.",
+        _schema("NewSessionRequest/properties/systemPrompt"),
+    ),
+    Requirement(
+        "T15",
+        "agent",
+        _K.MAY_EITHER,
+        "When load, resume or fork carries no systemPrompt, the agent chooses between a prompt it"
+        " stored with the (source) session and its default instructions.",
+        _schema("ForkSessionRequest/properties/systemPrompt"),
+    ),
+    Requirement(
+        "T16",
+        "—",
+        _K.SILENT,
+        "Nothing says what an agent does when load, resume or fork brings a prompt other than the"
+        " one the session was created with: apply it, keep the stored one, or refuse (open "
+        "question O3).",
+        _schema("ResumeSessionRequest/properties/systemPrompt"),
+    ),
+    # --- A: the alternative RFD "Session-Scoped Instructions" (8c977541), not adopted -------
+    Requirement(
+        "A1",
+        "—",
+        _K.INFORMATIVE,
+        "session/new gains an optional sessionInstructions field in v1 and v2: a tagged object "
+        "holding a mode (append or replace), the text, and optional _meta.",
+        _alt("Request schema"),
+    ),
+    Requirement(
+        "A2",
+        "—",
+        _K.MUST,
+        "The instruction text is a string with at least one character.",
+        _alt("Request schema"),
+    ),
+    Requirement(
+        "A3",
+        "—",
+        _K.INFORMATIVE,
+        "Load, resume and fork requests deliberately carry no such field; those methods bring "
+        "back or inherit what the session already had.",
+        _alt("Request schema"),
+    ),
+    Requirement(
+        "A4",
+        "agent",
+        _K.INFORMATIVE,
+        "Support is advertised under sessionCapabilities.sessionInstructions in v1 and "
+        "session.sessionInstructions in v2, with separate append and replace entries; neither "
+        "entry means no support.",
+        _alt("Capability schema"),
+    ),
+    Requirement(
+        "A5",
+        "client",
+        _K.MUST_NOT,
+        "A client sends sessionInstructions only with a mode the agent has advertised.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A6",
+        "agent",
+        _K.MUST,
+        "An agent refuses an unadvertised or unknown mode with invalid_params rather than "
+        "ignoring the field.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A7",
+        "agent",
+        _K.MUST,
+        "An agent refuses empty instruction text with invalid_params.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A8",
+        "agent",
+        _K.INFORMATIVE,
+        "A session/new without sessionInstructions leaves the agent on its default instructions.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A9",
+        "agent",
+        _K.MUST,
+        "In append mode the agent keeps its replaceable defaults and puts the text behind them.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A10",
+        "agent",
+        _K.MUST,
+        "In replace mode the text stands in for the agent's replaceable defaults.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A11",
+        "agent",
+        _K.MUST,
+        "Neither mode touches non-replaceable policy or enforced controls such as authorisation, "
+        "sandboxing, tool limits and protocol rules.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A12",
+        "agent",
+        _K.MUST,
+        "An agent offering load or resume brings back the instructions the session was created "
+        "with.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A13",
+        "agent",
+        _K.MUST,
+        "An agent offering fork gives the new session the instructions of the session it was "
+        "forked from.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A14",
+        "agent",
+        _K.MUST_NOT,
+        "The instruction text stays out of logs, telemetry and discovery responses unless some "
+        "other feature explicitly asks for it.",
+        _alt("Normative behavior"),
+    ),
+    Requirement(
+        "A15",
+        "agent",
+        _K.MUST,
+        "When a private _meta extension and sessionInstructions arrive together, the standard "
+        "field wins; keeping both working during migration is optional.",
+        _alt("Compatibility"),
+    ),
+    Requirement(
+        "A16",
+        "client",
+        _K.SHOULD,
+        "A client lets the user see which instructions are active (a recommendation from the FAQ).",
+        _alt("Should Clients display these instructions to users?"),
+    ),
+    Requirement(
+        "A17",
+        "agent",
+        _K.MUST_OR_MUST_NOT,
+        "The agent attributes the text to the client and never shows it as something the user "
+        "wrote.",
+        _alt("Should Clients display these instructions to users?"),
+    ),
+    Requirement(
+        "A18",
+        "—",
+        _K.INFORMATIVE,
+        "Instructions cannot be changed once the session exists (a later RFD may add that), and "
+        "an agent unable to keep them across the lifecycle methods it advertises should not "
+        "advertise the capability.",
+        _alt("Why is the field only on session/new?"),
     ),
 )
 
@@ -437,5 +739,5 @@ def requirement(rid: str) -> Requirement:
         return REQUIREMENTS[rid]
     except KeyError:
         raise KeyError(
-            f"unknown requirement id {rid!r}; known ids are R1-R23, S1-S8 and P1-P9"
+            f"unknown requirement id {rid!r}; known ids are R1-R23, S1-S8, P1-P9, T1-T16 and A1-A18"
         ) from None
