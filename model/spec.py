@@ -573,8 +573,8 @@ _ALL: tuple[Requirement, ...] = (
         "T15",
         "agent",
         _K.MAY_EITHER,
-        "When load, resume or fork carries no systemPrompt, the agent chooses between a prompt it"
-        " stored with the (source) session and its default instructions.",
+        "When load, resume or fork carries no systemPrompt, the agent chooses between the prompt "
+        "it kept for the (source) session and its default instructions.",
         _schema("ForkSessionRequest/properties/systemPrompt"),
     ),
     Requirement(
