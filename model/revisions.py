@@ -11,7 +11,8 @@ Abstractions
     A revision is (a) a set of tables over the same machines — the draft's tables are the
     final ones with the capability gates, the -32602 validation and override removed — (b)
     its rule list: the R and S ids whose obligation that revision also states (the one
-    numbering of REQUIREMENTS.md is kept; an id a revision does not state is "n/a" for it),
+    numbering of model/spec.py, docs/REQUIREMENTS.md, is kept; an id a revision does not state
+    is "n/a" for it),
     and (c) ``admits``: which requests its wire can express (a string is one text block; no
     mode). Every revision is judged against the same P1–P9.
 

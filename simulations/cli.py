@@ -215,9 +215,14 @@ def check(
     )
 
 
+# The families every verdict table lists; T and A ids appear only for a revision that states them.
+_LISTED = frozenset({Family.R, Family.S, Family.P})
+
+
 def _verdicts(counterexamples: dict[str, Trace], rev: Revision) -> dict[str, str]:
-    """Every id: n/a if not checkable or not a rule of the revision, violated if it has a
-    counterexample, else holds. Counterexamples of ids the revision does not state are dropped.
+    """Every R, S and P id, plus any other id the revision states: n/a if not checkable or not
+    a rule of the revision, violated if it has a counterexample, else holds. Counterexamples of
+    ids the revision does not state are dropped.
     """
     for rid in [r for r in counterexamples if not rev.states(r)]:
         del counterexamples[rid]
@@ -228,6 +233,7 @@ def _verdicts(counterexamples: dict[str, Trace], rev: Revision) -> dict[str, str
         if rid in counterexamples
         else HOLDS
         for rid in REQUIREMENTS
+        if REQUIREMENTS[rid].family in _LISTED or rev.states(rid)
     }
 
 
@@ -534,7 +540,9 @@ def _out_dir(path: Path) -> Path:
 
 def _id(rid: str) -> str:
     if rid not in REQUIREMENTS:
-        raise UsageError(f"argument --id: unknown requirement id {rid!r} (see REQUIREMENTS.md)")
+        raise UsageError(
+            f"argument --id: unknown requirement id {rid!r} (see docs/REQUIREMENTS.md)"
+        )
     if rid in NOT_CHECKED:
         raise UsageError(f"argument --id: {rid} is not checked: {NOT_CHECKED[rid]}")
     return rid

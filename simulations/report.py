@@ -300,7 +300,7 @@ def build_report(
         if s.caps is not None:
             caps = f"; agents advertise systemPrompt {'/'.join(c.value for c in s.caps)} only"
         lines.append(f"- **{s.label}** — {who}; restarts: {s.restarts}{caps}. {s.note}")
-    lines += ["", "P ids (REQUIREMENTS.md):", ""]
+    lines += ["", "P ids (docs/REQUIREMENTS.md):", ""]
     lines += [f"- **{p}** {REQUIREMENTS[p].text}" for p in P_IDS]
     names = mutants if mutants is not None else tuple(MUTANTS)
     if names:

@@ -48,7 +48,7 @@ def test_check_reference_json_contract_and_exit_0(capsys: pytest.CaptureFixture[
     assert code == 0
     assert set(data) >= {"revision", "mutant", "engine", "verdicts", "counterexamples", "seconds"}
     assert data["revision"] == "rfd-final" and data["mutant"] is None
-    assert set(data["verdicts"]) == set(REQUIREMENTS)
+    assert set(data["verdicts"]) == {rid for rid in REQUIREMENTS if rid[0] in "RSP"}
     assert set(data["verdicts"].values()) <= {"holds", "violated", "n/a"}
     rules = {k: v for k, v in data["verdicts"].items() if not k.startswith("P")}
     assert "violated" not in rules.values()
@@ -236,3 +236,16 @@ def test_a_reader_that_goes_away_is_not_a_traceback() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait() == 0
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_verdict_table_lists_t_and_a_ids_only_when_the_revision_states_them() -> None:
+    from dataclasses import replace
+
+    from model.revisions import REVISIONS
+    from simulations.cli import _verdicts
+
+    final = REVISIONS["rfd-final"]
+    plain = _verdicts({}, final)
+    assert set(plain) == {rid for rid in REQUIREMENTS if rid[0] in "RSP"}
+    stating = _verdicts({}, replace(final, rules=final.rules | {"T2"}))
+    assert set(stating) - set(plain) == {"T2"}

@@ -9,12 +9,15 @@
 
 from __future__ import annotations
 
-from model.invariants import CHECKS, NOT_CHECKED
+from model.invariants import CHECKS, IN_PROGRESS, NOT_CHECKED
 from model.mutants import MUTANTS
 from model.spec import REQUIREMENTS, Family
 from model.tables import REFERENCE
 from simulations.scenarios import SCENARIOS
 from simulations.trace import replay
+
+# T and A ids whose revision is still being modelled (issue #14); never an R, S or P id.
+PENDING = {rid for rid, why in NOT_CHECKED.items() if why == IN_PROGRESS}
 
 
 def test_every_id_is_checked_or_explained() -> None:
@@ -22,8 +25,12 @@ def test_every_id_is_checked_or_explained() -> None:
     assert set(CHECKS) | set(NOT_CHECKED) == set(REQUIREMENTS)
 
 
+def test_only_t_and_a_ids_are_pending() -> None:
+    assert {REQUIREMENTS[rid].family for rid in PENDING} <= {Family.T, Family.A}
+
+
 def test_every_normative_id_is_checked() -> None:
-    normative = {rid for rid, r in REQUIREMENTS.items() if r.is_normative}
+    normative = {rid for rid, r in REQUIREMENTS.items() if r.is_normative} - PENDING
     assert normative <= set(CHECKS), sorted(normative - set(CHECKS))
 
 
@@ -56,6 +63,6 @@ def test_every_must_id_has_a_mutant_that_declares_it() -> None:
     """Issue 4: a killing mutant per MUST / MUST NOT id (test_mutants proves each is killed)."""
     from model.spec import REQUIREMENTS
 
-    must = {rid for rid, r in REQUIREMENTS.items() if "MUST" in r.keyword.value}
+    must = {rid for rid, r in REQUIREMENTS.items() if "MUST" in r.keyword.value} - PENDING
     assert len(must) >= 20
     assert must <= {m.violates for m in MUTANTS.values()}
