@@ -84,9 +84,11 @@ TARGET_RATE = 50_000
 
 State = tuple[int, tuple[int, ...]]  # (protocol-state id, monitor-record ids in sid order)
 
-# the methods whose step checks or witnesses read the monitor (S6, S7, W10); ``late_checks``
+# the methods whose step checks or witnesses read the monitor (S6, S7, T6, W10); ``late_checks``
 # fails if a move of another method turns out to
-MONITOR_STEP_METHODS = frozenset({"session_new", "session_fork", "session_list"})
+MONITOR_STEP_METHODS = frozenset(
+    {"session_new", "session_fork", "session_list", "session_load", "session_resume"}
+)
 
 
 @dataclass

@@ -263,7 +263,7 @@ def _fork(c: Ctx, blocks: tuple[str, ...] | None, mode: Mode | None) -> None:
 
 
 def _requested(c: Ctx) -> tuple[tuple[str, ...], Mode]:
-    """The texts and mode a load/resume/fork request carries (schema-2026-11's envelope)."""
+    """The texts and mode a load/resume/fork request carries (v1-stable's envelope)."""
     sp = c.req.system_prompt
     assert sp is not None
     return tuple(b.text for b in sp), Mode(c.req.mode or Mode.APPEND.value)
@@ -292,6 +292,12 @@ def resume_with_request_prompt(c: Ctx) -> None:
 @effect
 def fork_with_request_prompt(c: Ctx) -> None:
     _fork(c, *_requested(c))
+
+
+@effect
+def reject_differing_prompt(c: Ctx) -> None:
+    """T16, an answer the spec leaves open: refuse a prompt the session was not made with."""
+    _fail(c, INVALID_PARAMS, Reason.PROMPT_DIFFERS)
 
 
 @effect

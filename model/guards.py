@@ -143,7 +143,7 @@ def is_active_here(c: Ctx) -> bool:
 
 @guard
 def carries_prompt(c: Ctx) -> bool:
-    """The request carries a systemPrompt (schema-2026-11 allows it on load, resume, fork)."""
+    """The request carries a systemPrompt (v1-stable allows it on load, resume, fork)."""
     return c.req.system_prompt is not None
 
 
@@ -151,3 +151,45 @@ def carries_prompt(c: Ctx) -> bool:
 def prompt_capability_here(c: Ctx) -> bool:
     """The agent advertised systemPrompt on the connection the request arrived on (Agent★)."""
     return c.caps.system_prompt is not PromptCap.NONE
+
+
+@guard
+def carries_no_prompt(c: Ctx) -> bool:
+    """The load/resume/fork request omits systemPrompt (T15: keep the stored one or default)."""
+    return c.req.system_prompt is None
+
+
+@guard
+def request_exceeds_size_limit(c: Ctx) -> bool:
+    """A text block of the request is over the agent's size limit (T9: cannot apply it)."""
+    return any(b.kind is BlockKind.TEXT and b.text == BIG for b in c.req.system_prompt or ())
+
+
+def _stored(c: Ctx) -> tuple[tuple[str, ...] | None, Mode | None]:
+    s = c.world.agent.session(c.req.sid)
+    return (None, None) if s is None else (s.blocks, s.mode)
+
+
+def _sent(c: Ctx) -> tuple[tuple[str, ...] | None, Mode | None]:
+    sp = c.req.system_prompt
+    if sp is None:
+        return None, None
+    return tuple(b.text for b in sp), Mode(c.req.mode or Mode.APPEND.value)
+
+
+@guard
+def prompt_differs_from_stored(c: Ctx) -> bool:
+    """A re-sent prompt that is not the one the (source) session was created with (T16)."""
+    return c.req.system_prompt is not None and _sent(c) != _stored(c)
+
+
+@guard
+def resends_stored_prompt(c: Ctx) -> bool:
+    """Client guard (T6's SHOULD as a client choice): re-send exactly what created the session.
+
+    A client knows the envelope it created the session with; the model reads it from the
+    store, which holds exactly that for sessions the client created.
+    """
+    if c.req.method not in ("session_load", "session_resume", "session_fork"):
+        return True
+    return _sent(c) == _stored(c)

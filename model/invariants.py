@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from model.effects import compose
 from model.machines import Step
 from model.monitor import (
     client_texts,
@@ -50,6 +51,7 @@ from model.types import (
     BIG,
     INVALID_PARAMS,
     Attach,
+    Block,
     BlockKind,
     Caps,
     ClientKind,
@@ -58,6 +60,7 @@ from model.types import (
     Phase,
     PromptCap,
     Session,
+    Slot,
     Status,
     World,
 )
@@ -103,16 +106,15 @@ NOT_CHECKED: dict[str, str] = {
     "R19": "structural: load/resume/fork requests carry no systemPrompt in this revision",
     "R22": "no obligation: the reference agent that does not advertise ignores the fields",
     "R23": "out of scope: session config options are not modelled",
+    "T1": "definition: the capability the gate rows read (v1-stable's rows cite it)",
+    "T7": "structural: v1-stable's wire requires mode with every systemPrompt (Revision.admits)",
+    "T11": "MAY: rejecting or accepting an empty content array are both allowed; the reference "
+    "agent rejects (a choice, see the choices matrix)",
 }
 
-# T and A ids have no checks yet; each entry is replaced when its check is registered.
-IN_PROGRESS = (
-    "not modelled yet: the v1-stable revision (T) / alt-instructions revision (A) are in "
-    "progress (issue #14)"
-)
-NOT_CHECKED.update(
-    {f"T{n}": IN_PROGRESS for n in range(1, 17)} | {f"A{n}": IN_PROGRESS for n in range(1, 19)}
-)
+# A ids have no checks yet: the alt-instructions revision is not built (issue #14)
+IN_PROGRESS = "not modelled yet: the alt-instructions revision (A ids) is not built (issue #14)"
+NOT_CHECKED.update({f"A{n}": IN_PROGRESS for n in range(1, 19)})
 
 
 def _register(
@@ -595,6 +597,207 @@ def client_can_tell_the_prompt(w: World) -> bool:
         if c is not None and c.client is ClientKind.CONFORMING and not _knows(w, o, s.conn or 0):
             return False
     return True
+
+
+# ---- v1-stable (T ids): the envelope on new, load, resume and fork ---------------------------
+
+_ENVELOPE = ("session_new", "session_load", "session_resume", "session_fork")
+_REOPEN = ("session_load", "session_resume", "session_fork")
+
+
+def _conforming_envelope(step: Step) -> bool:
+    return _by_conforming_client(step) and step.request.method in _ENVELOPE
+
+
+def _at_agent_star(step: Step) -> bool:
+    """A new/load/resume/fork that reached an agent advertising systemPrompt on this connection."""
+    c = step.before.conn(step.request.conn)
+    return (
+        step.sent
+        and step.request.method in _ENVELOPE
+        and c is not None
+        and c.phase is Phase.INITIALIZED
+        and _caps(step).system_prompt is not PromptCap.NONE
+    )
+
+
+def _envelope(sp: tuple[Block, ...] | None, mode: str | None) -> tuple[object, ...] | None:
+    """A systemPrompt as a value to compare (the mode is required on the v1-stable wire)."""
+    return None if sp is None else (sp, mode or Mode.APPEND.value)
+
+
+def _slot_of(w: World, blocks: tuple[str, ...] | None, mode: Mode | None) -> Slot:
+    return compose(w.agent.base, blocks, mode)
+
+
+def _texts_and_mode(step: Step) -> tuple[tuple[str, ...], Mode]:
+    sp = step.request.system_prompt or ()
+    return tuple(b.text for b in sp), Mode(step.request.mode or Mode.APPEND.value)
+
+
+def _live_after(step: Step) -> Slot | None:
+    sid = step.reply.sid if step.request.method == "session_fork" else step.request.sid
+    s = step.after.agent.session(sid)
+    return None if s is None else s.live
+
+
+def creating_envelope(o: Observed) -> tuple[object, ...] | None:
+    """The systemPrompt the client sent on the request that created the session (new or fork).
+
+    One record only: for a fork made without a prompt that is "none", which is what the
+    client sent (T6 asks for the value it used; the agent's T15 choice fills the gap).
+    """
+    return _envelope(o.requested, o.requested_mode)
+
+
+@step_property("T2", *_ENVELOPE)
+def client_sends_envelope_only_when_advertised(step: Step) -> bool:
+    """T2 (MUST): systemPrompt on new/load/resume/fork only where systemPrompt was advertised."""
+    return not (
+        _conforming_envelope(step)
+        and step.request.system_prompt is not None
+        and _caps(step).system_prompt is PromptCap.NONE
+    )
+
+
+@step_property("T3", *_ENVELOPE)
+def client_uses_override_only_when_advertised(step: Step) -> bool:
+    """T3 (MUST): mode override only where systemPrompt.mode.override was advertised."""
+    return not (
+        _conforming_envelope(step)
+        and step.request.mode == Mode.OVERRIDE.value
+        and _caps(step).system_prompt is not PromptCap.OVERRIDE
+    )
+
+
+@step_property("T4", *_ENVELOPE)
+def client_sends_text_content_only(step: Step) -> bool:
+    """T4 (MUST NOT): no content block other than text in systemPrompt.content."""
+    return not (
+        _conforming_envelope(step)
+        and any(b.kind is not BlockKind.TEXT for b in step.request.system_prompt or ())
+    )
+
+
+@step_property("T5", *_ENVELOPE)
+def client_sends_no_empty_content(step: Step) -> bool:
+    """T5 (MUST NOT): systemPrompt.content is never an empty array."""
+    return not (_conforming_envelope(step) and step.request.system_prompt == ())
+
+
+@step_property("T6", *_REOPEN)
+def client_resends_creating_prompt(step: Step) -> bool:
+    """T6 (SHOULD): load/resume/fork re-send the systemPrompt the (source) session was made with."""
+    if not (
+        _by_conforming_client(step)
+        and step.request.method in _REOPEN
+        and step.reply.ok  # judged where the session really reopened
+        and _caps(step).system_prompt is not PromptCap.NONE  # T2 forbids re-sending there
+    ):
+        return True
+    o = step.before.obs(step.request.sid)
+    if o is None or o.deleted:
+        return True
+    sent = _envelope(step.request.system_prompt, step.request.mode)
+    return sent == creating_envelope(o)
+
+
+@step_property("T8", "session_new")
+def agent_accepts_text_in_append_mode(step: Step) -> bool:
+    """T8 (MUST): Agent★ accepts valid text content in append mode (explicit or omitted)."""
+    return not (
+        _new_to_agent_star(step)
+        and step.request.mode in (None, Mode.APPEND.value)
+        and _valid_text_prompt(step)
+        and not step.reply.ok
+    )
+
+
+def _cannot_apply(step: Step) -> bool:
+    """An unsupported block type, an unadvertised or unknown mode, or a text over the limit."""
+    sp = step.request.system_prompt
+    if sp is None:
+        return False
+    return (
+        any(b.kind is not BlockKind.TEXT for b in sp)
+        or not _mode_allowed(step)
+        or any(b.kind is BlockKind.TEXT and b.text == BIG for b in sp)
+    )
+
+
+@step_property("T9", *_ENVELOPE)
+def agent_errors_instead_of_opening(step: Step) -> bool:
+    """T9 (MUST): a prompt Agent★ cannot apply gets an error; nothing is created or attached."""
+    if not (_at_agent_star(step) and _cannot_apply(step)):
+        return True
+    return step.reply.error and _store_unchanged(step)
+
+
+@step_property("T10", *_ENVELOPE)
+def agent_errors_on_unsupported_mode(step: Step) -> bool:
+    """T10 (MUST): an unknown or unadvertised mode is an error, never append or override."""
+    if not (_at_agent_star(step) and step.request.system_prompt is not None):
+        return True
+    return _mode_allowed(step) or step.reply.error
+
+
+@invariant("T12")
+def append_gives_client_content_system_level(w: World) -> bool:
+    """T12 (SHOULD): append: the agent's instructions stay and the client content joins them."""
+    return all(
+        s.live is not None and BASE in s.live and contains_in_order(s.live, t)
+        for m in (None, Mode.APPEND.value)
+        for _, s, t in _created_here_with(w, m)
+    )
+
+
+@invariant("T13")
+def override_replaces_default_instructions(w: World) -> bool:
+    """T13 (MUST): override (advertised) replaces the default instructions with the content."""
+    return all(
+        s.live == t
+        for o, s, t in _created_here_with(w, Mode.OVERRIDE.value)
+        if o.advertised is PromptCap.OVERRIDE
+    )
+
+
+@invariant("T14")
+def new_without_prompt_uses_default(w: World) -> bool:
+    """T14 (descriptive): session/new without systemPrompt runs the agent's default instructions."""
+    return all(
+        s.live == (BASE,)
+        for o, s in _live(w)
+        if o.attach is Attach.NEW and o.requested is None and o.parent is None
+    )
+
+
+def _stored_before(step: Step) -> Slot | None:
+    s = step.before.agent.session(step.request.sid)
+    return None if s is None else _slot_of(step.before, s.blocks, s.mode)
+
+
+@step_property("T15", *_REOPEN)
+def omitted_prompt_keeps_stored_or_default(step: Step) -> bool:
+    """T15 (MAY either): load/resume/fork without systemPrompt: the stored prompt or the default."""
+    if not (_at_agent_star(step) and step.reply.ok and step.request.system_prompt is None):
+        return True
+    return _live_after(step) in (_stored_before(step), (step.before.agent.base,))
+
+
+@step_property("T16", *_REOPEN)
+def differing_prompt_applied_kept_or_refused(step: Step) -> bool:
+    """T16 (silent): a re-sent prompt is applied or the stored one kept (or the request refused)."""
+    if not (
+        _at_agent_star(step)
+        and step.request.system_prompt is not None
+        and not _cannot_apply(step)
+        and step.request.system_prompt != ()
+    ):
+        return True
+    if step.reply.error:
+        return _store_unchanged(step)
+    texts, mode = _texts_and_mode(step)
+    return _live_after(step) in (_stored_before(step), _slot_of(step.before, texts, mode))
 
 
 STATE_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS.values() if c.kind == "state")

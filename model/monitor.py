@@ -100,8 +100,10 @@ def created(before: World, req: Request, reply: Reply, after: World) -> Observed
     return Observed(
         sid=reply.sid,
         parent=None if new else req.sid,
-        requested=req.system_prompt if new else None,
-        requested_mode=req.mode if new else None,
+        # a fork's record keeps the envelope its own request carried (v1-stable, T6); the
+        # prompt the spec promises it is its root's (``root``), so P-checks read that
+        requested=req.system_prompt,
+        requested_mode=req.mode,
         advertised=_cap(before, req.conn),
         conforming=_conforming(before, req.conn),
         created_on=(after.restarts, req.conn),

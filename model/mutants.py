@@ -33,6 +33,7 @@ from model.effects import (
     stored_slot,
 )
 from model.guards import guard, mode_not_advertised
+from model.revisions import REVISIONS
 from model.tables import REFERENCE, Row, Table, Tables
 from model.types import (
     BASE,
@@ -41,6 +42,7 @@ from model.types import (
     Phase,
     Reason,
     Reply,
+    Request,
     Session,
     Stage,
     Status,
@@ -53,6 +55,12 @@ class Mutant:
     violates: str  # the requirement id the checks must report as violated
     summary: str
     tables: Tables
+    revision: str = "rfd-final"  # the revision whose tables it edits
+
+    @property
+    def admits(self) -> Callable[[Request], bool]:
+        """What the wire of its revision can carry."""
+        return REVISIONS[self.revision].admits
 
 
 # ---- table edits -----------------------------------------------------------------------------
@@ -174,6 +182,18 @@ def restart_forgetting_prompts(c: Ctx) -> None:
 def detach_and_reply_unavailable(c: Ctx) -> None:
     detach(c)
     c.reply = Reply(code=-32600, reason=Reason.SESSION_NOT_AVAILABLE)
+
+
+@effect
+def resume_ignoring_mode(c: Ctx) -> None:
+    """An unknown or unadvertised mode on resume: the request's prompt is dropped, no error."""
+    attach(c, stored_slot(c), replayed=False)
+
+
+@effect
+def load_with_empty_slot(c: Ctx) -> None:
+    """Load without a prompt: neither the stored prompt nor the default, an empty slot."""
+    attach(c, (), replayed=True)
 
 
 @effect
@@ -305,15 +325,74 @@ _LIST: tuple[Mutant, ...] = (
            _client_ignores_gate("session_close")),
 )  # fmt: skip
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in _LIST}
+V1 = REVISIONS["v1-stable"].tables
+
+
+def _v1(name: str, violates: str, summary: str, tables: Tables) -> Mutant:
+    return Mutant(name, violates, summary, tables, revision="v1-stable")
+
+
+def _v1_client_drops(guard_name: str, trigger: str) -> Tables:
+    return swap_guard(V1, "client", guard_name, None, trigger=trigger)
+
+
+def _v1_row(trigger: str, effect_name: str, change: Callable[[Row], Row]) -> Tables:
+    return edit_rows(
+        V1, "session", lambda r: r.trigger == trigger and r.effect == effect_name, change
+    )
+
+
+_V1_LIST: tuple[Mutant, ...] = (
+    _v1("v1_client_resends_without_capability", "T2",
+        "a 'conforming' client re-sends systemPrompt on session/load where it was not advertised",
+        _v1_client_drops("prompt_allowed_by_capability", "session_load")),
+    _v1("v1_client_forks_with_unadvertised_override", "T3",
+        "a 'conforming' client forks with mode override without mode.override",
+        _v1_client_drops("override_allowed_by_capability", "session_fork")),
+    _v1("v1_client_resumes_with_image", "T4",
+        "a 'conforming' client re-sends an image block on session/resume",
+        _v1_client_drops("blocks_are_text", "session_resume")),
+    _v1("v1_client_loads_with_empty_content", "T5",
+        "a 'conforming' client re-sends content: [] on session/load",
+        _v1_client_drops("prompt_has_a_block", "session_load")),
+    _v1("v1_rejects_text_content", "T8",
+        "the agent answers -32602 to every systemPrompt, text included",
+        swap_guard(V1, "new_session", "has_non_text_block", "has_any_block")),
+    _v1("v1_load_applies_oversized_prompt", "T9",
+        "session/load applies a prompt over the size limit instead of answering an error",
+        _v1_row("session_load", "reject_cannot_incorporate",
+                lambda r: r._replace(dest=Status.ACTIVE, effect="load_with_request_prompt"))),
+    _v1("v1_resume_ignores_unknown_mode", "T10",
+        "session/resume with an unknown or unadvertised mode resumes under the stored prompt",
+        _v1_row("session_resume", "reject_unadvertised_mode",
+                lambda r: r._replace(dest=Status.ACTIVE, effect="resume_ignoring_mode"))),
+    _v1("v1_append_ignores_content", "T12",
+        "append mode runs the default instructions without the client content",
+        swap_effect(V1, "new_session", "compose_append", "compose_default")),
+    _v1("v1_override_keeps_default", "T13",
+        "override mode keeps the built-in instructions in front (acts as append)",
+        swap_effect(V1, "new_session", "compose_override", "compose_append")),
+    _v1("v1_default_instructions_empty", "T14",
+        "session/new without systemPrompt runs with an empty system slot",
+        swap_effect(V1, "new_session", "compose_default", "compose_nothing")),
+    _v1("v1_load_without_prompt_empties_slot", "T15",
+        "session/load without systemPrompt runs neither the stored prompt nor the default",
+        swap_effect(V1, "session", "load_with_stored_prompt", "load_with_empty_slot")),
+    _v1("v1_load_applies_default_for_new_prompt", "T16",
+        "session/load with a re-sent prompt runs the default instead (neither kept nor applied)",
+        swap_effect(V1, "session", "load_with_request_prompt", "load_with_default_prompt")),
+)  # fmt: skip
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (*_LIST, *_V1_LIST)}
 
 
 def table_diff(m: Mutant) -> list[str]:
-    """The rows a mutant changed, as ``-``/``+`` lines (for reports and notebooks)."""
+    """The rows a mutant changed from its revision, as ``-``/``+`` lines (reports, notebooks)."""
     out: list[str] = []
+    base = REVISIONS[m.revision].tables
     for name in Tables.NAMES:
-        ref, mut = set(REFERENCE.table(name)), set(m.tables.table(name))
-        out += [f"- {name}: {r.describe()}" for r in REFERENCE.table(name) if r not in mut]
+        ref, mut = set(base.table(name)), set(m.tables.table(name))
+        out += [f"- {name}: {r.describe()}" for r in base.table(name) if r not in mut]
         out += [f"+ {name}: {r.describe()}" for r in m.tables.table(name) if r not in ref]
     return out
 

@@ -48,7 +48,7 @@ from typing import Any
 from model.context import Ctx
 from model.effects import compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect
-from model.revisions import REVISIONS
+from model.revisions import ALIASES, REVISIONS
 from model.tables import Row, Tables
 from model.types import INVALID_PARAMS, Reason, Reply, Stage
 
@@ -83,6 +83,7 @@ class Profile:
     reads_prompt: str = "field"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
         if self.revision not in REVISIONS:
             raise ProfileError(
                 f"profile {self.name!r}: revision: {self.revision!r} is not one of "
@@ -236,11 +237,12 @@ PROFILES: dict[str, Profile] = {
             on_load="default",
         ),
         Profile(
-            "schema-default-on-load",
-            "an agent on the 2026-11 schema that uses its default when load/resume carry no "
-            "prompt (the schema allows it: 'may keep the stored prompt or use its default')",
-            "sdk-2.4.0/acp-schema-v1.unstable.json LoadSessionRequest.systemPrompt",
-            revision="schema-2026-11",
+            "v1-default-on-load",
+            "an agent on ACP v1 as stabilised that uses its default when load/resume carry no "
+            "prompt (T15 allows it: 'may keep the stored prompt or use its default')",
+            "@agentclientprotocol/sdk 2.4.0 schema/acp-schema-v1.unstable.json"
+            "#/$defs/LoadSessionRequest (systemPrompt)",
+            revision="v1-stable",
             on_load="default",
         ),
     )

@@ -4,8 +4,11 @@ Scope
     ``rfd-final`` (4969bbbf) is the foundation model. ``rfd-draft`` (0b902f18) and ``pr-1494``
     (implementation commit eefd6439) are the string-valued first design: ``systemPrompt`` is
     one string on session/new, there is no capability and no mode, the prompt is additive, and
-    an agent that predates the field ignores it. The 2026-11 unstable schema (an envelope on
-    new, load, resume and fork) is not modelled yet.
+    an agent that predates the field ignores it. ``v1-stable`` is ACP v1 as stabilised on
+    2026-11-06: an envelope ``{mode, content}`` on new, load, resume and fork that the client
+    re-sends, judged by its own rules T1–T16 (``schema-2026-11``, the SDK 2.4.0 schema it was
+    first modelled from, is an alias). What the stable text leaves open (T6, T11, T15, T16)
+    are parameters of ``envelope_tables``; the defaults are the reference agent's choices.
 
 Abstractions
     A revision is (a) a set of tables over the same machines — the draft's tables are the
@@ -41,12 +44,8 @@ _FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
 # additive incorporation that keeps guardrails (R8), no prompt required (R10), an error and no
 # session when it cannot incorporate (R11), immutability (R18), the default without one (R20)
 _DRAFT_RULES = _BASE_RULES | {"R8", "R10", "R11", "R18", "R20"}
-# what the 2026-11 schema's descriptions state (client: only when advertised, override only
-# when advertised, no empty array, text only; agent: append supported, append keeps and
-# override replaces the built-in instructions, an error instead of a session it cannot apply,
-# the default when omitted). Not stated: restore (R16), inheritance (R17), immutability (R18):
-# on load/resume/fork "the agent may keep the stored prompt or use its default".
-_SCHEMA_RULES = _BASE_RULES | {"R3", "R5", "R6", "R8", "R9", "R11", "R12", "R14", "R20"}
+# ACP v1 as stabilised: the T ids (REQUIREMENTS.md "T"), over the base lifecycle
+_V1_STABLE_RULES = _BASE_RULES | {f"T{i}" for i in range(1, 17)}
 
 
 def _blocks_only(req: Request) -> bool:
@@ -104,52 +103,97 @@ _PROMPT_GUARDS = (
     "mode_is_defined",
     "blocks_are_text",
 )
-_ATTACH = {
+ATTACH_TRIGGERS = ("session_load", "session_resume", "session_fork")
+_APPLY = {
     "session_load": "load_with_request_prompt",
     "session_resume": "resume_with_request_prompt",
     "session_fork": "fork_with_request_prompt",
 }
+_KEEP = {
+    "session_load": "load_with_stored_prompt",
+    "session_resume": "resume_with_stored_prompt",
+    "session_fork": "fork_with_parent_prompt",
+}
+_DEFAULT = {
+    "session_load": "load_with_default_prompt",
+    "session_resume": "resume_with_default_prompt",
+    "session_fork": "fork_with_default_prompt",
+}
+# the client's re-send policy on load/resume/fork (T6 is a SHOULD; T2 forbids it unadvertised)
+_RESEND_GUARDS = {"any": (), "same": ("resends_stored_prompt",), "none": ("carries_no_prompt",)}
+
+_CLIENT_T = ("T2", "T3", "T4", "T5")
+
+ON_OMIT = ("keep", "default")  # T15: prompt omitted on load/resume/fork
+ON_DIFFER = ("apply", "keep", "reject")  # T16 (silent): a re-sent prompt that differs
+ON_EMPTY = ("reject", "accept")  # T11 (MAY): an empty content array
+CLIENT_RESENDS = ("any", "same", "none")  # T6 (SHOULD): what a conforming client re-sends
 
 
-def _envelope_tables() -> Tables:
-    """The final tables, plus a prompt on load/resume/fork: validated, then applied.
+def envelope_tables(
+    on_omit: str = "keep",
+    on_differ: str = "apply",
+    on_empty: str = "reject",
+    client_resends: str = "any",
+) -> Tables:
+    """The stabilised v1 tables: the envelope on new, load, resume and fork.
 
-    A conforming client checks the envelope on every method that carries it (the schema's
-    client MUSTs); the agent rejects what it cannot apply with -32602 (an empty content it MAY
-    reject: the reference agent does) and otherwise attaches or forks under the request's
-    prompt. Without a prompt the reference agent keeps the stored one (the schema allows the
-    default too: a modelling choice).
+    A conforming client checks the envelope on every method that carries it (T2–T5) and
+    re-sends per ``client_resends``. The agent answers a prompt it cannot apply with -32602
+    and attaches nothing (T9, T10; an empty ``content`` per ``on_empty``, T11 is a MAY); a
+    prompt it can apply is handled per ``on_differ`` when it is not the one the (source)
+    session was created with (T16, on which the spec is silent), else applied; an omitted one
+    per ``on_omit`` (T15: either is allowed). The defaults are the reference agent's choices.
     """
+    for name, value, allowed in (
+        ("on_omit", on_omit, ON_OMIT),
+        ("on_differ", on_differ, ON_DIFFER),
+        ("on_empty", on_empty, ON_EMPTY),
+        ("client_resends", client_resends, CLIENT_RESENDS),
+    ):
+        if value not in allowed:
+            raise ValueError(f"{name} = {value!r}: expected one of {', '.join(allowed)}")
     client = tuple(
         r._replace(guards=_PROMPT_GUARDS)
         if r.trigger == "session_new"
-        else r._replace(guards=(*r.guards, *_PROMPT_GUARDS))
-        if r.trigger in _ATTACH
+        else r._replace(guards=(*r.guards, *_PROMPT_GUARDS, *_RESEND_GUARDS[client_resends]))
+        if r.trigger in ATTACH_TRIGGERS
         else r
         for r in REFERENCE.client
     )
+    client = tuple(
+        r._replace(reqs=_CLIENT_T)
+        if r.trigger == "session_new"
+        else r._replace(reqs=(*r.reqs, *_CLIENT_T, "T6"))
+        if r.trigger in ATTACH_TRIGGERS
+        else r
+        for r in client
+    )
     session: list[Row] = []
     for r in REFERENCE.session:
-        first = r.trigger in _ATTACH and not any(x.trigger == r.trigger for x in session)
+        first = r.trigger in ATTACH_TRIGGERS and not any(x.trigger == r.trigger for x in session)
         if first:
             on = ("carries_prompt", "prompt_capability_here")
             dest = None if r.trigger == "session_fork" else r.dest
+            if on_empty == "reject":
+                session.append(
+                    Row(
+                        r.trigger,
+                        r.source,
+                        None,
+                        (*on, "prompt_is_empty_array"),
+                        "reject_empty_prompt",
+                        ("T11",),
+                    )
+                )
             session += [
-                Row(
-                    r.trigger,
-                    r.source,
-                    None,
-                    (*on, "prompt_is_empty_array"),
-                    "reject_empty_prompt",
-                    ("R12",),
-                ),
                 Row(
                     r.trigger,
                     r.source,
                     None,
                     (*on, "has_non_text_block"),
                     "reject_unsupported_block",
-                    ("R14",),
+                    ("T9",),
                 ),
                 Row(
                     r.trigger,
@@ -157,12 +201,73 @@ def _envelope_tables() -> Tables:
                     None,
                     (*on, "mode_not_advertised"),
                     "reject_unadvertised_mode",
-                    ("R6",),
+                    ("T10", "T9"),
                 ),
-                Row(r.trigger, r.source, dest, on, _ATTACH[r.trigger], ("R11",)),
+                Row(
+                    r.trigger,
+                    r.source,
+                    None,
+                    (*on, "request_exceeds_size_limit"),
+                    "reject_cannot_incorporate",
+                    ("T9",),
+                ),
             ]
+            if on_differ == "reject":
+                session.append(
+                    Row(
+                        r.trigger,
+                        r.source,
+                        None,
+                        (*on, "prompt_differs_from_stored"),
+                        "reject_differing_prompt",
+                        ("T16",),
+                    )
+                )
+            elif on_differ == "keep":
+                session.append(
+                    Row(
+                        r.trigger,
+                        r.source,
+                        dest,
+                        (*on, "prompt_differs_from_stored"),
+                        _KEEP[r.trigger],
+                        ("T16",),
+                    )
+                )
+            session.append(Row(r.trigger, r.source, dest, on, _APPLY[r.trigger], ("T16",)))
+        if r.trigger in ATTACH_TRIGGERS and r.effect == _KEEP[r.trigger]:
+            # the stored-prompt row now serves an omitted prompt (T15)
+            effect = _KEEP[r.trigger] if on_omit == "keep" else _DEFAULT[r.trigger]
+            r = r._replace(effect=effect, reqs=("T15", *r.reqs[1:]))
         session.append(r)
-    return REFERENCE.edit("client", client).edit("session", tuple(session))
+    new_session = tuple(r._replace(reqs=_V1_CITES[r.effect]) for r in NEW_SESSION)
+    session = [r._replace(reqs=_v1_cites(r)) for r in session]
+    return (
+        REFERENCE.edit("client", client)
+        .edit("new_session", new_session)
+        .edit("session", tuple(session))
+    )
+
+
+# what each reference row cites when the tables are read as the stabilised v1 spec
+_V1_CITES: dict[str | None, tuple[str, ...]] = {
+    "ignore_prompt_fields": ("T1",),
+    None: ("T1",),
+    "reject_empty_prompt": ("T11",),
+    "reject_mode_without_prompt": ("T7",),
+    "reject_unsupported_block": ("T9",),
+    "reject_unadvertised_mode": ("T10", "T9"),
+    "take_prompt_fields": ("T8",),
+    "reject_cannot_incorporate": ("T9",),
+    "compose_default": ("T14",),
+    "compose_override": ("T13",),
+    "compose_append": ("T12",),
+}
+
+
+def _v1_cites(r: Row) -> tuple[str, ...]:
+    """The row's citations minus the R ids (rules of 4969bbbf that v1-stable does not state)."""
+    return tuple(x for x in r.reqs if not x.startswith("R"))
 
 
 @dataclass(frozen=True)
@@ -215,14 +320,28 @@ REVISIONS: dict[str, Revision] = {
             REFERENCE,
         ),
         Revision(
-            "schema-2026-11",
-            "UNSTABLE v1 schema of the TypeScript SDK 2.4.0: systemPrompt {mode, content} on "
-            "new, load, resume and fork",
-            "acp-schema-v1.unstable.json of @agentclientprotocol/sdk 2.4.0 (2026-11-02)",
-            _envelope_tables(),
-            _SCHEMA_RULES,
+            "v1-stable",
+            "ACP v1 as stabilised on 2026-11-06: systemPrompt {mode, content} on new, load, "
+            "resume and fork, re-sent by the client",
+            "@agentclientprotocol/sdk 2.4.0 schema/acp-schema-v1.unstable.json#/$defs/SystemPrompt "
+            "(2026-11-02; the RFD docs/rfds/client-system-prompt.mdx moved to Completed on "
+            "2026-11-06)",
+            envelope_tables(),
+            _V1_STABLE_RULES,
             _envelope_only,
             "envelope",
         ),
     )
 }
+
+# names a revision had before; ``resolve`` maps them (the CLI accepts both)
+ALIASES: dict[str, str] = {"schema-2026-11": "v1-stable"}
+
+
+def resolve(name: str) -> Revision:
+    """The revision called ``name`` (or an alias of it); KeyError naming the known ones."""
+    key = ALIASES.get(name, name)
+    if key not in REVISIONS:
+        known = ", ".join([*REVISIONS, *(f"{a} (= {t})" for a, t in ALIASES.items())])
+        raise KeyError(f"unknown revision {name!r}; known: {known}")
+    return REVISIONS[key]

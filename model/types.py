@@ -245,6 +245,7 @@ class Reason(Enum):
     PROMPT_REQUIRED = "systemPrompt required"
     UNKNOWN_SESSION = "unknown session"
     SESSION_NOT_AVAILABLE = "session not available"
+    PROMPT_DIFFERS = "systemPrompt differs from the session's"
 
 
 INVALID_PARAMS = -32602

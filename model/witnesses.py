@@ -57,7 +57,10 @@ def _w(
 @_w("W1", "state")
 def some_append_turn_with_client_prompt(w: World) -> bool:
     """Expected reachable: a turn of a session created with a client prompt in append mode."""
-    return any(o.turns and o.requested and requested_mode(o) is Mode.APPEND for o in w.observed)
+    return any(
+        o.parent is None and o.turns and o.requested and requested_mode(o) is Mode.APPEND
+        for o in w.observed
+    )
 
 
 @_w("W2", "state")
@@ -127,4 +130,7 @@ def some_list_after_delete(step: Step) -> bool:
 @_w("W11", "state")
 def some_turn_with_prompt_ignored(w: World) -> bool:
     """Expected reachable: a session created with a prompt by an agent without the capability."""
-    return any(o.requested and o.advertised is PromptCap.NONE and o.turns for o in w.observed)
+    return any(
+        o.parent is None and o.requested and o.advertised is PromptCap.NONE and o.turns
+        for o in w.observed
+    )

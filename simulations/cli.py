@@ -40,7 +40,7 @@ from typing import Any, NoReturn
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
 from model.profiles import PROFILES, Profile, ProfileError, load_profile
-from model.revisions import REVISIONS, Revision
+from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from simulations.domain import DEFAULT_DOMAIN, Domain
@@ -90,25 +90,41 @@ class CheckResult:
         if self.mutant is not None and self.verdicts[MUTANTS[self.mutant].violates] == VIOLATED:
             return 1  # the mutant is caught by the id it declares, whatever its family
         for rid, verdict in self.verdicts.items():
-            if verdict == VIOLATED and (strict or REQUIREMENTS[rid].family is not Family.P):
+            if verdict != VIOLATED or advisory(rid):
+                continue
+            if strict or REQUIREMENTS[rid].family is not Family.P:
                 return 1
         return 0
 
 
-def _tables(revision: str, mutant: str | None) -> Tables:
-    if revision not in REVISIONS:
-        raise UsageError(
-            f"argument --revision: unknown revision {revision!r} "
-            f"(choose from {', '.join(REVISIONS)})"
-        )
+def _revision(name: str | None, mutant: str | None = None) -> str:
+    """The revision a run is about: ``name`` (an alias resolved), else the mutant's, else
+    rfd-final. A mutant is an edit of one revision; naming another is a usage error."""
     if mutant is not None and mutant not in MUTANTS:
         raise UsageError(f"argument --mutant: unknown mutant {mutant!r} (see 'acp-sysprompt list')")
-    if mutant is not None and revision != "rfd-final":
+    if name is None:
+        return MUTANTS[mutant].revision if mutant is not None else "rfd-final"
+    try:
+        revision = resolve(name).name
+    except KeyError as e:
+        raise UsageError(f"argument --revision: {e.args[0]}") from None
+    if mutant is not None and MUTANTS[mutant].revision != revision:
         raise UsageError(
-            f"argument --mutant: mutants are edits of rfd-final, not of {revision} "
-            "(drop --revision or use rfd-final)"
+            f"argument --mutant: {mutant} is an edit of {MUTANTS[mutant].revision}, not of "
+            f"{revision} (drop --revision)"
         )
+    return revision
+
+
+def _tables(revision: str | None, mutant: str | None) -> Tables:
+    revision = _revision(revision, mutant)
     return MUTANTS[mutant].tables if mutant else REVISIONS[revision].tables
+
+
+def advisory(rid: str) -> bool:
+    """A rule whose breach is reported but never fails a run: a SHOULD. (T15 and T16, where
+    the spec allows several answers, bind: their checks fail only on an answer none allows.)"""
+    return REQUIREMENTS[rid].keyword.value == "SHOULD"
 
 
 def _bound(name: str, revision: str, restarts: str = "any") -> Bound:
@@ -117,7 +133,7 @@ def _bound(name: str, revision: str, restarts: str = "any") -> Bound:
         raise UsageError(
             f"argument --bound: unknown bound {name!r} (choose from {', '.join(BOUNDS)})"
         )
-    b = BOUNDS[name].restricted(REVISIONS[revision].admits)
+    b = BOUNDS[name].restricted(resolve(revision).admits)
     if restarts == "any":
         return b
     scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in b.scopes)
@@ -146,6 +162,7 @@ def check(
         if mutant is not None:
             raise UsageError("argument --profile: a profile and a mutant cannot be combined")
         revision = profile.revision
+    revision = _revision(revision, mutant)
     tables = _tables(revision, mutant)
     if profile is not None:
         try:
@@ -323,7 +340,7 @@ def render(result: CheckResult) -> str:
             render_steps(trace, result.tables, REVISIONS[result.revision].states),
         ]
     violated_rules = [
-        rid
+        rid + (f" ({REQUIREMENTS[rid].keyword.value}, advisory)" if advisory(rid) else "")
         for rid, v in result.verdicts.items()
         if v == VIOLATED and REQUIREMENTS[rid].family is not Family.P
     ]
@@ -334,7 +351,7 @@ def render(result: CheckResult) -> str:
     ]
     lines += [
         "",
-        f"rules (R, S) violated: {', '.join(violated_rules) or 'none'};  "
+        f"rules violated: {', '.join(violated_rules) or 'none'};  "
         f"properties (P) violated: {', '.join(violated_props) or 'none'}",
     ]
     return "\n".join(lines)
@@ -367,12 +384,19 @@ def listing() -> dict[str, Any]:
                 "name": r.name,
                 "title": r.title,
                 "source": r.source,
-                "rules": sorted(r.rules, key=lambda x: (x[0], int(x[1:]))),
+                "rules": sorted(r.rules, key=lambda x: ("RSPTA".index(x[0]), int(x[1:]))),
+                "aliases": sorted(a for a, t in ALIASES.items() if t == r.name),
             }
             for r in REVISIONS.values()
         ],
         "mutants": [
-            {"name": m.name, "violates": m.violates, "summary": m.summary} for m in MUTANTS.values()
+            {
+                "name": m.name,
+                "revision": m.revision,
+                "violates": m.violates,
+                "summary": m.summary,
+            }
+            for m in MUTANTS.values()
         ],
         "engines": [{"name": k, "summary": v} for k, v in ENGINES.items()],
         "bounds": [b.describe() for b in BOUNDS.values()],
@@ -414,7 +438,12 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def target(c: argparse.ArgumentParser) -> None:
-        c.add_argument("--revision", default="rfd-final")
+        c.add_argument(
+            "--revision",
+            default=None,
+            help="rfd-draft, pr-1494, rfd-final, v1-stable (default: the mutant's revision, "
+            "else rfd-final)",
+        )
         c.add_argument("--mutant", default=None)
 
     def bfs(c: argparse.ArgumentParser, default: str = "default") -> None:
@@ -551,6 +580,7 @@ def _id(rid: str) -> str:
 def _run_explore(args: argparse.Namespace) -> int:
     from simulations.pictures import draw_graph, draw_machines, write_dot, write_graphml
 
+    args.revision = _revision(args.revision, args.mutant)
     tables = _tables(args.revision, args.mutant)
     bound = _bound(args.bound, args.revision)
     rid = _id(args.id) if args.id else None
@@ -559,9 +589,10 @@ def _run_explore(args: argparse.Namespace) -> int:
     ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:
         line.done()
-    if rid is None and ex.violated:
-        rules = [r for r in ex.violated if REQUIREMENTS[r].family is not Family.P]
-        rid = (rules or ex.violated)[0]
+    violated = [r for r in ex.violated if resolve(args.revision).states(r)]
+    if rid is None and violated:
+        rules = [r for r in violated if REQUIREMENTS[r].family is not Family.P and not advisory(r)]
+        rid = (rules or [r for r in violated if not advisory(r)] or violated)[0]
     path = ex.nodes_on(rid) if rid is not None and rid in ex.first else None
     g = labelled(ex, args.revision, args.mutant)
     what = f"mutant {args.mutant} of {args.revision}" if args.mutant else args.revision
@@ -581,7 +612,7 @@ def _run_explore(args: argparse.Namespace) -> int:
         f"depth {ex.depth}, {ex.transitions:,} transitions checked in {ex.seconds:.1f}s "
         f"({rate:,.0f} states/s){'' if ex.complete else ' — INTERRUPTED, partial'}"
     )
-    print(f"violated: {', '.join(ex.violated) or 'none'}")
+    print(f"violated: {', '.join(violated) or 'none'}")
     if cov["rows_never_fired"]:
         print(f"rows that never fired: {len(cov['rows_never_fired'])} (see coverage.json)")
     names = ["graph.png", "graph.svg", "graph.graphml", "graph.dot", "coverage.json"]
@@ -592,6 +623,7 @@ def _run_explore(args: argparse.Namespace) -> int:
 def _run_counterexample(args: argparse.Namespace) -> int:
     from simulations.render import write_counterexample
 
+    args.revision = _revision(args.revision, args.mutant)
     tables = _tables(args.revision, args.mutant)
     bound = _bound(args.bound, args.revision)
     rid = _id(args.id)
@@ -620,10 +652,10 @@ def _run_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"argument file: cannot read {str(args.file)!r}: {e.strerror}") from None
     except (ValueError, KeyError, TypeError) as e:
         raise UsageError(f"argument file: not an ITF trace of this tool: {e}") from None
-    revision = args.revision or meta.get("revision") or "rfd-final"
     mutant = args.mutant if args.mutant is not None else meta.get("mutant")
     if mutant in ("", "none"):
         mutant = None
+    revision = _revision(args.revision or meta.get("revision"), mutant)
     tables = _tables(revision, mutant)
     profile_name = args.profile or meta.get("agent_profile")
     if profile_name:
@@ -718,7 +750,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 profile = load_profile(args.profile)
             except ProfileError as e:
                 raise UsageError(f"argument --profile: {e}") from None
-            if args.revision != "rfd-final" and args.revision != profile.revision:
+            if args.revision is not None and _revision(args.revision) != profile.revision:
                 raise UsageError(
                     f"argument --profile: {profile.name} speaks {profile.revision}, "
                     f"not {args.revision} (drop --revision)"

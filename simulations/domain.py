@@ -63,7 +63,9 @@ class Domain:
     max_sessions: int = 4  # session ids s1..sN are addressable
     # the revision's wire: which requests it can express (None: all); see Domain.restrict
     admits: Callable[[Request], bool] | None = None
-    attach_prompts: bool = False  # load/resume/fork may carry systemPrompt (schema-2026-11)
+    attach_prompts: bool = False  # load/resume/fork may carry systemPrompt (v1-stable)
+    # what load/resume/fork carry when they carry a prompt (None: the same as ``prompts``)
+    reopen_prompts: tuple[tuple[Block, ...], ...] | None = None
 
     @property
     def sids(self) -> tuple[str, ...]:
@@ -120,7 +122,10 @@ class Domain:
                 for sid in self.sids:
                     yield Request(method, conn, sid=sid)
                     if self.attach_prompts:
-                        for sp in self.prompts:
+                        reopen = (
+                            self.prompts if self.reopen_prompts is None else self.reopen_prompts
+                        )
+                        for sp in reopen:
                             for mode in self.modes:
                                 if sp is not None:
                                     yield Request(
@@ -132,3 +137,13 @@ class Domain:
 
 
 DEFAULT_DOMAIN = Domain()
+
+
+# ACP v1 as stabilised: session/new with no prompt or a text, and every kind of re-sent value
+# on load, resume and fork (valid texts, an oversized one, an empty array, an image)
+V1_DOMAIN = replace(
+    DEFAULT_DOMAIN,
+    prompts=(None, text("a"), text("b")),
+    reopen_prompts=(text("a"), text("b"), text(BIG), (), (Block(BlockKind.IMAGE),)),
+    max_sessions=2,
+)

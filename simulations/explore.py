@@ -104,6 +104,11 @@ class Scope:
             "modes": list(d.modes),
             "clients": [c.value for c in d.clients],
             "prompts_on_load_resume_fork": d.attach_prompts,
+            **(
+                {"reopen_prompts": [_prompt_label(p) for p in d.reopen_prompts]}
+                if d.reopen_prompts is not None
+                else {}
+            ),
         }
 
 
@@ -120,6 +125,7 @@ class Bound:
     name: str
     summary: str
     scopes: tuple[Scope, ...]
+    envelope: tuple[Scope, ...] = ()  # added where load/resume/fork carry a prompt
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -129,13 +135,19 @@ class Bound:
         }
 
     def restricted(self, admits: Callable[[Request], bool]) -> Bound:
-        """The same bound over what a revision's wire can carry (``Domain.restrict``)."""
+        """The same bound over what a revision's wire can carry (``Domain.restrict``).
+
+        Where the wire carries a prompt on load/resume/fork (v1-stable), the bound's
+        ``envelope`` scopes join: every kind of re-sent value on one session.
+        """
         scopes = tuple(
             replace(s, domain=replace(s.domain.restrict(admits), attach_prompts=False))
             if not s.attach_prompts
             else replace(s, domain=s.domain.restrict(admits))
             for s in self.scopes
         )
+        if any(s.domain.attach_prompts for s in scopes):
+            scopes += tuple(replace(s, domain=s.domain.restrict(admits)) for s in self.envelope)
         return replace(self, scopes=scopes)
 
 
@@ -212,6 +224,21 @@ SHARED = Scope(
     replace(METHODS.domain, clients=_CONFORMING, max_connections=2),
     max_restarts=1,
 )
+# v1-stable only: one session re-opened with every kind of re-sent value (an oversized text, an
+# empty array, an image) and every mode, on agents with and without override (T9–T11, T15, T16)
+ENVELOPE = Scope(
+    "envelope",
+    Domain(
+        profiles=(_FULL, _APPEND, _caps(PromptCap.NONE, "load_session", "resume", "fork", "close")),
+        prompts=(None, _A),
+        modes=_WIRE_MODES,
+        clients=_BOTH,
+        max_connections=1,
+        max_sessions=1,
+        reopen_prompts=(_A, text(BIG), (), (Block(BlockKind.IMAGE),)),
+    ),
+    max_restarts=0,
+)
 BOUNDS: dict[str, Bound] = {
     b.name: b
     for b in (
@@ -237,11 +264,13 @@ BOUNDS: dict[str, Bound] = {
             "small",
             "every parameter value; the lifecycle across a restart; every optional method",
             (WIRE, LIFECYCLE, METHODS),
+            (ENVELOPE,),
         ),
         Bound(
             "default",
             "small, plus two connections sharing one session across a restart",
             (WIRE, LIFECYCLE, METHODS, SHARED),
+            (ENVELOPE,),
         ),
     )
 }
@@ -352,7 +381,7 @@ class Exploration:
 
 
 def _id_order(rid: str) -> tuple[int, int]:
-    return ("RSP".index(rid[0]), int(rid[1:]))
+    return ("RSPTA".index(rid[0]), int(rid[1:]))
 
 
 TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
@@ -754,12 +783,16 @@ def _last_report(ex: Exploration, progress: Progress | None) -> Exploration:
     return ex
 
 
-def smallest_bound_showing(tables: Tables, rid: str) -> Exploration:
+def smallest_bound_showing(
+    tables: Tables, rid: str, admits: Callable[[Request], bool] | None = None
+) -> Exploration:
     """Explore ``tiny``, then ``small``, then ``default`` with only ``rid``'s check, and stop at
     the first that shows ``rid`` violated: its counterexample is the shortest the smallest
     bound can give. Without a violation anywhere, the ``default`` exploration (``rid`` not in
-    its ``first``). The kill matrix and the mutants' counterexamples use it."""
-    for bound in ("tiny", "small", "default"):
+    its ``first``). The kill matrix and the mutants' counterexamples use it. ``admits`` (a
+    revision's wire, e.g. ``Mutant.admits``) restricts the bounds to what that wire carries."""
+    for name in ("tiny", "small", "default"):
+        bound = BOUNDS[name] if admits is None else BOUNDS[name].restricted(admits)
         ex = explore(tables, bound, checks=[CHECKS[rid]])
         if rid in ex.first:
             break

@@ -91,8 +91,8 @@ SUBJECTS: tuple[Subject, ...] = (
         "rfd-final",
         note="a restart may come back with another capability profile",
     ),
-    Subject("schema-2026-11, stable agent", "schema-2026-11", restarts="same"),
-    Subject("schema-2026-11, restart may change the agent", "schema-2026-11"),
+    Subject("v1-stable, stable agent", "v1-stable", restarts="same"),
+    Subject("v1-stable, restart may change the agent", "v1-stable"),
     *(
         Subject(
             f"profile {p.name}",
@@ -152,7 +152,9 @@ def kill_row(name: str) -> Kill:
     m = MUTANTS[name]
     t0 = time.perf_counter()
     bfs = bfs_bound = None
-    ex = smallest_bound_showing(m.tables, m.violates)
+    ex = smallest_bound_showing(
+        m.tables, m.violates, None if m.revision == "rfd-final" else m.admits
+    )
     if m.violates in ex.first:
         bfs, bfs_bound = ex.length(m.violates), ex.bound.name
     cls = machine_class(m.tables, checks=[m.violates])

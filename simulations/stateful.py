@@ -135,6 +135,18 @@ def machine_class(
     # Valid requests are the interesting ones; bias towards them without excluding the rest.
     modes = st.one_of(st.none(), st.sampled_from(domain.modes))
     prompts = st.one_of(st.sampled_from(domain.prompts[:2]), st.sampled_from(domain.prompts))
+    # what load/resume/fork carry where the wire allows it (v1-stable): often nothing, else a
+    # value and a mode (the envelope's mode is required; the wire filter drops a bare value)
+    reopen_values = domain.reopen_prompts or tuple(p for p in domain.prompts if p is not None)
+    sent = st.tuples(
+        st.sampled_from(reopen_values),
+        st.sampled_from(tuple(m for m in domain.modes if m is not None) or (None,)),
+    )
+    reopen = (
+        st.one_of(st.just((None, None)), sent, sent)
+        if domain.attach_prompts and reopen_values
+        else st.just((None, None))
+    )
 
     class SystemPromptMachine(RuleBasedStateMachine):
         sessions = Bundle("sessions")  # ids the agent handed out (new and fork results)
@@ -229,19 +241,37 @@ def machine_class(
             return multiple(step.reply.sid) if step.reply.ok else multiple()
 
         @precondition(lambda self: "session_load" not in self.off)
-        @rule(conn=conns, sid=sessions)
-        def session_load(self, conn: int, sid: str) -> None:
-            self._do(Request("session_load", conn, sid=sid))
+        @rule(conn=conns, sid=sessions, envelope=reopen)
+        def session_load(self, conn: int, sid: str, envelope: Any) -> None:
+            sp, mode = envelope
+            self._do(Request("session_load", conn, sid=sid, system_prompt=sp, mode=mode))
 
         @precondition(lambda self: "session_resume" not in self.off)
-        @rule(conn=conns, sid=sessions)
-        def session_resume(self, conn: int, sid: str) -> None:
-            self._do(Request("session_resume", conn, sid=sid))
+        @rule(conn=conns, sid=sessions, envelope=reopen)
+        def session_resume(self, conn: int, sid: str, envelope: Any) -> None:
+            sp, mode = envelope
+            self._do(Request("session_resume", conn, sid=sid, system_prompt=sp, mode=mode))
+
+        if domain.attach_prompts:  # v1-stable: re-opening is where the re-sent prompt matters
+
+            @precondition(lambda self: "session_close" not in self.off)
+            @rule(
+                conn=conns,
+                sid=sessions,
+                method=st.sampled_from(("session_load", "session_resume")),
+                envelope=reopen,
+            )
+            def close_and_reopen(self, conn: int, sid: str, method: str, envelope: Any) -> None:
+                """Close a session, then load or resume it (maybe re-sending a prompt)."""
+                sp, mode = envelope
+                self._do(Request("session_close", conn, sid=sid))
+                self._do(Request(method, conn, sid=sid, system_prompt=sp, mode=mode))
 
         @precondition(lambda self: "session_fork" not in self.off)
-        @rule(target=sessions, conn=conns, sid=sessions)
-        def session_fork(self, conn: int, sid: str) -> Any:
-            step = self._do(Request("session_fork", conn, sid=sid))
+        @rule(target=sessions, conn=conns, sid=sessions, envelope=reopen)
+        def session_fork(self, conn: int, sid: str, envelope: Any) -> Any:
+            sp, mode = envelope
+            step = self._do(Request("session_fork", conn, sid=sid, system_prompt=sp, mode=mode))
             return multiple(step.reply.sid) if step.reply.ok else multiple()
 
         @precondition(lambda self: "session_prompt" not in self.off)

@@ -15,6 +15,7 @@ import simulations.explore as explore_module
 from model.invariants import CHECKS, STATE_CHECKS, STEP_CHECKS, Check
 from model.machines import Compiled, System
 from model.mutants import MUTANTS
+from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import REFERENCE
 from model.types import World
@@ -143,9 +144,11 @@ def test_a_broken_canonizer_is_caught_by_the_verdict_comparison() -> None:
 
 def test_reference_findings_in_the_default_bound(runs: dict[str, Exploration]) -> None:
     ex = runs["default"]
-    rules = [r for r in ex.violated if REQUIREMENTS[r].family.name != "P"]
-    assert rules == []
-    assert ex.violated == ["P1", "P2", "P3", "P4", "P9"]
+    stated = [r for r in ex.violated if REVISIONS["rfd-final"].states(r)]
+    assert [r for r in stated if REQUIREMENTS[r].family.name != "P"] == []
+    assert stated == ["P1", "P2", "P3", "P4", "P9"]
+    # the RFD's wire cannot re-send a prompt: v1-stable's T6 (not a rule of rfd-final) shows it
+    assert [r for r in ex.violated if r not in stated] == ["T6"]
 
 
 @pytest.mark.parametrize("bound", ["small", "default"])

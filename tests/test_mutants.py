@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from model.mutants import MUTANTS, Mutant
+from simulations.domain import DEFAULT_DOMAIN, V1_DOMAIN
 from simulations.explore import smallest_bound_showing
 from simulations.stateful import Violation, findings_of, hypothesis_settings, machine_class, run
 from simulations.trace import replay
@@ -22,7 +23,8 @@ MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem w
 @pytest.mark.parametrize("mutant", MUTANTS.values(), ids=lambda m: m.name)
 def test_hypothesis_catches_mutant_by_its_declared_id(mutant: Mutant) -> None:
     """The focused machine fails on the mutant, with the declared id, after shrinking."""
-    cls = machine_class(mutant.tables, checks=[mutant.violates])
+    domain = DEFAULT_DOMAIN if mutant.revision == "rfd-final" else V1_DOMAIN.restrict(mutant.admits)
+    cls = machine_class(mutant.tables, domain, checks=[mutant.violates])
     cls.TestCase.settings = hypothesis_settings(1000, 50, derandomize=True)
     with pytest.raises(Violation) as failure:
         cls.TestCase().runTest()
@@ -32,7 +34,8 @@ def test_hypothesis_catches_mutant_by_its_declared_id(mutant: Mutant) -> None:
     assert shrunk is not None and shrunk[0] == mutant.violates
     assert 1 <= len(shrunk[1]) <= MAX_STEPS, shrunk
     # the exhaustive engine: caught too, and its counterexample is no longer
-    ex = smallest_bound_showing(mutant.tables, mutant.violates)
+    admits = None if mutant.revision == "rfd-final" else mutant.admits
+    ex = smallest_bound_showing(mutant.tables, mutant.violates, admits)
     assert mutant.violates in ex.first, f"BFS misses {mutant.name} in every bound"
     assert len(shrunk[1]) >= ex.length(mutant.violates), (ex.bound.name, shrunk[1])
     assert mutant.violates in replay(ex.trace(mutant.violates), mutant.tables)[-1].violated

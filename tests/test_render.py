@@ -353,7 +353,7 @@ def test_review_block_names_the_requirement_and_the_replay() -> None:
     assert MUTANTS[mutant].summary in md
     assert "exhaustive BFS: 4 steps, the shortest within the bound" in md
     assert "```sh\n" + replay_command("ce/trace.itf.json", "rfd-final", mutant) + "\n```" in md
-    assert steps_markdown(trace, tables, rid).strip() in md
+    assert steps_markdown(trace, tables, rid, keep=REVISIONS["rfd-final"].states).strip() in md
 
 
 def test_review_block_does_not_claim_a_violation_replay_does_not_show() -> None:
@@ -658,7 +658,7 @@ def test_blocks_labels_are_the_models_request_text() -> None:
 
 
 def test_itf_round_trips_prompts_on_load_resume_and_fork(tmp_path: Path) -> None:
-    doc = itf(ENVELOPE_TRACE, REFERENCE, "P1", "schema-2026-11", None, wire="envelope")
+    doc = itf(ENVELOPE_TRACE, REFERENCE, "P1", "v1-stable", None, wire="envelope")
     assert doc["#meta"]["wire"] == "envelope"
     load = doc["states"][6]["action"]
     assert load["method"] == "session_load"

@@ -97,10 +97,10 @@ def test_reuse_changes_nothing_under_mutants_at_small(name: str) -> None:
     _same(MUTANTS[name].tables, "small")
 
 
-def test_reuse_changes_nothing_for_a_profile_and_the_schema_revision() -> None:
+def test_reuse_changes_nothing_for_a_profile_and_the_v1_stable_revision() -> None:
     for tables, revision in (
         (PROFILES["claude-agent-acp-meta"].tables(), PROFILES["claude-agent-acp-meta"].revision),
-        (REVISIONS["schema-2026-11"].tables, "schema-2026-11"),
+        (REVISIONS["v1-stable"].tables, "v1-stable"),
     ):
         _same(tables, BOUNDS["small"].restricted(REVISIONS[revision].admits))
 
@@ -213,7 +213,7 @@ def default_worlds() -> list[World]:
 
 def test_per_session_state_checks_are_judged_alike_on_views(default_worlds: list[World]) -> None:
     local = [c for c in STATE_CHECKS if c.per_session]
-    assert len(local) == len(STATE_CHECKS) == 15
+    assert len(local) == len(STATE_CHECKS) == 18
     assert _decomposition_mismatches(default_worlds, local) == []
     for name in ("fork_drops_parent_prompt", "restart_loses_store", "turns_use_default_prompt"):
         worlds = explore(MUTANTS[name].tables, "small").worlds

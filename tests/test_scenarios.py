@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from model.revisions import REVISIONS
 from model.types import BASE, INVALID_PARAMS, Reason
 from simulations.domain import DEFAULT_DOMAIN
 from simulations.scenarios import SCENARIOS, scenarios_for
@@ -9,7 +10,11 @@ from simulations.trace import replay
 
 
 def _violations(name: str) -> set[str]:
-    return {rid for step in replay(SCENARIOS[name]) for rid in step.violated}
+    return {
+        rid
+        for step in replay(SCENARIOS[name], keep=REVISIONS["rfd-final"].states)
+        for rid in step.violated
+    }
 
 
 def _slots(name: str) -> list[tuple[str, ...]]:

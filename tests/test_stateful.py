@@ -14,6 +14,7 @@ from pathlib import Path
 from hypothesis import settings
 
 from model.invariants import CHECKS
+from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
 from model.witnesses import WITNESSES
 from simulations.domain import DEFAULT_DOMAIN
@@ -21,7 +22,17 @@ from simulations.scenarios import SCENARIOS
 from simulations.stateful import HYPOTHESIS_LOCAL_CONSTANTS, machine_class, run
 from simulations.trace import replay
 
-RULES = [rid for rid in CHECKS if REQUIREMENTS[rid].family is not Family.P]
+RFD = REVISIONS["rfd-final"]
+V1 = REVISIONS["v1-stable"]
+# the rules of the revision a machine runs (T6 and the other T ids are v1-stable's, not the RFD's)
+RULES = [rid for rid in CHECKS if REQUIREMENTS[rid].family is not Family.P and RFD.states(rid)]
+V1_RULES = [
+    rid
+    for rid in CHECKS
+    if REQUIREMENTS[rid].family is not Family.P
+    and V1.states(rid)
+    and REQUIREMENTS[rid].keyword.value != "SHOULD"  # T6: v1-stable's own client breaks it
+]
 PROMISES = [rid for rid in CHECKS if REQUIREMENTS[rid].family is Family.P and rid != "P9"]
 
 # An agent that keeps its capability profile across restarts: every rule and P1–P8 must hold.
@@ -36,6 +47,11 @@ TestStableProfile.settings = settings(settings.default)
 AnyProfileMachine = machine_class(domain=DEFAULT_DOMAIN, checks=RULES)
 TestAnyProfile = AnyProfileMachine.TestCase
 TestAnyProfile.settings = settings(settings.default)
+
+# ACP v1 as stabilised, over what its wire carries: every binding T and S rule holds.
+V1Machine = machine_class(V1.tables, domain=DEFAULT_DOMAIN.restrict(V1.admits), checks=V1_RULES)
+TestV1Stable = V1Machine.TestCase
+TestV1Stable.settings = settings(settings.default)
 
 
 def test_budget_is_at_least_the_ci_floor_when_on_ci() -> None:
