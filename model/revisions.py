@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from model.tables import NEW_SESSION, REFERENCE, Row, Table, Tables
-from model.types import BlockKind, Request, Stage
+from model.types import BlockKind, Phase, Request, Stage
 
 _BASE_RULES = frozenset({"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"})
 _FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
@@ -345,3 +345,108 @@ def resolve(name: str) -> Revision:
         known = ", ".join([*REVISIONS, *(f"{a} (= {t})" for a, t in ALIASES.items())])
         raise KeyError(f"unknown revision {name!r}; known: {known}")
     return REVISIONS[key]
+
+
+# ---- v2-draft: the envelope on ACP v2 (no session/load) ------------------------------------
+#
+# Which ids v2 states. Every T id carries over: the v2 schema's SystemPrompt, SystemPromptMode,
+# SessionSystemPromptCapabilities and the systemPrompt fields of NewSessionRequest,
+# ResumeSessionRequest and ForkSessionRequest say what v1's do, word for word, except that
+# (a) the capability path is ``session.systemPrompt`` (``.mode.override``) instead of
+# ``sessionCapabilities.systemPrompt`` (T1, T2, T3, T8: the same rule, another path; the
+# envelope-v2 wire renders the v2 path), (b) "loading" is gone from the lists of what an error
+# prevents (T9, T11: one method fewer, nothing else), (c) unsupported content blocks now
+# explicitly include unknown types (T9: the model has no unknown block type, no difference).
+# So no T id is dropped; the registry's T texts and sources (model/spec.py) name the v1 paths.
+# Of the base S ids: S2 (session/load needs loadSession) is no rule of v2, which has no
+# session/load; S3 (resume needs sessionCapabilities.resume) and S5 (close, delete and list
+# need their capabilities) are not either: in v2 ``session: {}`` advertises session/new, list,
+# resume, close and prompt as the baseline, so only session/delete (``session.delete``) and
+# session/fork (``session.fork``, S4) stay gated. The model's S5 check judges close, delete and
+# list together, so S5 is not judged for v2-draft; the delete gate stays in the tables.
+_V2_DRAFT_RULES = (_BASE_RULES - {"S2", "S3", "S5"}) | {f"T{i}" for i in range(1, 17)}
+# the methods ``session: {}`` advertises in v2 (AgentCapabilities.session): no capability gate
+V2_BASELINE = ("session_resume", "session_close", "session_list")
+_GATE_CITES = ("S2", "S3", "S5")
+# v2 has no session/load: the agent answers method-not-found whatever the phase
+_V2_NO_LOAD = Row(
+    "session_load",
+    (Phase.UNINITIALIZED, Phase.INITIALIZED),
+    None,
+    (),
+    "reply_method_not_found",
+    (),
+)
+
+
+def _cited_v2(r: Row) -> Row:
+    return r._replace(reqs=tuple(x for x in r.reqs if x not in _GATE_CITES))
+
+
+def _v2_admits(req: Request) -> bool:
+    """The envelope on new, resume and fork; v2 has no session/load at all."""
+    return req.method != "session_load" and _envelope_only(req)
+
+
+def v2_tables(**envelope: str) -> Tables:
+    """``envelope_tables`` (same parameters) as ACP v2 draws them: no session/load, and
+    resume, close and list are baseline methods (``session: {}``), not separately advertised.
+
+    * client: no session/load row (a conforming client never sends it); resume loses the
+      ``method_is_advertised`` gate. Close and list keep it, reading the profile's ``close``
+      and ``list`` bits as the client's choice to use them at all (v2 obliges no client to
+      call them): a scope economy, since calling close and list in the lifecycle scope, whose
+      profiles leave them out, multiplies its states by 25 (1,388 → 34,742) and the default
+      bound's time by 5. They lose the S5 citation.
+    * connection: session/load is answered -32601 before and after initialize (the agent has
+      no such method, as for a method it does not advertise); resume, close and list lose
+      their method-not-found rows: every v2 agent serves them. The profile's
+      ``load_session``, ``resume``, ``close`` and ``list`` bits are read by no agent row.
+    * session: the session/load rows are gone (unreachable).
+
+    The resume rows are v1's: resume never replays (S8's resume half). The model's Request
+    has no ``replayFrom``; v2's resume-with-replay (``replayFrom: {"type": "start"}``)
+    replaces session/load for history, and the schema gives it the same systemPrompt text
+    as plain resume, so the prompt-relevant rows would be the same. It is out of scope here:
+    every modelled resume is a resume without ``replayFrom``.
+    """
+    t = envelope_tables(**envelope)
+
+    def ungated(r: Row) -> Row:
+        guards = tuple(g for g in r.guards if g != "method_is_advertised")
+        return _cited_v2(r._replace(guards=guards))
+
+    client = tuple(
+        ungated(r)
+        if r.trigger == "session_resume"
+        else _cited_v2(r)
+        if r.trigger in V2_BASELINE
+        else r
+        for r in t.client
+        if r.trigger != "session_load"
+    )
+    connection: list[Row] = []
+    for r in t.connection:
+        if r.trigger in V2_BASELINE and r.guards == ("method_not_advertised",):
+            continue
+        if r.trigger == "session_load":
+            if not any(x.trigger == "session_load" for x in connection):
+                connection.append(_V2_NO_LOAD)  # where the first session/load row stood
+            continue
+        connection.append(r)
+    session = tuple(r for r in t.session if r.trigger != "session_load")
+    return t.edit("client", client).edit("connection", tuple(connection)).edit("session", session)
+
+
+REVISIONS["v2-draft"] = Revision(
+    "v2-draft",
+    "ACP v2 draft: systemPrompt {mode, content} on new, resume and fork (no session/load), "
+    "capability session.systemPrompt",
+    "@agentclientprotocol/sdk 2.4.0 schema/v2/schema.unstable.json#/$defs/SystemPrompt "
+    "(2026-11-02; with #/$defs/SessionSystemPromptCapabilities and "
+    "#/$defs/ResumeSessionRequest/properties/replayFrom)",
+    v2_tables(),
+    _V2_DRAFT_RULES,
+    _v2_admits,
+    "envelope-v2",
+)

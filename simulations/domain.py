@@ -91,10 +91,11 @@ class Domain:
             modes = (*modes, "append")  # this wire wants the mode spelled out
         prompts = tuple(p for p in self.prompts if any(admits(new(p, m)) for m in modes))
         modes = tuple(m for m in modes if any(admits(new(p, m)) for p in prompts))
-        probe = Request("session_load", sid="s1", system_prompt=text("a"), mode="append")
-        return replace(
-            self, prompts=prompts, modes=modes, admits=admits, attach_prompts=admits(probe)
+        attach = any(  # any of them: v2-draft has resume and fork but no session/load
+            admits(Request(m, sid="s1", system_prompt=text("a"), mode="append"))
+            for m in ("session_load", "session_resume", "session_fork")
         )
+        return replace(self, prompts=prompts, modes=modes, admits=admits, attach_prompts=attach)
 
     def requests(self, w: World) -> Iterator[Request]:
         """Every request the domain allows in ``w`` (for exhaustive engines)."""
