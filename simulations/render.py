@@ -22,6 +22,13 @@ Scope
     - ``"envelope"`` (the 2026-11 schema): ``systemPrompt: {"mode", "content"}`` on
       session/new, load, resume and fork, ``mode`` defaulting to ``"append"``; capability
       ``{}`` or ``{"mode": {"override": {}}}``.
+    - ``"envelope-v2"`` (v2-draft, the 2026-11 v2 schema): the same envelope on session/new,
+      resume and fork; there is no session/load. v2 shapes throughout: initialize carries
+      ``info`` and ``capabilities`` (protocol version 2), the agent's capabilities are
+      ``capabilities.session`` (``fork``, ``delete``, ``systemPrompt`` — resume, close and list
+      are the baseline ``session: {}`` advertises), session/prompt answers ``messageId``, and
+      resume carries no ``replayFrom`` (the model's resume never replays). Every message is
+      checked against the vendored v2 schema alone.
 
     A request a wire cannot carry (what a revision's ``admits`` rejects: a prompt on
     session/load on the blocks wire, two blocks on the string wire, a mode without a prompt in
@@ -279,12 +286,14 @@ def steps_markdown(
 
 _PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
 _RFD_FIELDS = ("systemPrompt", "systemPromptMode")  # every name a revision put on the wire
-WIRES = ("blocks", "string", "envelope")
+WIRES = ("blocks", "string", "envelope", "envelope-v2")
+_V2 = "envelope-v2"  # the one wire whose messages are v2 messages
 # the model methods whose params carry the prompt on each wire
 _PROMPT_METHODS: dict[str, tuple[str, ...]] = {
     "blocks": ("session_new",),
     "string": ("session_new",),
     "envelope": ("session_new", "session_load", "session_resume", "session_fork"),
+    "envelope-v2": ("session_new", "session_resume", "session_fork"),
 }
 
 
@@ -324,6 +333,8 @@ def _prompt_params(req: Request, wire: str) -> dict[str, Any]:
     rather than being shown as a different message.
     """
     sp, mode = req.system_prompt, req.mode
+    if wire == _V2 and req.method == "session_load":
+        raise _inexpressible(req, wire, "v2 has no session/load")
     if sp is None and mode is None:
         return {}
     if req.method not in _PROMPT_METHODS[_check_wire(wire)]:
@@ -352,7 +363,7 @@ def _prompt_capability(cap: PromptCap, wire: str) -> dict[str, Any] | None:
         return None
     if cap is PromptCap.APPEND:
         return {}
-    return {"mode": {"override": {}}} if wire == "envelope" else {"override": {}}
+    return {"mode": {"override": {}}} if wire in ("envelope", _V2) else {"override": {}}
 
 
 def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
@@ -363,13 +374,22 @@ def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
     prompt = _prompt_capability(c.system_prompt, wire)
     if prompt is not None:
         session["systemPrompt"] = prompt
+    if wire == _V2:  # session/new, list, resume, close and prompt are the baseline of {}
+        return {
+            "session": {k: v for k, v in session.items() if k in ("fork", "delete", "systemPrompt")}
+        }
     return {"loadSession": c.load_session, "sessionCapabilities": session}
+
+
+_V2_INFO = {"name": "acp-sysprompt-model", "version": "0"}  # v2's required Implementation
 
 
 def _params(req: Request, wire: str) -> dict[str, Any]:
     m = req.method
     p: dict[str, Any]
-    if m == "initialize":
+    if m == "initialize" and wire == _V2:
+        p = {"protocolVersion": 2, "info": dict(_V2_INFO), "capabilities": {}}
+    elif m == "initialize":
         p = {
             "protocolVersion": 1,
             "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}},
@@ -389,8 +409,20 @@ def _params(req: Request, wire: str) -> dict[str, Any]:
     return p
 
 
-def _result(step: ReplayedStep, wire: str) -> dict[str, Any]:
+def _result(step: ReplayedStep, wire: str, n: int = 0) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
+    if req.method == "initialize" and wire == _V2:
+        conn = step.step.after.conn(req.conn)
+        return {
+            "protocolVersion": 2,
+            "info": dict(_V2_INFO),
+            "capabilities": _agent_capabilities(conn.caps if conn else None, wire),
+        }
+    if req.method == "session_prompt" and wire == _V2:  # v2 acknowledges the user message
+        v2: dict[str, Any] = {"messageId": f"m{n}"}
+        if reply.slot is not None:
+            v2["_meta"] = {"systemSlot": list(reply.slot)}
+        return v2
     if req.method == "initialize":
         conn = step.step.after.conn(req.conn)
         return {
@@ -414,7 +446,7 @@ def _response(n: int, step: ReplayedStep, wire: str) -> dict[str, Any]:
     if reply.code is not None:
         message = reply.reason.value if reply.reason is not None else "error"
         return {"jsonrpc": "2.0", "id": n, "error": {"code": reply.code, "message": message}}
-    return {"jsonrpc": "2.0", "id": n, "result": _result(step, wire)}
+    return {"jsonrpc": "2.0", "id": n, "result": _result(step, wire, n)}
 
 
 def transcript(trace: Trace, tables: Tables, *, wire: str = "blocks") -> list[dict[str, Any]]:
@@ -460,7 +492,7 @@ _FILES = {
 }
 SCHEMA_FILES: Mapping[str, str] = MappingProxyType(_FILES)
 # The schemas a wire reads beyond the two v1 files.
-_WIRE_SCHEMAS: dict[str, tuple[str, ...]] = {"envelope": (_SDK,)}
+_WIRE_SCHEMAS: dict[str, tuple[str, ...]] = {"envelope": (_SDK,), _V2: (_SDK_V2,)}
 
 
 def _object(**properties: Any) -> dict[str, Any]:
@@ -478,6 +510,7 @@ _FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "string": {"systemPrompt": {"type": "string"}},
     "envelope": {"systemPrompt": {"$ref": f"{_SDK}#/$defs/SystemPrompt"}},
+    _V2: {"systemPrompt": {"$ref": f"{_SDK_V2}#/$defs/SystemPrompt"}},
 }
 _CAPABILITY_SCHEMAS: dict[str, Any] = {
     "blocks": {
@@ -486,6 +519,7 @@ _CAPABILITY_SCHEMAS: dict[str, Any] = {
     },
     "string": _ABSENT,  # the string revisions have no capability: it must not appear
     "envelope": {"$ref": f"{_SDK}#/$defs/SessionSystemPromptCapabilities"},
+    _V2: {"$ref": f"{_SDK_V2}#/$defs/SessionSystemPromptCapabilities"},
 }
 
 
@@ -498,6 +532,8 @@ def _rfd_params(method: str, wire: str) -> dict[str, Any]:
 
 def _rfd_initialize_result(wire: str) -> dict[str, Any]:
     capability = _CAPABILITY_SCHEMAS[wire]
+    if wire == _V2:
+        return _object(capabilities=_object(session=_object(systemPrompt=capability)))
     return _object(agentCapabilities=_object(sessionCapabilities=_object(systemPrompt=capability)))
 
 
@@ -573,6 +609,26 @@ def _load(directory: str | None) -> tuple[Registry[Any], dict[str, MethodSchema]
 
 
 @lru_cache(maxsize=8)
+def _load_v2(directory: str | None) -> dict[str, MethodSchema]:
+    """method → ``$defs`` in the 2026-11 v2 schema (the envelope-v2 wire reads only this)."""
+    methods: dict[str, dict[str, str]] = {}
+    for name, d in _resource(directory, _SDK_V2)["$defs"].items():
+        if d.get("x-side") == "agent" and "x-method" in d:
+            for kind in ("Request", "Response"):
+                if name.endswith(kind):
+                    methods.setdefault(d["x-method"], {})[kind] = name
+    return {
+        m: MethodSchema(_SDK_V2, defs["Request"], defs["Response"])
+        for m, defs in methods.items()
+        if {"Request", "Response"} <= defs.keys()
+    }
+
+
+def _methods(directory: str | None, wire: str) -> dict[str, MethodSchema]:
+    return _load_v2(directory) if wire == _V2 else _load(directory)[1]
+
+
+@lru_cache(maxsize=8)
 def _registry(directory: str | None, wire: str) -> Registry[Any]:
     """The two v1 schemas, plus those the wire reads (the 2026-11 one for the envelope)."""
     registry = _load(directory)[0]
@@ -589,11 +645,11 @@ def method_schemas(directory: Path | None = None) -> dict[str, MethodSchema]:
     return dict(_load(_dir(directory))[1])
 
 
-def _envelope(base: str, kind: str, **properties: Any) -> dict[str, Any]:
+def _envelope(base: str, kind: str, uri: str = _STABLE, **properties: Any) -> dict[str, Any]:
     """A JSON-RPC message: ``base``'s envelope, exactly these members, jsonrpc "2.0"."""
     members = {"jsonrpc": {"const": "2.0"}, "id": {}, **properties}
     return {
-        "allOf": [{"$ref": f"{_STABLE}#/$defs/{base}"}],
+        "allOf": [{"$ref": f"{uri}#/$defs/{base}"}],
         "type": "object",
         "required": ["jsonrpc", "id", *(["method", "params"] if kind == "request" else [])],
         "additionalProperties": False,
@@ -603,15 +659,16 @@ def _envelope(base: str, kind: str, **properties: Any) -> dict[str, Any]:
 
 @lru_cache(maxsize=128)
 def _validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
-    ms = _load(directory)[1][method]
+    ms = _methods(directory, wire)[method]
+    base = _SDK_V2 if wire == _V2 else _STABLE  # the JSON-RPC envelopes: v2's own on v2
     if kind == "request":
         params = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.request}"}, _rfd_params(method, wire)]}
-        schema = _envelope("ClientRequest", kind, method={"const": method}, params=params)
+        schema = _envelope("ClientRequest", kind, base, method={"const": method}, params=params)
     else:
         result: dict[str, Any] = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.response}"}]}
         if method == "initialize":
             result["allOf"].append(_rfd_initialize_result(wire))
-        schema = _envelope("AgentResponse", kind, result=result, error={})
+        schema = _envelope("AgentResponse", kind, base, result=result, error={})
     return Draft202012Validator(schema, registry=_registry(directory, wire))
 
 
@@ -638,7 +695,7 @@ def validate_transcript(
     """
     _check_wire(wire)
     directory = _dir(spec_dir)
-    _, methods = _load(directory)
+    methods = _methods(directory, wire)
     pending: dict[Any, str] = {}
     problems: list[str] = []
     for i, msg in enumerate(messages):
@@ -656,7 +713,8 @@ def validate_transcript(
                 problems.append(f"message {i}: response id {msg.get('id')!r} answers no request")
                 continue
         if not isinstance(method, str) or method not in methods:
-            problems.append(f"message {i}: method {method!r} is in neither ACP v1 schema")
+            where = "is not in the ACP v2 schema" if wire == _V2 else "is in neither ACP v1 schema"
+            problems.append(f"message {i}: method {method!r} {where}")
             continue
         for error in _validator(directory, method, kind, wire).iter_errors(dict(msg)):
             problems.append(_problem(i, method, kind, wire, error))
@@ -683,6 +741,8 @@ def _advertised(profile: Caps, wire: str) -> str:
     """What an agent with ``profile`` advertises: on the string wire, no systemPrompt at all."""
     if wire == "string":
         profile = replace(profile, system_prompt=PromptCap.NONE)
+    if wire == _V2:  # no loadSession in v2; resume, close and list are the baseline
+        profile = replace(profile, load_session=False, resume=True, close=True, list=True)
     return _mm(profile.label())
 
 

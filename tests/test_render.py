@@ -591,6 +591,7 @@ def test_validate_transcript_checks_each_wire(wire: str, edit: Any, expected: st
         ("envelope", Request("session_new", mode="override"), "envelope"),
         ("envelope", Request("session_prompt", sid="s1", system_prompt=text("a")),
          "session/prompt"),
+        ("envelope-v2", Request("session_load", sid="s1"), "v2 has no session/load"),
     ],
 )  # fmt: skip
 def test_a_request_the_wire_cannot_carry_is_an_error(wire: str, req: Request, why: str) -> None:
@@ -629,7 +630,7 @@ def test_every_request_a_revision_admits_renders_on_its_wire(name: str) -> None:
 
 
 def test_revision_wire() -> None:
-    assert set(WIRES) == {"blocks", "string", "envelope"}
+    assert set(WIRES) == {"blocks", "string", "envelope", "envelope-v2"}
     assert {name: revision_wire(name) for name in REVISIONS} == {
         name: r.wire for name, r in REVISIONS.items()
     }
