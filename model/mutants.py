@@ -383,7 +383,36 @@ _V1_LIST: tuple[Mutant, ...] = (
         swap_effect(V1, "session", "load_with_request_prompt", "load_with_default_prompt")),
 )  # fmt: skip
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in (*_LIST, *_V1_LIST)}
+# v2-draft states T1-T16 with v1's behaviour on every row it keeps (the v2 schema's texts
+# differ only in the capability path and in naming no session/load), so each v1 mutant above
+# stands for the same rows of v2-draft too. What v1's do not cover: their T9, T15 and T16
+# mutants edit session/load rows, which v2 does not have; v2's own history reopener is
+# session/resume, whose rows no v1 mutant edits. So v2-draft adds two resume mutants. A client
+# that sends session/load anyway is not one: v2-draft's wire cannot carry the request
+# (``Revision.admits``), so no engine would ever generate it (and S2 is no rule of v2).
+V2 = REVISIONS["v2-draft"].tables
+
+
+def _v2(name: str, violates: str, summary: str, tables: Tables) -> Mutant:
+    return Mutant(name, violates, summary, tables, revision="v2-draft")
+
+
+@effect
+def resume_with_empty_slot(c: Ctx) -> None:
+    """Resume without a prompt: neither the stored prompt nor the default, an empty slot."""
+    attach(c, (), replayed=False)
+
+
+_V2_LIST: tuple[Mutant, ...] = (
+    _v2("v2_resume_without_prompt_empties_slot", "T15",
+        "session/resume without systemPrompt runs neither the stored prompt nor the default",
+        swap_effect(V2, "session", "resume_with_stored_prompt", "resume_with_empty_slot")),
+    _v2("v2_resume_ignores_new_prompt", "T16",
+        "session/resume with a re-sent prompt runs the default instead (neither kept nor applied)",
+        swap_effect(V2, "session", "resume_with_request_prompt", "resume_with_default_prompt")),
+)  # fmt: skip
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (*_LIST, *_V1_LIST, *_V2_LIST)}
 
 
 def table_diff(m: Mutant) -> list[str]:

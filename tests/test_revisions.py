@@ -151,3 +151,101 @@ def test_schema_counterexample_transcript_uses_the_envelope(tmp_path: Path) -> N
     loads = [m for m in msgs if m.get("method") in ("session/load", "session/resume")]
     assert loads and all(set(m["params"]["systemPrompt"]) == {"mode", "content"} for m in loads)
     assert validate_transcript(msgs, wire="envelope") == []
+
+
+# ---- v2-draft: the envelope on new, resume and fork; no session/load --------------------------
+
+
+@pytest.fixture(scope="module")
+def v2() -> CheckResult:
+    return check(revision="v2-draft")
+
+
+def test_v2_has_no_session_load() -> None:
+    """The wire cannot carry it, a conforming client never sends it, the agent answers -32601."""
+    from model.machines import System
+
+    rev = REVISIONS["v2-draft"]
+    assert not rev.admits(Request("session_load", sid="s1"))
+    assert rev.admits(Request("session_resume", sid="s1", system_prompt=text("a"), mode="append"))
+    assert not rev.admits(Request("session_resume", sid="s1", system_prompt=text("a")))
+    assert not any(r.trigger == "session_load" for r in (*rev.tables.client, *rev.tables.session))
+    assert not {"S2", "S3", "S5"} & rev.rules and {f"T{i}" for i in range(1, 17)} <= rev.rules
+    full = Caps(PromptCap.OVERRIDE, load_session=True, resume=True, list=True, close=True)
+    for client in ClientKind:
+        w = initial_world(full)
+        for req in (Request("connect", client=client), Request("initialize")):
+            w = System(rev.tables).step(w, req).after
+        step = System(rev.tables).step(w, Request("session_load", sid="s1"))
+        if client is ClientKind.CONFORMING:
+            assert not step.sent
+        else:
+            assert step.reply.code == -32601
+
+
+def test_v2_resume_is_baseline_for_the_agent() -> None:
+    """An agent that lists no resume bit still resumes: ``session: {}`` advertises it in v2."""
+    from model.machines import System
+
+    tables = REVISIONS["v2-draft"].tables
+    w = initial_world(Caps(PromptCap.APPEND, close=True))  # no resume bit
+    for req in (
+        Request("connect", client=ClientKind.CONFORMING),
+        Request("initialize"),
+        Request("session_new", system_prompt=text("a"), mode="append"),
+        Request("session_close", sid="s1"),  # an active session is not resumable (Q10)
+    ):
+        w = System(tables).step(w, req).after
+    step = System(tables).step(w, Request("session_resume", sid="s1"))
+    assert step.sent and step.reply.ok and not step.reply.replayed  # S8: no replayFrom
+
+
+def test_v2_draft_default_bound_verdicts(v2: CheckResult) -> None:
+    assert v2.budget["states"] == 7611 and v2.budget["complete"]
+    assert v2.budget["scopes"] == ["wire", "lifecycle", "methods", "shared", "envelope"]
+    violated = sorted(r for r, v in v2.verdicts.items() if v == "violated")
+    assert violated == ["P1", "P2", "P3", "P4", "P5", "P7", "P8", "P9", "T6"]
+    assert v2.verdicts["P6"] == "holds"
+    assert {v2.verdicts[s] for s in ("S2", "S3", "S5")} == {"n/a"}
+    assert all(v2.verdicts[s] == "holds" for s in ("S1", "S4", "S6", "S7", "S8"))
+    assert v2.exit_code(strict=False) == 0  # only the client's SHOULD among the rules
+    for trace in v2.counterexamples.values():
+        assert not any(r.method == "session_load" for r in trace.requests)
+    # the same P verdicts as v1-stable: dropping session/load changes none of them
+    v1 = check(revision="v1-stable")
+    assert {p: v1.verdicts[p] for p in v1.verdicts if p[0] == "P"} == {
+        p: v2.verdicts[p] for p in v2.verdicts if p[0] == "P"
+    }
+
+
+def test_v2_counterexample_transcript_validates_against_the_v2_schema(tmp_path: Path) -> None:
+    code = main(
+        [
+            "counterexample",
+            "--revision",
+            "v2-draft",
+            "--bound",
+            "small",
+            "--id",
+            "P3",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    msgs = [json.loads(line) for line in (tmp_path / "transcript.ndjson").read_text().splitlines()]
+    methods = {m.get("method") for m in msgs}
+    assert "session/resume" in methods and "session/load" not in methods
+    resumes = [m for m in msgs if m.get("method") == "session/resume"]
+    assert all(set(m["params"]["systemPrompt"]) == {"mode", "content"} for m in resumes)
+    init = next(m for m in msgs if m.get("id") == 1 and "result" in m)["result"]
+    assert "session" in init["capabilities"] and "agentCapabilities" not in init
+    assert validate_transcript(msgs, wire="envelope-v2") == []
+    # teeth: the v1 schemas refuse it, and the v2 one refuses v1 shapes and session/load
+    assert validate_transcript(msgs, wire="envelope") != []
+    v1_init = {**msgs[1], "result": {"protocolVersion": 1, "agentCapabilities": {}}}
+    assert validate_transcript([msgs[0], v1_init], wire="envelope-v2") != []
+    load = {**resumes[0], "method": "session/load", "id": 99}
+    problems = validate_transcript([load], wire="envelope-v2")
+    assert any("'session/load' is not in the ACP v2 schema" in p for p in problems)
