@@ -58,7 +58,7 @@ Abstractions
     only through ``importlib.resources`` (``vendored_schemas``); the folder's ``VENDORED.md``
     gives each file's upstream source, licence and sha256. Each has a URI here
     (``SCHEMA_FILES``): the two v1 files, the 2026-11 v1 file the envelope wire reads, and the
-    2026-11 v2 file, loadable (``load_schema``, ``schema_registry``) but used by no wire yet.
+    2026-11 v2 file, which the envelope-v2 wire (v2-draft) validates against alone.
     ``validate_transcript`` and ``method_schemas`` take an optional directory laid out the same
     way instead (a test's altered copies).
 
@@ -482,7 +482,7 @@ def write_ndjson(messages: Iterable[Mapping[str, Any]], path: Path | str) -> Pat
 
 _STABLE, _UNSTABLE = "urn:acp:schema:v1", "urn:acp:schema:v1-unstable"
 _SDK = "urn:acp:schema:sdk-2.4.0:v1-unstable"  # the 2026-11 schema: the envelope's official defs
-_SDK_V2 = "urn:acp:schema:sdk-2.4.0:v2-unstable"  # the 2026-11 v2 schema: no wire reads it yet
+_SDK_V2 = "urn:acp:schema:sdk-2.4.0:v2-unstable"  # the 2026-11 v2 schema: the envelope-v2 wire
 # URI → file, relative to the vendored folder (or to an override directory laid out like it).
 _FILES = {
     _STABLE: "acp-schema-v1.json",
