@@ -301,6 +301,13 @@ def reject_differing_prompt(c: Ctx) -> None:
 
 
 @effect
+def refuse_prompted_session(c: Ctx) -> None:
+    """An amendment's answer: no reopening, where systemPrompt is not advertised, of a session
+    stored with a prompt (it could not run under it)."""
+    _fail(c, INVALID_REQUEST, Reason.PROMPT_UNSUPPORTED_HERE)
+
+
+@effect
 def fork_with_parent_prompt(c: Ctx) -> None:
     parent = c.session
     assert parent is not None

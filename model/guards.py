@@ -193,3 +193,10 @@ def resends_stored_prompt(c: Ctx) -> bool:
     if c.req.method not in ("session_load", "session_resume", "session_fork"):
         return True
     return _sent(c) == _stored(c)
+
+
+@guard
+def session_has_stored_prompt(c: Ctx) -> bool:
+    """The addressed session was stored with a client prompt."""
+    s = c.session
+    return s is not None and s.blocks is not None

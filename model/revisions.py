@@ -128,6 +128,8 @@ ON_OMIT = ("keep", "default")  # T15: prompt omitted on load/resume/fork
 ON_DIFFER = ("apply", "keep", "reject")  # T16 (silent): a re-sent prompt that differs
 ON_EMPTY = ("reject", "accept")  # T11 (MAY): an empty content array
 CLIENT_RESENDS = ("any", "same", "none")  # T6 (SHOULD): what a conforming client re-sends
+# silent: reopening, where systemPrompt is not advertised, a session stored with a prompt
+WITHOUT_CAPABILITY = ("default", "refuse")
 
 
 def envelope_tables(
@@ -135,6 +137,7 @@ def envelope_tables(
     on_differ: str = "apply",
     on_empty: str = "reject",
     client_resends: str = "any",
+    without_capability: str = "default",
 ) -> Tables:
     """The stabilised v1 tables: the envelope on new, load, resume and fork.
 
@@ -143,13 +146,17 @@ def envelope_tables(
     and attaches nothing (T9, T10; an empty ``content`` per ``on_empty``, T11 is a MAY); a
     prompt it can apply is handled per ``on_differ`` when it is not the one the (source)
     session was created with (T16, on which the spec is silent), else applied; an omitted one
-    per ``on_omit`` (T15: either is allowed). The defaults are the reference agent's choices.
+    per ``on_omit`` (T15: either is allowed). Where the agent does not advertise systemPrompt
+    (after a restart, say) a session stored with a prompt is reopened under the default or
+    refused, per ``without_capability`` (the spec is silent). The defaults are the reference
+    agent's choices.
     """
     for name, value, allowed in (
         ("on_omit", on_omit, ON_OMIT),
         ("on_differ", on_differ, ON_DIFFER),
         ("on_empty", on_empty, ON_EMPTY),
         ("client_resends", client_resends, CLIENT_RESENDS),
+        ("without_capability", without_capability, WITHOUT_CAPABILITY),
     ):
         if value not in allowed:
             raise ValueError(f"{name} = {value!r}: expected one of {', '.join(allowed)}")
@@ -239,6 +246,22 @@ def envelope_tables(
             # the stored-prompt row now serves an omitted prompt (T15)
             effect = _KEEP[r.trigger] if on_omit == "keep" else _DEFAULT[r.trigger]
             r = r._replace(effect=effect, reqs=("T15", *r.reqs[1:]))
+        if (
+            without_capability == "refuse"
+            and r.trigger in ATTACH_TRIGGERS
+            and r.effect == _DEFAULT[r.trigger]
+            and not r.guards
+        ):
+            session.append(
+                Row(
+                    r.trigger,
+                    r.source,
+                    None,
+                    ("session_has_stored_prompt",),
+                    "refuse_prompted_session",
+                    (),
+                )
+            )
         session.append(r)
     new_session = tuple(r._replace(reqs=_V1_CITES[r.effect]) for r in NEW_SESSION)
     session = [r._replace(reqs=_v1_cites(r)) for r in session]

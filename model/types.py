@@ -246,6 +246,7 @@ class Reason(Enum):
     UNKNOWN_SESSION = "unknown session"
     SESSION_NOT_AVAILABLE = "session not available"
     PROMPT_DIFFERS = "systemPrompt differs from the session's"
+    PROMPT_UNSUPPORTED_HERE = "session has a systemPrompt this agent does not advertise"
 
 
 INVALID_PARAMS = -32602

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
+from model.amend import AMENDMENTS, Amendment, AmendmentError, load_amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
 from model.profiles import PROFILES, Profile, ProfileError, load_profile
@@ -79,9 +80,12 @@ class CheckResult:
     witnesses: set[str] = field(default_factory=set)
     complete: bool = True
     profile: Profile | None = None
+    amendment: Amendment | None = None
 
     @property
     def tables(self) -> Tables:
+        if self.amendment is not None:
+            return self.amendment.tables()
         if self.profile is not None:
             return self.profile.tables()
         return MUTANTS[self.mutant].tables if self.mutant else REVISIONS[self.revision].tables
@@ -141,7 +145,7 @@ def _bound(name: str, revision: str, restarts: str = "any") -> Bound:
 
 
 def check(
-    revision: str = "rfd-final",
+    revision: str | None = None,
     mutant: str | None = None,
     engine: str = "bfs",
     seed: int = 0,
@@ -153,11 +157,24 @@ def check(
     progress: Progress | None = None,
     profile: Profile | None = None,
     workers: int = 1,
+    amendment: Amendment | None = None,
 ) -> CheckResult:
     """Run ``engine`` and return a verdict for every requirement id.
 
-    With ``profile`` the agent is that implementation profile (over its revision's tables).
+    With ``profile`` the agent is that implementation profile (over its revision's tables);
+    with ``amendment`` the spec is its base revision with the amendment's edits.
     """
+    if amendment is not None:
+        if mutant is not None or profile is not None:
+            raise UsageError(
+                "argument --amend: an amendment is checked on its own (no --mutant or --profile)"
+            )
+        if revision is not None and _revision(revision) != amendment.base:
+            raise UsageError(
+                f"argument --amend: {amendment.name} amends {amendment.base}, not "
+                f"{_revision(revision)} (drop --revision)"
+            )
+        revision = amendment.base
     if profile is not None:
         if mutant is not None:
             raise UsageError("argument --profile: a profile and a mutant cannot be combined")
@@ -169,6 +186,8 @@ def check(
             tables = profile.tables()
         except ProfileError as e:
             raise UsageError(f"argument --profile: {e}") from None
+    if amendment is not None:
+        tables = amendment.tables()
     if engine not in ENGINES:
         raise UsageError(
             f"argument --engine: unknown engine {engine!r} (choose from {', '.join(ENGINES)})"
@@ -176,12 +195,14 @@ def check(
     rev = REVISIONS[revision]
     if engine == "bfs":
         b = _bound(bound, revision, domain.restarts)
-        return from_exploration(
+        result = from_exploration(
             explore(tables, b, symmetry=symmetry, progress=progress, workers=workers),
             revision,
             mutant,
             profile,
         )
+        result.amendment = amendment
+        return result
     domain = domain.restrict(rev.admits)
     t0 = time.perf_counter()
     # 1. one broad run that records every id it sees violated
@@ -229,6 +250,7 @@ def check(
         {"examples": examples, "steps": steps, "seed": seed, "restarts": domain.restarts},
         found.witnesses,
         profile=profile,
+        amendment=amendment,
     )
 
 
@@ -296,6 +318,8 @@ def _header(result: CheckResult) -> str:
     what = f"mutant {result.mutant} of {result.revision}" if result.mutant else result.revision
     if result.profile is not None:
         what = f"profile {result.profile.name} ({result.revision})"
+    if result.amendment is not None:
+        what = f"amendment {result.amendment.name} of {result.revision}"
     if result.engine == "bfs":
         done = "" if result.complete else "  INTERRUPTED: partial exploration"
         return (
@@ -363,6 +387,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "mutant": result.mutant,
         "profile": None if result.profile is None else result.profile.name,
         "profile_knobs": None if result.profile is None else result.profile.knobs(),
+        "amendment": None if result.amendment is None else result.amendment.describe(),
         "engine": result.engine,
         "verdicts": result.verdicts,
         "counterexamples": {
@@ -375,6 +400,85 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "complete": result.complete,
     }
+
+
+@dataclass
+class Change:
+    """One id whose verdict an amendment changes, with the counterexample that goes or comes."""
+
+    rid: str
+    before: str
+    after: str
+    trace: Trace | None  # the base's counterexample that disappears, or the one that appears
+
+
+def verdict_diff(base: CheckResult, amended: CheckResult) -> list[Change]:
+    """Every id whose verdict differs between the base revision and the amendment."""
+    out = []
+    for rid, before in base.verdicts.items():
+        after = amended.verdicts.get(rid, NA)
+        if after != before:
+            trace = (
+                base.counterexamples.get(rid)
+                if before == VIOLATED
+                else amended.counterexamples.get(rid)
+            )
+            out.append(Change(rid, before, after, trace))
+    return out
+
+
+def keeps_promise(amendment: Amendment, diff: list[Change]) -> bool:
+    """Every id it claims to fix goes from violated to holds, and nothing starts failing."""
+    fixed = {c.rid for c in diff if c.before == VIOLATED and c.after == HOLDS}
+    broken = [c for c in diff if c.after == VIOLATED]
+    return set(amendment.fixes) <= fixed and not broken
+
+
+def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> str:
+    a = amended.amendment
+    assert a is not None
+    lines = [
+        "",
+        f"verdict diff: amendment {a.name} against {base.revision} "
+        f"({len(diff)} id{'s' if len(diff) != 1 else ''} change)",
+        f"  edits: {', '.join(f'{k} = {v!r}' for k, v in a.edits)}",
+    ]
+    if a.sentence:
+        lines.append(f'  sentence: "{a.sentence}"')
+    for c in diff:
+        if c.before == VIOLATED and c.trace is not None:
+            note = f"its {len(c.trace)}-step counterexample disappears:"
+        elif c.after == VIOLATED and c.trace is not None:
+            note = f"a {len(c.trace)}-step counterexample appears:"
+        else:
+            note = ""
+        lines.append(f"  {c.rid:4s} {c.before} → {c.after}  {note}")
+        if c.trace is not None:
+            tables = base.tables if c.before == VIOLATED else amended.tables
+            shown = render_steps(c.trace, tables, REVISIONS[base.revision].states)
+            lines += ["    " + line for line in shown.splitlines()]
+    claimed = ", ".join(a.fixes) or "nothing"
+    verdict = "kept" if keeps_promise(a, diff) else "NOT kept"
+    lines.append(f"  claims to fix {claimed}: {verdict}")
+    return "\n".join(lines)
+
+
+def diff_json(diff: list[Change], base: CheckResult, amended: CheckResult) -> list[Any]:
+    return [
+        {
+            "id": c.rid,
+            "before": c.before,
+            "after": c.after,
+            "counterexample": None
+            if c.trace is None
+            else trace_json(
+                c.trace,
+                base.tables if c.before == VIOLATED else amended.tables,
+                REVISIONS[base.revision].states,
+            ),
+        }
+        for c in diff
+    ]
 
 
 def listing() -> dict[str, Any]:
@@ -410,6 +514,7 @@ def listing() -> dict[str, Any]:
             }
             for p in PROFILES.values()
         ],
+        "amendments": [a.describe() for a in AMENDMENTS.values()],
     }
 
 
@@ -441,8 +546,7 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument(
             "--revision",
             default=None,
-            help="rfd-draft, pr-1494, rfd-final, v1-stable (default: the mutant's revision, "
-            "else rfd-final)",
+            help=f"{', '.join(REVISIONS)} (default: the mutant's revision, else rfd-final)",
         )
         c.add_argument("--mutant", default=None)
 
@@ -467,6 +571,12 @@ def parser() -> argparse.ArgumentParser:
         "--profile",
         default=None,
         help="an implementation profile: a shipped name or a .toml/.json file (see README)",
+    )
+    c.add_argument(
+        "--amend",
+        default=None,
+        help="a spec amendment: a shipped name (see 'list') or a .toml file; prints the "
+        "verdict diff against its base and exits 1 if it does not keep its claims",
     )
     c.add_argument("--engine", default="bfs", help=f"{', '.join(ENGINES)} (default bfs)")
     bfs(c)
@@ -728,6 +838,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 print("engines:   " + ", ".join(e["name"] for e in data["engines"]))
                 print("bounds:    " + ", ".join(b["name"] for b in data["bounds"]))
                 print("profiles:  " + ", ".join(p["name"] for p in data["profiles"]))
+                print("amendments: " + ", ".join(a["name"] for a in data["amendments"]))
                 print("mutants (name → id it must violate):")
                 for m in data["mutants"]:
                     print(f"  {m['name']:42s} {m['violates']:4s} {m['summary']}")
@@ -755,7 +866,29 @@ def _main(argv: Sequence[str] | None) -> int:
                     f"argument --profile: {profile.name} speaks {profile.revision}, "
                     f"not {args.revision} (drop --revision)"
                 )
+        amendment = None
+        if args.amend is not None:
+            try:
+                amendment = load_amendment(args.amend)
+            except AmendmentError as e:
+                raise UsageError(f"argument --amend: {e}") from None
         line = _progress(args, "check") if args.engine == "bfs" else None
+        base = None
+        if amendment is not None:
+            base = check(
+                amendment.base,
+                None,
+                args.engine,
+                args.seed,
+                args.examples,
+                args.steps,
+                DEFAULT_DOMAIN.with_restarts(args.restarts),
+                args.bound,
+                not args.no_symmetry,
+                line,
+                None,
+                args.workers,
+            )
         result = check(
             args.revision,
             args.mutant,
@@ -769,12 +902,25 @@ def _main(argv: Sequence[str] | None) -> int:
             line,
             profile,
             args.workers,
+            amendment,
         )
         if line is not None:
             line.done()
     except UsageError as e:
         print(f"acp-sysprompt: error: {e}", file=sys.stderr)
         return 2
+    if amendment is not None and base is not None:
+        diff = verdict_diff(base, result)
+        if args.json:
+            data = to_json(result)
+            data["diff"] = diff_json(diff, base, result)
+            data["keeps_claims"] = keeps_promise(amendment, diff)
+            print(json.dumps(data, indent=2))
+        else:
+            print(render(result) + "\n" + render_diff(base, result, diff))
+        if not (result.complete and base.complete):
+            return INTERRUPTED
+        return 0 if keeps_promise(amendment, diff) else 1
     print(json.dumps(to_json(result), indent=2) if args.json else render(result))
     if not result.complete:
         return INTERRUPTED

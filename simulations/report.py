@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from model.amend import AMENDMENTS, Amendment
 from model.mutants import MUTANTS
 from model.profiles import PROFILES
 from model.questions import QUESTIONS, Witness
@@ -36,6 +37,8 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
+from simulations.choices import choices_matrix, empty_array_changes_nothing, matrix_markdown
+from simulations.domain import DEFAULT_DOMAIN, V1_DOMAIN
 from simulations.explore import (
     BOUNDS,
     Bound,
@@ -93,6 +96,7 @@ SUBJECTS: tuple[Subject, ...] = (
     ),
     Subject("v1-stable, stable agent", "v1-stable", restarts="same"),
     Subject("v1-stable, restart may change the agent", "v1-stable"),
+    Subject("v2-draft, restart may change the agent", "v2-draft"),
     *(
         Subject(
             f"profile {p.name}",
@@ -157,7 +161,8 @@ def kill_row(name: str) -> Kill:
     )
     if m.violates in ex.first:
         bfs, bfs_bound = ex.length(m.violates), ex.bound.name
-    cls = machine_class(m.tables, checks=[m.violates])
+    domain = DEFAULT_DOMAIN if m.revision == "rfd-final" else V1_DOMAIN.restrict(m.admits)
+    cls = machine_class(m.tables, domain, checks=[m.violates])
     run(cls, examples=300, steps=50, seed_value=0)
     failure = findings_of(cls).failure
     hyp = len(failure[1]) if failure is not None and failure[0] == m.violates else None
@@ -245,6 +250,132 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
     return d
 
 
+def amendment_row(a: Amendment, bound: str = "default", workers: int = 1) -> Row:
+    """The amendment explored like its base's subject (restarts may change the agent)."""
+    s = Subject(f"amendment {a.name}", a.base)
+    ex = explore(a.tables(), subject_bound(s, bound), workers=workers)
+    verdicts = {p: "violated" if p in ex.first else "holds" for p in P_IDS}
+    rules = [r for r in ex.violated if r[0] != "P" and REVISIONS[a.base].states(r)]
+    return Row(s, ex, verdicts, rules)
+
+
+_P9_GAP = (
+    "no shipped amendment: every revision leaves it open. A client that loads or forks a "
+    "session it did not create on its own connection has seen nothing naming the prompt; "
+    "closing it takes a wire change (the agent echoing the session's systemPrompt in the "
+    "load/resume/fork result), which choices over the v1 tables cannot express."
+)
+
+
+def _stable_sections(
+    rows: list[Row], out: Path, bound: str, jobs: int, say: Callable[[str], None]
+) -> list[str]:
+    """The choices matrix, the amendments and the per-finding blocks for ACP v1 as stabilised
+    (written when the report's subjects include v1-stable with restarts that may change it)."""
+    by_label = {row.subject.label: row for row in rows}
+    base = by_label.get("v1-stable, restart may change the agent")
+    if base is None:
+        return []
+    lines: list[str] = []
+    say("checking the open choices of v1-stable")
+    matrix = choices_matrix("small", "same", jobs)
+    same_empty = empty_array_changes_nothing("small", jobs)
+    lines += [
+        "",
+        "## What ACP v1 as stabilised leaves open",
+        "",
+        "Every combination of the choices the stabilised text leaves to the agent (T15: an "
+        "omitted prompt on load/resume/fork keeps the stored one or uses the default; T16: a "
+        "re-sent prompt that differs is applied, ignored in favour of the stored one, or "
+        "rejected) and to the client (T6, a SHOULD: re-send any valid value, the same one, or "
+        "none), each checked exhaustively within the `small` bound with an agent that keeps its "
+        "capability profile across restarts. Every row is an implementation the spec allows; "
+        "only `client_resends = same` also keeps the SHOULD. ✗ n = violated, shortest "
+        "counterexample n steps.",
+        "",
+        matrix_markdown(matrix),
+        "",
+        "T11 (an empty content array: reject or accept) is not a column: only a client that "
+        "breaks T5 sends one. Checked for the reference choices: accepting it "
+        + ("changes no P verdict." if same_empty else "**changes P verdicts** (see the tests)."),
+    ]
+    say("checking the shipped amendments")
+    amended = {a.name: amendment_row(a, bound, jobs) for a in AMENDMENTS.values()}
+    lines += [
+        "",
+        "## Amendments: one sentence each",
+        "",
+        f"Each shipped amendment (`acp-sysprompt check --amend NAME`) is v1-stable plus the "
+        f"edits shown, explored like the subject *{base.subject.label}* in the `{bound}` bound. "
+        "Fixed = P ids that go from ✗ to ✓; broken = ids that go from ✓ to ✗.",
+        "",
+        "| amendment | edits | fixed | broken | still ✗ | claims kept |",
+        "|---|---|---|---|---|---|",
+    ]
+    for a in AMENDMENTS.values():
+        r = amended[a.name]
+        fixed = [p for p in P_IDS if base.verdicts[p] == "violated" and r.verdicts[p] == "holds"]
+        broken = [p for p in P_IDS if base.verdicts[p] == "holds" and r.verdicts[p] == "violated"]
+        left = [p for p in P_IDS if r.verdicts[p] == "violated"]
+        kept = set(a.fixes) <= set(fixed) and not broken
+        edits = ", ".join(f"`{k} = {v}`" for k, v in a.edits)
+        lines.append(
+            f"| `{a.name}` | {edits} | {', '.join(fixed) or '—'} | {', '.join(broken) or '—'} | "
+            f"{', '.join(left) or '—'} | {'yes' if kept else '**NO**'} |"
+        )
+    lines += [
+        "",
+        "## Findings to take upstream (ACP v1 as stabilised)",
+        "",
+        "One block per guarantee the stabilised text does not give, ready to paste into an "
+        "issue on agentclientprotocol/agent-client-protocol: the property, the shortest "
+        "counterexample (its JSON-RPC transcript validates against the SDK 2.4.0 v1 schema), "
+        "and the smallest shipped amendment that closes it with its verdict diff.",
+    ]
+    for p in P_IDS:
+        if base.verdicts[p] != "violated":
+            continue
+        d = _write_counterexample(base, p, out)
+        n = base.exploration.length(p)
+        fix = next((a for a in AMENDMENTS.values() if amended[a.name].verdicts[p] == "holds"), None)
+        lines += [
+            "",
+            f"### {p}: {REQUIREMENTS[p].text}",
+            "",
+            f"Violated by ACP v1 as stabilised: shortest counterexample {n} steps "
+            f"([review block]({d.relative_to(out).as_posix()}/review.md), "
+            f"[JSON-RPC transcript]({d.relative_to(out).as_posix()}/transcript.ndjson)).",
+            "",
+            "```",
+            request_steps(base.exploration.trace(p)),
+            "```",
+            "",
+        ]
+        if fix is None:
+            lines.append(f"Amendment: {_P9_GAP if p == 'P9' else 'no shipped amendment.'}")
+            continue
+        r = amended[fix.name]
+        changes = [
+            f"{q} {'✗' if base.verdicts[q] == 'violated' else '✓'}→"
+            f"{'✗' if r.verdicts[q] == 'violated' else '✓'}"
+            for q in P_IDS
+            if base.verdicts[q] != r.verdicts[q]
+        ]
+        lines += [
+            f"Amendment `{fix.name}` ({', '.join(f'{k} = {v}' for k, v in fix.edits)}):",
+            "",
+            f"> {fix.sentence}",
+            "",
+            f"Verdict diff against v1-stable: {', '.join(changes)}.",
+        ]
+    return lines
+
+
+def request_steps(trace: Trace) -> str:
+    """The trace's requests, one per line (the reply column is in the linked review block)."""
+    return "\n".join(f"{i}. {request_text(r)}" for i, r in enumerate(trace.requests, 1))
+
+
 def build_report(
     out: Path,
     bound: str = "default",
@@ -252,6 +383,7 @@ def build_report(
     mutants: tuple[str, ...] | None = None,
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
+    stable_sections: bool = True,
 ) -> Path:
     """Write ``out/report.md`` (and the counterexample directories); return its path.
 
@@ -304,13 +436,16 @@ def build_report(
         lines.append(f"- **{s.label}** — {who}; restarts: {s.restarts}{caps}. {s.note}")
     lines += ["", "P ids (docs/REQUIREMENTS.md):", ""]
     lines += [f"- **{p}** {REQUIREMENTS[p].text}" for p in P_IDS]
+    if stable_sections:
+        lines += _stable_sections(rows, out, bound, jobs, say)
     names = mutants if mutants is not None else tuple(MUTANTS)
     if names:
         lines += [
             "",
             "## Kill matrix",
             "",
-            "Each mutant is one edit of the final RFD's tables declaring the id it must violate. "
+            "Each mutant is one edit of its revision's tables (rfd-final, or v1-stable for the "
+            "`v1_` ones) declaring the id it must violate. "
             "BFS: the shortest counterexample's length and the smallest bound that shows it; "
             "Hypothesis: the shrunk counterexample's length (300 examples × 50 steps, seed 0); "
             "– = not killed.",

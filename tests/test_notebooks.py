@@ -39,6 +39,7 @@ NAMES = (
     "03_counterexamples_for_review.ipynb",
     "04_compare_revisions.ipynb",
     "05_check_your_agent.ipynb",
+    "06_stabilised_spec.ipynb",
 )
 BUDGET = 60.0  # seconds per notebook
 
