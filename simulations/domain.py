@@ -79,7 +79,9 @@ class Domain:
 
         A prompt stays if some mode carries it (``"append"`` is added where the wire needs the
         mode spelled out); a mode stays if some prompt (or none) goes with it. Requests the
-        wire cannot express are filtered out of ``requests``.
+        wire cannot express are filtered out of ``requests``. Where ``admits`` also says which
+        profiles its wire explores (``model.revisions.WireAdmits.profiles``: alt-instructions
+        adds a replace-only agent), the profiles are those.
         """
 
         def new(p: tuple[Block, ...] | None, m: str | None) -> Request:
@@ -92,8 +94,18 @@ class Domain:
         prompts = tuple(p for p in self.prompts if any(admits(new(p, m)) for m in modes))
         modes = tuple(m for m in modes if any(admits(new(p, m)) for p in prompts))
         probe = Request("session_load", sid="s1", system_prompt=text("a"), mode="append")
+        profiles = self.profiles
+        widen: Callable[[tuple[Caps, ...]], tuple[Caps, ...]] | None
+        widen = getattr(admits, "profiles", None)
+        if widen is not None:
+            profiles = widen(profiles)
         return replace(
-            self, prompts=prompts, modes=modes, admits=admits, attach_prompts=admits(probe)
+            self,
+            profiles=profiles,
+            prompts=prompts,
+            modes=modes,
+            admits=admits,
+            attach_prompts=admits(probe),
         )
 
     def requests(self, w: World) -> Iterator[Request]:
@@ -147,3 +159,9 @@ V1_DOMAIN = replace(
     reopen_prompts=(text("a"), text("b"), text(BIG), (), (Block(BlockKind.IMAGE),)),
     max_sessions=2,
 )
+
+
+# alt-instructions: session/new with every text its wire carries (a text, the empty text of A7,
+# none, an oversized one; the machine favours the first two) and every mode, two sessions (fork,
+# A13); restrict it with the revision's admits, which also adds the replace-only agents
+ALT_DOMAIN = replace(DEFAULT_DOMAIN, prompts=(text("a"), text(""), None, text(BIG)), max_sessions=2)
