@@ -35,10 +35,16 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
         "pr-1494",
         "rfd-final",
         "v1-stable",
+        "alt-instructions",
     ]
     assert data["revisions"][3]["aliases"] == ["schema-2026-11"]
     assert {f"T{i}" for i in range(1, 17)} <= set(data["revisions"][3]["rules"])
-    assert {m["revision"] for m in data["mutants"]} == {"rfd-final", "v1-stable"}
+    assert {f"A{i}" for i in range(1, 19)} <= set(data["revisions"][4]["rules"])
+    assert {m["revision"] for m in data["mutants"]} == {
+        "rfd-final",
+        "v1-stable",
+        "alt-instructions",
+    }
     assert len(data["mutants"]) == len(MUTANTS) >= 8
     assert all(m["violates"] in REQUIREMENTS for m in data["mutants"])
     assert [e["name"] for e in data["engines"]] == ["bfs", "hypothesis"]
