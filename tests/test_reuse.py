@@ -101,6 +101,7 @@ def test_reuse_changes_nothing_for_a_profile_and_the_v1_stable_revision() -> Non
     for tables, revision in (
         (PROFILES["claude-agent-acp-meta"].tables(), PROFILES["claude-agent-acp-meta"].revision),
         (REVISIONS["v1-stable"].tables, "v1-stable"),
+        (REVISIONS["alt-instructions"].tables, "alt-instructions"),  # its replace-only agents
     ):
         _same(tables, BOUNDS["small"].restricted(REVISIONS[revision].admits))
 
