@@ -30,6 +30,7 @@ PINNED: dict[str, int] = {
     "rfd-final": 9_936,
     "v1-stable": 23_975,
     "v2-draft": 7_611,
+    "alt-instructions": 9_573,
 }
 
 

@@ -160,6 +160,12 @@ def reject_empty_prompt(c: Ctx) -> None:
 
 
 @effect
+def reject_empty_text(c: Ctx) -> None:
+    """alt-instructions (A7): an empty instruction text is invalid_params."""
+    _fail(c, INVALID_PARAMS, Reason.EMPTY_TEXT)
+
+
+@effect
 def reject_mode_without_prompt(c: Ctx) -> None:
     _fail(c, INVALID_PARAMS, Reason.MODE_WITHOUT_PROMPT)
 

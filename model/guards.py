@@ -63,7 +63,32 @@ def mode_is_defined(c: Ctx) -> bool:
 
 @guard
 def override_allowed_by_capability(c: Ctx) -> bool:
-    return c.req.mode != Mode.OVERRIDE.value or c.caps.system_prompt is PromptCap.OVERRIDE
+    """Override (alt-instructions: replace) only where it is advertised (R6, A5)."""
+    return c.req.mode != Mode.OVERRIDE.value or Mode.OVERRIDE.value in c.caps.system_prompt.modes
+
+
+def sent_mode(c: Ctx) -> str | None:
+    """The mode a request asks for: an omitted one with a prompt is append (R21)."""
+    if c.req.mode is None and c.req.system_prompt is not None:
+        return Mode.APPEND.value
+    return c.req.mode
+
+
+@guard
+def append_allowed_by_capability(c: Ctx) -> bool:
+    """Append (explicit or omitted) only where it is advertised (alt-instructions A5: its
+    replace-only profile advertises no append; every other profile with a prompt does)."""
+    return (
+        sent_mode(c) != Mode.APPEND.value
+        or c.caps.system_prompt is PromptCap.NONE  # prompt_allowed_by_capability's case
+        or Mode.APPEND.value in c.caps.system_prompt.modes
+    )
+
+
+@guard
+def text_is_not_empty(c: Ctx) -> bool:
+    """Client guard (A2): no empty instruction text (the model's empty text block)."""
+    return all(b.kind is not BlockKind.TEXT or b.text != "" for b in c.req.system_prompt or ())
 
 
 @guard
@@ -110,11 +135,19 @@ def has_non_text_block(c: Ctx) -> bool:
 
 @guard
 def mode_not_advertised(c: Ctx) -> bool:
-    """Unknown strings and an override the agent did not advertise are both 'unadvertised'."""
-    allowed = {None, Mode.APPEND.value}
-    if c.caps.system_prompt is PromptCap.OVERRIDE:
-        allowed.add(Mode.OVERRIDE.value)
-    return c.req.mode not in allowed
+    """Unknown strings and an override the agent did not advertise are both 'unadvertised';
+    so is append (explicit or omitted) on alt-instructions' replace-only profile. (An agent
+    advertising nothing never gets here: its rows route on the capability first.)"""
+    cap = c.caps.system_prompt
+    allowed = cap.modes if cap is not PromptCap.NONE else PromptCap.APPEND.modes
+    mode = sent_mode(c)
+    return mode is not None and mode not in allowed
+
+
+@guard
+def has_empty_text(c: Ctx) -> bool:
+    """Agent guard (A7): the instruction text is empty (the model's empty text block)."""
+    return not text_is_not_empty(c)
 
 
 @guard

@@ -112,9 +112,31 @@ NOT_CHECKED: dict[str, str] = {
     "agent rejects (a choice, see the choices matrix)",
 }
 
-# A ids have no checks yet: the alt-instructions revision is not built (issue #14)
-IN_PROGRESS = "not modelled yet: the alt-instructions revision (A ids) is not built (issue #14)"
-NOT_CHECKED.update({f"A{n}": IN_PROGRESS for n in range(1, 19)})
+# the alternative RFD (alt-instructions): what has no behaviour in the model, and why
+NOT_CHECKED.update(
+    {
+        "A1": "definition: the field's shape; alt-instructions' wire carries one text and a "
+        "required mode on session/new only (Revision.admits), rendered as sessionInstructions "
+        "and validated against our schema (simulations/render.py)",
+        "A3": "structural: load/resume/fork carry no sessionInstructions on alt-instructions' "
+        "wire (Revision.admits); what they do instead is checked as A12 and A13",
+        "A4": "definition: the capability the gate rows read (append leaf: PromptCap.APPEND, "
+        "replace leaf alone: PromptCap.REPLACE, both: PromptCap.OVERRIDE)",
+        "A11": "not modellable: the base prompt is one symbol (BASE); the model does not split "
+        "replaceable defaults from non-replaceable policy, and enforced controls (authorisation, "
+        "sandbox, tool limits) are not in the system slot at all",
+        "A14": "not modellable: logs and telemetry are not modelled; the one discovery response "
+        "(session/list) carries session ids only (Reply.listed), never a text",
+        "A15": "not modellable: the private _meta extension is not modelled; with one field "
+        "there is nothing to take precedence over",
+        "A16": "not modellable: a client SHOULD about its user interface; the model has no user "
+        "(P9 reports whether a client can tell the prompt from its own wire)",
+        "A17": "not modellable: how the agent attributes or presents the text (client "
+        "instructions vs. a user turn) is below the slot's abstraction (symbols, no roles)",
+    }
+)
+# normative ids explained instead of checked (each has its reason above)
+UNMODELLED = frozenset({"A11", "A14", "A15", "A17"})
 
 
 def _register(
@@ -172,11 +194,21 @@ def _new_to_agent_star(step: Step) -> bool:
     )
 
 
+def _sent_mode(step: Step) -> str | None:
+    """The mode the request asks for: an omitted one with a prompt is append (R21)."""
+    req = step.request
+    if req.mode is None and req.system_prompt is not None:
+        return Mode.APPEND.value
+    return req.mode
+
+
 def _mode_allowed(step: Step) -> bool:
-    allowed = {None, Mode.APPEND.value}
-    if _caps(step).system_prompt is PromptCap.OVERRIDE:
-        allowed.add(Mode.OVERRIDE.value)
-    return step.request.mode in allowed
+    """The mode is one the capability advertises (append wherever a prompt is advertised,
+    except on alt-instructions' replace-only profile)."""
+    cap = _caps(step).system_prompt
+    allowed = cap.modes if cap is not PromptCap.NONE else PromptCap.APPEND.modes
+    mode = _sent_mode(step)
+    return mode is None or mode in allowed
 
 
 def _invalid_params(step: Step) -> bool:
@@ -569,7 +601,7 @@ def base_replaced_only_by_double_opt_in(w: World) -> bool:
     """P8: a turn lacks the base prompt only if override was advertised and asked for."""
     for o in w.observed:
         r = root(w, o)
-        opted_in = requested_mode(r) is Mode.OVERRIDE and r.advertised is PromptCap.OVERRIDE
+        opted_in = requested_mode(r) is Mode.OVERRIDE and Mode.OVERRIDE.value in r.advertised.modes
         if not opted_in and any(BASE not in slot for _, slot in o.turns):
             return False
     return True
@@ -798,6 +830,105 @@ def differing_prompt_applied_kept_or_refused(step: Step) -> bool:
         return _store_unchanged(step)
     texts, mode = _texts_and_mode(step)
     return _live_after(step) in (_stored_before(step), _slot_of(step.before, texts, mode))
+
+
+# ---- alt-instructions (A ids): sessionInstructions {mode, text} on session/new only --------
+# The model's override mode is alt's "replace"; its text is one text block (``""``: empty).
+
+
+def _has_empty_text(step: Step) -> bool:
+    return any(b.kind is BlockKind.TEXT and b.text == "" for b in step.request.system_prompt or ())
+
+
+@step_property("A2", "session_new")
+def client_sends_no_empty_text(step: Step) -> bool:
+    """A2 (MUST): the instruction text a conforming client sends is not empty."""
+    return not (_conforming_new(step) and _has_empty_text(step))
+
+
+@step_property("A5", "session_new")
+def client_sends_only_advertised_modes(step: Step) -> bool:
+    """A5 (MUST NOT): sessionInstructions only with a mode the agent advertised."""
+    mode = _sent_mode(step)
+    return not (
+        _conforming_new(step)
+        and step.request.system_prompt is not None
+        and mode not in _caps(step).system_prompt.modes
+    )
+
+
+@step_property("A6", "session_new")
+def agent_rejects_unadvertised_mode(step: Step) -> bool:
+    """A6 (MUST): an unadvertised or unknown mode gets invalid_params; nothing is created."""
+    if not (
+        _new_to_agent_star(step)
+        and step.request.system_prompt is not None
+        and not _mode_allowed(step)
+    ):
+        return True
+    return step.reply.code == INVALID_PARAMS and _store_unchanged(step)
+
+
+@step_property("A7", "session_new")
+def agent_rejects_empty_text(step: Step) -> bool:
+    """A7 (MUST): an empty instruction text gets invalid_params; nothing is created."""
+    if not (_new_to_agent_star(step) and _has_empty_text(step)):
+        return True
+    return step.reply.code == INVALID_PARAMS and _store_unchanged(step)
+
+
+@invariant("A8")
+def omitted_instructions_mean_default(w: World) -> bool:
+    """A8 (informative): session/new without sessionInstructions runs the default instructions."""
+    return all(
+        s.live == (BASE,)
+        for o, s in _live(w)
+        if o.attach is Attach.NEW and o.requested is None and o.requested_mode is None
+    )
+
+
+@invariant("A9")
+def append_puts_text_after_defaults(w: World) -> bool:
+    """A9 (MUST): append keeps the defaults and puts the text after them."""
+    return all(s.live == (BASE, *t) for _, s, t in _created_here_with(w, Mode.APPEND.value))
+
+
+@invariant("A10")
+def replace_substitutes_defaults(w: World) -> bool:
+    """A10 (MUST): replace (advertised) substitutes the defaults with the text."""
+    return all(
+        s.live == t
+        for o, s, t in _created_here_with(w, Mode.OVERRIDE.value)
+        if Mode.OVERRIDE.value in o.advertised.modes
+    )
+
+
+@invariant("A12")
+def load_and_resume_restore_instructions(w: World) -> bool:
+    """A12 (MUST): Agent★ restores on load and resume the instructions the session was made with."""
+    return all(
+        s.live == expected_slot(w, o)
+        for o, s in _live(w)
+        if o.attach in (Attach.LOAD, Attach.RESUME)
+        and o.attach_cap is not PromptCap.NONE
+        and created_under_capability(w, o)
+    )
+
+
+@invariant("A13")
+def forks_copy_instructions(w: World) -> bool:
+    """A13 (MUST): Agent★ copies the source session's instructions into the fork."""
+    return all(
+        s.live == expected_slot(w, o)
+        for o, s in _live(w)
+        if o.attach is Attach.FORK and created_under_capability(w, o)
+    )
+
+
+@step_property("A18")
+def instructions_never_change(step: Step) -> bool:
+    """A18 (informative): a stored session's instructions (text, mode, parent) never change."""
+    return stored_prompt_never_changes(step)
 
 
 STATE_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS.values() if c.kind == "state")

@@ -412,7 +412,50 @@ _V2_LIST: tuple[Mutant, ...] = (
         swap_effect(V2, "session", "resume_with_request_prompt", "resume_with_default_prompt")),
 )  # fmt: skip
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in (*_LIST, *_V1_LIST, *_V2_LIST)}
+
+ALT = REVISIONS["alt-instructions"].tables
+
+
+def _alt(name: str, violates: str, summary: str, tables: Tables) -> Mutant:
+    return Mutant(name, violates, summary, tables, revision="alt-instructions")
+
+
+_ALT_LIST: tuple[Mutant, ...] = (
+    _alt("alt_client_sends_empty_text", "A2",
+         "a 'conforming' client sends sessionInstructions with an empty text",
+         swap_guard(ALT, "client", "text_is_not_empty", None)),
+    _alt("alt_client_appends_without_append_leaf", "A5",
+         "a 'conforming' client asks for append from an agent advertising only replace",
+         swap_guard(ALT, "client", "append_allowed_by_capability", None)),
+    _alt("alt_accepts_unadvertised_mode", "A6",
+         "the agent takes a known mode it did not advertise (append on a replace-only agent, "
+         "replace on an append-only one)",
+         swap_guard(ALT, "new_session", "mode_not_advertised", "mode_is_unknown")),
+    _alt("alt_accepts_empty_text", "A7",
+         "the agent creates the session with an empty instruction text",
+         ALT.edit("new_session",
+                  tuple(r for r in ALT.new_session if r.effect != "reject_empty_text"))),
+    _alt("alt_default_instructions_empty", "A8",
+         "session/new without sessionInstructions runs with an empty system slot",
+         swap_effect(ALT, "new_session", "compose_default", "compose_nothing")),
+    _alt("alt_append_text_before_defaults", "A9",
+         "append puts the text in front of the agent's defaults",
+         swap_effect(ALT, "new_session", "compose_append", "compose_client_first")),
+    _alt("alt_replace_keeps_defaults", "A10",
+         "replace keeps the agent's defaults in front (acts as append)",
+         swap_effect(ALT, "new_session", "compose_override", "compose_append")),
+    _alt("alt_load_restores_default", "A12",
+         "session/load rebuilds the session under the default instructions",
+         swap_effect(ALT, "session", "load_with_stored_prompt", "load_with_default_prompt")),
+    _alt("alt_fork_drops_instructions", "A13",
+         "session/fork starts the fork under the default instructions",
+         swap_effect(ALT, "session", "fork_with_parent_prompt", "fork_with_default_prompt")),
+    _alt("alt_restart_forgets_instructions", "A18",
+         "the store keeps sessions across a restart but not their instructions",
+         swap_effect(ALT, "agent", "restart_keeping_store", "restart_forgetting_prompts")),
+)  # fmt: skip
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (*_LIST, *_V1_LIST, *_V2_LIST, *_ALT_LIST)}
 
 
 def table_diff(m: Mutant) -> list[str]:

@@ -33,10 +33,10 @@ Source
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from model.tables import NEW_SESSION, REFERENCE, Row, Table, Tables
-from model.types import BlockKind, Phase, Request, Stage
+from model.types import BlockKind, Caps, Phase, PromptCap, Request, Stage
 
 _BASE_RULES = frozenset({"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"})
 _FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
@@ -303,7 +303,9 @@ class Revision:
     admits: Callable[[Request], bool] = _blocks_only
     # how systemPrompt looks on the wire: "blocks" (ContentBlock[] + systemPromptMode on
     # session/new), "string" (one string on session/new), "envelope" ({mode, content} on
-    # session/new, load, resume and fork; capability systemPrompt.mode.override)
+    # session/new, load, resume and fork; capability systemPrompt.mode.override),
+    # "instructions" (sessionInstructions {mode, text} on session/new; capability
+    # sessionInstructions {append?, replace?})
     wire: str = "blocks"
 
     def states(self, rid: str) -> bool:
@@ -473,3 +475,139 @@ REVISIONS["v2-draft"] = Revision(
     _v2_admits,
     "envelope-v2",
 )
+
+
+# ---- alt-instructions: the alternative "Session-Scoped Instructions" RFD (A ids) -------------
+#
+# ``sessionInstructions: {mode: "append" | "replace", text: string}`` on session/new only; the
+# capability ``sessionCapabilities.sessionInstructions: {append?: {}, replace?: {}}`` has two
+# independent leaves. In the model, alt's "replace" is the override mode (both substitute the
+# agent's defaults: A10 as R9), the text is one text block (``text("")`` is the empty text of
+# A7), and a profile advertising replace without append is ``PromptCap.REPLACE``. The model's
+# mode string "replace" stays what it is in every domain: an unknown mode (simulations.render
+# shows it on this wire as a value alt does not define). Load, resume and fork carry nothing
+# (A3): the final RFD's session rows restore (A12) and inherit (A13).
+
+_ALT_RULES = _BASE_RULES | {f"A{i}" for i in range(1, 19)}
+
+
+@dataclass(frozen=True)
+class WireAdmits:
+    """An ``admits`` whose wire also has capability profiles the model's domains lack.
+
+    ``profiles(ps)`` is the profiles a domain with profiles ``ps`` explores on this wire
+    (``ps`` in order, with any additions); ``simulations.domain.Domain.restrict`` reads it
+    through ``getattr``, so any plain function stays a valid ``admits``.
+    """
+
+    accepts: Callable[[Request], bool]
+    profiles: Callable[[tuple[Caps, ...]], tuple[Caps, ...]]
+
+    def __call__(self, req: Request) -> bool:
+        return self.accepts(req)
+
+
+def _instructions_only(req: Request) -> bool:
+    """``sessionInstructions {mode, text}`` on session/new only: one text, the mode required."""
+    sp = req.system_prompt
+    if sp is None:
+        return req.mode is None
+    return (
+        req.method == "session_new"
+        and req.mode is not None
+        and len(sp) == 1
+        and sp[0].kind is BlockKind.TEXT
+    )
+
+
+def _with_replace_only(profiles: tuple[Caps, ...]) -> tuple[Caps, ...]:
+    """Where a domain compares capabilities (an append-only agent beside an override one),
+    alt adds a replace-only agent after each override one. Domains that only follow the
+    lifecycle (override and none) are left as they are: the replace leaf changes nothing
+    there but the state count."""
+    caps = {p.system_prompt for p in profiles}
+    if not {PromptCap.APPEND, PromptCap.OVERRIDE} <= caps:
+        return profiles
+    out: list[Caps] = []
+    for p in profiles:
+        out.append(p)
+        if p.system_prompt is PromptCap.OVERRIDE:
+            out.append(replace(p, system_prompt=PromptCap.REPLACE))
+    return tuple(dict.fromkeys(out))
+
+
+# what each reference row cites when the tables are read as the alternative RFD
+_ALT_NEW_CITES: dict[str | None, tuple[str, ...]] = {
+    "ignore_prompt_fields": ("A4",),  # an agent advertising neither leaf predates the field
+    None: ("A4",),
+    "reject_empty_prompt": ("A1",),  # these three cannot happen: the field is one tagged string
+    "reject_mode_without_prompt": ("A1",),
+    "reject_unsupported_block": ("A1",),
+    "reject_unadvertised_mode": ("A6",),
+    "take_prompt_fields": ("A1",),
+    "reject_cannot_incorporate": (),  # the reference agent's size limit: alt says nothing
+    "compose_default": ("A8",),
+    "compose_override": ("A10",),
+    "compose_append": ("A9",),
+}
+_ALT_R_CITES = {"R1": "A4", "R2": "A4", "R16": "A12", "R17": "A13", "R18": "A18"}
+
+
+def _alt_cites(r: Row) -> tuple[str, ...]:
+    """The row's S and P ids, its R ids read as the alternative's (others dropped)."""
+    out = [
+        x if not x.startswith("R") else _ALT_R_CITES[x]
+        for x in r.reqs
+        if x[0] != "R" or x in _ALT_R_CITES
+    ]
+    return tuple(dict.fromkeys(out))
+
+
+def instructions_tables() -> Tables:
+    """The final tables read as the alternative RFD.
+
+    A conforming client also checks that append is advertised (replace-only agents) and that
+    the text is not empty (A5, A2); the agent rejects an empty text with -32602 (A7) next to
+    the unadvertised or unknown mode (A6). Everything else is the final RFD's rows, cited by A
+    ids: session/new only, restore on load/resume (A12), inherit on fork (A13).
+    """
+    client = tuple(
+        r._replace(
+            guards=(*r.guards, "append_allowed_by_capability", "text_is_not_empty"),
+            reqs=("A5", "A2"),
+        )
+        if r.trigger == "session_new"
+        else r._replace(reqs=_alt_cites(r))
+        for r in REFERENCE.client
+    )
+    new_session: list[Row] = []
+    for r in NEW_SESSION:
+        if r.effect == "reject_unadvertised_mode":
+            new_session.append(
+                Row(
+                    "advance",
+                    Stage.ADVERTISED,
+                    Stage.REJECTED,
+                    ("has_empty_text",),
+                    "reject_empty_text",
+                    ("A7", "A2"),
+                )
+            )
+        new_session.append(r._replace(reqs=_ALT_NEW_CITES[r.effect]))
+    t = REFERENCE.edit("client", client).edit("new_session", tuple(new_session))
+    for name in ("agent", "connection", "session"):
+        t = t.edit(name, tuple(r._replace(reqs=_alt_cites(r)) for r in t.table(name)))
+    return t
+
+
+ALT_INSTRUCTIONS = Revision(
+    "alt-instructions",
+    "Session-Scoped Instructions RFD 8c977541 (alternative, not adopted): sessionInstructions "
+    "{mode: append | replace, text} on session/new only, capability {append?, replace?}",
+    "docs/rfds/session-system-prompt.mdx@8c977541 (agentclientprotocol/agent-client-protocol)",
+    instructions_tables(),
+    _ALT_RULES,
+    WireAdmits(_instructions_only, _with_replace_only),
+    "instructions",
+)
+REVISIONS[ALT_INSTRUCTIONS.name] = ALT_INSTRUCTIONS

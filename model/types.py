@@ -182,6 +182,22 @@ class PromptCap(_Symbol):
     NONE = "none"  # omitted or null: unsupported
     APPEND = "append"  # {}: supported, append only
     OVERRIDE = "override"  # {"override": {}}: append and override
+    # alt-instructions only ({"replace": {}} without "append"): its two capability leaves are
+    # independent, and the model's override mode is its "replace" (both substitute the defaults)
+    REPLACE = "replace"
+
+    @property
+    def modes(self) -> frozenset[str]:
+        """The mode values this capability advertises (the model's ``Mode`` values)."""
+        return _CAP_MODES[self]
+
+
+_CAP_MODES: dict[PromptCap, frozenset[str]] = {
+    PromptCap.NONE: frozenset(),
+    PromptCap.APPEND: frozenset({Mode.APPEND.value}),
+    PromptCap.OVERRIDE: frozenset({Mode.APPEND.value, Mode.OVERRIDE.value}),
+    PromptCap.REPLACE: frozenset({Mode.OVERRIDE.value}),
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -238,6 +254,7 @@ class Reason(Enum):
     ALREADY_INITIALIZED = "already initialized"
     METHOD_NOT_FOUND = "method not advertised"
     EMPTY_PROMPT = "empty systemPrompt"
+    EMPTY_TEXT = "empty instruction text"  # alt-instructions (A7)
     MODE_WITHOUT_PROMPT = "systemPromptMode without systemPrompt"
     UNADVERTISED_MODE = "unadvertised or unknown systemPromptMode"
     UNSUPPORTED_BLOCK = "unsupported content block type"

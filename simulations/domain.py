@@ -79,7 +79,9 @@ class Domain:
 
         A prompt stays if some mode carries it (``"append"`` is added where the wire needs the
         mode spelled out); a mode stays if some prompt (or none) goes with it. Requests the
-        wire cannot express are filtered out of ``requests``.
+        wire cannot express are filtered out of ``requests``. Where ``admits`` also says which
+        profiles its wire explores (``model.revisions.WireAdmits.profiles``: alt-instructions
+        adds a replace-only agent), the profiles are those.
         """
 
         def new(p: tuple[Block, ...] | None, m: str | None) -> Request:
@@ -95,7 +97,19 @@ class Domain:
             admits(Request(m, sid="s1", system_prompt=text("a"), mode="append"))
             for m in ("session_load", "session_resume", "session_fork")
         )
-        return replace(self, prompts=prompts, modes=modes, admits=admits, attach_prompts=attach)
+        profiles = self.profiles
+        widen: Callable[[tuple[Caps, ...]], tuple[Caps, ...]] | None
+        widen = getattr(admits, "profiles", None)
+        if widen is not None:
+            profiles = widen(profiles)
+        return replace(
+            self,
+            profiles=profiles,
+            prompts=prompts,
+            modes=modes,
+            admits=admits,
+            attach_prompts=attach,
+        )
 
     def requests(self, w: World) -> Iterator[Request]:
         """Every request the domain allows in ``w`` (for exhaustive engines)."""
@@ -148,3 +162,17 @@ V1_DOMAIN = replace(
     reopen_prompts=(text("a"), text("b"), text(BIG), (), (Block(BlockKind.IMAGE),)),
     max_sessions=2,
 )
+
+
+# alt-instructions: session/new with every text its wire carries (a text, the empty text of A7,
+# none, an oversized one; the machine favours the first two) and every mode, two sessions (fork,
+# A13); restrict it with the revision's admits, which also adds the replace-only agents
+ALT_DOMAIN = replace(DEFAULT_DOMAIN, prompts=(text("a"), text(""), None, text(BIG)), max_sessions=2)
+
+
+def domain_for(revision: str, admits: Callable[[Request], bool]) -> Domain:
+    """The Hypothesis domain a revision's mutants are hunted in: the default one for
+    rfd-final, else a focused one over what the revision's wire carries."""
+    if revision == "rfd-final":
+        return DEFAULT_DOMAIN
+    return (ALT_DOMAIN if revision == "alt-instructions" else V1_DOMAIN).restrict(admits)

@@ -29,6 +29,11 @@ Scope
       are the baseline ``session: {}`` advertises), session/prompt answers ``messageId``, and
       resume carries no ``replayFrom`` (the model's resume never replays). Every message is
       checked against the vendored v2 schema alone.
+    - ``"instructions"`` (alt-instructions, the alternative RFD): ``sessionInstructions:
+      {"mode", "text"}`` on session/new only, the mode required and the text one string;
+      capability ``sessionCapabilities.sessionInstructions`` ``{"append"?: {}, "replace"?:
+      {}}``. The model's override mode is shown as ``"replace"`` and its unknown mode
+      ``"replace"`` as ``"prepend"`` (a value alt does not define either).
 
     A request a wire cannot carry (what a revision's ``admits`` rejects: a prompt on
     session/load on the blocks wire, two blocks on the string wire, a mode without a prompt in
@@ -101,6 +106,7 @@ from model.types import (
     Caps,
     ClientKind,
     Connection,
+    Mode,
     PromptCap,
     Reply,
     Request,
@@ -285,8 +291,9 @@ def steps_markdown(
 # ---- (b) the JSON-RPC transcript -------------------------------------------------------------
 
 _PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
-_RFD_FIELDS = ("systemPrompt", "systemPromptMode")  # every name a revision put on the wire
-WIRES = ("blocks", "string", "envelope", "envelope-v2")
+# every name a revision put on the wire
+_RFD_FIELDS = ("systemPrompt", "systemPromptMode", "sessionInstructions")
+WIRES = ("blocks", "string", "envelope", "envelope-v2", "instructions")
 _V2 = "envelope-v2"  # the one wire whose messages are v2 messages
 # the model methods whose params carry the prompt on each wire
 _PROMPT_METHODS: dict[str, tuple[str, ...]] = {
@@ -294,7 +301,19 @@ _PROMPT_METHODS: dict[str, tuple[str, ...]] = {
     "string": ("session_new",),
     "envelope": ("session_new", "session_load", "session_resume", "session_fork"),
     "envelope-v2": ("session_new", "session_resume", "session_fork"),
+    "instructions": ("session_new",),
 }
+# alt-instructions' mode names for the model's mode strings: its replace is the model's
+# override; the model's unknown "replace" must stay unknown on this wire
+_INSTRUCTION_MODES = {"append": "append", "override": "replace", "replace": "prepend"}
+
+
+def instruction_mode(mode: str) -> str:
+    """The ``sessionInstructions.mode`` the model's mode string is shown as."""
+    shown = _INSTRUCTION_MODES.get(mode, mode)
+    if mode not in _INSTRUCTION_MODES and shown in _INSTRUCTION_MODES.values():
+        raise ValueError(f"mode {mode!r} would be shown as the defined mode {shown!r}")
+    return shown
 
 
 def _check_wire(wire: str) -> str:
@@ -352,6 +371,12 @@ def _prompt_params(req: Request, wire: str) -> dict[str, Any]:
         if sp is None or len(sp) != 1 or sp[0].kind is not BlockKind.TEXT:
             raise _inexpressible(req, wire, "systemPrompt is one string (one text block)")
         return {"systemPrompt": sp[0].text}
+    if wire == "instructions":
+        if sp is None or mode is None:
+            raise _inexpressible(req, wire, "sessionInstructions needs a mode and a text")
+        if len(sp) != 1 or sp[0].kind is not BlockKind.TEXT:
+            raise _inexpressible(req, wire, "the instruction text is one string (one text block)")
+        return {"sessionInstructions": {"mode": instruction_mode(mode), "text": sp[0].text}}
     if sp is None:
         raise _inexpressible(req, wire, "a mode travels only inside a systemPrompt envelope")
     return {"systemPrompt": {"mode": mode or "append", "content": [_wire_block(b) for b in sp]}}
@@ -361,9 +386,18 @@ def _prompt_capability(cap: PromptCap, wire: str) -> dict[str, Any] | None:
     """``sessionCapabilities.systemPrompt`` on ``wire`` (None: not advertised)."""
     if cap is PromptCap.NONE or wire == "string":  # the string revisions have no capability
         return None
+    if wire == "instructions":  # two independent leaves
+        leaves = {"append": Mode.APPEND.value, "replace": Mode.OVERRIDE.value}
+        return {leaf: {} for leaf, mode in leaves.items() if mode in cap.modes}
+    if cap is PromptCap.REPLACE:
+        raise ValueError(f"the {wire} wire has no replace-only capability")
     if cap is PromptCap.APPEND:
         return {}
     return {"mode": {"override": {}}} if wire in ("envelope", _V2) else {"override": {}}
+
+
+def _capability_key(wire: str) -> str:
+    return "sessionInstructions" if wire == "instructions" else "systemPrompt"
 
 
 def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
@@ -373,7 +407,7 @@ def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
     }
     prompt = _prompt_capability(c.system_prompt, wire)
     if prompt is not None:
-        session["systemPrompt"] = prompt
+        session[_capability_key(wire)] = prompt
     if wire == _V2:  # session/new, list, resume, close and prompt are the baseline of {}
         return {
             "session": {k: v for k, v in session.items() if k in ("fork", "delete", "systemPrompt")}
@@ -483,16 +517,22 @@ def write_ndjson(messages: Iterable[Mapping[str, Any]], path: Path | str) -> Pat
 _STABLE, _UNSTABLE = "urn:acp:schema:v1", "urn:acp:schema:v1-unstable"
 _SDK = "urn:acp:schema:sdk-2.4.0:v1-unstable"  # the 2026-11 schema: the envelope's official defs
 _SDK_V2 = "urn:acp:schema:sdk-2.4.0:v2-unstable"  # the 2026-11 v2 schema: the envelope-v2 wire
+_ALT = "urn:acp:schema:alt-session-instructions"  # ours, from the alternative RFD's text
 # URI → file, relative to the vendored folder (or to an override directory laid out like it).
 _FILES = {
     _STABLE: "acp-schema-v1.json",
     _UNSTABLE: "acp-schema-v1.unstable.json",
     _SDK: "sdk-2.4.0/acp-schema-v1.unstable.json",
     _SDK_V2: "sdk-2.4.0/acp-schema-v2.unstable.json",
+    _ALT: "alt-session-instructions.json",
 }
 SCHEMA_FILES: Mapping[str, str] = MappingProxyType(_FILES)
 # The schemas a wire reads beyond the two v1 files.
-_WIRE_SCHEMAS: dict[str, tuple[str, ...]] = {"envelope": (_SDK,), _V2: (_SDK_V2,)}
+_WIRE_SCHEMAS: dict[str, tuple[str, ...]] = {
+    "envelope": (_SDK,),
+    _V2: (_SDK_V2,),
+    "instructions": (_ALT,),
+}
 
 
 def _object(**properties: Any) -> dict[str, Any]:
@@ -511,6 +551,8 @@ _FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
     "string": {"systemPrompt": {"type": "string"}},
     "envelope": {"systemPrompt": {"$ref": f"{_SDK}#/$defs/SystemPrompt"}},
     _V2: {"systemPrompt": {"$ref": f"{_SDK_V2}#/$defs/SystemPrompt"}},
+    # no official schema has it: our own file, written from the alternative RFD's text
+    "instructions": {"sessionInstructions": {"$ref": f"{_ALT}#/$defs/SessionInstructions"}},
 }
 _CAPABILITY_SCHEMAS: dict[str, Any] = {
     "blocks": {
@@ -520,6 +562,7 @@ _CAPABILITY_SCHEMAS: dict[str, Any] = {
     "string": _ABSENT,  # the string revisions have no capability: it must not appear
     "envelope": {"$ref": f"{_SDK}#/$defs/SessionSystemPromptCapabilities"},
     _V2: {"$ref": f"{_SDK_V2}#/$defs/SessionSystemPromptCapabilities"},
+    "instructions": {"$ref": f"{_ALT}#/$defs/SessionInstructionsCapabilities"},
 }
 
 
@@ -531,10 +574,12 @@ def _rfd_params(method: str, wire: str) -> dict[str, Any]:
 
 
 def _rfd_initialize_result(wire: str) -> dict[str, Any]:
-    capability = _CAPABILITY_SCHEMAS[wire]
     if wire == _V2:
+        capability = _CAPABILITY_SCHEMAS[wire]
         return _object(capabilities=_object(session=_object(systemPrompt=capability)))
-    return _object(agentCapabilities=_object(sessionCapabilities=_object(systemPrompt=capability)))
+    capabilities = {key: _ABSENT for key in ("systemPrompt", "sessionInstructions")}
+    capabilities[_capability_key(wire)] = _CAPABILITY_SCHEMAS[wire]
+    return _object(agentCapabilities=_object(sessionCapabilities=_object(**capabilities)))
 
 
 @dataclass(frozen=True)

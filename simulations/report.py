@@ -38,7 +38,7 @@ from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
 from simulations.choices import choices_matrix, empty_array_changes_nothing, matrix_markdown
-from simulations.domain import DEFAULT_DOMAIN, V1_DOMAIN
+from simulations.domain import domain_for
 from simulations.explore import (
     BOUNDS,
     Bound,
@@ -97,6 +97,11 @@ SUBJECTS: tuple[Subject, ...] = (
     Subject("v1-stable, stable agent", "v1-stable", restarts="same"),
     Subject("v1-stable, restart may change the agent", "v1-stable"),
     Subject("v2-draft, restart may change the agent", "v2-draft"),
+    Subject(
+        "alt-instructions, restart may change the agent",
+        "alt-instructions",
+        note="the alternative RFD, not adopted",
+    ),
     *(
         Subject(
             f"profile {p.name}",
@@ -161,7 +166,7 @@ def kill_row(name: str) -> Kill:
     )
     if m.violates in ex.first:
         bfs, bfs_bound = ex.length(m.violates), ex.bound.name
-    domain = DEFAULT_DOMAIN if m.revision == "rfd-final" else V1_DOMAIN.restrict(m.admits)
+    domain = domain_for(m.revision, m.admits)
     cls = machine_class(m.tables, domain, checks=[m.violates])
     run(cls, examples=300, steps=50, seed_value=0)
     failure = findings_of(cls).failure

@@ -36,12 +36,20 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
         "rfd-final",
         "v1-stable",
         "v2-draft",
+        "alt-instructions",
     ]
     assert data["revisions"][3]["aliases"] == ["schema-2026-11"]
     assert {f"T{i}" for i in range(1, 17)} <= set(data["revisions"][3]["rules"])
     v2 = set(next(r["rules"] for r in data["revisions"] if r["name"] == "v2-draft"))
     assert {f"T{i}" for i in range(1, 17)} <= v2 and not {"S2", "S3", "S5"} & v2
-    assert {m["revision"] for m in data["mutants"]} == {"rfd-final", "v1-stable", "v2-draft"}
+    alt = set(next(r["rules"] for r in data["revisions"] if r["name"] == "alt-instructions"))
+    assert {f"A{i}" for i in range(1, 19)} <= alt
+    assert {m["revision"] for m in data["mutants"]} == {
+        "rfd-final",
+        "v1-stable",
+        "v2-draft",
+        "alt-instructions",
+    }
     assert len(data["mutants"]) == len(MUTANTS) >= 8
     assert all(m["violates"] in REQUIREMENTS for m in data["mutants"])
     assert [e["name"] for e in data["engines"]] == ["bfs", "hypothesis"]

@@ -147,8 +147,10 @@ def test_reference_findings_in_the_default_bound(runs: dict[str, Exploration]) -
     stated = [r for r in ex.violated if REVISIONS["rfd-final"].states(r)]
     assert [r for r in stated if REQUIREMENTS[r].family.name != "P"] == []
     assert stated == ["P1", "P2", "P3", "P4", "P9"]
-    # the RFD's wire cannot re-send a prompt: v1-stable's T6 (not a rule of rfd-final) shows it
-    assert [r for r in ex.violated if r not in stated] == ["T6"]
+    # the RFD's wire cannot re-send a prompt: v1-stable's T6 (not a rule of rfd-final) shows it;
+    # its client may send, and its agent accepts, an empty text block (Q7), which the
+    # alternative RFD forbids (A2, A7: not rules of rfd-final either)
+    assert [r for r in ex.violated if r not in stated] == ["T6", "A2", "A7"]
 
 
 @pytest.mark.parametrize("bound", ["small", "default"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from model.mutants import MUTANTS, Mutant
-from simulations.domain import DEFAULT_DOMAIN, V1_DOMAIN
+from simulations.domain import domain_for
 from simulations.explore import smallest_bound_showing
 from simulations.stateful import Violation, findings_of, hypothesis_settings, machine_class, run
 from simulations.trace import replay
@@ -23,7 +23,7 @@ MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem w
 @pytest.mark.parametrize("mutant", MUTANTS.values(), ids=lambda m: m.name)
 def test_hypothesis_catches_mutant_by_its_declared_id(mutant: Mutant) -> None:
     """The focused machine fails on the mutant, with the declared id, after shrinking."""
-    domain = DEFAULT_DOMAIN if mutant.revision == "rfd-final" else V1_DOMAIN.restrict(mutant.admits)
+    domain = domain_for(mutant.revision, mutant.admits)
     cls = machine_class(mutant.tables, domain, checks=[mutant.violates])
     cls.TestCase.settings = hypothesis_settings(1000, 50, derandomize=True)
     with pytest.raises(Violation) as failure:

@@ -630,7 +630,7 @@ def test_every_request_a_revision_admits_renders_on_its_wire(name: str) -> None:
 
 
 def test_revision_wire() -> None:
-    assert set(WIRES) == {"blocks", "string", "envelope", "envelope-v2"}
+    assert set(WIRES) == {"blocks", "string", "envelope", "envelope-v2", "instructions"}
     assert {name: revision_wire(name) for name in REVISIONS} == {
         name: r.wire for name, r in REVISIONS.items()
     }

@@ -101,6 +101,7 @@ def test_reuse_changes_nothing_for_a_profile_and_the_v1_stable_revision() -> Non
     for tables, revision in (
         (PROFILES["claude-agent-acp-meta"].tables(), PROFILES["claude-agent-acp-meta"].revision),
         (REVISIONS["v1-stable"].tables, "v1-stable"),
+        (REVISIONS["alt-instructions"].tables, "alt-instructions"),  # its replace-only agents
     ):
         _same(tables, BOUNDS["small"].restricted(REVISIONS[revision].admits))
 
@@ -213,7 +214,7 @@ def default_worlds() -> list[World]:
 
 def test_per_session_state_checks_are_judged_alike_on_views(default_worlds: list[World]) -> None:
     local = [c for c in STATE_CHECKS if c.per_session]
-    assert len(local) == len(STATE_CHECKS) == 18
+    assert len(local) == len(STATE_CHECKS) == 23  # 18, plus A8, A9, A10, A12, A13
     assert _decomposition_mismatches(default_worlds, local) == []
     for name in ("fork_drops_parent_prompt", "restart_loses_store", "turns_use_default_prompt"):
         worlds = explore(MUTANTS[name].tables, "small").worlds

@@ -17,7 +17,7 @@ from model.invariants import CHECKS
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
 from model.witnesses import WITNESSES
-from simulations.domain import DEFAULT_DOMAIN
+from simulations.domain import ALT_DOMAIN, DEFAULT_DOMAIN
 from simulations.scenarios import SCENARIOS
 from simulations.stateful import HYPOTHESIS_LOCAL_CONSTANTS, machine_class, run
 from simulations.trace import replay
@@ -52,6 +52,13 @@ TestAnyProfile.settings = settings(settings.default)
 V1Machine = machine_class(V1.tables, domain=DEFAULT_DOMAIN.restrict(V1.admits), checks=V1_RULES)
 TestV1Stable = V1Machine.TestCase
 TestV1Stable.settings = settings(settings.default)
+
+# the alternative RFD over what its wire carries (replace-only agents included): every A rule
+ALT = REVISIONS["alt-instructions"]
+ALT_RULES = [rid for rid in CHECKS if REQUIREMENTS[rid].family is not Family.P and ALT.states(rid)]
+AltMachine = machine_class(ALT.tables, domain=ALT_DOMAIN.restrict(ALT.admits), checks=ALT_RULES)
+TestAltInstructions = AltMachine.TestCase
+TestAltInstructions.settings = settings(settings.default)
 
 
 def test_budget_is_at_least_the_ci_floor_when_on_ci() -> None:
