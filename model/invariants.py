@@ -505,9 +505,8 @@ def no_client_prompt_means_default(w: World) -> bool:
     )
 
 
-@invariant("R16")
-def load_and_resume_restore_prompt_and_mode(w: World) -> bool:
-    """R16 (MUST): Agent★ rebuilds a loaded or resumed session with its original prompt and mode."""
+def restored_as_created(w: World) -> bool:
+    """Loaded and resumed sessions at Agent★ run what their creation chain fixed (R16, A12)."""
     return all(
         s.live == expected_slot(w, o)
         for o, s in _live(w)
@@ -517,14 +516,25 @@ def load_and_resume_restore_prompt_and_mode(w: World) -> bool:
     )
 
 
-@invariant("R17")
-def forks_inherit_prompt_and_mode(w: World) -> bool:
-    """R17 (MUST): a fork runs its parent's prompt and mode (read as binding Agent★; see Q15)."""
+def forked_as_parent(w: World) -> bool:
+    """Forks made under the capability run their parent's prompt and mode (R17, A13)."""
     return all(
         s.live == expected_slot(w, o)
         for o, s in _live(w)
         if o.attach is Attach.FORK and created_under_capability(w, o)
     )
+
+
+@invariant("R16")
+def load_and_resume_restore_prompt_and_mode(w: World) -> bool:
+    """R16 (MUST): Agent★ rebuilds a loaded or resumed session with its original prompt and mode."""
+    return restored_as_created(w)
+
+
+@invariant("R17")
+def forks_inherit_prompt_and_mode(w: World) -> bool:
+    """R17 (MUST): a fork runs its parent's prompt and mode (read as binding Agent★; see Q15)."""
+    return forked_as_parent(w)
 
 
 # ---- end-to-end properties over what turns saw (the monitor only) ----------------------------
@@ -906,23 +916,13 @@ def replace_substitutes_defaults(w: World) -> bool:
 @invariant("A12")
 def load_and_resume_restore_instructions(w: World) -> bool:
     """A12 (MUST): Agent★ restores on load and resume the instructions the session was made with."""
-    return all(
-        s.live == expected_slot(w, o)
-        for o, s in _live(w)
-        if o.attach in (Attach.LOAD, Attach.RESUME)
-        and o.attach_cap is not PromptCap.NONE
-        and created_under_capability(w, o)
-    )
+    return restored_as_created(w)
 
 
 @invariant("A13")
 def forks_copy_instructions(w: World) -> bool:
     """A13 (MUST): Agent★ copies the source session's instructions into the fork."""
-    return all(
-        s.live == expected_slot(w, o)
-        for o, s in _live(w)
-        if o.attach is Attach.FORK and created_under_capability(w, o)
-    )
+    return forked_as_parent(w)
 
 
 @step_property("A18")

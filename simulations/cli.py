@@ -34,6 +34,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -873,37 +874,20 @@ def _main(argv: Sequence[str] | None) -> int:
             except AmendmentError as e:
                 raise UsageError(f"argument --amend: {e}") from None
         line = _progress(args, "check") if args.engine == "bfs" else None
-        base = None
-        if amendment is not None:
-            base = check(
-                amendment.base,
-                None,
-                args.engine,
-                args.seed,
-                args.examples,
-                args.steps,
-                DEFAULT_DOMAIN.with_restarts(args.restarts),
-                args.bound,
-                not args.no_symmetry,
-                line,
-                None,
-                args.workers,
-            )
-        result = check(
-            args.revision,
-            args.mutant,
-            args.engine,
-            args.seed,
-            args.examples,
-            args.steps,
-            DEFAULT_DOMAIN.with_restarts(args.restarts),
-            args.bound,
-            not args.no_symmetry,
-            line,
-            profile,
-            args.workers,
-            amendment,
+        run_check = partial(
+            check,
+            engine=args.engine,
+            seed=args.seed,
+            examples=args.examples,
+            steps=args.steps,
+            domain=DEFAULT_DOMAIN.with_restarts(args.restarts),
+            bound=args.bound,
+            symmetry=not args.no_symmetry,
+            progress=line,
+            workers=args.workers,
         )
+        base = None if amendment is None else run_check(amendment.base)
+        result = run_check(args.revision, args.mutant, profile=profile, amendment=amendment)
         if line is not None:
             line.done()
     except UsageError as e:

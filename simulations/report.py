@@ -425,7 +425,8 @@ def build_report(
         broken = []
         for r in row.rules_broken:
             d = _write_counterexample(row, r, out)
-            broken.append(f"[{r}]({d.relative_to(out).as_posix()}/review.md)")
+            should = " (SHOULD)" if REQUIREMENTS[r].keyword.value == "SHOULD" else ""
+            broken.append(f"[{r}]({d.relative_to(out).as_posix()}/review.md){should}")
         lines.append(
             f"| {row.subject.label} | "
             + " | ".join(cells)
