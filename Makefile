@@ -12,10 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The main job: check the final RFD and print its verdicts, then write the reviewer's report
-# (verdict matrix of every revision and profile, counterexamples, kill matrix, open questions).
+# The main job: check ACP v1 as stabilised and print its verdicts, then write the reviewer's report
+# (verdict matrix of every revision and profile, the open choices, the amendments, findings to take
+# upstream, counterexamples, kill matrix, open questions).
 demo: $(STAMP)
-	-$(BIN)/acp-sysprompt check --revision rfd-final
+	-$(BIN)/acp-sysprompt check --revision v1-stable
 	$(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
