@@ -17,6 +17,14 @@ def base() -> CheckResult:
     return check("v1-stable", workers=2)
 
 
+def test_the_base_is_v1_stable_on_the_default_bound(base: CheckResult) -> None:
+    assert base.budget["states"] == 23_975  # pinned: default bound, restarts any
+    assert [r for r, v in base.verdicts.items() if v == "violated"] == [
+        *("P1", "P2", "P3", "P4", "P5", "P7", "P8", "P9"),
+        "T6",
+    ]
+
+
 def test_five_amendments_ship_smallest_first() -> None:
     names = list(AMENDMENTS)
     assert len(names) == 5
