@@ -112,6 +112,11 @@ class Requirement:
         return self.family is not Family.P
 
     @property
+    def is_advisory(self) -> bool:
+        """A SHOULD: a breach is reported but never fails a run."""
+        return self.keyword is Keyword.SHOULD
+
+    @property
     def is_normative(self) -> bool:
         """True when the keyword is MUST, MUST NOT, or a combination of the two."""
         return self.keyword in _NORMATIVE

@@ -129,7 +129,7 @@ def _tables(revision: str | None, mutant: str | None) -> Tables:
 def advisory(rid: str) -> bool:
     """A rule whose breach is reported but never fails a run: a SHOULD. (T15 and T16, where
     the spec allows several answers, bind: their checks fail only on an answer none allows.)"""
-    return REQUIREMENTS[rid].keyword.value == "SHOULD"
+    return REQUIREMENTS[rid].is_advisory
 
 
 def _bound(name: str, revision: str, restarts: str = "any") -> Bound:

@@ -425,7 +425,7 @@ def build_report(
         broken = []
         for r in row.rules_broken:
             d = _write_counterexample(row, r, out)
-            should = " (SHOULD)" if REQUIREMENTS[r].keyword.value == "SHOULD" else ""
+            should = " (SHOULD)" if REQUIREMENTS[r].is_advisory else ""
             broken.append(f"[{r}]({d.relative_to(out).as_posix()}/review.md){should}")
         lines.append(
             f"| {row.subject.label} | "
