@@ -161,20 +161,15 @@ def envelope_tables(
         if value not in allowed:
             raise ValueError(f"{name} = {value!r}: expected one of {', '.join(allowed)}")
     client = tuple(
-        r._replace(guards=_PROMPT_GUARDS)
+        r._replace(guards=_PROMPT_GUARDS, reqs=_CLIENT_T)
         if r.trigger == "session_new"
-        else r._replace(guards=(*r.guards, *_PROMPT_GUARDS, *_RESEND_GUARDS[client_resends]))
+        else r._replace(
+            guards=(*r.guards, *_PROMPT_GUARDS, *_RESEND_GUARDS[client_resends]),
+            reqs=(*r.reqs, *_CLIENT_T, "T6"),
+        )
         if r.trigger in ATTACH_TRIGGERS
         else r
         for r in REFERENCE.client
-    )
-    client = tuple(
-        r._replace(reqs=_CLIENT_T)
-        if r.trigger == "session_new"
-        else r._replace(reqs=(*r.reqs, *_CLIENT_T, "T6"))
-        if r.trigger in ATTACH_TRIGGERS
-        else r
-        for r in client
     )
     session: list[Row] = []
     for r in REFERENCE.session:
@@ -263,7 +258,11 @@ def envelope_tables(
                 )
             )
         session.append(r)
-    new_session = tuple(r._replace(reqs=_V1_CITES[r.effect]) for r in NEW_SESSION)
+    new_session = tuple(
+        r._replace(reqs=_V1_CITES[r.effect])
+        for r in NEW_SESSION
+        if on_empty == "reject" or r.effect != "reject_empty_prompt"
+    )
     session = [r._replace(reqs=_v1_cites(r)) for r in session]
     return (
         REFERENCE.edit("client", client)
