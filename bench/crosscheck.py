@@ -16,7 +16,7 @@ import sys
 import time
 
 from model.mutants import MUTANTS
-from simulations.cli import VIOLATED, check
+from simulations.api import VIOLATED, check
 
 
 def main() -> int:

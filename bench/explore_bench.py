@@ -9,9 +9,9 @@ transitions checked, seconds, distinct states/s, transitions/s, peak RSS, and th
 then takes to build the ``networkx`` graph (done on first use; not in "seconds"). Variants:
 
 * ``reuse`` — what ``explore`` does by default: the compiled tables, moves kept per protocol
-  state, checks settled per move and per session view (see ``simulations.explore``);
+  state, checks settled per move and per session view (see ``simulations.engines.explore``);
 * ``parallel`` — ``reuse`` with ``workers=2``: the bound's scopes explored by this process and
-  a forked one side by side, merged into the same exploration (``simulations.fanout``); its
+  a forked one side by side, merged into the same exploration (``simulations.engines.fanout``); its
   peak memory is this process's plus the worker's;
 * ``compiled`` — the compiled tables, nothing reused (``memo=False``): every request a full
   step, every check on every world and step;
@@ -47,7 +47,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 def one(bound: str, symmetry: bool, variant: str, queue: Any) -> None:
     from model.tables import REFERENCE
-    from simulations.explore import explore
+    from simulations.engines.explore import explore
 
     ex = explore(REFERENCE, bound, symmetry=symmetry, **VARIANTS[variant])
     t0 = time.perf_counter()

@@ -76,8 +76,9 @@ from model.monitor import created, updated
 from model.tables import REFERENCE
 from model.types import SEALED, MonitorRead, Observed, World, evolve, initial_world
 from model.witnesses import WITNESSES
-from simulations import explore as explore_module
-from simulations.explore import BOUNDS, Bound, Scope, explore, requests
+from simulations.engines import explore as explore_module
+from simulations.engines.bounds import BOUNDS, Bound, Scope
+from simulations.engines.explore import explore, requests
 
 TARGET_RATE = 50_000
 

@@ -15,8 +15,8 @@ import time
 from model.machines import System
 from model.mutants import MUTANTS
 from model.types import initial_world
-from simulations.domain import DEFAULT_DOMAIN
-from simulations.stateful import findings_of, hypothesis_settings, machine_class, run
+from simulations.engines.domain import DEFAULT_DOMAIN
+from simulations.engines.stateful import findings_of, hypothesis_settings, machine_class, run
 
 
 def raw_steps_per_second(n: int = 20000, seed: int = 0) -> float:

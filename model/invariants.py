@@ -117,7 +117,7 @@ NOT_CHECKED.update(
     {
         "A1": "definition: the field's shape; alt-instructions' wire carries one text and a "
         "required mode on session/new only (Revision.admits), rendered as sessionInstructions "
-        "and validated against our schema (simulations/render.py)",
+        "and validated against our schema (simulations/wire/acp.py)",
         "A3": "structural: load/resume/fork carry no sessionInstructions on alt-instructions' "
         "wire (Revision.admits); what they do instead is checked as A12 and A13",
         "A4": "definition: the capability the gate rows read (append leaf: PromptCap.APPEND, "

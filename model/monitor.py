@@ -56,7 +56,7 @@ def observe(before: World, req: Request, reply: Reply, after: World) -> World:
     It is the composition of ``created`` and ``updated``, which see one record at a time:
     a record's next value depends on that record and the protocol step alone, never on the
     other records. The explorer relies on that to keep each record's update once per move
-    (``simulations.explore``); it calls the two with the monitor sealed, so a version that
+    (``simulations.engines.explore``); it calls the two with the monitor sealed, so a version that
     read another record would fail there, loudly.
     """
     if not reply.ok:

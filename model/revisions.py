@@ -483,7 +483,7 @@ REVISIONS["v2-draft"] = Revision(
 # independent leaves. In the model, alt's "replace" is the override mode (both substitute the
 # agent's defaults: A10 as R9), the text is one text block (``text("")`` is the empty text of
 # A7), and a profile advertising replace without append is ``PromptCap.REPLACE``. The model's
-# mode string "replace" stays what it is in every domain: an unknown mode (simulations.render
+# mode string "replace" stays what it is in every domain: an unknown mode (simulations.wire.acp
 # shows it on this wire as a value alt does not define). Load, resume and fork carry nothing
 # (A3): the final RFD's session rows restore (A12) and inherit (A13).
 
@@ -495,7 +495,7 @@ class WireAdmits:
     """An ``admits`` whose wire also has capability profiles the model's domains lack.
 
     ``profiles(ps)`` is the profiles a domain with profiles ``ps`` explores on this wire
-    (``ps`` in order, with any additions); ``simulations.domain.Domain.restrict`` reads it
+    (``ps`` in order, with any additions); ``simulations.engines.domain.Domain.restrict`` reads it
     through ``getattr``, so any plain function stays a valid ``admits``.
     """
 

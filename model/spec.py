@@ -34,7 +34,7 @@ unless said otherwise):
 - P: ``PROPERTY_SOURCE``: the properties are this project's own;
 - T: ``@agentclientprotocol/sdk 2.4.0 schema/v1/schema.unstable.json#/$defs/<pointer>``, the
   schema definition (or property) whose description states the fact (npm package, 2026-11-02;
-  vendored as ``simulations/schemas/sdk-2.4.0/acp-schema-v1.unstable.json``);
+  vendored as ``simulations/wire/schemas/sdk-2.4.0/acp-schema-v1.unstable.json``);
 - A: ``docs/rfds/session-system-prompt.mdx@8c977541 § <section>``, the alternative RFD at
   commit 8c977541, by section heading.
 

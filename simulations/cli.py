@@ -1,28 +1,20 @@
-"""``acp-sysprompt``: check a revision or a mutant and print the verdict of every requirement id.
+"""``acp-sysprompt``: the command line over the library API (``simulations.api``).
 
 Scope
-    ``check`` runs an engine over the tables of a revision (or of a mutant of it) and prints a
-    table id → holds / violated / n/a with, for each violation, the shortest transcript the
-    engine found. The default engine, ``bfs``, explores every world within a bound, so its
-    counterexamples are the shortest there are within it; ``hypothesis`` samples and shrinks.
-    ``explore`` writes the reachable-state graph (PNG, SVG, GraphML, DOT), the machines drawn
-    from their tables and a coverage report; ``counterexample`` writes one counterexample in
-    five forms (steps, JSON-RPC transcript, Mermaid, PR review block, ITF trace); ``replay``
-    re-runs an ITF trace; ``list`` names the revisions, mutants, engines and bounds.
+    ``check`` prints a table id → holds / violated / n/a with, for each violation, the
+    shortest transcript the engine found. ``explore`` writes the reachable-state graph (PNG,
+    SVG, GraphML, DOT), the machines drawn from their tables and a coverage report;
+    ``counterexample`` writes one counterexample in five forms (steps, JSON-RPC transcript,
+    Mermaid, PR review block, ITF trace); ``replay`` re-runs an ITF trace; ``report`` writes
+    the reviewer's report; ``list`` names the revisions, mutants, engines and bounds.
 
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
     mutant declares is violated, whatever its family); 2 on bad usage, with a one-line message.
 
 Abstractions
-    "holds" means no violation was found within the engine's budget (the bound for BFS,
-    examples × steps for Hypothesis), which the header states. Long explorations show a
-    progress line with states/s on a terminal; Ctrl-C stops them, keeps what was found,
-    writes it, and exits 130. The P ids are the guarantees under study: they are
-    always reported and, without ``--strict``, never change the exit code.
-
-Source
-    Requirement ids: ``model.spec``.
+    Long explorations show a progress line with states/s on a terminal; Ctrl-C stops them,
+    keeps what was found, writes it, and exits 130.
 """
 
 from __future__ import annotations
@@ -31,492 +23,43 @@ import argparse
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
-from model.amend import AMENDMENTS, Amendment, AmendmentError, load_amendment
-from model.invariants import CHECKS, NOT_CHECKED
-from model.mutants import MUTANTS
-from model.profiles import PROFILES, Profile, ProfileError, load_profile
-from model.revisions import ALIASES, REVISIONS, Revision, resolve
+from model.amend import AmendmentError, load_amendment
+from model.invariants import NOT_CHECKED
+from model.profiles import ProfileError, load_profile
+from model.revisions import REVISIONS, resolve
 from model.spec import REQUIREMENTS, Family
-from model.tables import Tables
-from simulations.domain import DEFAULT_DOMAIN, Domain
-from simulations.explore import BOUNDS, Bound, Exploration, Progress, coverage, explore, labelled
-from simulations.scenarios import scenarios_for
-from simulations.stateful import Trace, findings_of, machine_class, run
-from simulations.trace import render_steps, replay, trace_json
+from simulations.api import (
+    ENGINES,
+    UsageError,
+    advisory,
+    bound_for,
+    check,
+    diff_json,
+    keeps_promise,
+    listing,
+    render,
+    render_diff,
+    revision_for,
+    tables_for,
+    to_json,
+    verdict_diff,
+)
+from simulations.engines.bounds import BOUNDS
+from simulations.engines.domain import DEFAULT_DOMAIN
+from simulations.engines.explore import coverage, explore, labelled
+from simulations.engines.trace import render_steps, replay
 
-ENGINES = {
-    "bfs": "exhaustive breadth-first search within a bound (shortest counterexamples)",
-    "hypothesis": "Hypothesis stateful testing (random transcripts, shrunk on failure)",
-}
 INTERRUPTED = 130
-HOLDS, VIOLATED, NA = "holds", "violated", "n/a"
-
-
-class UsageError(Exception):
-    """Bad command-line input; the message names the argument."""
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
-
-
-@dataclass
-class CheckResult:
-    revision: str
-    mutant: str | None
-    engine: str
-    verdicts: dict[str, str]
-    counterexamples: dict[str, Trace]
-    shrunk: dict[str, bool]
-    seconds: float
-    budget: dict[str, Any] = field(default_factory=dict)
-    witnesses: set[str] = field(default_factory=set)
-    complete: bool = True
-    profile: Profile | None = None
-    amendment: Amendment | None = None
-
-    @property
-    def tables(self) -> Tables:
-        if self.amendment is not None:
-            return self.amendment.tables()
-        if self.profile is not None:
-            return self.profile.tables()
-        return MUTANTS[self.mutant].tables if self.mutant else REVISIONS[self.revision].tables
-
-    def exit_code(self, strict: bool) -> int:
-        if self.mutant is not None and self.verdicts[MUTANTS[self.mutant].violates] == VIOLATED:
-            return 1  # the mutant is caught by the id it declares, whatever its family
-        for rid, verdict in self.verdicts.items():
-            if verdict != VIOLATED or advisory(rid):
-                continue
-            if strict or REQUIREMENTS[rid].family is not Family.P:
-                return 1
-        return 0
-
-
-def _revision(name: str | None, mutant: str | None = None) -> str:
-    """The revision a run is about: ``name`` (an alias resolved), else the mutant's, else
-    rfd-final. A mutant is an edit of one revision; naming another is a usage error."""
-    if mutant is not None and mutant not in MUTANTS:
-        raise UsageError(f"argument --mutant: unknown mutant {mutant!r} (see 'acp-sysprompt list')")
-    if name is None:
-        return MUTANTS[mutant].revision if mutant is not None else "rfd-final"
-    try:
-        revision = resolve(name).name
-    except KeyError as e:
-        raise UsageError(f"argument --revision: {e.args[0]}") from None
-    if mutant is not None and MUTANTS[mutant].revision != revision:
-        raise UsageError(
-            f"argument --mutant: {mutant} is an edit of {MUTANTS[mutant].revision}, not of "
-            f"{revision} (drop --revision)"
-        )
-    return revision
-
-
-def _tables(revision: str | None, mutant: str | None) -> Tables:
-    revision = _revision(revision, mutant)
-    return MUTANTS[mutant].tables if mutant else REVISIONS[revision].tables
-
-
-def advisory(rid: str) -> bool:
-    """A rule whose breach is reported but never fails a run: a SHOULD. (T15 and T16, where
-    the spec allows several answers, bind: their checks fail only on an answer none allows.)"""
-    return REQUIREMENTS[rid].is_advisory
-
-
-def _bound(name: str, revision: str, restarts: str = "any") -> Bound:
-    """The named bound over what ``revision``'s wire can carry."""
-    if name not in BOUNDS:
-        raise UsageError(
-            f"argument --bound: unknown bound {name!r} (choose from {', '.join(BOUNDS)})"
-        )
-    b = BOUNDS[name].restricted(resolve(revision).admits)
-    if restarts == "any":
-        return b
-    scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in b.scopes)
-    return replace(b, scopes=scopes)
-
-
-def check(
-    revision: str | None = None,
-    mutant: str | None = None,
-    engine: str = "bfs",
-    seed: int = 0,
-    examples: int = 200,
-    steps: int = 50,
-    domain: Domain = DEFAULT_DOMAIN,
-    bound: str = "default",
-    symmetry: bool = True,
-    progress: Progress | None = None,
-    profile: Profile | None = None,
-    workers: int = 1,
-    amendment: Amendment | None = None,
-) -> CheckResult:
-    """Run ``engine`` and return a verdict for every requirement id.
-
-    With ``profile`` the agent is that implementation profile (over its revision's tables);
-    with ``amendment`` the spec is its base revision with the amendment's edits.
-    """
-    if amendment is not None:
-        if mutant is not None or profile is not None:
-            raise UsageError(
-                "argument --amend: an amendment is checked on its own (no --mutant or --profile)"
-            )
-        if revision is not None and _revision(revision) != amendment.base:
-            raise UsageError(
-                f"argument --amend: {amendment.name} amends {amendment.base}, not "
-                f"{_revision(revision)} (drop --revision)"
-            )
-        revision = amendment.base
-    if profile is not None:
-        if mutant is not None:
-            raise UsageError("argument --profile: a profile and a mutant cannot be combined")
-        revision = profile.revision
-    revision = _revision(revision, mutant)
-    tables = _tables(revision, mutant)
-    if profile is not None:
-        try:
-            tables = profile.tables()
-        except ProfileError as e:
-            raise UsageError(f"argument --profile: {e}") from None
-    if amendment is not None:
-        tables = amendment.tables()
-    if engine not in ENGINES:
-        raise UsageError(
-            f"argument --engine: unknown engine {engine!r} (choose from {', '.join(ENGINES)})"
-        )
-    rev = REVISIONS[revision]
-    if engine == "bfs":
-        b = _bound(bound, revision, domain.restarts)
-        result = from_exploration(
-            explore(tables, b, symmetry=symmetry, progress=progress, workers=workers),
-            revision,
-            mutant,
-            profile,
-        )
-        result.amendment = amendment
-        return result
-    domain = domain.restrict(rev.admits)
-    t0 = time.perf_counter()
-    # 1. one broad run that records every id it sees violated
-    broad = machine_class(tables, domain, mode="collect")
-    run(broad, examples=examples, steps=steps, seed_value=seed)
-    found = findings_of(broad)
-    # 2. the named scenarios, replayed like Hypothesis @example inputs
-    from_scenarios: dict[str, Trace] = {}
-    for trace in scenarios_for(domain).values():
-        if not all(rev.admits(r) for r in trace.requests):
-            continue  # the scenario says something this revision's wire cannot
-        for step in replay(trace, tables):
-            for rid in step.violated:
-                from_scenarios.setdefault(rid, Trace(trace.profile, trace.requests))
-    targets = set(found.violations) | set(from_scenarios)
-    if mutant is not None:
-        targets.add(MUTANTS[mutant].violates)
-    # 3. one focused run per id, so Hypothesis shrinks that id's counterexample
-    counterexamples: dict[str, Trace] = {}
-    shrunk: dict[str, bool] = {}
-    for rid in sorted(targets):
-        focused = machine_class(tables, domain, checks=[rid], mode="assert")
-        declared = mutant is not None and rid == MUTANTS[mutant].violates
-        run(
-            focused,
-            examples=max(examples, 1000) if declared else examples,
-            steps=steps,
-            seed_value=seed,
-        )
-        failure = findings_of(focused).failure
-        if failure is not None:
-            counterexamples[rid], shrunk[rid] = failure[1], True
-        else:
-            seen = [t for t in (found.violations.get(rid), from_scenarios.get(rid)) if t]
-            if seen:
-                counterexamples[rid], shrunk[rid] = min(seen, key=len), False
-    return CheckResult(
-        revision,
-        mutant,
-        engine,
-        _verdicts(counterexamples, rev),
-        counterexamples,
-        shrunk,
-        time.perf_counter() - t0,
-        {"examples": examples, "steps": steps, "seed": seed, "restarts": domain.restarts},
-        found.witnesses,
-        profile=profile,
-        amendment=amendment,
-    )
-
-
-# The families every verdict table lists; T and A ids appear only for a revision that states them.
-_LISTED = frozenset({Family.R, Family.S, Family.P})
-
-
-def _verdicts(counterexamples: dict[str, Trace], rev: Revision) -> dict[str, str]:
-    """Every R, S and P id, plus any other id the revision states: n/a if not checkable or not
-    a rule of the revision, violated if it has a counterexample, else holds. Counterexamples of
-    ids the revision does not state are dropped.
-    """
-    for rid in [r for r in counterexamples if not rev.states(r)]:
-        del counterexamples[rid]
-    return {
-        rid: NA
-        if rid in NOT_CHECKED or not rev.states(rid)
-        else VIOLATED
-        if rid in counterexamples
-        else HOLDS
-        for rid in REQUIREMENTS
-        if REQUIREMENTS[rid].family in _LISTED or rev.states(rid)
-    }
-
-
-def _na_reason(rid: str, revision: str) -> str:
-    if rid in NOT_CHECKED:
-        return NOT_CHECKED[rid]
-    return f"not a rule of {revision}"
-
-
-def from_exploration(
-    ex: Exploration, revision: str, mutant: str | None, profile: Profile | None = None
-) -> CheckResult:
-    """Verdicts of one exhaustive run; each counterexample is a shortest one within the bound."""
-    rev = REVISIONS[revision]
-    traces = {rid: ex.trace(rid) for rid in ex.violated if rev.states(rid)}
-    return CheckResult(
-        revision,
-        mutant,
-        "bfs",
-        _verdicts(traces, rev),
-        traces,
-        dict.fromkeys(traces, True),
-        ex.seconds,
-        {
-            "bound": ex.bound.name,
-            "scopes": [s.name for s in ex.bound.scopes],
-            "symmetry": ex.symmetry,
-            "restarts": ex.bound.scopes[0].domain.restarts,
-            "states": ex.states,
-            "edges": ex.edges,
-            "depth": ex.depth,
-            "transitions": ex.transitions,
-            "complete": ex.complete,
-        },
-        set(ex.witness_at),
-        ex.complete,
-        profile,
-    )
-
-
-def _header(result: CheckResult) -> str:
-    b = result.budget
-    what = f"mutant {result.mutant} of {result.revision}" if result.mutant else result.revision
-    if result.profile is not None:
-        what = f"profile {result.profile.name} ({result.revision})"
-    if result.amendment is not None:
-        what = f"amendment {result.amendment.name} of {result.revision}"
-    if result.engine == "bfs":
-        done = "" if result.complete else "  INTERRUPTED: partial exploration"
-        return (
-            f"acp-sysprompt check: {what}  engine=bfs  bound={b['bound']} "
-            f"({'+'.join(b['scopes'])})  {b['states']:,} states  {b['edges']:,} edges  "
-            f"depth {b['depth']}  symmetry={'on' if b['symmetry'] else 'off'}  "
-            f"restarts={b['restarts']}  {result.seconds:.1f}s{done}"
-        )
-    return (
-        f"acp-sysprompt check: {what}  engine={result.engine}  seed={b['seed']}  "
-        f"budget={b['examples']} examples × {b['steps']} steps  restarts={b['restarts']}  "
-        f"{result.seconds:.1f}s"
-    )
-
-
-def render(result: CheckResult) -> str:
-    lines = [
-        _header(result),
-        "holds = no violation found within the budget; n/a = not a checkable behaviour here",
-        "",
-        f"{'id':4s} {'keyword':16s} {'verdict':9s} check",
-    ]
-    for rid, verdict in result.verdicts.items():
-        r = REQUIREMENTS[rid]
-        how = CHECKS[rid].name if verdict != NA else _na_reason(rid, result.revision)
-        mark = "✗ " if verdict == VIOLATED else "  "
-        lines.append(f"{rid:4s} {r.keyword.value:16s} {mark}{verdict:7s} {how}")
-    for rid, trace in result.counterexamples.items():
-        r = REQUIREMENTS[rid]
-        kind = (
-            "shortest within the bound"
-            if result.engine == "bfs"
-            else "shrunk"
-            if result.shrunk[rid]
-            else "first found, not shrunk"
-        )
-        lines += [
-            "",
-            f"{rid} violated ({r.keyword.value})  {len(trace)} steps ({kind})",
-            f'  "{r.text}"',
-            f"  source: {r.source}",
-            render_steps(trace, result.tables, REVISIONS[result.revision].states),
-        ]
-    violated_rules = [
-        rid + (f" ({REQUIREMENTS[rid].keyword.value}, advisory)" if advisory(rid) else "")
-        for rid, v in result.verdicts.items()
-        if v == VIOLATED and REQUIREMENTS[rid].family is not Family.P
-    ]
-    violated_props = [
-        rid
-        for rid, v in result.verdicts.items()
-        if v == VIOLATED and REQUIREMENTS[rid].family is Family.P
-    ]
-    lines += [
-        "",
-        f"rules violated: {', '.join(violated_rules) or 'none'};  "
-        f"properties (P) violated: {', '.join(violated_props) or 'none'}",
-    ]
-    return "\n".join(lines)
-
-
-def to_json(result: CheckResult) -> dict[str, Any]:
-    return {
-        "revision": result.revision,
-        "mutant": result.mutant,
-        "profile": None if result.profile is None else result.profile.name,
-        "profile_knobs": None if result.profile is None else result.profile.knobs(),
-        "amendment": None if result.amendment is None else result.amendment.describe(),
-        "engine": result.engine,
-        "verdicts": result.verdicts,
-        "counterexamples": {
-            rid: trace_json(t, result.tables, REVISIONS[result.revision].states)
-            for rid, t in result.counterexamples.items()
-        },
-        "shrunk": result.shrunk,
-        "budget": result.budget,
-        "witnesses": sorted(result.witnesses),
-        "seconds": round(result.seconds, 3),
-        "complete": result.complete,
-    }
-
-
-@dataclass
-class Change:
-    """One id whose verdict an amendment changes, with the counterexample that goes or comes."""
-
-    rid: str
-    before: str
-    after: str
-    trace: Trace | None  # the base's counterexample that disappears, or the one that appears
-
-
-def verdict_diff(base: CheckResult, amended: CheckResult) -> list[Change]:
-    """Every id whose verdict differs between the base revision and the amendment."""
-    out = []
-    for rid, before in base.verdicts.items():
-        after = amended.verdicts.get(rid, NA)
-        if after != before:
-            trace = (
-                base.counterexamples.get(rid)
-                if before == VIOLATED
-                else amended.counterexamples.get(rid)
-            )
-            out.append(Change(rid, before, after, trace))
-    return out
-
-
-def keeps_promise(amendment: Amendment, diff: list[Change]) -> bool:
-    """Every id it claims to fix goes from violated to holds, and nothing starts failing."""
-    fixed = {c.rid for c in diff if c.before == VIOLATED and c.after == HOLDS}
-    broken = [c for c in diff if c.after == VIOLATED]
-    return set(amendment.fixes) <= fixed and not broken
-
-
-def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> str:
-    a = amended.amendment
-    assert a is not None
-    lines = [
-        "",
-        f"verdict diff: amendment {a.name} against {base.revision} "
-        f"({len(diff)} id{'s' if len(diff) != 1 else ''} change)",
-        f"  edits: {', '.join(f'{k} = {v!r}' for k, v in a.edits)}",
-    ]
-    if a.sentence:
-        lines.append(f'  sentence: "{a.sentence}"')
-    for c in diff:
-        if c.before == VIOLATED and c.trace is not None:
-            note = f"its {len(c.trace)}-step counterexample disappears:"
-        elif c.after == VIOLATED and c.trace is not None:
-            note = f"a {len(c.trace)}-step counterexample appears:"
-        else:
-            note = ""
-        lines.append(f"  {c.rid:4s} {c.before} → {c.after}  {note}")
-        if c.trace is not None:
-            tables = base.tables if c.before == VIOLATED else amended.tables
-            shown = render_steps(c.trace, tables, REVISIONS[base.revision].states)
-            lines += ["    " + line for line in shown.splitlines()]
-    claimed = ", ".join(a.fixes) or "nothing"
-    verdict = "kept" if keeps_promise(a, diff) else "NOT kept"
-    lines.append(f"  claims to fix {claimed}: {verdict}")
-    return "\n".join(lines)
-
-
-def diff_json(diff: list[Change], base: CheckResult, amended: CheckResult) -> list[Any]:
-    return [
-        {
-            "id": c.rid,
-            "before": c.before,
-            "after": c.after,
-            "counterexample": None
-            if c.trace is None
-            else trace_json(
-                c.trace,
-                base.tables if c.before == VIOLATED else amended.tables,
-                REVISIONS[base.revision].states,
-            ),
-        }
-        for c in diff
-    ]
-
-
-def listing() -> dict[str, Any]:
-    return {
-        "revisions": [
-            {
-                "name": r.name,
-                "title": r.title,
-                "source": r.source,
-                "rules": sorted(r.rules, key=lambda x: ("RSPTA".index(x[0]), int(x[1:]))),
-                "aliases": sorted(a for a, t in ALIASES.items() if t == r.name),
-            }
-            for r in REVISIONS.values()
-        ],
-        "mutants": [
-            {
-                "name": m.name,
-                "revision": m.revision,
-                "violates": m.violates,
-                "summary": m.summary,
-            }
-            for m in MUTANTS.values()
-        ],
-        "engines": [{"name": k, "summary": v} for k, v in ENGINES.items()],
-        "bounds": [b.describe() for b in BOUNDS.values()],
-        "profiles": [
-            {
-                "name": p.name,
-                "revision": p.revision,
-                "summary": p.summary,
-                "source": p.source,
-                "knobs": p.knobs(),
-            }
-            for p in PROFILES.values()
-        ],
-        "amendments": [a.describe() for a in AMENDMENTS.values()],
-    }
 
 
 def _positive(text: str) -> int:
@@ -689,11 +232,11 @@ def _id(rid: str) -> str:
 
 
 def _run_explore(args: argparse.Namespace) -> int:
-    from simulations.pictures import draw_graph, draw_machines, write_dot, write_graphml
+    from simulations.outputs.pictures import draw_graph, draw_machines, write_dot, write_graphml
 
-    args.revision = _revision(args.revision, args.mutant)
-    tables = _tables(args.revision, args.mutant)
-    bound = _bound(args.bound, args.revision)
+    args.revision = revision_for(args.revision, args.mutant)
+    tables = tables_for(args.revision, args.mutant)
+    bound = bound_for(args.bound, args.revision)
     rid = _id(args.id) if args.id else None
     out = _out_dir(args.out)
     line = _progress(args, f"explore {bound.name}")
@@ -732,11 +275,11 @@ def _run_explore(args: argparse.Namespace) -> int:
 
 
 def _run_counterexample(args: argparse.Namespace) -> int:
-    from simulations.render import write_counterexample
+    from simulations.outputs.forms import write_counterexample
 
-    args.revision = _revision(args.revision, args.mutant)
-    tables = _tables(args.revision, args.mutant)
-    bound = _bound(args.bound, args.revision)
+    args.revision = revision_for(args.revision, args.mutant)
+    tables = tables_for(args.revision, args.mutant)
+    bound = bound_for(args.bound, args.revision)
     rid = _id(args.id)
     out = _out_dir(args.out)
     line = _progress(args, f"search {rid} in {bound.name}")
@@ -755,7 +298,7 @@ def _run_counterexample(args: argparse.Namespace) -> int:
 
 
 def _run_replay(args: argparse.Namespace) -> int:
-    from simulations.render import load_itf
+    from simulations.outputs.forms import load_itf
 
     try:
         trace, meta = load_itf(args.file)
@@ -766,8 +309,8 @@ def _run_replay(args: argparse.Namespace) -> int:
     mutant = args.mutant if args.mutant is not None else meta.get("mutant")
     if mutant in ("", "none"):
         mutant = None
-    revision = _revision(args.revision or meta.get("revision"), mutant)
-    tables = _tables(revision, mutant)
+    revision = revision_for(args.revision or meta.get("revision"), mutant)
+    tables = tables_for(revision, mutant)
     profile_name = args.profile or meta.get("agent_profile")
     if profile_name:
         try:
@@ -791,7 +334,7 @@ def _run_replay(args: argparse.Namespace) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from simulations.report import build_report
+    from simulations.outputs.report import build_report
 
     if args.bound not in BOUNDS:
         raise UsageError(
@@ -862,7 +405,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 profile = load_profile(args.profile)
             except ProfileError as e:
                 raise UsageError(f"argument --profile: {e}") from None
-            if args.revision is not None and _revision(args.revision) != profile.revision:
+            if args.revision is not None and revision_for(args.revision) != profile.revision:
                 raise UsageError(
                     f"argument --profile: {profile.name} speaks {profile.revision}, "
                     f"not {args.revision} (drop --revision)"

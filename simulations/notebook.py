@@ -2,14 +2,14 @@
 
 Scope
     The notebooks drive the model through its public API (``model.machines.System``,
-    ``simulations.explore``, ``simulations.cli.check``, ``simulations.report``) and keep only
-    a few lines per cell; what they need beyond that lives here, typed and tested
-    (``tests/test_notebooks.py``):
+    ``simulations.engines.explore``, ``simulations.api.check``,
+    ``simulations.outputs.report``) and keep only a few lines per cell; what they need beyond
+    that lives here, typed and tested (``tests/test_notebooks.py``):
 
     * ``machine_figure`` and ``rows_markdown``: one ``transitions`` machine drawn from its
-      table (via ``simulations.pictures.machine_graph``) at notebook width, and its rows;
+      table (via ``simulations.outputs.pictures.machine_graph``) at notebook width, and its rows;
     * ``quotient`` and ``graph_figure``: the explorer's labelled state graph (or its quotient,
-      grouped by the same keys ``simulations.pictures.draw_graph`` uses) at notebook width,
+      grouped by the same keys ``simulations.outputs.pictures.draw_graph`` uses) at notebook width,
       with a counterexample path highlighted;
     * ``verdict_matrix``, ``violations_markdown``, ``revision_changes``, ``witness_markdown``:
       verdicts and open-question witnesses as Markdown tables.
@@ -19,11 +19,11 @@ Abstractions
     size their figures to their content (often 15-30 inches wide, for files); these draw the
     same data about ``WIDTH`` inches wide, so labels stay legible in a notebook: a machine
     edge is labelled with its row numbers only (``rows_markdown`` lists the rows), a state
-    with its node id only. Colours are those of ``simulations.pictures``.
+    with its node id only. Colours are those of ``simulations.outputs.pictures``.
 
 Source
-    ``simulations.pictures`` (graph attributes, quotient keys, colours), ``simulations.report``
-    (``Row``, ``P_IDS``, ``observations``), ``model.questions``.
+    ``simulations.outputs.pictures`` (graph attributes, quotient keys, colours),
+    ``simulations.outputs.report`` (``Row``, ``P_IDS``, ``observations``), ``model.questions``.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from matplotlib.patches import FancyArrowPatch
 from model.questions import Question
 from model.tables import Tables
 from model.types import Slot
-from simulations.cli import CheckResult
-from simulations.pictures import (
+from simulations.api import CheckResult
+from simulations.engines.trace import request_text
+from simulations.outputs.pictures import (
     EDGE,
     INITIAL,
     NODE,
@@ -52,8 +53,7 @@ from simulations.pictures import (
     VIOLATING,
     machine_graph,
 )
-from simulations.report import P_IDS, Row, observations
-from simulations.trace import request_text
+from simulations.outputs.report import P_IDS, Row, observations
 
 WIDTH = 9.5  # inches: about the width of a notebook's output area
 

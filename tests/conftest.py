@@ -11,7 +11,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-from simulations.stateful import PHASES
+from simulations.engines.stateful import PHASES
 
 _common = {
     "deadline": None,

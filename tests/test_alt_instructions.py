@@ -31,10 +31,11 @@ from model.types import (
     World,
     initial_world,
 )
-from simulations.cli import check, main
-from simulations.domain import ALT_DOMAIN, DEFAULT_DOMAIN, text
-from simulations.render import transcript, validate_transcript
-from simulations.stateful import Trace
+from simulations.api import check
+from simulations.cli import main
+from simulations.engines.domain import ALT_DOMAIN, DEFAULT_DOMAIN, text
+from simulations.engines.stateful import Trace
+from simulations.wire.acp import transcript, validate_transcript
 
 ALT = REVISIONS["alt-instructions"]
 REPLACE_ONLY = Caps(PromptCap.REPLACE, load_session=True, fork=True)

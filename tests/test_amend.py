@@ -9,7 +9,8 @@ import pytest
 
 from model.amend import AMENDMENTS, EDITS, AmendmentError, load_amendment
 from model.revisions import REVISIONS, envelope_tables
-from simulations.cli import CheckResult, check, keeps_promise, main, verdict_diff
+from simulations.api import CheckResult, check, keeps_promise, verdict_diff
+from simulations.cli import main
 
 
 @pytest.fixture(scope="module")

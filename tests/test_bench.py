@@ -19,7 +19,8 @@ import pytest
 
 from model.tables import REFERENCE
 from model.types import World
-from simulations.explore import BOUNDS, explore
+from simulations.engines.bounds import BOUNDS
+from simulations.engines.explore import explore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simulations.choices import (
+from simulations.outputs.choices import (
     DIMENSIONS,
     P_IDS,
     REFERENCE_CHOICES,

@@ -14,7 +14,7 @@ import simulations.cli as cli
 from model.mutants import MUTANTS
 from model.spec import REQUIREMENTS
 from simulations.cli import main
-from simulations.render import validate_transcript
+from simulations.wire.acp import validate_transcript
 
 QUICK = ["--bound", "small"]  # the exhaustive engine on its small bound (about 3 s)
 HYP = ["--engine", "hypothesis", "--examples", "60", "--steps", "30"]
@@ -256,7 +256,7 @@ def test_verdict_table_lists_t_and_a_ids_only_when_the_revision_states_them() ->
     from dataclasses import replace
 
     from model.revisions import REVISIONS
-    from simulations.cli import _verdicts
+    from simulations.api import _verdicts
 
     final = REVISIONS["rfd-final"]
     plain = _verdicts({}, final)

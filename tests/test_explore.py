@@ -11,7 +11,7 @@ from itertools import permutations
 
 import pytest
 
-import simulations.explore as explore_module
+import simulations.engines.explore as explore_module
 from model.invariants import CHECKS, STATE_CHECKS, STEP_CHECKS, Check
 from model.machines import Compiled, System
 from model.mutants import MUTANTS
@@ -20,12 +20,14 @@ from model.spec import REQUIREMENTS
 from model.tables import REFERENCE
 from model.types import World
 from model.witnesses import WITNESSES
-from simulations.explore import BOUNDS, Exploration, coverage, explore, labelled, requests
-from simulations.symmetry import Canonizer, rename_world
-from simulations.trace import replay
+from simulations.engines.bounds import BOUNDS
+from simulations.engines.exploration import Exploration
+from simulations.engines.explore import coverage, explore, labelled, requests
+from simulations.engines.symmetry import Canonizer, rename_world
+from simulations.engines.trace import replay
 
 # bound → (distinct states, graph edges, depth) of the final RFD with symmetry reduction on.
-# 2026-11-30: first pin (bounds tiny/small/default as defined in simulations/explore.py).
+# 2026-11-30: first pin (bounds tiny/small/default as defined in simulations/engines/explore.py).
 PINNED = {
     "tiny": (52, 78, 6),
     "small": (5024, 9344, 19),

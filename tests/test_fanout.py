@@ -1,6 +1,6 @@
 """Exploring a bound's scopes in several processes gives exactly the sequential exploration.
 
-``explore(..., workers=2)`` (``simulations.fanout``) must not change a single field of the
+``explore(..., workers=2)`` (``simulations.engines.fanout``) must not change a single field of the
 result: node numbers, depths, verdicts, shortest counterexamples, first witnesses, edges in
 order, coverage, counts. Each comparison below is shown to have teeth by a broken merge it
 rejects; interruption, progress, failing and dying workers are covered too.
@@ -20,8 +20,10 @@ import pytest
 
 from model.mutants import MUTANTS
 from model.tables import REFERENCE
-from simulations.explore import BOUNDS, Bound, Exploration, explore
-from simulations.fanout import Part, eligible, explore_split, merge, part_of
+from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.exploration import Exploration
+from simulations.engines.explore import explore
+from simulations.engines.fanout import Part, eligible, explore_split, merge, part_of
 
 PINNED_DEFAULT = (9936, 24540, 22)
 

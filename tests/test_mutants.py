@@ -12,10 +12,16 @@ from __future__ import annotations
 import pytest
 
 from model.mutants import MUTANTS, Mutant
-from simulations.domain import domain_for
-from simulations.explore import smallest_bound_showing
-from simulations.stateful import Violation, findings_of, hypothesis_settings, machine_class, run
-from simulations.trace import replay
+from simulations.engines.domain import domain_for
+from simulations.engines.explore import smallest_bound_showing
+from simulations.engines.stateful import (
+    Violation,
+    findings_of,
+    hypothesis_settings,
+    machine_class,
+    run,
+)
+from simulations.engines.trace import replay
 
 MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem worth a look
 

@@ -1,8 +1,8 @@
 """The notebooks are tests: each runs top to bottom and its last cell asserts its claim.
 
 Also: the notebooks are committed without outputs, the set of notebooks is the five named ones,
-a notebook whose claim is false fails to execute, and the helpers of ``simulations.notebook``
-do what they say.
+a notebook whose claim is false fails to execute, and the helpers of
+``simulations.notebook`` do what they say.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from nbclient.exceptions import CellExecutionError
 from model.questions import QUESTIONS
 from model.revisions import REVISIONS
 from model.tables import REFERENCE, Tables
-from simulations.cli import check
-from simulations.explore import BOUNDS, explore, labelled
+from simulations.api import check
+from simulations.engines.bounds import BOUNDS
+from simulations.engines.explore import explore, labelled
 from simulations.notebook import (
     first_difference,
     graph_figure,
@@ -121,7 +122,7 @@ def test_a_false_claim_fails(tmp_path: Path) -> None:
         _execute(nb, tmp_path)
 
 
-# ---- simulations.notebook ----------------------------------------------------------------------
+# ---- simulations.notebook ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", Tables.NAMES)

@@ -12,7 +12,7 @@ import pytest
 from model.machines import STATES
 from model.tables import REFERENCE, Row, Tables
 from model.types import Status
-from simulations.pictures import (
+from simulations.outputs.pictures import (
     PATH,
     VIOLATING,
     draw_graph,

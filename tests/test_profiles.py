@@ -9,8 +9,10 @@ import pytest
 
 from model.profiles import CHOICES, PROFILES, Profile, ProfileError, from_mapping, load_profile
 from model.revisions import REVISIONS
-from simulations.cli import check, main
-from simulations.explore import BOUNDS, explore
+from simulations.api import check
+from simulations.cli import main
+from simulations.engines.bounds import BOUNDS
+from simulations.engines.explore import explore
 
 
 def test_shipped_profiles_build_and_cite_a_source() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from model.questions import QUESTIONS, Question
-from simulations.report import observations
-from simulations.stateful import Trace
-from simulations.trace import replay
+from simulations.engines.stateful import Trace
+from simulations.engines.trace import replay
+from simulations.outputs.report import observations
 
 
 def test_questions_are_digest_ids_each_once() -> None:

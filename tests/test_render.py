@@ -15,30 +15,32 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import Block, BlockKind, ClientKind, Request
-from simulations.domain import MODES, PROMPTS, text
-from simulations.render import (
+from simulations.engines.domain import MODES, PROMPTS, text
+from simulations.engines.scenarios import APPEND_AGENT, CONNECT, OVERRIDE_AGENT, SCENARIOS
+from simulations.engines.stateful import Trace
+from simulations.engines.trace import replay, request_text
+from simulations.outputs.forms import (
     FILES,
-    SCHEMA_FILES,
-    WIRES,
     changes,
     itf,
     load_itf,
-    load_schema,
     mermaid,
-    method_schemas,
     replay_command,
     review_markdown,
+    steps_markdown,
+    write_counterexample,
+)
+from simulations.wire.acp import (
+    SCHEMA_FILES,
+    WIRES,
+    load_schema,
+    method_schemas,
     revision_wire,
     schema_registry,
-    steps_markdown,
     transcript,
     validate_transcript,
     vendored_schemas,
-    write_counterexample,
 )
-from simulations.scenarios import APPEND_AGENT, CONNECT, OVERRIDE_AGENT, SCENARIOS
-from simulations.stateful import Trace
-from simulations.trace import replay, request_text
 
 # (trace, tables, id, mutant): each case's id is found violated by replay, not asserted here.
 CASES: dict[str, tuple[Trace, Tables, str, str | None]] = {

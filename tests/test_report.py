@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from simulations.render import validate_transcript
-from simulations.report import (
+from simulations.outputs.report import (
     SUBJECTS,
     Subject,
     build_report,
@@ -16,6 +15,7 @@ from simulations.report import (
     kill_rows,
     verdict_row,
 )
+from simulations.wire.acp import validate_transcript
 
 
 def test_report_links_every_cross_to_a_counterexample(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-import simulations.explore as explore_module
+import simulations.engines.explore as explore_module
 from model.context import Ctx
 from model.guards import GUARDS
 from model.invariants import CHECKS, STATE_CHECKS, Check
@@ -43,7 +43,9 @@ from model.types import (
     evolve,
 )
 from model.witnesses import WITNESSES
-from simulations.explore import BOUNDS, Bound, Exploration, _settle, explore
+from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.exploration import Exploration
+from simulations.engines.explore import _settle, explore
 
 
 def fingerprint(ex: Exploration) -> dict[str, Any]:

@@ -11,10 +11,12 @@ import pytest
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.types import BIG, Caps, ClientKind, PromptCap, Request, initial_world
-from simulations.cli import CheckResult, check, main
-from simulations.domain import MODES, PROMPTS, Domain, text
-from simulations.explore import BOUNDS, Bound, explore
-from simulations.render import validate_transcript
+from simulations.api import CheckResult, check
+from simulations.cli import main
+from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.domain import MODES, PROMPTS, Domain, text
+from simulations.engines.explore import explore
+from simulations.wire.acp import validate_transcript
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from model.revisions import REVISIONS
 from model.types import BASE, INVALID_PARAMS, Reason
-from simulations.domain import DEFAULT_DOMAIN
-from simulations.scenarios import SCENARIOS, scenarios_for
-from simulations.trace import replay
+from simulations.engines.domain import DEFAULT_DOMAIN
+from simulations.engines.scenarios import SCENARIOS, scenarios_for
+from simulations.engines.trace import replay
 
 
 def _violations(name: str) -> set[str]:

@@ -1,7 +1,8 @@
 """Hypothesis stateful tests of the reference model (the ``ci`` profile: 200 examples × 50 steps).
 
-The machine is ``simulations.stateful.machine_class``: rules are the protocol operations, one
-``@invariant`` loops over the check registry, step properties are checked after every rule.
+The machine is ``simulations.engines.stateful.machine_class``: rules are the protocol
+operations, one ``@invariant`` loops over the check registry, step properties are checked
+after every rule.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from model.invariants import CHECKS
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
 from model.witnesses import WITNESSES
-from simulations.domain import ALT_DOMAIN, DEFAULT_DOMAIN
-from simulations.scenarios import SCENARIOS
-from simulations.stateful import HYPOTHESIS_LOCAL_CONSTANTS, machine_class, run
-from simulations.trace import replay
+from simulations.engines.domain import ALT_DOMAIN, DEFAULT_DOMAIN
+from simulations.engines.scenarios import SCENARIOS
+from simulations.engines.stateful import HYPOTHESIS_LOCAL_CONSTANTS, machine_class, run
+from simulations.engines.trace import replay
 
 RFD = REVISIONS["rfd-final"]
 V1 = REVISIONS["v1-stable"]
@@ -106,9 +107,9 @@ def test_newly_loaded_local_modules_do_not_feed_hypothesis(tmp_path: Path) -> No
 
 _KILL = """
 {pre}
-import simulations.report  # what the kill matrix has loaded
+import simulations.outputs.report  # what the kill matrix has loaded
 from model.mutants import MUTANTS
-from simulations.stateful import findings_of, machine_class, run
+from simulations.engines.stateful import findings_of, machine_class, run
 m = MUTANTS["client_sends_mode_alone"]
 cls = machine_class(m.tables, checks=[m.violates])
 run(cls, examples=300, steps=50, seed_value=0)
@@ -126,6 +127,6 @@ def test_a_seeded_run_does_not_depend_on_what_else_was_imported() -> None:
             text=True,
             check=True,
         ).stdout
-        for pre in ("", "import simulations.render")
+        for pre in ("", "import simulations.wire.acp")
     ]
     assert "Request(" in out[0] and out[0] == out[1]

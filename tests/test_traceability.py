@@ -14,8 +14,8 @@ from model.mutants import MUTANTS
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
 from model.tables import REFERENCE
-from simulations.scenarios import SCENARIOS
-from simulations.trace import replay
+from simulations.engines.scenarios import SCENARIOS
+from simulations.engines.trace import replay
 
 # normative ids the model cannot express (A11, A14, A15, A17): explained, never checked
 

@@ -1,4 +1,4 @@
-"""The vendored ACP schemas match simulations/schemas/VENDORED.md, file for file, hash for hash."""
+"""The vendored ACP schemas match simulations/wire/schemas/VENDORED.md, file by file."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from importlib.resources.abc import Traversable
 
 import pytest
 
-from simulations.render import SCHEMA_FILES
+from simulations.wire.acp import SCHEMA_FILES
 
 ROW = re.compile(r"^\|\s*`(?P<file>[^`]+)`\s*\|.*\|\s*`(?P<sha>[^`]*)`\s*\|\s*$")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def vendored() -> Traversable:
-    return files("simulations") / "schemas"
+    return files("simulations.wire") / "schemas"
 
 
 def _at(root: Traversable, name: str) -> Traversable:

@@ -3,9 +3,10 @@
 Run: .venv/bin/python tools/write_itf_traces.py OUT_DIR
 
 For each mutant of ``model.mutants``: explore the smallest bound that shows the id it declares
-(``simulations.explore.smallest_bound_showing``, as the report's kill matrix does) and write into
-``OUT_DIR/<mutant>/`` what ``acp-sysprompt counterexample --mutant <mutant> --id <id>``
-writes (``simulations.render.write_counterexample``), ``trace.itf.json`` among it.
+(``simulations.engines.explore.smallest_bound_showing``, as the report's kill matrix does)
+and write into ``OUT_DIR/<mutant>/`` what
+``acp-sysprompt counterexample --mutant <mutant> --id <id>`` writes
+(``simulations.outputs.forms.write_counterexample``), ``trace.itf.json`` among it.
 ``make itf-check`` hands these (and the report's traces, if ``make demo`` wrote them) to
 Quint's own ITF reader, ``tools/quint/check_itf.cjs``.
 """
@@ -17,8 +18,8 @@ import sys
 from pathlib import Path
 
 from model.mutants import MUTANTS
-from simulations.explore import smallest_bound_showing
-from simulations.render import write_counterexample
+from simulations.engines.explore import smallest_bound_showing
+from simulations.outputs.forms import write_counterexample
 
 
 def write_all(out: Path, names: list[str] | None = None) -> list[Path]:

@@ -23,7 +23,7 @@ from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
 from model.tables import REFERENCE, Tables
 from model.types import Block, BlockKind, Caps, Reply, Request, initial_world
-from simulations.stateful import Trace
+from simulations.engines.stateful import Trace
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from model.machines import Step, System
 from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_world
 from model.witnesses import WITNESSES
-from simulations.domain import DEFAULT_DOMAIN, Domain
+from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 
 # Hypothesis (since 6.131) sometimes draws a value from the literals of every *local* module
 # loaded at the time (its "local constants"), re-read whenever sys.modules grows. The same
@@ -66,7 +66,7 @@ def _no_local_constants() -> Constants:
 
 
 if not callable(getattr(_providers, "_get_local_constants", None)):  # pragma: no cover
-    raise ImportError("hypothesis moved _get_local_constants: see simulations/stateful.py")
+    raise ImportError("hypothesis moved _get_local_constants: see simulations/engines/stateful.py")
 HYPOTHESIS_LOCAL_CONSTANTS = _providers._get_local_constants  # Hypothesis's own (for tests)
 setattr(_providers, "_get_local_constants", _no_local_constants)  # noqa: B010
 

@@ -22,7 +22,7 @@ Abstractions
     in a box under their state rather than drawn as loops.
 
 Source
-    The explorer's graph contract (``simulations.explore``: node attributes depth, summary,
+    The explorer's graph contract (``simulations.engines.explore``: node attributes depth, summary,
     lifecycle, profile, connections, restarts, violated, witnesses; edge attributes op, params,
     reply, rows, reqs); ``model.tables``; ``model.machines.STATES``.
 """

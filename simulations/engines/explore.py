@@ -24,7 +24,7 @@ Abstractions
     no event: it is not checked and adds no edge. Answers that change nothing are checked and
     add no edge. A step property is evaluated only on the methods it declares it can fail on.
     With symmetry reduction on (the default), worlds equal up to renaming of session ids and
-    of interchangeable prompt symbols are one node (``simulations.symmetry``).
+    of interchangeable prompt symbols are one node (``simulations.engines.symmetry``).
 
     Work is reused across worlds, never approximated: the tables see only the protocol state
     (the monitor is sealed while they run), so each protocol state's moves are computed once;
@@ -34,11 +34,11 @@ Abstractions
     this off; ``tests/test_reuse.py`` shows both give the same exploration.
 
     The scopes are independent searches: ``workers=N`` runs them in N processes and merges
-    the results into the sequential exploration (``simulations.fanout``,
+    the results into the sequential exploration (``simulations.engines.fanout``,
     ``tests/test_fanout.py``).
 
 Source
-    Bounds are ours; the requests are those of ``simulations.domain`` (the RFD's parameter
+    Bounds are ours; the requests are those of ``simulations.engines.domain`` (the RFD's parameter
     values). BFS gives shortest counterexamples as in TLC and stateright.
 """
 
@@ -47,8 +47,8 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import networkx as nx
@@ -58,16 +58,10 @@ from model.machines import Compiled, Move, RowRef, Step, System
 from model.monitor import created, next_records, session_views, updated
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import (
-    BIG,
     Agent,
-    Block,
-    BlockKind,
-    Caps,
-    ClientKind,
     Connection,
     MonitorRead,
     Observed,
-    PromptCap,
     Reply,
     Request,
     World,
@@ -75,318 +69,14 @@ from model.types import (
     initial_world,
 )
 from model.witnesses import WITNESSES, Witness
-from simulations.domain import Domain, text
-from simulations.fanout import eligible, explore_split
-from simulations.stateful import Trace
-from simulations.symmetry import Canonizer, Renaming, compose, invert, rename_request
-from simulations.trace import reply_text, request_text, wire_method
-
-
-@dataclass(frozen=True)
-class Scope:
-    """One domain of request parameters plus caps; the explorer does a BFS per scope."""
-
-    name: str
-    domain: Domain
-    max_restarts: int
-    attach_prompts: bool = True  # may load/resume/fork carry a prompt where the wire allows?
-
-    def describe(self) -> dict[str, Any]:
-        d = self.domain
-        return {
-            "name": self.name,
-            "connections": d.max_connections,
-            "sessions": d.max_sessions,
-            "restarts": self.max_restarts,
-            "restart_profiles": d.restarts,
-            "profiles": [p.label() for p in d.profiles],
-            "prompts": [_prompt_label(p) for p in d.prompts],
-            "modes": list(d.modes),
-            "clients": [c.value for c in d.clients],
-            "prompts_on_load_resume_fork": d.attach_prompts,
-            **(
-                {"reopen_prompts": [_prompt_label(p) for p in d.reopen_prompts]}
-                if d.reopen_prompts is not None
-                else {}
-            ),
-        }
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A named set of scopes. Worlds reached in several scopes are one node of the graph.
-
-    The scopes are explored side by side, not mixed: a path uses the requests of one scope.
-    This is the small-scope habit (Alloy, swarm verification): two narrow exhaustive searches
-    cost the sum of their sizes where one search over the union of their domains would cost
-    the product.
-    """
-
-    name: str
-    summary: str
-    scopes: tuple[Scope, ...]
-    envelope: tuple[Scope, ...] = ()  # added where load/resume/fork carry a prompt
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "summary": self.summary,
-            "scopes": [s.describe() for s in self.scopes],
-        }
-
-    def restricted(self, admits: Callable[[Request], bool]) -> Bound:
-        """The same bound over what a revision's wire can carry (``Domain.restrict``).
-
-        Where the wire carries a prompt on load/resume/fork (v1-stable), the bound's
-        ``envelope`` scopes join: every kind of re-sent value on one session.
-        """
-        scopes = tuple(
-            replace(s, domain=replace(s.domain.restrict(admits), attach_prompts=False))
-            if not s.attach_prompts
-            else replace(s, domain=s.domain.restrict(admits))
-            for s in self.scopes
-        )
-        if any(s.domain.attach_prompts for s in scopes):
-            scopes += tuple(replace(s, domain=s.domain.restrict(admits)) for s in self.envelope)
-        return replace(self, scopes=scopes)
-
-
-def _prompt_label(p: tuple[Block, ...] | None) -> str:
-    if p is None:
-        return "omitted"
-    return (
-        "[" + ", ".join(repr(b.text) if b.kind is BlockKind.TEXT else b.kind.value for b in p) + "]"
-    )
-
-
-def _caps(sp: PromptCap, *methods: str) -> Caps:
-    return Caps(sp, **{m: True for m in methods})
-
-
-_ALL = ("load_session", "resume", "fork", "close", "delete", "list")
-_FULL = _caps(PromptCap.OVERRIDE, *_ALL)
-_APPEND = _caps(PromptCap.APPEND, *_ALL)
-_UNAWARE = _caps(PromptCap.NONE, *_ALL)
-_BARE = _caps(PromptCap.NONE)  # no systemPrompt and no optional method at all
-_A, _B = text("a"), text("b")
-_WIRE_PROMPTS = (None, _A, text(""), text(BIG), (), (Block(BlockKind.IMAGE),))
-_WIRE_MODES = (None, "append", "override", "replace")
-_CONFORMING = (ClientKind.CONFORMING,)
-_BOTH = (ClientKind.CONFORMING, ClientKind.ADVERSARIAL)
-
-# session/new on one connection: every parameter value, every kind of client, 3 profiles
-WIRE = Scope(
-    "wire",
-    Domain(
-        profiles=(_FULL, _APPEND, _BARE),
-        prompts=_WIRE_PROMPTS,
-        modes=_WIRE_MODES,
-        clients=_BOTH,
-        max_connections=1,
-        max_sessions=1,
-    ),
-    max_restarts=0,
-    attach_prompts=False,  # every value on load/resume/fork too would be 40× the states
-)
-# the session lifecycle across a restart that may drop the capability: load and fork only,
-# so two sessions stay cheap (every optional method at once multiplies the monitor's states)
-LIFECYCLE = Scope(
-    "lifecycle",
-    Domain(
-        profiles=(
-            _caps(PromptCap.OVERRIDE, "load_session", "fork"),
-            _caps(PromptCap.NONE, "load_session", "fork"),
-        ),
-        prompts=(None, _A),
-        modes=(None,),
-        clients=_CONFORMING,
-        max_connections=1,
-        max_sessions=2,
-    ),
-    max_restarts=1,
-)
-# every optional method (resume, close, delete, list) on one session, across a restart
-METHODS = Scope(
-    "methods",
-    Domain(
-        profiles=(_FULL, _UNAWARE),
-        prompts=(None, _A),
-        modes=(None,),
-        clients=_BOTH,
-        max_connections=1,
-        max_sessions=1,
-    ),
-    max_restarts=1,
-)
-# two connections on one agent: who saw what (P9), close from the other connection (P6)
-SHARED = Scope(
-    "shared",
-    replace(METHODS.domain, clients=_CONFORMING, max_connections=2),
-    max_restarts=1,
-)
-# v1-stable only: one session re-opened with every kind of re-sent value (an oversized text, an
-# empty array, an image) and every mode, on agents with and without override (T9–T11, T15, T16)
-ENVELOPE = Scope(
-    "envelope",
-    Domain(
-        profiles=(_FULL, _APPEND, _caps(PromptCap.NONE, "load_session", "resume", "fork", "close")),
-        prompts=(None, _A),
-        modes=_WIRE_MODES,
-        clients=_BOTH,
-        max_connections=1,
-        max_sessions=1,
-        reopen_prompts=(_A, text(BIG), (), (Block(BlockKind.IMAGE),)),
-    ),
-    max_restarts=0,
-)
-BOUNDS: dict[str, Bound] = {
-    b.name: b
-    for b in (
-        Bound(
-            "tiny",
-            "one override agent with load and fork, one conforming client, 2 sessions",
-            (
-                Scope(
-                    "tiny",
-                    Domain(
-                        profiles=(_caps(PromptCap.OVERRIDE, "load_session", "fork"),),
-                        prompts=(None, _A, _B),
-                        modes=(None, "override"),
-                        clients=_CONFORMING,
-                        max_connections=1,
-                        max_sessions=2,
-                    ),
-                    max_restarts=0,
-                ),
-            ),
-        ),
-        Bound(
-            "small",
-            "every parameter value; the lifecycle across a restart; every optional method",
-            (WIRE, LIFECYCLE, METHODS),
-            (ENVELOPE,),
-        ),
-        Bound(
-            "default",
-            "small, plus two connections sharing one session across a restart",
-            (WIRE, LIFECYCLE, METHODS, SHARED),
-            (ENVELOPE,),
-        ),
-    )
-}
-
-
-Link = tuple[Request, Reply, tuple[RowRef, ...]]  # an edge's request, reply and table rows
-
-
-@dataclass
-class Exploration:
-    """What one exhaustive run saw.
-
-    Node ``n`` is ``worlds[n]``; its BFS depth, violated ids and witnesses are ``depths[n]``,
-    ``violations[n]`` and ``reached[n]``; ``links`` holds the edges. ``graph`` is the same as a
-    ``networkx.DiGraph``, built the first time it is asked for (a verdict needs none).
-    """
-
-    tables: Tables
-    bound: Bound
-    symmetry: bool
-    worlds: list[World]
-    parents: list[dict[int, tuple[int, Request]]]  # per scope: node → BFS parent and request
-    first: dict[str, tuple[int, int, Request | None]]  # id → (scope, node, request) shortest
-    witness_at: dict[str, int]  # witness id → first node (or source node of the step) reaching it
-    depths: list[int] = field(default_factory=list)
-    violations: list[tuple[str, ...]] = field(default_factory=list)
-    reached: list[tuple[str, ...]] = field(default_factory=list)
-    links: dict[tuple[int, int], Link] = field(default_factory=dict)
-    rows: Counter[RowRef] = field(default_factory=Counter)
-    transitions: int = 0  # steps evaluated and checked (edges, self-loops, cut steps)
-    unsent: int = 0  # requests a conforming client declined (no event, nothing to check)
-    cut: int = 0  # steps not explored because they exceed the bound
-    depth: int = 0
-    seconds: float = 0.0
-    complete: bool = True  # False: interrupted (Ctrl-C); everything recorded so far is kept
-    per_scope: list[dict[str, int]] = field(default_factory=list)
-
-    @property
-    def states(self) -> int:
-        return len(self.worlds)
-
-    @property
-    def edges(self) -> int:
-        return len(self.links)
-
-    @cached_property
-    def graph(self) -> nx.DiGraph:
-        """Nodes carry depth, violated ids and witnesses; edges the request, reply and rows."""
-        g = nx.DiGraph(bound=self.bound.name, symmetry=self.symmetry)
-        g.add_nodes_from(
-            (n, {"depth": d, "violated": bad, "witnesses": wit})
-            for n, (d, bad, wit) in enumerate(
-                zip(self.depths, self.violations, self.reached, strict=True)
-            )
-        )
-        g.add_edges_from(
-            (u, v, {"request": req, "reply": reply, "rows": rows})
-            for (u, v), (req, reply, rows) in self.links.items()
-        )
-        return g
-
-    @property
-    def violated(self) -> list[str]:
-        return sorted(self.first, key=_id_order)
-
-    def length(self, rid: str) -> int:
-        scope, node, last = self.first[rid]
-        return len(self.path(scope, node)) + (last is not None)
-
-    def path(self, scope: int, node: int) -> list[tuple[int, Request]]:
-        """The BFS tree path (node, request) that leads from a start world to ``node``."""
-        out: list[tuple[int, Request]] = []
-        parents = self.parents[scope]
-        while node in parents:
-            out.append(parents[node])
-            node = parents[node][0]
-        return out[::-1]
-
-    def nodes_on(self, rid: str) -> list[int]:
-        """Node ids along the shortest counterexample of ``rid`` (for highlighting)."""
-        scope, node, _ = self.first[rid]
-        return [u for u, _ in self.path(scope, node)] + [node]
-
-    def trace(self, rid: str) -> Trace:
-        """The shortest counterexample of ``rid`` as a concrete, replayable trace."""
-        scope, node, last = self.first[rid]
-        return self.trace_to(scope, node, last)
-
-    def trace_to(self, scope: int, node: int, last: Request | None = None) -> Trace:
-        """Replay the BFS path concretely: each representative's renaming is undone on the way."""
-        steps = self.path(scope, node)
-        start = steps[0][0] if steps else node
-        engine = Compiled(self.tables)
-        canon = Canonizer(self.bound.scopes[scope].domain.prompts, self.symmetry)
-        back: Renaming = ({}, {})  # representative names → concrete names
-        requests: list[Request] = []
-        nxt = [*(u for u, _ in steps[1:]), node]
-        for (u, req), v in zip(steps, nxt, strict=True):
-            requests.append(rename_request(req, back))
-            after = engine.step(self.worlds[u], req).after
-            if after != self.worlds[v]:
-                rep, r = canon.canon(after)
-                assert rep == self.worlds[v], "symmetry: a path step left its node"
-                back = compose(back, invert(r))
-        if last is not None:
-            requests.append(rename_request(last, back))
-        return Trace(self.worlds[start].agent.profile, tuple(requests))
-
-
-def _id_order(rid: str) -> tuple[int, int]:
-    return ("RSPTA".index(rid[0]), int(rid[1:]))
-
+from simulations.engines.bounds import BOUNDS, Bound, Scope
+from simulations.engines.exploration import Exploration, Progress, id_order
+from simulations.engines.fanout import eligible, explore_split
+from simulations.engines.symmetry import Canonizer, Renaming
+from simulations.engines.trace import reply_text, request_text, wire_method
 
 TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
 ENGINES: dict[str, type[Compiled] | type[System]] = {"compiled": Compiled, "transitions": System}
-Progress = Callable[[int, int, int, float], None]  # states, transitions, depth, seconds
 
 
 def requests(scope: Scope, w: World) -> tuple[Request, ...]:
@@ -634,7 +324,7 @@ def explore(
     ``memo=False`` turns off the reuse of moves across worlds (``_Expander``); the graph,
     the verdicts and the counts are the same. ``checks`` and ``witnesses`` (default: all)
     choose what is evaluated. ``workers`` > 1 explores the scopes in that many processes
-    (``simulations.fanout``) where that gives exactly the sequential result, else runs here.
+    (``simulations.engines.fanout``) where that gives exactly the sequential result, else runs here.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
@@ -886,8 +576,8 @@ def coverage(ex: Exploration) -> dict[str, Any]:
         "cut": ex.cut,
         "rows": rows,
         "rows_never_fired": never,
-        "ids_cited_by_fired_rows": sorted(cited, key=_id_order),
-        "ids_checked": sorted(CHECKS, key=_id_order),
+        "ids_cited_by_fired_rows": sorted(cited, key=id_order),
+        "ids_checked": sorted(CHECKS, key=id_order),
         "ids_violated": ex.violated,
         "witnesses_reached": sorted(ex.witness_at, key=lambda w: int(w[1:])),
         "witnesses_missed": sorted(set(WITNESSES) - set(ex.witness_at), key=lambda w: int(w[1:])),

@@ -17,8 +17,8 @@ Source
 from __future__ import annotations
 
 from model.types import Block, BlockKind, Caps, ClientKind, PromptCap, Request
-from simulations.domain import Domain, text
-from simulations.stateful import Trace
+from simulations.engines.domain import Domain, text
+from simulations.engines.stateful import Trace
 
 FULL = {
     "load_session": True,

@@ -37,18 +37,13 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
-from simulations.choices import choices_matrix, empty_array_changes_nothing, matrix_markdown
-from simulations.domain import domain_for
-from simulations.explore import (
-    BOUNDS,
-    Bound,
-    Exploration,
-    explore,
-    labelled,
-    smallest_bound_showing,
-)
-from simulations.stateful import Trace, findings_of, machine_class, run
-from simulations.trace import replay, request_text
+from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.domain import domain_for
+from simulations.engines.exploration import Exploration
+from simulations.engines.explore import explore, labelled, smallest_bound_showing
+from simulations.engines.stateful import Trace, findings_of, machine_class, run
+from simulations.engines.trace import replay, request_text
+from simulations.outputs.choices import choices_matrix, empty_array_changes_nothing, matrix_markdown
 
 P_IDS = tuple(f"P{i}" for i in range(1, 10))
 
@@ -240,8 +235,8 @@ def _mark(v: str) -> str:
 
 
 def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
-    from simulations.pictures import draw_graph
-    from simulations.render import write_counterexample
+    from simulations.outputs.forms import write_counterexample
+    from simulations.outputs.pictures import draw_graph
 
     s = row.subject
     d = out / "counterexamples" / s.slug / rid

@@ -1,18 +1,15 @@
-"""One counterexample, six ways: step table, JSON-RPC transcript, sequence diagram, PR review, ITF.
+"""The mapping between the model's requests and ACP JSON-RPC messages, and the schema check.
 
 Scope
-    Given a ``Trace``, the tables it runs under and the requirement id it violates, this module
-    writes what a reviewer needs to read and re-run it: ``steps_markdown`` (a table whose
-    "what changed" column lists only the parts of the world a step touched), ``transcript``
-    (the client↔agent JSON-RPC 2.0 messages with ACP's parameter shapes, checked by
-    ``validate_transcript`` against the official v1 schema), ``mermaid`` (a sequence
-    diagram), ``review_markdown`` (a block to paste into a pull-request review) and ``itf`` (an
-    Informal Trace Format file that ``load_itf`` reads back into the same ``Trace``, so
-    ``acp-sysprompt replay`` can re-run it). ``write_counterexample`` writes all five files.
+    ``transcript`` turns a ``Trace`` run under some tables into the client↔agent JSON-RPC 2.0
+    messages it puts on the wire (each sent request, then its answer), with ACP's parameter
+    shapes; ``validate_transcript`` checks those messages against the official schemas,
+    vendored in ``simulations/wire/schemas``. This is the one place that knows how a model
+    request looks as an ACP message: the counterexample forms (``simulations.outputs.forms``)
+    use it, and so will the live-agent harness and the validation of recorded sessions.
 
     Each spec revision has its own wire (``Revision.wire``, see ``revision_wire``), and every
-    rendering takes it as ``wire=`` (default ``"blocks"``; ``review_markdown``, ``itf`` and
-    ``write_counterexample`` default to their revision's):
+    function takes it as ``wire=`` (default ``"blocks"``):
 
     - ``"blocks"`` (rfd-final): ``systemPrompt: ContentBlock[]`` and ``systemPromptMode`` on
       session/new; capability ``sessionCapabilities.systemPrompt`` ``{}`` or
@@ -42,14 +39,12 @@ Scope
 Abstractions
     Prompt texts stay the model's symbols (``"a"``, ``"big"``, ``BASE``); image and
     resource_link blocks get fixed placeholder payloads. Connect and restart are events in the
-    agent's environment, not JSON-RPC messages, so they appear in the step table, the diagram
-    and the ITF states but not in the transcript. The connection a request travels on is put
-    in ``params._meta.conn`` (ACP reserves ``_meta`` on every request for such metadata), and
-    the system slot a turn ran under — which the model observes but the wire never carries —
-    in the prompt result's ``_meta.systemSlot``. Request ids count up over the whole
-    transcript. session/load's history replay (``session/update`` notifications) is not shown.
-    The step table's "what changed" column and the ITF states are the model's world, the same
-    on every wire; the request column and the diagram's arrows use the wire's field shapes.
+    agent's environment, not JSON-RPC messages: they are not in the transcript. The connection
+    a request travels on is put in ``params._meta.conn`` (ACP reserves ``_meta`` on every
+    request for such metadata), and the system slot a turn ran under — which the model
+    observes but the wire never carries — in the prompt result's ``_meta.systemSlot``. Request
+    ids count up over the whole transcript. session/load's history replay
+    (``session/update`` notifications) is not shown.
 
     Base fields are checked against the stable v1 schema; it has no session/fork, so fork
     messages are checked against the unstable schema's ForkSessionRequest/Response. The RFD
@@ -59,9 +54,9 @@ Abstractions
     All are shape checks: an adversarial client's empty array or ``"replace"`` mode is still a
     well-formed message.
 
-    The schemas are package data, vendored byte for byte in ``simulations/schemas`` and read
-    only through ``importlib.resources`` (``vendored_schemas``); the folder's ``VENDORED.md``
-    gives each file's upstream source, licence and sha256. Each has a URI here
+    The schemas are package data, vendored byte for byte in ``simulations/wire/schemas`` and
+    read only through ``importlib.resources`` (``vendored_schemas``); the folder's
+    ``VENDORED.md`` gives each file's upstream source, licence and sha256. Each has a URI here
     (``SCHEMA_FILES``): the two v1 files, the 2026-11 v1 file the envelope wire reads, and the
     2026-11 v2 file, which the envelope-v2 wire (v2-draft) validates against alone.
     ``validate_transcript`` and ``method_schemas`` take an optional directory laid out the same
@@ -74,16 +69,14 @@ Source
     at revision 4969bbbf, "Schema changes"); the first draft's string field (the same RFD at
     revision 0b902f18, and PR #1494's commit eefd6439, "add optional systemPrompt field to
     session/new"); the 2026-11 envelope (npm @agentclientprotocol/sdk 2.4.0,
-    ``schema/v1/schema.unstable.json``, ``$defs/SystemPrompt``); ITF: Apalache ADR-015,
-    https://apalache-mc.org/docs/adr/015adr-trace.html.
+    ``schema/v1/schema.unstable.json``, ``$defs/SystemPrompt``).
 """
 
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -95,206 +88,27 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
-from model.invariants import violated_state
-from model.mutants import MUTANTS
 from model.revisions import REVISIONS
-from model.spec import REQUIREMENTS
 from model.tables import ENVIRONMENT_EVENTS, Tables
 from model.types import (
     Block,
     BlockKind,
     Caps,
-    ClientKind,
-    Connection,
     Mode,
     PromptCap,
     Reply,
     Request,
-    Session,
-    Status,
-    World,
-    initial_world,
 )
-from simulations.stateful import Trace
-from simulations.trace import (
-    ReplayedStep,
-    caps_json,
-    replay,
-    reply_text,
-    request_text,
-    wire_method,
-)
+from simulations.engines.stateful import Trace
+from simulations.engines.trace import ReplayedStep, replay, request_text, wire_method
 
-__all__ = [
-    "FILES",
-    "ITF_DESCRIPTION_URL",
-    "SCHEMA_FILES",
-    "WIRES",
-    "MethodSchema",
-    "changes",
-    "itf",
-    "load_itf",
-    "load_schema",
-    "mermaid",
-    "method_schemas",
-    "replay_command",
-    "review_markdown",
-    "revision_wire",
-    "schema_registry",
-    "steps_markdown",
-    "transcript",
-    "validate_transcript",
-    "vendored_schemas",
-    "write_counterexample",
-    "write_ndjson",
-]
-
-ITF_DESCRIPTION_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 CWD = "/work"
-_NONE = "—"
-
-
-def _first_violation(steps: list[ReplayedStep], rid: str) -> int | None:
-    """1-based index of the first step after which ``rid`` is violated."""
-    return next((i for i, r in enumerate(steps, 1) if rid in r.violated), None)
-
-
-# ---- (a) the step table ----------------------------------------------------------------------
-
-
-def _tuple(xs: tuple[str, ...] | None) -> str:
-    return _NONE if xs is None else "(" + ",".join(xs) + ")"
-
-
-def _session_fields(s: Session) -> dict[str, str]:
-    return {
-        "conn": _NONE if s.conn is None else str(s.conn),
-        "parent": s.parent or _NONE,
-        "blocks": _tuple(s.blocks),
-        "mode": _NONE if s.mode is None else s.mode.value,
-        "live": _tuple(s.live),
-    }
-
-
-def _session_change(sid: str, old: Session | None, new: Session | None) -> str | None:
-    if old == new:
-        return None
-    if new is None:
-        assert old is not None
-        return f"{sid}: {old.status.name}→(gone from store)"
-    before = old.status if old is not None else Status.UNKNOWN
-    head = f"{sid}: {before.name}→{new.status.name}" if before is not new.status else f"{sid}:"
-    was = _session_fields(old) if old is not None else {}
-    now = _session_fields(new)
-    parts = [f"{k}={v}" for k, v in now.items() if was.get(k, _NONE) != v]
-    if not parts:
-        return head
-    return head + (" " if head.endswith(":") else ", ") + ", ".join(parts)
-
-
-def _connection_change(i: int, old: Connection | None, new: Connection | None) -> str | None:
-    if old == new:
-        return None
-    if old is None:
-        assert new is not None
-        return f"conn{i}: opened ({new.client.value} client, {new.phase.name})"
-    if new is None:
-        return f"conn{i}: dropped"
-    parts = []
-    if old.phase is not new.phase:
-        parts.append(f"{old.phase.name}→{new.phase.name}")
-    if old.caps != new.caps:
-        parts.append("caps " + (new.caps.label() if new.caps is not None else _NONE))
-    return f"conn{i}: " + ", ".join(parts)
-
-
-def changes(before: World, after: World) -> list[str]:
-    """Only the parts of the world that differ between ``before`` and ``after``, in words."""
-    out: list[str] = []
-    if before.restarts != after.restarts:
-        out.append(f"restarts {before.restarts}→{after.restarts}")
-    if before.agent.profile != after.agent.profile:
-        out.append(f"agent profile → {after.agent.profile.label()}")
-    if after.agent.issued < before.agent.issued:
-        out.append(f"id counter {before.agent.issued}→{after.agent.issued}")
-    n = max(len(before.connections), len(after.connections))
-    for i in range(n):
-        c = _connection_change(i, before.conn(i), after.conn(i))
-        if c:
-            out.append(c)
-    sids = {s.sid for s in before.agent.store} | {s.sid for s in after.agent.store}
-    for sid in sorted(sids, key=lambda x: (len(x), x)):
-        c = _session_change(sid, before.agent.session(sid), after.agent.session(sid))
-        if c:
-            out.append(c)
-    for o in after.observed:
-        old = before.obs(o.sid)
-        seen = old.turns if old is not None else frozenset()
-        for attach, slot in sorted(o.turns - seen, key=repr):
-            out.append(f"{o.sid} turn ({attach.value}) saw [{', '.join(slot)}]")
-    return out
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _ids(violated: Iterable[str], rid: str) -> str:
-    return ", ".join(f"**{v}**" if v == rid else v for v in violated)
-
-
-def _label(value: Any) -> str:
-    """A wire value in the step table's shorthand: ``text "a"`` for a text block, etc."""
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_label(v) for v in value) + "]"
-    if isinstance(value, dict) and "type" in value:  # a ContentBlock: its text or its type
-        return f"text {_label(value['text'])}" if value["type"] == "text" else str(value["type"])
-    return "{" + ", ".join(f"{k}={_label(v)}" for k, v in value.items()) + "}"
-
-
-def _request_label(req: Request, wire: str) -> str:
-    """``request_text`` with the prompt fields as ``wire`` carries them."""
-    extra = _prompt_params(req, wire)
-    if not extra:
-        return request_text(req)
-    bare = request_text(Request(req.method, req.conn, sid=req.sid, client=req.client))
-    return bare[:-1] + ", " + ", ".join(f"{k}={_label(v)}" for k, v in extra.items()) + ")"
-
-
-def steps_markdown(
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    *,
-    wire: str = "blocks",
-    keep: Callable[[str], bool] | None = None,
-) -> str:
-    """A Markdown table: one row per request, with only what that request changed."""
-    rows = [
-        "| # | request | reply | what changed | violated |",
-        "|---:|---|---|---|---|",
-        f"| 0 | agent starts | | agent profile {_cell(trace.profile.label())} | |",
-    ]
-    for i, r in enumerate(replay(trace, tables, keep), 1):
-        step = r.step
-        changed = "; ".join(changes(step.before, step.after))
-        label = _request_label(step.request, wire)
-        rows.append(
-            f"| {i} | `{_cell(label)}` | `{_cell(reply_text(step.reply))}` "
-            f"| {_cell(changed)} | {_ids(r.violated, rid)} |"
-        )
-    return "\n".join(rows) + "\n"
-
-
-# ---- (b) the JSON-RPC transcript -------------------------------------------------------------
 
 _PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
 # every name a revision put on the wire
 _RFD_FIELDS = ("systemPrompt", "systemPromptMode", "sessionInstructions")
 WIRES = ("blocks", "string", "envelope", "envelope-v2", "instructions")
-_V2 = "envelope-v2"  # the one wire whose messages are v2 messages
+V2_WIRE = "envelope-v2"  # the one wire whose messages are v2 messages
 # the model methods whose params carry the prompt on each wire
 _PROMPT_METHODS: dict[str, tuple[str, ...]] = {
     "blocks": ("session_new",),
@@ -328,7 +142,7 @@ def revision_wire(revision: str | None) -> str:
     return _check_wire(rev.wire) if rev is not None else "blocks"
 
 
-def _wire_for(revision: str | None, wire: str | None) -> str:
+def wire_for(revision: str | None, wire: str | None) -> str:
     """An explicit ``wire`` wins over the revision's."""
     return revision_wire(revision) if wire is None else _check_wire(wire)
 
@@ -345,14 +159,14 @@ def _inexpressible(req: Request, wire: str, why: str) -> ValueError:
     return ValueError(f"the {wire} wire cannot carry {request_text(req)}: {why}")
 
 
-def _prompt_params(req: Request, wire: str) -> dict[str, Any]:
+def prompt_params(req: Request, wire: str) -> dict[str, Any]:
     """The RFD fields ``req`` puts in its params on ``wire`` (empty: it carries no prompt).
 
     A request the wire cannot express (a revision's ``admits`` rejects it) raises ValueError
     rather than being shown as a different message.
     """
     sp, mode = req.system_prompt, req.mode
-    if wire == _V2 and req.method == "session_load":
+    if wire == V2_WIRE and req.method == "session_load":
         raise _inexpressible(req, wire, "v2 has no session/load")
     if sp is None and mode is None:
         return {}
@@ -393,7 +207,7 @@ def _prompt_capability(cap: PromptCap, wire: str) -> dict[str, Any] | None:
         raise ValueError(f"the {wire} wire has no replace-only capability")
     if cap is PromptCap.APPEND:
         return {}
-    return {"mode": {"override": {}}} if wire in ("envelope", _V2) else {"override": {}}
+    return {"mode": {"override": {}}} if wire in ("envelope", V2_WIRE) else {"override": {}}
 
 
 def _capability_key(wire: str) -> str:
@@ -408,7 +222,7 @@ def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
     prompt = _prompt_capability(c.system_prompt, wire)
     if prompt is not None:
         session[_capability_key(wire)] = prompt
-    if wire == _V2:  # session/new, list, resume, close and prompt are the baseline of {}
+    if wire == V2_WIRE:  # session/new, list, resume, close and prompt are the baseline of {}
         return {
             "session": {k: v for k, v in session.items() if k in ("fork", "delete", "systemPrompt")}
         }
@@ -421,7 +235,7 @@ _V2_INFO = {"name": "acp-sysprompt-model", "version": "0"}  # v2's required Impl
 def _params(req: Request, wire: str) -> dict[str, Any]:
     m = req.method
     p: dict[str, Any]
-    if m == "initialize" and wire == _V2:
+    if m == "initialize" and wire == V2_WIRE:
         p = {"protocolVersion": 2, "info": dict(_V2_INFO), "capabilities": {}}
     elif m == "initialize":
         p = {
@@ -438,21 +252,21 @@ def _params(req: Request, wire: str) -> dict[str, Any]:
         p = {}
     else:  # session/close, session/delete
         p = {"sessionId": req.sid}
-    p.update(_prompt_params(req, wire))
+    p.update(prompt_params(req, wire))
     p["_meta"] = {"conn": req.conn}
     return p
 
 
 def _result(step: ReplayedStep, wire: str, n: int = 0) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
-    if req.method == "initialize" and wire == _V2:
+    if req.method == "initialize" and wire == V2_WIRE:
         conn = step.step.after.conn(req.conn)
         return {
             "protocolVersion": 2,
             "info": dict(_V2_INFO),
             "capabilities": _agent_capabilities(conn.caps if conn else None, wire),
         }
-    if req.method == "session_prompt" and wire == _V2:  # v2 acknowledges the user message
+    if req.method == "session_prompt" and wire == V2_WIRE:  # v2 acknowledges the user message
         v2: dict[str, Any] = {"messageId": f"m{n}"}
         if reply.slot is not None:
             v2["_meta"] = {"systemSlot": list(reply.slot)}
@@ -530,7 +344,7 @@ SCHEMA_FILES: Mapping[str, str] = MappingProxyType(_FILES)
 # The schemas a wire reads beyond the two v1 files.
 _WIRE_SCHEMAS: dict[str, tuple[str, ...]] = {
     "envelope": (_SDK,),
-    _V2: (_SDK_V2,),
+    V2_WIRE: (_SDK_V2,),
     "instructions": (_ALT,),
 }
 
@@ -550,7 +364,7 @@ _FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "string": {"systemPrompt": {"type": "string"}},
     "envelope": {"systemPrompt": {"$ref": f"{_SDK}#/$defs/SystemPrompt"}},
-    _V2: {"systemPrompt": {"$ref": f"{_SDK_V2}#/$defs/SystemPrompt"}},
+    V2_WIRE: {"systemPrompt": {"$ref": f"{_SDK_V2}#/$defs/SystemPrompt"}},
     # no official schema has it: our own file, written from the alternative RFD's text
     "instructions": {"sessionInstructions": {"$ref": f"{_ALT}#/$defs/SessionInstructions"}},
 }
@@ -561,7 +375,7 @@ _CAPABILITY_SCHEMAS: dict[str, Any] = {
     },
     "string": _ABSENT,  # the string revisions have no capability: it must not appear
     "envelope": {"$ref": f"{_SDK}#/$defs/SessionSystemPromptCapabilities"},
-    _V2: {"$ref": f"{_SDK_V2}#/$defs/SessionSystemPromptCapabilities"},
+    V2_WIRE: {"$ref": f"{_SDK_V2}#/$defs/SessionSystemPromptCapabilities"},
     "instructions": {"$ref": f"{_ALT}#/$defs/SessionInstructionsCapabilities"},
 }
 
@@ -574,7 +388,7 @@ def _rfd_params(method: str, wire: str) -> dict[str, Any]:
 
 
 def _rfd_initialize_result(wire: str) -> dict[str, Any]:
-    if wire == _V2:
+    if wire == V2_WIRE:
         capability = _CAPABILITY_SCHEMAS[wire]
         return _object(capabilities=_object(session=_object(systemPrompt=capability)))
     capabilities = {key: _ABSENT for key in ("systemPrompt", "sessionInstructions")}
@@ -596,8 +410,8 @@ class MethodSchema:
 
 
 def vendored_schemas() -> Traversable:
-    """The vendored schema folder: ``simulations/schemas``, package data (see VENDORED.md)."""
-    return files("simulations") / "schemas"
+    """The vendored schema folder: ``simulations/wire/schemas``, package data (see VENDORED.md)."""
+    return files("simulations.wire") / "schemas"
 
 
 def _resource(directory: str | None, uri: str) -> dict[str, Any]:
@@ -670,7 +484,7 @@ def _load_v2(directory: str | None) -> dict[str, MethodSchema]:
 
 
 def _methods(directory: str | None, wire: str) -> dict[str, MethodSchema]:
-    return _load_v2(directory) if wire == _V2 else _load(directory)[1]
+    return _load_v2(directory) if wire == V2_WIRE else _load(directory)[1]
 
 
 @lru_cache(maxsize=8)
@@ -705,7 +519,7 @@ def _envelope(base: str, kind: str, uri: str = _STABLE, **properties: Any) -> di
 @lru_cache(maxsize=128)
 def _validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
     ms = _methods(directory, wire)[method]
-    base = _SDK_V2 if wire == _V2 else _STABLE  # the JSON-RPC envelopes: v2's own on v2
+    base = _SDK_V2 if wire == V2_WIRE else _STABLE  # the JSON-RPC envelopes: v2's own on v2
     if kind == "request":
         params = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.request}"}, _rfd_params(method, wire)]}
         schema = _envelope("ClientRequest", kind, base, method={"const": method}, params=params)
@@ -758,7 +572,9 @@ def validate_transcript(
                 problems.append(f"message {i}: response id {msg.get('id')!r} answers no request")
                 continue
         if not isinstance(method, str) or method not in methods:
-            where = "is not in the ACP v2 schema" if wire == _V2 else "is in neither ACP v1 schema"
+            where = (
+                "is not in the ACP v2 schema" if wire == V2_WIRE else "is in neither ACP v1 schema"
+            )
             problems.append(f"message {i}: method {method!r} {where}")
             continue
         for error in _validator(directory, method, kind, wire).iter_errors(dict(msg)):
@@ -766,414 +582,3 @@ def validate_transcript(
     for mid, method in pending.items():
         problems.append(f"request id {mid!r} ({method}) has no response")
     return problems
-
-
-# ---- (c) the sequence diagram ----------------------------------------------------------------
-
-
-def _mm(text: str) -> str:
-    """Mermaid message text: ``;`` and ``#`` would end or escape the line."""
-    return text.replace("#", "#35;").replace(";", "#59;")
-
-
-def _participant(epoch: int, conn: int) -> tuple[str, str]:
-    pid = f"c{conn}" if epoch == 0 else f"c{conn}r{epoch}"
-    label = f"Client c{conn}" if epoch == 0 else f"Client c{conn} (after restart {epoch})"
-    return pid, label
-
-
-def _advertised(profile: Caps, wire: str) -> str:
-    """What an agent with ``profile`` advertises: on the string wire, no systemPrompt at all."""
-    if wire == "string":
-        profile = replace(profile, system_prompt=PromptCap.NONE)
-    if wire == _V2:  # no loadSession in v2; resume, close and list are the baseline
-        profile = replace(profile, load_session=False, resume=True, close=True, list=True)
-    return _mm(profile.label())
-
-
-def mermaid(
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    *,
-    wire: str = "blocks",
-    keep: Callable[[str], bool] | None = None,
-) -> str:
-    """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply."""
-    steps = replay(trace, tables, keep)
-    first = _first_violation(steps, rid)
-    participants: dict[str, str] = {}
-    body: list[str] = [
-        f"    Note over Agent: agent starts advertising {_advertised(trace.profile, wire)}"
-    ]
-    for i, r in enumerate(steps, 1):
-        step, req = r.step, r.step.request
-        epoch = step.before.restarts
-        if req.method == "connect":
-            pid, label = _participant(epoch, len(step.before.connections))
-            participants.setdefault(pid, label)
-            body.append(f"    Note over Agent: {i}. {label} connects ({req.client.value} client)")
-            where = f"{pid},Agent"
-        elif req.method == "restart":
-            after = f" advertising {_advertised(req.profile, wire)}" if req.profile else ""
-            body.append(f"    Note over Agent: {i}. agent restarts{after}, all connections drop")
-            where = "Agent"
-        else:
-            pid, label = _participant(epoch, req.conn)
-            participants.setdefault(pid, label)
-            where = f"{pid},Agent"
-            label = _request_label(req, wire)
-            if not step.sent:
-                body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
-            else:
-                body.append(f"    {pid}->>Agent: {i}. {_mm(label)}")
-                arrow = "--x" if step.reply.error else "-->>"
-                body.append(f"    Agent{arrow}{pid}: {_mm(reply_text(step.reply))}")
-        if i == first:
-            others = [v for v in r.violated if v != rid]
-            also = f" (also {', '.join(others)})" if others else ""
-            body.append(f"    Note over {where}: ✗ {rid} first violated here{also}")
-    head = ["sequenceDiagram"]
-    head += [f"    participant {pid} as {label}" for pid, label in participants.items()]
-    head.append("    participant Agent")
-    return "\n".join(head + body) + "\n"
-
-
-# ---- (d, e) the review block and the replay command ------------------------------------------
-
-
-def replay_command(
-    path: Path | str,
-    revision: str | None = None,
-    mutant: str | None = None,
-    profile: str | None = None,
-) -> str:
-    """The shell command that re-runs an ITF counterexample file."""
-    parts = ["acp-sysprompt", "replay", shlex.quote(str(path))]
-    if revision is not None:
-        parts += ["--revision", shlex.quote(revision)]
-    if mutant is not None:
-        parts += ["--mutant", shlex.quote(mutant)]
-    if profile is not None:
-        parts += ["--profile", shlex.quote(profile)]
-    return " ".join(parts)
-
-
-def keep_for(revision: str | None) -> Callable[[str], bool] | None:
-    """Only the ids ``revision`` states (all ids for an unknown revision)."""
-    return REVISIONS[revision].states if revision in REVISIONS else None
-
-
-def review_markdown(
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    revision: str,
-    mutant: str | None,
-    *,
-    path: Path | str = "trace.itf.json",
-    found_by: str = "exhaustive BFS",
-    shortest: bool = True,
-    wire: str | None = None,
-    profile: str | None = None,
-) -> str:
-    """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay.
-
-    The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
-    """
-    wire = _wire_for(revision, wire)
-    keep = keep_for(revision)
-    req = REQUIREMENTS[rid]
-    steps = replay(trace, tables, keep)
-    first = _first_violation(steps, rid)
-    subject = f"revision `{revision}`"
-    if revision in REVISIONS:
-        subject += f" ({REVISIONS[revision].title})"
-    if mutant is not None:
-        m = MUTANTS.get(mutant)
-        summary = f": {m.summary} (declares {m.violates})" if m is not None else ""
-        subject = f"mutant `{mutant}` of {subject}{summary}"
-    if profile is not None:
-        subject = f"profile `{profile}` over {subject}"
-    status = "not reproduced" if first is None else "violated"
-    if first is None:
-        verdict = (
-            f"**not reproduced**: replaying these {len(steps)} steps violates no check of {rid}."
-        )
-    else:
-        bound = ", the shortest within the bound" if shortest else ""
-        verdict = f"**violated** — found by {found_by}: {first} steps{bound}."
-        if first < len(steps):
-            verdict += f" (The trace goes on to step {len(steps)}.)"
-    lines = [
-        f"### {rid} {status} — {subject}",
-        "",
-        f"> **{rid}** ({req.keyword.value}, binds {req.binds}): {req.text}",
-        ">",
-        f"> Source: `{req.source}`",
-        "",
-        verdict,
-        "",
-        steps_markdown(trace, tables, rid, wire=wire, keep=keep).rstrip("\n"),
-        "",
-        "Replay:",
-        "",
-        "```sh",
-        replay_command(path, revision, mutant, profile),
-        "```",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-# ---- (f) ITF ---------------------------------------------------------------------------------
-
-
-def _int(n: int) -> dict[str, str]:
-    return {"#bigint": str(n)}
-
-
-def _some(v: Any) -> dict[str, Any]:
-    return {"tag": "Some", "value": v}
-
-
-def _opt(v: Any) -> dict[str, Any]:
-    """A Quint ``Option``: ``Some(v)``, or ``None`` (ITF has no null)."""
-    return {"tag": "None", "value": {"#tup": []}} if v is None else _some(v)
-
-
-def _unopt(v: Mapping[str, Any]) -> Any:
-    if v.get("tag") == "None":
-        return None
-    if v.get("tag") == "Some":
-        return v["value"]
-    raise ValueError(f"not an ITF Option variant: {v!r}")
-
-
-def _unint(v: Mapping[str, Any]) -> int:
-    return int(v["#bigint"])
-
-
-_CAP_FIELDS = tuple(f.name for f in fields(Caps) if f.name != "system_prompt")
-
-
-def _caps_from(d: Mapping[str, Any]) -> Caps:
-    return Caps(PromptCap(d["systemPrompt"]), **{k: bool(d[k]) for k in _CAP_FIELDS})
-
-
-def _block_itf(b: Block) -> dict[str, Any]:
-    return {"kind": b.kind.value, "text": b.text}
-
-
-def _action(req: Request | None, profile: Caps) -> dict[str, Any]:
-    if req is None:  # state 0: the agent starts
-        req = Request("init", profile=profile)
-    sp = None if req.system_prompt is None else [_block_itf(b) for b in req.system_prompt]
-    return {
-        "method": req.method,
-        "conn": _int(req.conn),
-        "sessionId": _opt(req.sid),
-        "systemPrompt": _opt(sp),
-        "systemPromptMode": _opt(req.mode),
-        "client": req.client.value,
-        "profile": _opt(None if req.profile is None else caps_json(req.profile)),
-    }
-
-
-def _request_from(a: Mapping[str, Any]) -> Request:
-    sp = _unopt(a["systemPrompt"])
-    profile = _unopt(a["profile"])
-    return Request(
-        a["method"],
-        _unint(a["conn"]),
-        sid=_unopt(a["sessionId"]),
-        system_prompt=None
-        if sp is None
-        else tuple(Block(BlockKind(b["kind"]), b["text"]) for b in sp),
-        mode=_unopt(a["systemPromptMode"]),
-        client=ClientKind(a["client"]),
-        profile=None if profile is None else _caps_from(profile),
-    )
-
-
-def _reply_itf(reply: Reply | None) -> dict[str, Any]:
-    r = reply if reply is not None else Reply()
-    return {
-        "sent": r.sent,
-        "code": _opt(None if r.code is None else _int(r.code)),
-        "reason": _opt(None if r.reason is None else r.reason.value),
-        "sessionId": _opt(r.sid),
-        "listed": list(r.listed),
-        "replayed": r.replayed,
-        "slot": _opt(None if r.slot is None else list(r.slot)),
-    }
-
-
-def _world_itf(w: World) -> dict[str, Any]:
-    sessions = [
-        [
-            s.sid,
-            {
-                "status": s.status.value,
-                "conn": _opt(None if s.conn is None else _int(s.conn)),
-                "parent": _opt(s.parent),
-                "blocks": _opt(None if s.blocks is None else list(s.blocks)),
-                "mode": _opt(None if s.mode is None else s.mode.value),
-                "live": _opt(None if s.live is None else list(s.live)),
-            },
-        ]
-        for s in w.agent.store
-    ]
-    connections = [
-        {
-            "phase": c.phase.value,
-            "client": c.client.value,
-            "caps": _opt(None if c.caps is None else caps_json(c.caps)),
-        }
-        for c in w.connections
-    ]
-    turns = [
-        [
-            o.sid,
-            {"#set": [{"#tup": [a.value, list(slot)]} for a, slot in sorted(o.turns, key=repr)]},
-        ]
-        for o in w.observed
-    ]
-    return {
-        "profile": caps_json(w.agent.profile),
-        "issued": _int(w.agent.issued),
-        "sessions": {"#map": sessions},
-        "connections": connections,
-        "restarts": _int(w.restarts),
-        "turns": {"#map": turns},
-    }
-
-
-ITF_VARS = (
-    "profile",
-    "issued",
-    "sessions",
-    "connections",
-    "restarts",
-    "turns",
-    "action",
-    "reply",
-    "violated",
-    "mbt::actionTaken",
-)
-
-
-def itf(
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    revision: str,
-    mutant: str | None,
-    *,
-    wire: str | None = None,
-    profile: str | None = None,
-) -> dict[str, Any]:
-    """The trace as ITF: state 0 is the starting world, state i the world after request i.
-
-    Actions are the model's requests on every wire (``load_itf`` gives them back exactly, a
-    prompt on session/load, resume or fork included); ``#meta.wire`` names the wire
-    (default: ``revision``'s) the other renderings showed them on.
-    """
-    start = initial_world(trace.profile)
-    states: list[dict[str, Any]] = [
-        {
-            "#meta": {"index": 0},
-            **_world_itf(start),
-            "action": _action(None, trace.profile),
-            "reply": _reply_itf(None),
-            "violated": {"#set": sorted(violated_state(start))},
-            "mbt::actionTaken": "init",
-        }
-    ]
-    for i, r in enumerate(replay(trace, tables, keep_for(revision)), 1):
-        states.append(
-            {
-                "#meta": {"index": i},
-                **_world_itf(r.step.after),
-                "action": _action(r.step.request, trace.profile),
-                "reply": _reply_itf(r.step.reply),
-                "violated": {"#set": sorted(r.violated)},
-                "mbt::actionTaken": r.step.request.method,
-            }
-        )
-    what = f"revision {revision}" + (f", mutant {mutant}" if mutant else "")
-    meta = {
-        "format": "ITF",
-        "format-description": ITF_DESCRIPTION_URL,
-        "source": "acp-sysprompt-model",
-        "description": f"counterexample for {rid} ({what})",
-        "requirement": rid,
-        "revision": revision,
-        "wire": _wire_for(revision, wire),
-        "mutant": mutant,
-        "agent_profile": profile,  # an implementation profile (model.profiles), if any
-        "profile": caps_json(trace.profile),
-    }
-    return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
-
-
-def load_itf(source: Path | str | Mapping[str, Any]) -> tuple[Trace, dict[str, Any]]:
-    """Read an ITF file (or its parsed JSON) written by ``itf`` back into a Trace and its #meta."""
-    data: Mapping[str, Any]
-    if isinstance(source, Mapping):
-        data = source
-    else:
-        data = json.loads(Path(source).read_text(encoding="utf-8"))
-    meta = dict(data["#meta"])
-    profile = _caps_from(meta["profile"])
-    requests = tuple(_request_from(s["action"]) for s in data["states"][1:])
-    return Trace(profile, requests), meta
-
-
-# ---- all five files --------------------------------------------------------------------------
-
-FILES = ("steps.md", "transcript.ndjson", "sequence.mmd", "review.md", "trace.itf.json")
-
-
-def write_counterexample(
-    out_dir: Path | str,
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    revision: str,
-    mutant: str | None,
-    *,
-    wire: str | None = None,
-    profile: str | None = None,
-) -> dict[str, Path]:
-    """Write the five renderings of one counterexample into ``out_dir``; return their paths.
-
-    Messages and labels follow ``wire``, by default the revision's (``revision_wire``).
-    """
-    wire = _wire_for(revision, wire)
-    d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    paths = {name: d / name for name in FILES}
-    keep = keep_for(revision)
-    paths["steps.md"].write_text(
-        steps_markdown(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
-    )
-    write_ndjson(transcript(trace, tables, wire=wire), paths["transcript.ndjson"])
-    paths["sequence.mmd"].write_text(
-        mermaid(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
-    )
-    review = review_markdown(
-        trace,
-        tables,
-        rid,
-        revision,
-        mutant,
-        path=paths["trace.itf.json"],
-        wire=wire,
-        profile=profile,
-    )
-    paths["review.md"].write_text(review, encoding="utf-8")
-    doc = itf(trace, tables, rid, revision, mutant, wire=wire, profile=profile)
-    paths["trace.itf.json"].write_text(
-        json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    return paths

@@ -1,7 +1,7 @@
 """The scopes of a bound explored in parallel processes, merged into the sequential result.
 
 Scope
-    ``simulations.explore.explore(..., workers=N)`` hands each scope of the bound to one of
+    ``simulations.engines.explore.explore(..., workers=N)`` hands each scope of the bound to one of
     ``N`` forked worker processes (each scope is a search of its own), then ``merge`` puts the
     per-scope results together in scope order. The merged ``Exploration`` is the one the
     sequential run gives, field by field: the same node numbers, depths, verdicts, shortest
@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any
 from model.types import Request, World
 
 if TYPE_CHECKING:
-    from simulations.explore import Bound, Exploration, Link, Progress
+    from simulations.engines.bounds import Bound
+    from simulations.engines.exploration import Exploration, Link, Progress
 
 POLL = 0.1  # seconds the parent waits for a message before checking on the workers
 
@@ -155,7 +156,7 @@ def merge(ex: Exploration, parts: list[Part]) -> Exploration:
 
 def eligible(bound: Bound, symmetry: bool, workers: int, max_states: int | None) -> bool:
     """Whether the fan-out gives exactly the sequential result here (module docstring)."""
-    from simulations.symmetry import symbol_symmetries
+    from simulations.engines.symmetry import symbol_symmetries
 
     if workers < 2 or len(bound.scopes) < 2 or max_states is not None:
         return False

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from model.revisions import CLIENT_RESENDS, ON_DIFFER, ON_OMIT, REVISIONS, envelope_tables
-from simulations.explore import BOUNDS, Bound, explore
+from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.explore import explore
 
 P_IDS = tuple(f"P{i}" for i in range(1, 10))
 # (choice, values, the id that leaves it open, who makes it)

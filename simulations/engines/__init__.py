@@ -1,0 +1,1 @@
+"""Engines: the searches over the tables (BFS exploration, Hypothesis machine, replay)."""

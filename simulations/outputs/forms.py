@@ -1,0 +1,631 @@
+"""One counterexample, six ways: step table, JSON-RPC transcript, sequence diagram, PR review, ITF.
+
+Scope
+    Given a ``Trace``, the tables it runs under and the requirement id it violates, this module
+    writes what a reviewer needs to read and re-run it: ``steps_markdown`` (a table whose
+    "what changed" column lists only the parts of the world a step touched), the JSON-RPC
+    transcript (``simulations.wire.acp.transcript``, checked against the official schemas),
+    ``mermaid`` (a sequence diagram), ``review_markdown`` (a block to paste into a
+    pull-request review) and ``itf`` (an Informal Trace Format file that ``load_itf`` reads
+    back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run it).
+    ``write_counterexample`` writes all five files.
+
+    Each spec revision has its own wire (``simulations.wire.acp``); every rendering takes it
+    as ``wire=`` (default ``"blocks"``; ``review_markdown``, ``itf`` and
+    ``write_counterexample`` default to their revision's). A request a wire cannot carry
+    raises ValueError instead of being shown as some other message.
+
+Abstractions
+    Connect and restart are events in the agent's environment, not JSON-RPC messages, so they
+    appear in the step table, the diagram and the ITF states but not in the transcript. The
+    step table's "what changed" column and the ITF states are the model's world, the same on
+    every wire; the request column and the diagram's arrows use the wire's field shapes.
+
+Source
+    ITF: Apalache ADR-015, https://apalache-mc.org/docs/adr/015adr-trace.html.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from model.invariants import violated_state
+from model.mutants import MUTANTS
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS
+from model.tables import Tables
+from model.types import (
+    Block,
+    BlockKind,
+    Caps,
+    ClientKind,
+    Connection,
+    PromptCap,
+    Reply,
+    Request,
+    Session,
+    Status,
+    World,
+    initial_world,
+)
+from simulations.engines.stateful import Trace
+from simulations.engines.trace import (
+    ReplayedStep,
+    caps_json,
+    replay,
+    reply_text,
+    request_text,
+)
+from simulations.wire.acp import (
+    V2_WIRE,
+    prompt_params,
+    transcript,
+    wire_for,
+    write_ndjson,
+)
+
+__all__ = [
+    "FILES",
+    "ITF_DESCRIPTION_URL",
+    "changes",
+    "itf",
+    "load_itf",
+    "mermaid",
+    "replay_command",
+    "review_markdown",
+    "steps_markdown",
+    "write_counterexample",
+]
+
+ITF_DESCRIPTION_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+_NONE = "—"
+
+
+def _first_violation(steps: list[ReplayedStep], rid: str) -> int | None:
+    """1-based index of the first step after which ``rid`` is violated."""
+    return next((i for i, r in enumerate(steps, 1) if rid in r.violated), None)
+
+
+# ---- (a) the step table ----------------------------------------------------------------------
+
+
+def _tuple(xs: tuple[str, ...] | None) -> str:
+    return _NONE if xs is None else "(" + ",".join(xs) + ")"
+
+
+def _session_fields(s: Session) -> dict[str, str]:
+    return {
+        "conn": _NONE if s.conn is None else str(s.conn),
+        "parent": s.parent or _NONE,
+        "blocks": _tuple(s.blocks),
+        "mode": _NONE if s.mode is None else s.mode.value,
+        "live": _tuple(s.live),
+    }
+
+
+def _session_change(sid: str, old: Session | None, new: Session | None) -> str | None:
+    if old == new:
+        return None
+    if new is None:
+        assert old is not None
+        return f"{sid}: {old.status.name}→(gone from store)"
+    before = old.status if old is not None else Status.UNKNOWN
+    head = f"{sid}: {before.name}→{new.status.name}" if before is not new.status else f"{sid}:"
+    was = _session_fields(old) if old is not None else {}
+    now = _session_fields(new)
+    parts = [f"{k}={v}" for k, v in now.items() if was.get(k, _NONE) != v]
+    if not parts:
+        return head
+    return head + (" " if head.endswith(":") else ", ") + ", ".join(parts)
+
+
+def _connection_change(i: int, old: Connection | None, new: Connection | None) -> str | None:
+    if old == new:
+        return None
+    if old is None:
+        assert new is not None
+        return f"conn{i}: opened ({new.client.value} client, {new.phase.name})"
+    if new is None:
+        return f"conn{i}: dropped"
+    parts = []
+    if old.phase is not new.phase:
+        parts.append(f"{old.phase.name}→{new.phase.name}")
+    if old.caps != new.caps:
+        parts.append("caps " + (new.caps.label() if new.caps is not None else _NONE))
+    return f"conn{i}: " + ", ".join(parts)
+
+
+def changes(before: World, after: World) -> list[str]:
+    """Only the parts of the world that differ between ``before`` and ``after``, in words."""
+    out: list[str] = []
+    if before.restarts != after.restarts:
+        out.append(f"restarts {before.restarts}→{after.restarts}")
+    if before.agent.profile != after.agent.profile:
+        out.append(f"agent profile → {after.agent.profile.label()}")
+    if after.agent.issued < before.agent.issued:
+        out.append(f"id counter {before.agent.issued}→{after.agent.issued}")
+    n = max(len(before.connections), len(after.connections))
+    for i in range(n):
+        c = _connection_change(i, before.conn(i), after.conn(i))
+        if c:
+            out.append(c)
+    sids = {s.sid for s in before.agent.store} | {s.sid for s in after.agent.store}
+    for sid in sorted(sids, key=lambda x: (len(x), x)):
+        c = _session_change(sid, before.agent.session(sid), after.agent.session(sid))
+        if c:
+            out.append(c)
+    for o in after.observed:
+        old = before.obs(o.sid)
+        seen = old.turns if old is not None else frozenset()
+        for attach, slot in sorted(o.turns - seen, key=repr):
+            out.append(f"{o.sid} turn ({attach.value}) saw [{', '.join(slot)}]")
+    return out
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _ids(violated: Iterable[str], rid: str) -> str:
+    return ", ".join(f"**{v}**" if v == rid else v for v in violated)
+
+
+def _label(value: Any) -> str:
+    """A wire value in the step table's shorthand: ``text "a"`` for a text block, etc."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_label(v) for v in value) + "]"
+    if isinstance(value, dict) and "type" in value:  # a ContentBlock: its text or its type
+        return f"text {_label(value['text'])}" if value["type"] == "text" else str(value["type"])
+    return "{" + ", ".join(f"{k}={_label(v)}" for k, v in value.items()) + "}"
+
+
+def _request_label(req: Request, wire: str) -> str:
+    """``request_text`` with the prompt fields as ``wire`` carries them."""
+    extra = prompt_params(req, wire)
+    if not extra:
+        return request_text(req)
+    bare = request_text(Request(req.method, req.conn, sid=req.sid, client=req.client))
+    return bare[:-1] + ", " + ", ".join(f"{k}={_label(v)}" for k, v in extra.items()) + ")"
+
+
+def steps_markdown(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    *,
+    wire: str = "blocks",
+    keep: Callable[[str], bool] | None = None,
+) -> str:
+    """A Markdown table: one row per request, with only what that request changed."""
+    rows = [
+        "| # | request | reply | what changed | violated |",
+        "|---:|---|---|---|---|",
+        f"| 0 | agent starts | | agent profile {_cell(trace.profile.label())} | |",
+    ]
+    for i, r in enumerate(replay(trace, tables, keep), 1):
+        step = r.step
+        changed = "; ".join(changes(step.before, step.after))
+        label = _request_label(step.request, wire)
+        rows.append(
+            f"| {i} | `{_cell(label)}` | `{_cell(reply_text(step.reply))}` "
+            f"| {_cell(changed)} | {_ids(r.violated, rid)} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+# ---- (c) the sequence diagram ----------------------------------------------------------------
+
+
+def _mm(text: str) -> str:
+    """Mermaid message text: ``;`` and ``#`` would end or escape the line."""
+    return text.replace("#", "#35;").replace(";", "#59;")
+
+
+def _participant(epoch: int, conn: int) -> tuple[str, str]:
+    pid = f"c{conn}" if epoch == 0 else f"c{conn}r{epoch}"
+    label = f"Client c{conn}" if epoch == 0 else f"Client c{conn} (after restart {epoch})"
+    return pid, label
+
+
+def _advertised(profile: Caps, wire: str) -> str:
+    """What an agent with ``profile`` advertises: on the string wire, no systemPrompt at all."""
+    if wire == "string":
+        profile = replace(profile, system_prompt=PromptCap.NONE)
+    if wire == V2_WIRE:  # no loadSession in v2; resume, close and list are the baseline
+        profile = replace(profile, load_session=False, resume=True, close=True, list=True)
+    return _mm(profile.label())
+
+
+def mermaid(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    *,
+    wire: str = "blocks",
+    keep: Callable[[str], bool] | None = None,
+) -> str:
+    """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply."""
+    steps = replay(trace, tables, keep)
+    first = _first_violation(steps, rid)
+    participants: dict[str, str] = {}
+    body: list[str] = [
+        f"    Note over Agent: agent starts advertising {_advertised(trace.profile, wire)}"
+    ]
+    for i, r in enumerate(steps, 1):
+        step, req = r.step, r.step.request
+        epoch = step.before.restarts
+        if req.method == "connect":
+            pid, label = _participant(epoch, len(step.before.connections))
+            participants.setdefault(pid, label)
+            body.append(f"    Note over Agent: {i}. {label} connects ({req.client.value} client)")
+            where = f"{pid},Agent"
+        elif req.method == "restart":
+            after = f" advertising {_advertised(req.profile, wire)}" if req.profile else ""
+            body.append(f"    Note over Agent: {i}. agent restarts{after}, all connections drop")
+            where = "Agent"
+        else:
+            pid, label = _participant(epoch, req.conn)
+            participants.setdefault(pid, label)
+            where = f"{pid},Agent"
+            label = _request_label(req, wire)
+            if not step.sent:
+                body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
+            else:
+                body.append(f"    {pid}->>Agent: {i}. {_mm(label)}")
+                arrow = "--x" if step.reply.error else "-->>"
+                body.append(f"    Agent{arrow}{pid}: {_mm(reply_text(step.reply))}")
+        if i == first:
+            others = [v for v in r.violated if v != rid]
+            also = f" (also {', '.join(others)})" if others else ""
+            body.append(f"    Note over {where}: ✗ {rid} first violated here{also}")
+    head = ["sequenceDiagram"]
+    head += [f"    participant {pid} as {label}" for pid, label in participants.items()]
+    head.append("    participant Agent")
+    return "\n".join(head + body) + "\n"
+
+
+# ---- (d, e) the review block and the replay command ------------------------------------------
+
+
+def replay_command(
+    path: Path | str,
+    revision: str | None = None,
+    mutant: str | None = None,
+    profile: str | None = None,
+) -> str:
+    """The shell command that re-runs an ITF counterexample file."""
+    parts = ["acp-sysprompt", "replay", shlex.quote(str(path))]
+    if revision is not None:
+        parts += ["--revision", shlex.quote(revision)]
+    if mutant is not None:
+        parts += ["--mutant", shlex.quote(mutant)]
+    if profile is not None:
+        parts += ["--profile", shlex.quote(profile)]
+    return " ".join(parts)
+
+
+def keep_for(revision: str | None) -> Callable[[str], bool] | None:
+    """Only the ids ``revision`` states (all ids for an unknown revision)."""
+    return REVISIONS[revision].states if revision in REVISIONS else None
+
+
+def review_markdown(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    revision: str,
+    mutant: str | None,
+    *,
+    path: Path | str = "trace.itf.json",
+    found_by: str = "exhaustive BFS",
+    shortest: bool = True,
+    wire: str | None = None,
+    profile: str | None = None,
+) -> str:
+    """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay.
+
+    The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
+    """
+    wire = wire_for(revision, wire)
+    keep = keep_for(revision)
+    req = REQUIREMENTS[rid]
+    steps = replay(trace, tables, keep)
+    first = _first_violation(steps, rid)
+    subject = f"revision `{revision}`"
+    if revision in REVISIONS:
+        subject += f" ({REVISIONS[revision].title})"
+    if mutant is not None:
+        m = MUTANTS.get(mutant)
+        summary = f": {m.summary} (declares {m.violates})" if m is not None else ""
+        subject = f"mutant `{mutant}` of {subject}{summary}"
+    if profile is not None:
+        subject = f"profile `{profile}` over {subject}"
+    status = "not reproduced" if first is None else "violated"
+    if first is None:
+        verdict = (
+            f"**not reproduced**: replaying these {len(steps)} steps violates no check of {rid}."
+        )
+    else:
+        bound = ", the shortest within the bound" if shortest else ""
+        verdict = f"**violated** — found by {found_by}: {first} steps{bound}."
+        if first < len(steps):
+            verdict += f" (The trace goes on to step {len(steps)}.)"
+    lines = [
+        f"### {rid} {status} — {subject}",
+        "",
+        f"> **{rid}** ({req.keyword.value}, binds {req.binds}): {req.text}",
+        ">",
+        f"> Source: `{req.source}`",
+        "",
+        verdict,
+        "",
+        steps_markdown(trace, tables, rid, wire=wire, keep=keep).rstrip("\n"),
+        "",
+        "Replay:",
+        "",
+        "```sh",
+        replay_command(path, revision, mutant, profile),
+        "```",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---- (f) ITF ---------------------------------------------------------------------------------
+
+
+def _int(n: int) -> dict[str, str]:
+    return {"#bigint": str(n)}
+
+
+def _some(v: Any) -> dict[str, Any]:
+    return {"tag": "Some", "value": v}
+
+
+def _opt(v: Any) -> dict[str, Any]:
+    """A Quint ``Option``: ``Some(v)``, or ``None`` (ITF has no null)."""
+    return {"tag": "None", "value": {"#tup": []}} if v is None else _some(v)
+
+
+def _unopt(v: Mapping[str, Any]) -> Any:
+    if v.get("tag") == "None":
+        return None
+    if v.get("tag") == "Some":
+        return v["value"]
+    raise ValueError(f"not an ITF Option variant: {v!r}")
+
+
+def _unint(v: Mapping[str, Any]) -> int:
+    return int(v["#bigint"])
+
+
+_CAP_FIELDS = tuple(f.name for f in fields(Caps) if f.name != "system_prompt")
+
+
+def _caps_from(d: Mapping[str, Any]) -> Caps:
+    return Caps(PromptCap(d["systemPrompt"]), **{k: bool(d[k]) for k in _CAP_FIELDS})
+
+
+def _block_itf(b: Block) -> dict[str, Any]:
+    return {"kind": b.kind.value, "text": b.text}
+
+
+def _action(req: Request | None, profile: Caps) -> dict[str, Any]:
+    if req is None:  # state 0: the agent starts
+        req = Request("init", profile=profile)
+    sp = None if req.system_prompt is None else [_block_itf(b) for b in req.system_prompt]
+    return {
+        "method": req.method,
+        "conn": _int(req.conn),
+        "sessionId": _opt(req.sid),
+        "systemPrompt": _opt(sp),
+        "systemPromptMode": _opt(req.mode),
+        "client": req.client.value,
+        "profile": _opt(None if req.profile is None else caps_json(req.profile)),
+    }
+
+
+def _request_from(a: Mapping[str, Any]) -> Request:
+    sp = _unopt(a["systemPrompt"])
+    profile = _unopt(a["profile"])
+    return Request(
+        a["method"],
+        _unint(a["conn"]),
+        sid=_unopt(a["sessionId"]),
+        system_prompt=None
+        if sp is None
+        else tuple(Block(BlockKind(b["kind"]), b["text"]) for b in sp),
+        mode=_unopt(a["systemPromptMode"]),
+        client=ClientKind(a["client"]),
+        profile=None if profile is None else _caps_from(profile),
+    )
+
+
+def _reply_itf(reply: Reply | None) -> dict[str, Any]:
+    r = reply if reply is not None else Reply()
+    return {
+        "sent": r.sent,
+        "code": _opt(None if r.code is None else _int(r.code)),
+        "reason": _opt(None if r.reason is None else r.reason.value),
+        "sessionId": _opt(r.sid),
+        "listed": list(r.listed),
+        "replayed": r.replayed,
+        "slot": _opt(None if r.slot is None else list(r.slot)),
+    }
+
+
+def _world_itf(w: World) -> dict[str, Any]:
+    sessions = [
+        [
+            s.sid,
+            {
+                "status": s.status.value,
+                "conn": _opt(None if s.conn is None else _int(s.conn)),
+                "parent": _opt(s.parent),
+                "blocks": _opt(None if s.blocks is None else list(s.blocks)),
+                "mode": _opt(None if s.mode is None else s.mode.value),
+                "live": _opt(None if s.live is None else list(s.live)),
+            },
+        ]
+        for s in w.agent.store
+    ]
+    connections = [
+        {
+            "phase": c.phase.value,
+            "client": c.client.value,
+            "caps": _opt(None if c.caps is None else caps_json(c.caps)),
+        }
+        for c in w.connections
+    ]
+    turns = [
+        [
+            o.sid,
+            {"#set": [{"#tup": [a.value, list(slot)]} for a, slot in sorted(o.turns, key=repr)]},
+        ]
+        for o in w.observed
+    ]
+    return {
+        "profile": caps_json(w.agent.profile),
+        "issued": _int(w.agent.issued),
+        "sessions": {"#map": sessions},
+        "connections": connections,
+        "restarts": _int(w.restarts),
+        "turns": {"#map": turns},
+    }
+
+
+ITF_VARS = (
+    "profile",
+    "issued",
+    "sessions",
+    "connections",
+    "restarts",
+    "turns",
+    "action",
+    "reply",
+    "violated",
+    "mbt::actionTaken",
+)
+
+
+def itf(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    revision: str,
+    mutant: str | None,
+    *,
+    wire: str | None = None,
+    profile: str | None = None,
+) -> dict[str, Any]:
+    """The trace as ITF: state 0 is the starting world, state i the world after request i.
+
+    Actions are the model's requests on every wire (``load_itf`` gives them back exactly, a
+    prompt on session/load, resume or fork included); ``#meta.wire`` names the wire
+    (default: ``revision``'s) the other renderings showed them on.
+    """
+    start = initial_world(trace.profile)
+    states: list[dict[str, Any]] = [
+        {
+            "#meta": {"index": 0},
+            **_world_itf(start),
+            "action": _action(None, trace.profile),
+            "reply": _reply_itf(None),
+            "violated": {"#set": sorted(violated_state(start))},
+            "mbt::actionTaken": "init",
+        }
+    ]
+    for i, r in enumerate(replay(trace, tables, keep_for(revision)), 1):
+        states.append(
+            {
+                "#meta": {"index": i},
+                **_world_itf(r.step.after),
+                "action": _action(r.step.request, trace.profile),
+                "reply": _reply_itf(r.step.reply),
+                "violated": {"#set": sorted(r.violated)},
+                "mbt::actionTaken": r.step.request.method,
+            }
+        )
+    what = f"revision {revision}" + (f", mutant {mutant}" if mutant else "")
+    meta = {
+        "format": "ITF",
+        "format-description": ITF_DESCRIPTION_URL,
+        "source": "acp-sysprompt-model",
+        "description": f"counterexample for {rid} ({what})",
+        "requirement": rid,
+        "revision": revision,
+        "wire": wire_for(revision, wire),
+        "mutant": mutant,
+        "agent_profile": profile,  # an implementation profile (model.profiles), if any
+        "profile": caps_json(trace.profile),
+    }
+    return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
+
+
+def load_itf(source: Path | str | Mapping[str, Any]) -> tuple[Trace, dict[str, Any]]:
+    """Read an ITF file (or its parsed JSON) written by ``itf`` back into a Trace and its #meta."""
+    data: Mapping[str, Any]
+    if isinstance(source, Mapping):
+        data = source
+    else:
+        data = json.loads(Path(source).read_text(encoding="utf-8"))
+    meta = dict(data["#meta"])
+    profile = _caps_from(meta["profile"])
+    requests = tuple(_request_from(s["action"]) for s in data["states"][1:])
+    return Trace(profile, requests), meta
+
+
+# ---- all five files --------------------------------------------------------------------------
+
+FILES = ("steps.md", "transcript.ndjson", "sequence.mmd", "review.md", "trace.itf.json")
+
+
+def write_counterexample(
+    out_dir: Path | str,
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    revision: str,
+    mutant: str | None,
+    *,
+    wire: str | None = None,
+    profile: str | None = None,
+) -> dict[str, Path]:
+    """Write the five renderings of one counterexample into ``out_dir``; return their paths.
+
+    Messages and labels follow ``wire``, by default the revision's (``revision_wire``).
+    """
+    wire = wire_for(revision, wire)
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    paths = {name: d / name for name in FILES}
+    keep = keep_for(revision)
+    paths["steps.md"].write_text(
+        steps_markdown(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
+    )
+    write_ndjson(transcript(trace, tables, wire=wire), paths["transcript.ndjson"])
+    paths["sequence.mmd"].write_text(
+        mermaid(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
+    )
+    review = review_markdown(
+        trace,
+        tables,
+        rid,
+        revision,
+        mutant,
+        path=paths["trace.itf.json"],
+        wire=wire,
+        profile=profile,
+    )
+    paths["review.md"].write_text(review, encoding="utf-8")
+    doc = itf(trace, tables, rid, revision, mutant, wire=wire, profile=profile)
+    paths["trace.itf.json"].write_text(
+        json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return paths

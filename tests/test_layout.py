@@ -1,0 +1,126 @@
+"""The layout shows the architecture: tables → machines → engines → outputs, no import cycle.
+
+Every import between the project's modules (top-level, function-local and ``TYPE_CHECKING``
+alike) is an edge of a ``networkx`` graph; the graph must be acyclic and respect the layers:
+``model`` imports nothing of ``simulations``; ``simulations.engines`` imports neither the
+outputs, the wire mapping, the library API nor the command line; ``simulations.wire`` and
+``simulations.outputs`` do not import the API or the command line; ``simulations.api``
+imports neither of its two interfaces, the command line and the notebook helpers. No notebook
+imports the command-line module.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("model", "simulations")
+
+# importer prefix → module prefixes it must not import
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "model": ("simulations",),
+    "simulations.engines": (
+        "simulations.outputs",
+        "simulations.wire",
+        "simulations.api",
+        "simulations.cli",
+    ),
+    "simulations.wire": ("simulations.outputs", "simulations.api", "simulations.cli"),
+    "simulations.outputs": ("simulations.api", "simulations.cli", "simulations.notebook"),
+    "simulations.api": ("simulations.cli", "simulations.notebook"),
+}
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path, packages: tuple[str, ...] = PACKAGES) -> nx.DiGraph:
+    """Module → module it imports, for every module under ``packages`` (all imports)."""
+    modules = {
+        module_name(root, p): p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))
+    }
+    g = nx.DiGraph()
+    g.add_nodes_from(modules)
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from pkg import mod` names a module when pkg.mod is one
+                targets = [
+                    f"{node.module}.{a.name}"
+                    if f"{node.module}.{a.name}" in modules
+                    else node.module
+                    for a in node.names
+                ]
+            for t in targets:
+                if t in modules and t != name:
+                    g.add_edge(name, t)
+    return g
+
+
+def cycles(g: nx.DiGraph) -> list[list[str]]:
+    return [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
+
+
+def layer_breaches(g: nx.DiGraph) -> list[str]:
+    def under(mod: str, prefix: str) -> bool:
+        return mod == prefix or mod.startswith(prefix + ".")
+
+    return [
+        f"{u} imports {v}"
+        for u, v in g.edges
+        for src, banned in FORBIDDEN.items()
+        if under(u, src) and any(under(v, b) for b in banned)
+    ]
+
+
+def test_no_import_cycle() -> None:
+    g = import_graph(ROOT)
+    assert g.number_of_nodes() > 30 and g.number_of_edges() > 60  # the walk sees the project
+    assert cycles(g) == []
+
+
+def test_layers_import_downwards_only() -> None:
+    assert layer_breaches(import_graph(ROOT)) == []
+
+
+def test_the_checks_catch_a_planted_cycle_and_breach(tmp_path: Path) -> None:
+    """Two engines importing each other (one only under TYPE_CHECKING, as explore and fanout
+    once did) and an engine importing the command line are found."""
+    eng = tmp_path / "simulations" / "engines"
+    eng.mkdir(parents=True)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "simulations" / "__init__.py").write_text("")
+    (tmp_path / "simulations" / "cli.py").write_text("")
+    (eng / "__init__.py").write_text("")
+    (eng / "a.py").write_text("from simulations.engines.b import f\n")
+    (eng / "b.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from simulations.engines import a\n"
+        "def f():\n    import simulations.cli\n"
+    )
+    g = import_graph(tmp_path)
+    assert cycles(g) == [["simulations.engines.a", "simulations.engines.b"]]
+    assert layer_breaches(g) == ["simulations.engines.b imports simulations.cli"]
+
+
+@pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_notebooks_use_the_library_not_the_command_line(nb: Path) -> None:
+    code = "".join(
+        "".join(c["source"])
+        for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "code"
+    )
+    assert "from simulations." in code  # the cells were read
+    assert "simulations.cli" not in code
