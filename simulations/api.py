@@ -36,7 +36,7 @@ from model.profiles import PROFILES, Profile, ProfileError
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
-from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore
@@ -119,13 +119,14 @@ def advisory(rid: str) -> bool:
     return REQUIREMENTS[rid].is_advisory
 
 
-def bound_for(name: str, revision: str, restarts: str = "any") -> Bound:
-    """The named bound over what ``revision``'s wire can carry."""
-    if name not in BOUNDS:
-        raise UsageError(
-            f"argument --bound: unknown bound {name!r} (choose from {', '.join(BOUNDS)})"
-        )
-    b = BOUNDS[name].restricted(resolve(revision).admits)
+def bound_for(spec: str | Bound, revision: str, restarts: str = "any") -> Bound:
+    """A named bound or a bound file (``load_bound``), over what ``revision``'s wire can carry;
+    ``restarts="same"`` keeps the agent's profile across restarts in every scope."""
+    try:
+        b = spec if isinstance(spec, Bound) else load_bound(spec)
+    except BoundError as e:
+        raise UsageError(f"argument --bound: {e}") from None
+    b = b.restricted(resolve(revision).admits)
     if restarts == "any":
         return b
     scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in b.scopes)
@@ -140,7 +141,7 @@ def check(
     examples: int = 200,
     steps: int = 50,
     domain: Domain = DEFAULT_DOMAIN,
-    bound: str = "default",
+    bound: str | Bound = "default",
     symmetry: bool = True,
     progress: Progress | None = None,
     profile: Profile | None = None,

@@ -49,7 +49,7 @@ from simulations.api import (
     to_json,
     verdict_diff,
 )
-from simulations.engines.bounds import BOUNDS
+from simulations.engines.bounds import BOUNDS, Bound, BoundError, bound_toml, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.trace import render_steps, replay
@@ -95,7 +95,12 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("--mutant", default=None)
 
     def bfs(c: argparse.ArgumentParser, default: str = "default") -> None:
-        c.add_argument("--bound", default=default, help=f"{', '.join(BOUNDS)} (default {default})")
+        c.add_argument(
+            "--bound",
+            default=default,
+            help=f"{', '.join(BOUNDS)} or a FILE.toml ('bound show NAME' prints one to start "
+            f"from; default {default})",
+        )
         c.add_argument(
             "--no-symmetry", action="store_true", help="explore without symmetry reduction"
         )
@@ -181,23 +186,51 @@ def parser() -> argparse.ArgumentParser:
     )
     rp.add_argument("--quiet", action="store_true", help="no progress lines")
 
+    bd = sub.add_parser("bound", help="print a bound as the TOML file --bound FILE.toml reads")
+    bd.add_argument("action", choices=("show",))
+    bd.add_argument("name", help=f"{', '.join(BOUNDS)} or a FILE.toml (checked, then printed)")
+
     ls = sub.add_parser("list", help="list revisions, mutants, engines and bounds")
     ls.add_argument("--json", action="store_true")
     return p
 
 
 class _ProgressLine:
-    """A one-line progress report on stderr: states, transitions, depth, states/s."""
+    """A one-line progress report on stderr: states, transitions, depth, states/s, estimate.
+
+    The estimate reads the BFS levels as they pass: with the last two level sizes L1, L2 and
+    their ratio r = L2 / L1 < 1, the levels still to come are taken as a geometric tail
+    (L2·r / (1 − r) states); while levels still grow it says by how much. It is a rough guide
+    (the scopes of a bound interleave their levels), never a promise.
+    """
 
     def __init__(self, what: str) -> None:
         self.what = what
         self.shown = False
+        self.starts: list[int] = []  # states when each depth was first reached
+
+    def estimate(self, states: int, depth: int, rate: float) -> str:
+        while len(self.starts) <= depth:
+            self.starts.append(states)
+        if depth < 3:
+            return ""
+        l1 = self.starts[depth - 1] - self.starts[depth - 2]
+        l2 = self.starts[depth] - self.starts[depth - 1]
+        if l1 <= 0 or l2 <= 0:
+            return ""
+        r = l2 / l1
+        if r >= 0.95:
+            return f"  levels growing ×{r:.2f}"
+        total = self.starts[depth] + l2 * r / (1 - r)
+        left = max(total - states, 0) / rate if rate > 0 else 0.0
+        return f"  ~{total:,.0f} states in all, ~{left:,.0f}s left (estimate)"
 
     def __call__(self, states: int, transitions: int, depth: int, seconds: float) -> None:
         rate = states / seconds if seconds > 0 else 0.0
         sys.stderr.write(
             f"\r{self.what}: {states:,} states  {transitions:,} transitions  depth {depth}  "
-            f"{rate:,.0f} states/s  {seconds:.1f}s  (Ctrl-C stops and keeps what was found)"
+            f"{rate:,.0f} states/s  {seconds:.1f}s{self.estimate(states, depth, rate)}  "
+            "(Ctrl-C stops and keeps what was found)\x1b[K"
         )
         sys.stderr.flush()
         self.shown = True
@@ -211,6 +244,12 @@ def _progress(args: argparse.Namespace, what: str) -> _ProgressLine | None:
     if args.quiet or not (args.progress or sys.stderr.isatty()):
         return None
     return _ProgressLine(what)
+
+
+def _announce(args: argparse.Namespace, bound: Bound) -> None:
+    """Before a run: the bound it explores (stderr; --quiet drops it)."""
+    if not args.quiet:
+        print(f"acp-sysprompt: {bound.headline()}", file=sys.stderr, flush=True)
 
 
 def _out_dir(path: Path) -> Path:
@@ -239,6 +278,7 @@ def _run_explore(args: argparse.Namespace) -> int:
     bound = bound_for(args.bound, args.revision)
     rid = _id(args.id) if args.id else None
     out = _out_dir(args.out)
+    _announce(args, bound)
     line = _progress(args, f"explore {bound.name}")
     ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:
@@ -282,6 +322,7 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     bound = bound_for(args.bound, args.revision)
     rid = _id(args.id)
     out = _out_dir(args.out)
+    _announce(args, bound)
     line = _progress(args, f"search {rid} in {bound.name}")
     ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:
@@ -387,6 +428,12 @@ def _main(argv: Sequence[str] | None) -> int:
                 for m in data["mutants"]:
                     print(f"  {m['name']:42s} {m['violates']:4s} {m['summary']}")
             return 0
+        if args.command == "bound":
+            try:
+                print(bound_toml(load_bound(args.name)), end="")
+            except BoundError as e:
+                raise UsageError(f"argument name: {e}") from None
+            return 0
         if args.command == "explore":
             return _run_explore(args)
         if args.command == "counterexample":
@@ -416,7 +463,12 @@ def _main(argv: Sequence[str] | None) -> int:
                 amendment = load_amendment(args.amend)
             except AmendmentError as e:
                 raise UsageError(f"argument --amend: {e}") from None
-        line = _progress(args, "check") if args.engine == "bfs" else None
+        line = None
+        if args.engine == "bfs":
+            rev = amendment.base if amendment else profile.revision if profile else args.revision
+            bound = bound_for(args.bound, revision_for(rev, args.mutant), args.restarts)
+            _announce(args, bound)
+            line = _progress(args, "check")
         run_check = partial(
             check,
             engine=args.engine,

@@ -6,6 +6,11 @@ Scope
     symbols, modes and client kinds of the requests (``simulations.engines.domain``). The
     named bounds (``BOUNDS``: tiny, small, default) are defined here.
 
+    A bound is data: ``bound_toml`` writes one as a TOML file (``acp-sysprompt bound show
+    NAME``) and ``load_bound`` reads a named bound or such a file (``--bound FILE.toml``), so a
+    spec author sets the constants of a check as a TLC user sets a model's. A file that
+    cannot be read raises ``BoundError`` naming the field: ``scopes[1].sessions: …``.
+
 Abstractions
     The scopes of a bound are explored side by side, not mixed: a path uses the requests of
     one scope. This is the small-scope habit (Alloy, swarm verification): two narrow
@@ -18,8 +23,12 @@ Source
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+import json
+import tomllib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request
@@ -34,6 +43,17 @@ class Scope:
     domain: Domain
     max_restarts: int
     attach_prompts: bool = True  # may load/resume/fork carry a prompt where the wire allows?
+
+    def headline(self) -> str:
+        d = self.domain
+        return (
+            f"{self.name} ({d.max_connections} conn × {d.max_sessions} sessions × "
+            f"{self.max_restarts} restarts, restarts {d.restarts}; {len(d.profiles)} profiles, "
+            f"{len(d.prompts)} prompts, {len(d.modes)} modes, "
+            f"{'+'.join(c.value for c in d.clients)} clients"
+            + (", prompts re-sent" if d.attach_prompts else "")
+            + ")"
+        )
 
     def describe(self) -> dict[str, Any]:
         d = self.domain
@@ -77,6 +97,10 @@ class Bound:
             "summary": self.summary,
             "scopes": [s.describe() for s in self.scopes],
         }
+
+    def headline(self) -> str:
+        """One line a run prints before it starts: each scope's caps and domain sizes."""
+        return f"bound {self.name}: " + " + ".join(s.headline() for s in self.scopes)
 
     def restricted(self, admits: Callable[[Request], bool]) -> Bound:
         """The same bound over what a revision's wire can carry (``Domain.restrict``).
@@ -218,3 +242,260 @@ BOUNDS: dict[str, Bound] = {
         ),
     )
 }
+
+
+# ---- bounds as data: TOML in, TOML out ------------------------------------------------------
+
+_METHODS = ("load_session", "resume", "fork", "close", "delete", "list")
+_SCOPE_KEYS = (
+    "name",
+    "connections",
+    "sessions",
+    "restarts",
+    "restart_profiles",
+    "profiles",
+    "prompts",
+    "modes",
+    "clients",
+    "prompts_on_load_resume_fork",
+    "reopen_prompts",
+)
+_BOUND_KEYS = ("name", "summary", "scopes", "envelope")
+_OMITTED = "omitted"
+_NON_TEXT = {f"<{k.value}>": k for k in BlockKind if k is not BlockKind.TEXT}
+
+
+class BoundError(ValueError):
+    """A bound that cannot be read; the message names the field (``scopes[1].sessions: …``)."""
+
+
+def _hint(word: str, choices: Iterable[str]) -> str:
+    known = list(choices)
+    close = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+
+
+def profile_text(c: Caps) -> str:
+    """``"override: load_session resume fork"``, ``"none"``: a profile as a bound file says it."""
+    methods = [m for m in _METHODS if getattr(c, m)]
+    return c.system_prompt.value + (": " + " ".join(methods) if methods else "")
+
+
+def _profile(value: object, where: str) -> Caps:
+    if not isinstance(value, str):
+        raise BoundError(f'{where}: expected a string like "override: load_session fork"')
+    cap, _, rest = value.partition(":")
+    cap = cap.strip()
+    caps = {p.value: p for p in PromptCap}
+    if cap not in caps:
+        raise BoundError(f"{where}: unknown systemPrompt capability {cap!r}{_hint(cap, caps)}")
+    flags: dict[str, bool] = {}
+    for m in rest.split():
+        if m not in _METHODS:
+            raise BoundError(f"{where}: unknown method {m!r}{_hint(m, _METHODS)}")
+        flags[m] = True
+    return Caps(caps[cap], **flags)
+
+
+def _prompt_toml(p: tuple[Block, ...] | None) -> object:
+    if p is None:
+        return _OMITTED
+    return [b.text if b.kind is BlockKind.TEXT else f"<{b.kind.value}>" for b in p]
+
+
+def _prompt(value: object, where: str, omitted_ok: bool = True) -> tuple[Block, ...] | None:
+    if value == _OMITTED and omitted_ok:
+        return None
+    if not isinstance(value, list) or not all(isinstance(b, str) for b in value):
+        what = '"omitted" or ' if omitted_ok else ""
+        raise BoundError(
+            f'{where}: expected {what}a list of blocks (text symbols like "a", or '
+            f"{', '.join(repr(k) for k in _NON_TEXT)}), got {value!r}"
+        )
+    return tuple(Block(_NON_TEXT[b]) if b in _NON_TEXT else Block(BlockKind.TEXT, b) for b in value)
+
+
+def _list(table: dict[str, object], key: str, where: str) -> list[object]:
+    value = table[key]
+    if not isinstance(value, list) or not value:
+        raise BoundError(f"{where}.{key}: expected a non-empty list, got {value!r}")
+    return value
+
+
+def _count(table: dict[str, object], key: str, where: str, least: int) -> int:
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise BoundError(f"{where}.{key}: expected a whole number >= {least}, got {value!r}")
+    return value
+
+
+def _scope(table: object, where: str) -> Scope:
+    if not isinstance(table, dict):
+        raise BoundError(f"{where}: expected a table of scope fields")
+    for key in table:
+        if key not in _SCOPE_KEYS:
+            raise BoundError(f"{where}: unknown field {key!r}{_hint(key, _SCOPE_KEYS)}")
+    required = [k for k in _SCOPE_KEYS[:9] if k != "restart_profiles"]
+    missing = [k for k in required if k not in table]
+    if missing:
+        raise BoundError(f"{where}: missing field {missing[0]!r}")
+    name = table["name"]
+    if not isinstance(name, str) or not name:
+        raise BoundError(f"{where}.name: expected a non-empty string, got {name!r}")
+    restart_profiles = table.get("restart_profiles", "any")
+    if restart_profiles not in ("any", "same"):
+        raise BoundError(
+            f'{where}.restart_profiles: expected "any" or "same", got {restart_profiles!r}'
+        )
+    modes = []
+    for i, m in enumerate(_list(table, "modes", where)):
+        if not isinstance(m, str):
+            raise BoundError(f"{where}.modes[{i}]: expected a string, got {m!r}")
+        modes.append(None if m == _OMITTED else m)
+    kinds = {k.value: k for k in ClientKind}
+    clients = []
+    for i, c in enumerate(_list(table, "clients", where)):
+        if c not in kinds:
+            raise BoundError(
+                f"{where}.clients[{i}]: unknown client kind {c!r}{_hint(str(c), kinds)}"
+            )
+        clients.append(kinds[str(c)])
+    attach = table.get("prompts_on_load_resume_fork", True)
+    if not isinstance(attach, bool):
+        raise BoundError(f"{where}.prompts_on_load_resume_fork: expected true or false")
+    reopen = None
+    if "reopen_prompts" in table:
+        reopen = tuple(
+            _prompt(p, f"{where}.reopen_prompts[{i}]", omitted_ok=False) or ()
+            for i, p in enumerate(_list(table, "reopen_prompts", where))
+        )
+    domain = Domain(
+        profiles=tuple(
+            _profile(p, f"{where}.profiles[{i}]")
+            for i, p in enumerate(_list(table, "profiles", where))
+        ),
+        restarts="same" if restart_profiles == "same" else "any",
+        prompts=tuple(
+            _prompt(p, f"{where}.prompts[{i}]")
+            for i, p in enumerate(_list(table, "prompts", where))
+        ),
+        modes=tuple(modes),
+        clients=tuple(clients),
+        max_connections=_count(table, "connections", where, 1),
+        max_sessions=_count(table, "sessions", where, 1),
+        reopen_prompts=reopen,
+    )
+    return Scope(name, domain, _count(table, "restarts", where, 0), attach)
+
+
+def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
+    """A bound from the parsed TOML; ``BoundError`` names the first bad field."""
+    for key in data:
+        if key not in _BOUND_KEYS:
+            raise BoundError(f"{source}: unknown field {key!r}{_hint(key, _BOUND_KEYS)}")
+    if not data:
+        raise BoundError(f"{source}: empty; start from 'acp-sysprompt bound show default'")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise BoundError(f"{source}: name: expected a non-empty string, got {name!r}")
+    summary = data.get("summary", "")
+    if not isinstance(summary, str):
+        raise BoundError(f"{source}: summary: expected a string, got {summary!r}")
+    if "scopes" not in data:
+        raise BoundError(f"{source}: missing [[scopes]] (a bound needs at least one scope)")
+    parts: dict[str, tuple[Scope, ...]] = {}
+    for key in ("scopes", "envelope"):
+        tables = data.get(key, [])
+        if not isinstance(tables, list) or (key == "scopes" and not tables):
+            raise BoundError(f"{source}: {key}: expected one or more [[{key}]] tables")
+        try:
+            parts[key] = tuple(_scope(t, f"{key}[{i}]") for i, t in enumerate(tables))
+        except BoundError as e:
+            raise BoundError(f"{source}: {e}") from None
+    names = [s.name for s in parts["scopes"] + parts["envelope"]]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise BoundError(f"{source}: scope name {dup!r} is used twice")
+    return Bound(name, summary, parts["scopes"], parts["envelope"])
+
+
+def load_bound(spec: str) -> Bound:
+    """A named bound (``BOUNDS``), or a ``.toml`` file in the format ``bound_toml`` writes."""
+    if spec in BOUNDS:
+        return BOUNDS[spec]
+    path = Path(spec)
+    if path.suffix != ".toml":
+        raise BoundError(
+            f"unknown bound {spec!r} (choose from {', '.join(BOUNDS)}, or give a .toml file)"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise BoundError(f"cannot read {spec!r}: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise BoundError(f"{spec}: not valid TOML: {e}") from None
+    return bound_from_mapping(data, spec)
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    assert isinstance(value, list)
+    return "[" + ", ".join(_toml(v) for v in value) + "]"
+
+
+def _scope_toml(s: Scope, table: str) -> list[str]:
+    d = s.domain
+    fields: list[tuple[str, object, str]] = [
+        ("name", s.name, ""),
+        ("connections", d.max_connections, "connections open at once"),
+        ("sessions", d.max_sessions, "session ids handed out (s1..sN)"),
+        ("restarts", s.max_restarts, "agent restarts on one path"),
+        ("restart_profiles", d.restarts, '"any": a restart may change the profile'),
+        ("profiles", [profile_text(p) for p in d.profiles], "systemPrompt: optional methods"),
+        ("prompts", [_prompt_toml(p) for p in d.prompts], "session/new systemPrompt values"),
+        ("modes", [_OMITTED if m is None else m for m in d.modes], "systemPromptMode values"),
+        ("clients", [c.value for c in d.clients], "client kinds that connect"),
+        (
+            "prompts_on_load_resume_fork",
+            s.attach_prompts,
+            "where the wire carries them (v1-stable)",
+        ),
+    ]
+    if d.reopen_prompts is not None:
+        fields.append(
+            (
+                "reopen_prompts",
+                [_prompt_toml(p) for p in d.reopen_prompts],
+                "what load/resume/fork re-send",
+            )
+        )
+    out = ["", f"[[{table}]]"]
+    for key, value, note in fields:
+        line = f"{key} = {_toml(value)}"
+        out.append(f"{line}  # {note}" if note and len(line) + len(note) < 96 else line)
+    return out
+
+
+def bound_toml(b: Bound) -> str:
+    """The bound as a TOML file ``load_bound`` reads back to an equal bound."""
+    lines = [
+        f"# acp-sysprompt bound {b.name!r}: edit and pass with --bound FILE.toml",
+        '# prompts: "omitted" or a list of blocks (text symbols, "<image>", "<resource_link>");',
+        '# "big" stands for a text over the agent\'s size limit. Modes: "omitted" or a string.',
+        f"name = {_toml(b.name)}",
+        f"summary = {_toml(b.summary)}",
+    ]
+    for s in b.scopes:
+        lines += _scope_toml(s, "scopes")
+    if b.envelope:
+        lines += ["", "# joined where the revision's wire carries a prompt on load/resume/fork"]
+        for s in b.envelope:
+            lines += _scope_toml(s, "envelope")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,141 @@
+"""Bounds as data: every named bound round-trips through its TOML file to the same exploration,
+and a bad bound file gets one line naming the field, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from simulations.cli import main
+from simulations.engines.bounds import BOUNDS, BoundError, bound_toml, load_bound
+
+# the default bound's (states, edges, depth) on rfd-final, as tests/test_explore.py pins it
+DEFAULT = (9936, 24540, 22)
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDS))
+def test_every_named_bound_round_trips_through_toml(name: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(bound_toml(BOUNDS[name]), encoding="utf-8")
+    assert load_bound(str(path)) == BOUNDS[name]
+
+
+def test_bound_show_default_checks_to_the_same_pinned_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """What ``bound show default`` prints, passed back as ``--bound FILE``, is the default bound:
+    the same states, edges and depth as test_explore pins for it."""
+    assert main(["bound", "show", "default"]) == 0
+    path = tmp_path / "mine.toml"
+    path.write_text(capsys.readouterr().out, encoding="utf-8")
+    code = main(["check", "--revision", "rfd-final", "--bound", str(path), "--json"])
+    out, err = capsys.readouterr()
+    budget = json.loads(out)["budget"]
+    assert code == 0 and budget["complete"]
+    assert (budget["states"], budget["edges"], budget["depth"]) == DEFAULT
+    assert err.startswith("acp-sysprompt: bound default: wire (1 conn × 1 sessions")
+
+
+def _bad(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD_SCOPE = """
+[[scopes]]
+name = "one"
+connections = 1
+sessions = 1
+restarts = 0
+profiles = ["override: load_session fork"]
+prompts = ["omitted", ["a"]]
+modes = ["omitted"]
+clients = ["conforming"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace("sessions = 1", "sesions = 1"),
+            "scopes[0]: unknown field 'sesions' (did you mean 'sessions'?)",
+        ),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace("sessions = 1", 'sessions = "two"'),
+            "scopes[0].sessions: expected a whole number >= 1, got 'two'",
+        ),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace("sessions = 1\n", ""),
+            "scopes[0]: missing field 'sessions'",
+        ),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace('"override:', '"overide:'),
+            "scopes[0].profiles[0]: unknown systemPrompt capability 'overide' "
+            "(did you mean 'override'?)",
+        ),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace("load_session fork", "load fork"),
+            "scopes[0].profiles[0]: unknown method 'load'",
+        ),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace('["omitted", ["a"]]', '["omitted", "a"]'),
+            'scopes[0].prompts[1]: expected "omitted" or a list of blocks',
+        ),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace('["conforming"]', '["conformin"]'),
+            "scopes[0].clients[0]: unknown client kind 'conformin' (did you mean 'conforming'?)",
+        ),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace("restarts = 0", "restarts = -1"),
+            "scopes[0].restarts: expected a whole number >= 0, got -1",
+        ),
+        (
+            'name = "x"\nsumary = "y"\n' + GOOD_SCOPE,
+            "unknown field 'sumary' (did you mean 'summary'?)",
+        ),
+        ('name = "x"\n', "missing [[scopes]]"),
+        ("", "empty; start from 'acp-sysprompt bound show default'"),
+        ("name = [", "not valid TOML"),
+        ('name = "x"\n' + GOOD_SCOPE + GOOD_SCOPE, "scope name 'one' is used twice"),
+    ],
+    ids=[
+        "typo",
+        "type",
+        "missing",
+        "capability",
+        "method",
+        "prompt",
+        "client",
+        "negative",
+        "top-typo",
+        "no-scopes",
+        "empty",
+        "toml",
+        "duplicate",
+    ],
+)
+def test_a_bad_bound_file_is_one_line_naming_the_field_and_exit_2(
+    text: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _bad(tmp_path, text)
+    with pytest.raises(BoundError, match=None) as e:
+        load_bound(str(path))
+    assert expected in str(e.value)
+    code = main(["check", "--bound", str(path), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and expected in err and "Traceback" not in err
+
+
+def test_the_progress_line_estimates_the_rest_from_the_bfs_levels() -> None:
+    from simulations.cli import _ProgressLine
+
+    shrinking = _ProgressLine("x")  # levels of 100, 200, then 100 states: a geometric tail
+    said = [shrinking.estimate(s, d, 100.0) for s, d in [(1, 0), (101, 1), (301, 2), (401, 3)]]
+    assert said == ["", "", "", "  ~501 states in all, ~1s left (estimate)"]
+    growing = _ProgressLine("x")
+    said = [growing.estimate(s, d, 100.0) for s, d in [(1, 0), (11, 1), (111, 2), (1111, 3)]]
+    assert said[-1] == "  levels growing ×10.00"
