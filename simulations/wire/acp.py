@@ -4,7 +4,8 @@ Scope
     ``transcript`` turns a ``Trace`` run under some tables into the client↔agent JSON-RPC 2.0
     messages it puts on the wire (each sent request, then its answer), with ACP's parameter
     shapes; ``validate_transcript`` checks those messages against the official schemas,
-    vendored in ``simulations/wire/schemas``. This is the one place that knows how a model
+    vendored in ``simulations/wire/schemas``; ``request_of`` reads a request message back as
+    the model's request (the other direction, for live agents and recorded logs). This is the one place that knows how a model
     request looks as an ACP message: the counterexample forms (``simulations.outputs.forms``)
     use it, and so will the live-agent harness and the validation of recorded sessions.
 
@@ -89,7 +90,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
 from model.revisions import REVISIONS
-from model.tables import ENVIRONMENT_EVENTS, Tables
+from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, Tables
 from model.types import (
     Block,
     BlockKind,
@@ -255,6 +256,100 @@ def _params(req: Request, wire: str) -> dict[str, Any]:
     p.update(prompt_params(req, wire))
     p["_meta"] = {"conn": req.conn}
     return p
+
+
+# ---- the other direction: a JSON-RPC request as the model's request ------------------------
+
+
+class WireError(ValueError):
+    """A message the wire mapping cannot read; the message names the field."""
+
+
+def _block_of(b: object, where: str) -> Block:
+    if not isinstance(b, Mapping):
+        raise WireError(f"{where}: expected a content block object, got {b!r}")
+    kind = b.get("type")
+    if kind == "text":
+        text = b.get("text")
+        if not isinstance(text, str):
+            raise WireError(f"{where}.text: expected a string, got {text!r}")
+        return Block(BlockKind.TEXT, text)
+    kinds = {k.value: k for k in BlockKind if k is not BlockKind.TEXT}
+    if kind not in kinds:
+        raise WireError(f"{where}.type: unknown content block type {kind!r}")
+    return Block(kinds[str(kind)])
+
+
+def _blocks_of(value: object, where: str) -> tuple[Block, ...]:
+    if not isinstance(value, list):
+        raise WireError(f"{where}: expected an array of content blocks, got {value!r}")
+    return tuple(_block_of(b, f"{where}[{i}]") for i, b in enumerate(value))
+
+
+def _prompt_of(params: Mapping[str, Any], wire: str) -> tuple[tuple[Block, ...] | None, str | None]:
+    """The (system_prompt, mode) a request's params carry on ``wire`` (inverse of
+    ``prompt_params``)."""
+    if wire == "instructions":
+        si = params.get("sessionInstructions")
+        if si is None:
+            return None, None
+        if not isinstance(si, Mapping) or not isinstance(si.get("text"), str):
+            raise WireError(f"params.sessionInstructions: expected {{mode, text}}, got {si!r}")
+        shown = si.get("mode")
+        back = {v: k for k, v in _INSTRUCTION_MODES.items()}
+        mode = back.get(shown, shown) if isinstance(shown, str) else None
+        if mode is None:
+            raise WireError(f"params.sessionInstructions.mode: expected a string, got {shown!r}")
+        return (Block(BlockKind.TEXT, si["text"]),), mode
+    sp = params.get("systemPrompt")
+    if wire == "blocks":
+        mode = params.get("systemPromptMode")
+        if mode is not None and not isinstance(mode, str):
+            raise WireError(f"params.systemPromptMode: expected a string, got {mode!r}")
+        return (None if sp is None else _blocks_of(sp, "params.systemPrompt")), mode
+    if sp is None:
+        return None, None
+    if wire == "string":
+        if not isinstance(sp, str):
+            raise WireError(f"params.systemPrompt: expected a string, got {sp!r}")
+        return (Block(BlockKind.TEXT, sp),), None
+    if not isinstance(sp, Mapping):
+        raise WireError(f"params.systemPrompt: expected {{mode, content}}, got {sp!r}")
+    mode = sp.get("mode", "append")
+    if not isinstance(mode, str):
+        raise WireError(f"params.systemPrompt.mode: expected a string, got {mode!r}")
+    return _blocks_of(sp.get("content"), "params.systemPrompt.content"), mode
+
+
+def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) -> Request:
+    """The model's request for a JSON-RPC request message on ``wire`` (inverse of the
+    transcript's request messages: ``transcript`` of the result shows the same params).
+
+    The connection is ``params._meta.conn`` where the message names one, else ``conn``.
+    A message the mapping cannot read raises ``WireError`` naming the field.
+    """
+    _check_wire(wire)
+    method = message.get("method")
+    trigger = method.replace("/", "_") if isinstance(method, str) else None
+    if trigger not in CLIENT_REQUESTS:
+        raise WireError(f"method: not a client request the model knows: {method!r}")
+    params = message.get("params", {})
+    if not isinstance(params, Mapping):
+        raise WireError(f"params: expected an object, got {params!r}")
+    meta = params.get("_meta")
+    if isinstance(meta, Mapping) and isinstance(meta.get("conn"), int):
+        conn = meta["conn"]
+    sid = params.get("sessionId")
+    if trigger not in ("initialize", "session_new", "session_list") and not isinstance(sid, str):
+        raise WireError(f"params.sessionId: expected a string, got {sid!r}")
+    sp, mode = _prompt_of(params, wire) if trigger in _PROMPT_METHODS[wire] else (None, None)
+    return Request(
+        trigger,
+        conn,
+        sid=sid if isinstance(sid, str) else None,
+        system_prompt=sp,
+        mode=mode,
+    )
 
 
 def _result(step: ReplayedStep, wire: str, n: int = 0) -> dict[str, Any]:
