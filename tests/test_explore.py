@@ -309,3 +309,17 @@ def test_a_wrong_method_scope_is_caught() -> None:
         if not wrong.applies_to(req.method) and not wrong.fn(engine.step(w, req))
     ]
     assert "session_new" in failures
+
+
+@pytest.mark.parametrize("name", ["load_restores_default", "resume_replays_history"])
+def test_until_gives_the_full_searchs_counterexample_sooner(name: str) -> None:
+    """``until=rid`` stops each scope at the first level that cannot give a shorter
+    counterexample: the same one the full search finds, from fewer states."""
+    m = MUTANTS[name]
+    admits = None if m.revision == "rfd-final" else m.admits
+    bound = BOUNDS["small"] if admits is None else BOUNDS["small"].restricted(admits)
+    full = explore(m.tables, bound, checks=[CHECKS[m.violates]])
+    fast = explore(m.tables, bound, checks=[CHECKS[m.violates]], until=m.violates)
+    assert fast.trace(m.violates) == full.trace(m.violates)
+    assert fast.length(m.violates) == full.length(m.violates)
+    assert fast.states < full.states and not fast.complete and full.complete

@@ -314,6 +314,7 @@ def explore(
     memo: bool = True,
     witnesses: list[Witness] | None = None,
     workers: int = 1,
+    until: str | None = None,
 ) -> Exploration:
     """Breadth-first search, scope by scope, over every world reachable within ``bound``.
 
@@ -325,13 +326,18 @@ def explore(
     the verdicts and the counts are the same. ``checks`` and ``witnesses`` (default: all)
     choose what is evaluated. ``workers`` > 1 explores the scopes in that many processes
     (``simulations.engines.fanout``) where that gives exactly the sequential result, else runs here.
+
+    ``until=rid`` asks only for ``rid``'s shortest counterexample: each scope's search stops
+    at the first BFS level that can no longer give a shorter one (``ex.first[rid]`` is the one
+    the full search would give; the other ids, states and counts are partial, and
+    ``ex.complete`` is False when something was left unexplored).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
     if workers < 1:
         raise ValueError(f"workers: must be at least 1, not {workers}")
     b = BOUNDS[bound] if isinstance(bound, str) else bound
-    if eligible(b, symmetry, workers, max_states):
+    if until is None and eligible(b, symmetry, workers, max_states):
         run = partial(
             explore,
             tables,
@@ -359,6 +365,8 @@ def explore(
 
     expanders: list[_Expander] = []
     shortest: dict[str, int] = {}  # id → length of ex.first[id] (no path walk per violation)
+    no_limit = 1 << 30
+    capped = False  # max_states reached
 
     def found(rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
         if length < shortest.get(rid, length + 1):
@@ -402,6 +410,9 @@ def explore(
                     for rid in violations[n]:
                         found(rid, si, n, None, 0)
             while queue:
+                if until is not None and seen[queue[0]] + 1 > shortest.get(until, no_limit):
+                    ex.complete = False  # nothing below this level can be shorter
+                    break
                 u = queue.popleft()
                 w = ex.worlds[u]
                 depth = seen[u] + 1
@@ -443,10 +454,10 @@ def explore(
                     done = sum(e.transitions for e in expanders)
                     progress(ex.states, done, ex.depth, time.perf_counter() - t0)
                 if max_states is not None and ex.states >= max_states:
-                    ex.complete = False
+                    ex.complete, capped = False, True
                     break
             ex.per_scope.append({"states": len(seen), "new_states": ex.states - before})
-            if not ex.complete:
+            if capped:
                 break
     except KeyboardInterrupt:
         ex.complete = False
@@ -483,7 +494,7 @@ def smallest_bound_showing(
     revision's wire, e.g. ``Mutant.admits``) restricts the bounds to what that wire carries."""
     for name in ("tiny", "small", "default"):
         bound = BOUNDS[name] if admits is None else BOUNDS[name].restricted(admits)
-        ex = explore(tables, bound, checks=[CHECKS[rid]])
+        ex = explore(tables, bound, checks=[CHECKS[rid]], until=rid)
         if rid in ex.first:
             break
     return ex

@@ -5,9 +5,10 @@ Scope
     messages it puts on the wire (each sent request, then its answer), with ACP's parameter
     shapes; ``validate_transcript`` checks those messages against the official schemas,
     vendored in ``simulations/wire/schemas``; ``request_of`` reads a request message back as
-    the model's request (the other direction, for live agents and recorded logs). This is the one place that knows how a model
-    request looks as an ACP message: the counterexample forms (``simulations.outputs.forms``)
-    use it, and so will the live-agent harness and the validation of recorded sessions.
+    the model's request (the other direction, for live agents and recorded logs). This is
+    the one place that knows how a model request looks as an ACP message: the counterexample
+    forms (``simulations.outputs.forms``) use it, and so will the live-agent harness and the
+    validation of recorded sessions.
 
     Each spec revision has its own wire (``Revision.wire``, see ``revision_wire``), and every
     function takes it as ``wire=`` (default ``"blocks"``):
