@@ -26,8 +26,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# the tests are independent: one pytest-xdist worker per core, idle workers take tests from busy
+# ones; one test alone: `.venv/bin/pytest tests/test_x.py::test_y`
 pytest: $(STAMP)
-	HYPOTHESIS_PROFILE=ci $(BIN)/pytest
+	HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n auto --dist worksteal
 
 test: lint typecheck pytest
 
