@@ -481,8 +481,9 @@ def _main(argv: Sequence[str] | None) -> int:
             progress=line,
             workers=args.workers,
         )
-        base = None if amendment is None else run_check(amendment.base)
+        # the amended run first: it rejects conflicting arguments before any exploration
         result = run_check(args.revision, args.mutant, profile=profile, amendment=amendment)
+        base = None if amendment is None else run_check(amendment.base)
         if line is not None:
             line.done()
     except UsageError as e:
