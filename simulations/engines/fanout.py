@@ -84,11 +84,13 @@ class Part:
 def part_of(index: int, ex: Exploration) -> Part:
     """The per-scope result of a one-scope exploration ``ex``."""
     first = {rid: (node, req, ex.length(rid)) for rid, (_, node, req) in ex.first.items()}
+    parents = ex.parents[0]
+    assert isinstance(parents, dict), "the fan-out merges graph-mode explorations only"
     return Part(
         index,
         ex.worlds,
         [hash(w) for w in ex.worlds],  # cached on each world: no walk
-        ex.parents[0],
+        parents,
         first,
         ex.witness_at,
         ex.depths,
