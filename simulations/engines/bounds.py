@@ -4,7 +4,8 @@ Scope
     A ``Bound`` is a named set of ``Scope`` s; a scope caps the connections open at once, the
     session ids handed out and the restarts, and picks the capability profiles, prompt
     symbols, modes and client kinds of the requests (``simulations.engines.domain``). The
-    named bounds (``BOUNDS``: tiny, small, default) are defined here.
+    named bounds (``BOUNDS``: tiny, small, default, large) are defined here; ``large`` is one
+    scope mixing what the others keep apart, explored verdict-only (``Bound.keep``).
 
 Abstractions
     The scopes of a bound are explored side by side, not mixed: a path uses the requests of
@@ -70,6 +71,9 @@ class Bound:
     summary: str
     scopes: tuple[Scope, ...]
     envelope: tuple[Scope, ...] = ()  # added where load/resume/fork carry a prompt
+    # what ``check`` keeps of the search (``explore(keep=...)``): "verdicts" for a bound whose
+    # graph would not fit in memory (no graph, no worlds: the same verdicts and counterexamples)
+    keep: str = "graph"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -183,6 +187,13 @@ ENVELOPE = Scope(
     ),
     max_restarts=0,
 )
+# issue 15: every optional method, both client kinds, two connections and two sessions across
+# a restart, in ONE scope (the mixes the narrow scopes above leave out); explored verdict-only
+LARGE = Scope(
+    "large",
+    replace(METHODS.domain, max_connections=2, max_sessions=2),
+    max_restarts=1,
+)
 BOUNDS: dict[str, Bound] = {
     b.name: b
     for b in (
@@ -215,6 +226,13 @@ BOUNDS: dict[str, Bound] = {
             "small, plus two connections sharing one session across a restart",
             (WIRE, LIFECYCLE, METHODS, SHARED),
             (ENVELOPE,),
+        ),
+        Bound(
+            "large",
+            "one scope: 2 connections × 2 sessions × 1 restart, every optional method, both "
+            "kinds of client (verdicts only, no graph)",
+            (LARGE,),
+            keep="verdicts",
         ),
     )
 }
