@@ -25,6 +25,7 @@ from simulations.engines.bounds import BOUNDS
 from simulations.engines.exploration import Exploration, Store
 from simulations.engines.explore import coverage, explore, labelled, requests
 from simulations.engines.symmetry import (
+    IDENTITY,
     Canonizer,
     Renaming,
     closed_connections_forgotten,
@@ -205,6 +206,18 @@ def test_canonical_form_merges_worlds_with_swapped_connections(
         assert rename_world(closed_connections_forgotten(swapped), r) == rep
         merged += r[2] != {}
     assert merged  # some swapped worlds were swapped back
+
+
+def test_patched_signatures_pick_the_candidate_building_every_one_picks(
+    runs: dict[str, Exploration],
+) -> None:
+    """The fast path (signatures patched, only the winner built) is the plain one (every
+    candidate built and compared), on worlds, their swaps and their renamings."""
+    canon = Canonizer(BOUNDS["default"].scopes[-1].domain.prompts)
+    for w in _two_connection_worlds(runs["default"], 2):
+        for r in (IDENTITY, SWAP, ({"s1": "s2", "s2": "s1"}, {}, {0: 1, 1: 0})):
+            x = closed_connections_forgotten(rename_world(w, r))
+            assert canon._canon_connections(x) == canon._canon_connections_and_symbols(x)
 
 
 @pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])

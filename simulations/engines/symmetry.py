@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from itertools import permutations
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from model.types import (
     BASE,
@@ -251,6 +251,7 @@ class Canonizer:
         self.symbol_perms: list[dict[str, str]] = symbol_symmetries(prompts) if enabled else []
         self._conn_keys: dict[Connection, tuple[str, str, str]] = {}
         self._conn_perms: dict[int, list[dict[int, int]]] = {}
+        self._signatures: dict[tuple[Session, Observed | None], tuple[object, ...]] = {}
 
     def _order(self, w: World) -> tuple[dict[str, str], tuple[tuple[object, ...], ...]]:
         """The session renaming that orders ``w``'s store by signature, and the signatures."""
@@ -301,10 +302,68 @@ class Canonizer:
                     best, best_key = (cand, (sids, syms, {})), key
         return best
 
+    def _signed(self, s: Session, o: Observed | None) -> tuple[object, ...]:
+        """``_signature(s, o)``, computed once per (session, record) pair."""
+        k = (s, o)
+        sig = self._signatures.get(k)
+        if sig is None:
+            if len(self._signatures) >= 1 << 16:
+                self._signatures.clear()
+            sig = self._signatures[k] = _signature(s, o)
+        return sig
+
     def _canon_connections(self, w: World) -> tuple[World, Renaming]:
-        """Over every permutation of the open connections (and of the prompt symbols), the
-        candidate with the least (connection signatures, session signatures); a tie between
-        different candidates goes to the least rendering."""
+        """Over every permutation of the open connections, the candidate with the least
+        (connection signatures, session signatures); a tie between different candidates goes
+        to the least rendering. Each candidate's key is computed from the signatures of ``w``
+        with the connection indices patched (a session's own, position 1, and its creator's
+        of the current epoch, position ``_CREATED``), and only the winner is built."""
+        if self.symbol_perms:
+            return self._canon_connections_and_symbols(w)
+        obs = {o.sid: o for o in w.observed}
+        epoch = w.restarts
+        signed = [(self._signed(s, obs.get(s.sid)), s) for s in w.agent.store]
+        conns = w.connections
+        best: tuple[object, ...] | None = None
+        chosen: list[tuple[dict[str, str], dict[int, int]]] = []
+        for perm in self._perms(len(conns)):
+            if perm:
+                moved = list(conns)
+                for i, c in enumerate(conns):
+                    moved[perm.get(i, i)] = c
+                ckey = tuple(self._conn_key(c) for c in moved)
+                patched = [(_patched(sig, s, perm, epoch), s.sid) for sig, s in signed]
+            else:
+                ckey = tuple(self._conn_key(c) for c in conns)
+                patched = [(sig, s.sid) for sig, s in signed]
+            patched.sort(key=_first)
+            key = (ckey, tuple(sig for sig, _ in patched))
+            if best is not None and key > best:
+                continue
+            sids = {sid: f"s{i}" for i, (_, sid) in enumerate(patched, 1) if sid != f"s{i}"}
+            if best is None or key < best:
+                best, chosen = key, [(sids, perm)]
+            else:
+                chosen.append((sids, perm))
+        if len(chosen) == 1:
+            sids, perm = chosen[0]
+            return rename_world(w, (sids, {}, perm)), (sids, {}, perm)
+        # a tie: the least rendering among the distinct candidates
+        out: tuple[World, Renaming] | None = None
+        text = ""
+        for sids, perm in chosen:
+            cand = rename_world(w, (sids, {}, perm))
+            if out is not None and cand == out[0]:
+                continue
+            t = repr(cand)
+            if out is None or t < text:
+                out, text = (cand, (sids, {}, perm)), t
+        assert out is not None
+        return out
+
+    def _canon_connections_and_symbols(self, w: World) -> tuple[World, Renaming]:
+        """``_canon_connections`` where prompt symbols are interchangeable too: every
+        candidate built (no bound of ours has both)."""
         best: tuple[World, Renaming] | None = None
         best_key: tuple[object, ...] = ()
         best_repr: str | None = None
@@ -347,6 +406,23 @@ def closed_connections_forgotten(w: World) -> World:
             for o in w.observed
         ),
     )
+
+
+_CONN, _CREATED = 1, 13  # positions of the session's connection and its creator in a signature
+
+
+def _patched(
+    sig: tuple[object, ...], s: Session, perm: dict[int, int], epoch: int
+) -> tuple[object, ...]:
+    """``sig`` (``_signature(s, o)``) as it reads after renaming connections by ``perm``."""
+    out = list(sig)
+    if s.conn is not None:
+        out[_CONN] = perm.get(s.conn, s.conn)
+    if len(out) > _CREATED:
+        made = cast(tuple[int, int], out[_CREATED])
+        if made[0] == epoch:
+            out[_CREATED] = (epoch, perm.get(made[1], made[1]))
+    return tuple(out)
 
 
 def _first(x: tuple[tuple[object, ...], str]) -> tuple[object, ...]:
