@@ -78,6 +78,10 @@ from simulations.engines.symmetry import Canonizer, Renaming
 from simulations.engines.trace import reply_text, request_text, wire_method
 
 TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
+# a move keeps at most this many record updates (``_Move``); past it they are recomputed
+RECORDS_PER_MOVE = 256
+# verdict-only: entries per judge memo before it is emptied (``_Judge``)
+JUDGE_MEMO = 1 << 18
 ENGINES: dict[str, type[Compiled] | type[System]] = {"compiled": Compiled, "transitions": System}
 
 
@@ -130,7 +134,9 @@ class _Move:
         x = done.get(o)
         if x is None:
             m = self.move
-            x = done[o] = updated(m.before, m.request, m.reply, m.after, o)
+            x = updated(m.before, m.request, m.reply, m.after, o)
+            if len(done) < RECORDS_PER_MOVE:
+                done[o] = x
         return x
 
 
@@ -166,11 +172,18 @@ class _Judge:
     without the connections; one that does not raise has the same verdict whatever the
     connections are and is kept with that key. One that reads them raises ``MonitorRead``
     and is run on the whole view, once per full key. Both memos are exact (the checks are
-    functions of the view); the first keeps a large bound's memo to a few thousand entries
-    instead of nearly one per world.
+    functions of the view). With ``limit`` each memo is emptied when it reaches that many
+    entries: a large bound meets nearly one new view per world, and forgetting one costs a
+    re-run of the predicates, never a different verdict.
     """
 
-    def __init__(self, checks: list[Check], witnesses: list[Witness], memo: bool) -> None:
+    def __init__(
+        self,
+        checks: list[Check],
+        witnesses: list[Witness],
+        memo: bool,
+        limit: int | None = None,
+    ) -> None:
         self.checks, self.witnesses, self.memo = checks, witnesses, memo
         self.local = [c for c in checks if c.per_session] if memo else []
         self.whole = [c for c in checks if not c.per_session] if memo else checks
@@ -180,6 +193,7 @@ class _Judge:
         self.views: dict[tuple[object, ...], _Partial] = {}
         self.full: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
         self.ordered: dict[tuple[frozenset[str], frozenset[str]], tuple[tuple[str, ...], ...]] = {}
+        self.limit = limit  # entries per memo before it is emptied (None: never)
 
     def __call__(self, w: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
         bad = frozenset(c.rid for c in self.whole if not c.fn(w))
@@ -189,10 +203,14 @@ class _Judge:
                 part = key[:2] + key[3:]  # (records, store, restarts, profile, base)
                 hit = self.views.get(part)
                 if hit is None:
+                    if self.limit is not None and len(self.views) >= self.limit:
+                        self.views.clear()
                     hit = self.views[part] = self._sealed(evolve(build(), connections=SEALED))
                 if hit.any_late:
                     done = self.full.get(key)
                     if done is None:
+                        if self.limit is not None and len(self.full) >= self.limit:
+                            self.full.clear()
                         v = build()
                         done = self.full[key] = (
                             hit.bad.union(c.rid for c in hit.late if not c.fn(v)),
@@ -416,6 +434,7 @@ def explore(
     stepper = ENGINES[engine](tables)
     judge = _Judge(state_checks, state_wit, memo)
     if keep == "verdicts":
+        judge = _Judge(state_checks, state_wit, memo, JUDGE_MEMO)
         ex = Exploration(tables, b, symmetry, [], [], {}, {}, store=Store())
         each = [_Expander(stepper, s, step_checks, step_wit, memo) for s in b.scopes]
         _explore_verdicts(ex, judge, each, progress, every, max_states)
@@ -550,7 +569,7 @@ def _explore_verdicts(
     node keeps its parent and request in ``Parents`` arrays and the number of its violated
     ids' tuple (a later scope that reaches it reports them again); no edge, depth list,
     witness list or world is kept. The representative of a world that is not a node is
-    remembered (key → the representative's key) up to ``CANON_CACHE`` entries, then
+    remembered (key → the representative's node) up to ``CANON_CACHE`` entries, then
     forgotten (it is a function of the world: forgetting costs time, not exactness).
     """
     store = ex.store
@@ -597,7 +616,7 @@ def _explore_verdicts(
         for si, scope in enumerate(ex.bound.scopes):
             expand = expanders[si]
             canon = Canonizer(scope.domain.prompts, ex.symmetry)
-            cache: dict[bytes, bytes] = {}  # key → its representative's key
+            cache: dict[bytes, int] = {}  # key → its representative's node
             cap = scope.domain.max_sessions
             before = len(index)
             parents = Parents(before, requests)
@@ -654,9 +673,6 @@ def _explore_verdicts(
                             if hit is None:
                                 rep = canon.canon(after)[0]
                                 vk = ak if rep is after else key_of(rep)
-                                if len(cache) >= CANON_CACHE:
-                                    cache.clear()
-                                cache[ak] = vk
                                 v = index.get(vk)
                                 if v is None:  # a new node: first reached here
                                     v = new_node(vk, rep, depth)
@@ -665,13 +681,19 @@ def _explore_verdicts(
                                     next_nodes.append(v)
                                     for rid in bad_of[node_bad[v]]:
                                         found(rid, si, v, None, depth)
+                                if len(cache) >= CANON_CACHE:
+                                    cache.clear()
+                                cache[ak] = v
+                                if v >= before:
                                     continue
                             else:
-                                vk = hit
-                                v = index[vk]
+                                v = hit
+                                vk = b""  # an earlier scope's node needs it: built below
                         if v < before and v not in old:  # a node of an earlier scope
                             old.add(v)
                             parents.add(v, u, number(req))
+                            if not vk:
+                                vk = key_of(canon.canon(after)[0])
                             next_level.append(vk)
                             next_nodes.append(v)
                             for rid in bad_of[node_bad[v]]:
