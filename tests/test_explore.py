@@ -311,6 +311,17 @@ def test_verdict_only_exploration_equals_the_graph_mode_under_mutants(name: str)
     )
 
 
+def test_forgetting_memos_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict-only search's memos are emptied when full (a large bound); emptied all the
+    time, the exploration is the same."""
+    monkeypatch.setattr(explore_module, "JUDGE_MEMO", 3)
+    monkeypatch.setattr(explore_module, "CANON_CACHE", 2)
+    monkeypatch.setattr(explore_module, "RECORDS_PER_MOVE", 1)
+    tables = MUTANTS["load_restores_default"].tables
+    bound = replace(BOUNDS["default"], scopes=BOUNDS["default"].scopes[1:])
+    _same_but_the_graph(explore(tables, bound), explore(tables, bound, keep="verdicts"))
+
+
 def test_verdict_only_exploration_stops_at_max_states_and_ctrl_c() -> None:
     capped = explore(REFERENCE, "small", keep="verdicts", max_states=700)
     assert not capped.complete and 700 <= capped.states < PINNED["small"][0]
