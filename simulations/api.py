@@ -185,7 +185,7 @@ def check(
     if engine == "bfs":
         b = bound_for(bound, revision, domain.restarts)
         result = from_exploration(
-            explore(tables, b, symmetry=symmetry, progress=progress, workers=workers),
+            explore(tables, b, symmetry=symmetry, progress=progress, workers=workers, keep=b.keep),
             revision,
             mutant,
             profile,
@@ -313,7 +313,7 @@ def _header(result: CheckResult) -> str:
         done = "" if result.complete else "  INTERRUPTED: partial exploration"
         return (
             f"acp-sysprompt check: {what}  engine=bfs  bound={b['bound']} "
-            f"({'+'.join(b['scopes'])})  {b['states']:,} states  {b['edges']:,} edges  "
+            f"({'+'.join(b['scopes'])})  {b['states']:,} states  {_edges(b['edges'])}  "
             f"depth {b['depth']}  symmetry={'on' if b['symmetry'] else 'off'}  "
             f"restarts={b['restarts']}  {result.seconds:.1f}s{done}"
         )
@@ -322,6 +322,10 @@ def _header(result: CheckResult) -> str:
         f"budget={b['examples']} examples × {b['steps']} steps  restarts={b['restarts']}  "
         f"{result.seconds:.1f}s"
     )
+
+
+def _edges(edges: int | None) -> str:
+    return "edges not kept" if edges is None else f"{edges:,} edges"
 
 
 def render(result: CheckResult) -> str:

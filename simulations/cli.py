@@ -324,7 +324,14 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     out = _out_dir(args.out)
     _announce(args, bound)
     line = _progress(args, f"search {rid} in {bound.name}")
-    ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
+    ex = explore(
+        tables,
+        bound,
+        symmetry=not args.no_symmetry,
+        progress=line,
+        workers=args.workers,
+        keep=bound.keep,  # a trace needs no graph
+    )
     if line is not None:
         line.done()
     if rid not in ex.first:

@@ -12,7 +12,7 @@ from simulations.cli import main
 from simulations.engines.bounds import BOUNDS, BoundError, bound_toml, load_bound
 
 # the default bound's (states, edges, depth) on rfd-final, as tests/test_explore.py pins it
-DEFAULT = (9936, 24540, 22)
+DEFAULT = (6548, 14340, 21)
 
 
 @pytest.mark.parametrize("name", sorted(BOUNDS))

@@ -53,7 +53,7 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
     assert len(data["mutants"]) == len(MUTANTS) >= 8
     assert all(m["violates"] in REQUIREMENTS for m in data["mutants"])
     assert [e["name"] for e in data["engines"]] == ["bfs", "hypothesis"]
-    assert [b["name"] for b in data["bounds"]] == ["tiny", "small", "default"]
+    assert [b["name"] for b in data["bounds"]] == ["tiny", "small", "default", "large"]
 
 
 def test_check_reference_json_contract_and_exit_0(capsys: pytest.CaptureFixture[str]) -> None:

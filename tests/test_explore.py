@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from itertools import permutations
 
 import pytest
@@ -21,17 +22,28 @@ from model.tables import REFERENCE
 from model.types import World
 from model.witnesses import WITNESSES
 from simulations.engines.bounds import BOUNDS
-from simulations.engines.exploration import Exploration
+from simulations.engines.exploration import Exploration, Store
 from simulations.engines.explore import coverage, explore, labelled, requests
-from simulations.engines.symmetry import Canonizer, rename_world
+from simulations.engines.symmetry import (
+    IDENTITY,
+    Canonizer,
+    Renaming,
+    closed_connections_forgotten,
+    open_connections,
+    rename_request,
+    rename_world,
+)
 from simulations.engines.trace import replay
 
 # bound → (distinct states, graph edges, depth) of the final RFD with symmetry reduction on.
 # 2026-11-30: first pin (bounds tiny/small/default as defined in simulations/engines/explore.py).
+# 2026-12-01 (issue 15): default 9936/24540/22 → 6548/14340/21, the symmetry reduction renaming
+# connections too (only ``shared`` has two); the same verdicts, shortest counterexample lengths
+# and witnesses for every revision, amendment and mutant (test_connection_symmetry_keeps_*).
 PINNED = {
     "tiny": (52, 78, 6),
     "small": (5024, 9344, 19),
-    "default": (9936, 24540, 22),
+    "default": (6548, 14340, 21),
 }
 UNREDUCED_TINY = (133, 192, 6)  # reduction factor 2.56
 
@@ -108,7 +120,7 @@ def test_renaming_session_ids_is_a_symmetry_of_every_check(runs: dict[str, Explo
     for w in ex.worlds[::7]:
         verdicts = [c.fn(w) for c in STATE_CHECKS]
         for m in _sid_renamings(w):
-            assert [c.fn(rename_world(w, (m, {}))) for c in STATE_CHECKS] == verdicts, (w, m)
+            assert [c.fn(rename_world(w, (m, {}, {}))) for c in STATE_CHECKS] == verdicts, (w, m)
 
 
 def test_canonical_form_merges_renamed_worlds(runs: dict[str, Exploration]) -> None:
@@ -118,16 +130,16 @@ def test_canonical_form_merges_renamed_worlds(runs: dict[str, Exploration]) -> N
     for w in ex.worlds:
         rep, _ = canon.canon(w)
         for m in _sid_renamings(w):
-            assert canon.canon(rename_world(w, (m, {"a": "b", "b": "a"})))[0] == rep
+            assert canon.canon(rename_world(w, (m, {"a": "b", "b": "a"}, {})))[0] == rep
 
 
 def test_a_broken_canonizer_is_caught_by_the_verdict_comparison() -> None:
     """Teeth: a 'reduction' that merges worlds which are not symmetric changes the verdicts."""
 
     class Forgetful(Canonizer):  # merges worlds that differ in what their turns saw
-        def canon(self, w: World) -> tuple[World, tuple[dict[str, str], dict[str, str]]]:
+        def canon(self, w: World) -> tuple[World, Renaming]:
             observed = tuple(replace(o, turns=frozenset()) for o in w.observed)
-            return replace(w, observed=observed), ({}, {})
+            return replace(w, observed=observed), ({}, {}, {})
 
     tables = MUTANTS["turns_use_default_prompt"].tables
     honest = explore(tables, "tiny", symmetry=False)
@@ -139,6 +151,206 @@ def test_a_broken_canonizer_is_caught_by_the_verdict_comparison() -> None:
         explore_module.Canonizer = original
     assert "P1" in honest.first
     assert set(broken.first) != set(honest.first)
+
+
+# ---- connection symmetry (issue 15) -----------------------------------------------------------
+
+SWAP: Renaming = ({}, {}, {0: 1, 1: 0})  # the two open connections trade places
+
+
+def _two_connection_worlds(ex: Exploration, every: int) -> list[World]:
+    worlds = [w for w in ex.worlds if len(w.connections) == 2][::every]
+    assert len(worlds) > 50
+    return worlds
+
+
+def test_renaming_connections_is_a_symmetry_of_every_check(runs: dict[str, Exploration]) -> None:
+    """Each state check gives the same answer on a world with two connections and on it with
+    the connections swapped (sessions' connections and the current epoch's creators with them)."""
+    for w in _two_connection_worlds(runs["default"], 3):
+        swapped = rename_world(w, SWAP)
+        assert swapped != w or w.connections[0] == w.connections[1]
+        assert [c.fn(swapped) for c in STATE_CHECKS] == [c.fn(w) for c in STATE_CHECKS], w
+
+
+def test_renaming_connections_commutes_with_every_step(runs: dict[str, Exploration]) -> None:
+    """A step from the swapped world with the swapped request is the swapped step: the same
+    reply, rows and step-check verdicts, and the swapped next world — up to the index of a
+    closed connection (a restart's), which nothing reads and the representative forgets."""
+    engine = Compiled(REFERENCE)
+    shared = next(s for s in BOUNDS["default"].scopes if s.name == "shared")
+    steps = 0
+    for w in _two_connection_worlds(runs["default"], 11):
+        for req in requests(shared, w):
+            a = engine.step(w, req)
+            b = engine.step(rename_world(w, SWAP), rename_request(req, SWAP))
+            assert (a.reply, a.rows, a.sent) == (b.reply, b.rows, b.sent), req
+            after = rename_world(a.after, open_connections(SWAP, len(a.after.connections)))
+            assert closed_connections_forgotten(after) == closed_connections_forgotten(b.after)
+            checks = [c for c in STEP_CHECKS if c.applies_to(req.method)]
+            assert [c.fn(a) for c in checks] == [c.fn(b) for c in checks], req
+            steps += 1
+    assert steps > 2000
+
+
+def test_canonical_form_merges_worlds_with_swapped_connections(
+    runs: dict[str, Exploration],
+) -> None:
+    canon = Canonizer(BOUNDS["default"].scopes[-1].domain.prompts)
+    merged = 0
+    for w in _two_connection_worlds(runs["default"], 1):
+        assert canon.canon(w)[0] == w  # a node is its own representative
+        swapped = rename_world(w, SWAP)
+        rep, r = canon.canon(swapped)
+        assert rep == w
+        assert rename_world(closed_connections_forgotten(swapped), r) == rep
+        merged += r[2] != {}
+    assert merged  # some swapped worlds were swapped back
+
+
+def test_patched_signatures_pick_the_candidate_building_every_one_picks(
+    runs: dict[str, Exploration],
+) -> None:
+    """The fast path (signatures patched, only the winner built) is the plain one (every
+    candidate built and compared), on worlds, their swaps and their renamings."""
+    canon = Canonizer(BOUNDS["default"].scopes[-1].domain.prompts)
+    for w in _two_connection_worlds(runs["default"], 2):
+        for r in (IDENTITY, SWAP, ({"s1": "s2", "s2": "s1"}, {}, {0: 1, 1: 0})):
+            x = closed_connections_forgotten(rename_world(w, r))
+            assert canon._canon_connections(x) == canon._canon_connections_and_symbols(x)
+
+
+@pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])
+def test_connection_symmetry_keeps_every_verdict(revision: str) -> None:
+    """On the two-connection scope (``shared``), renaming connections (and forgetting closed
+    ones) merges worlds and changes no verdict, shortest counterexample or witness: the same as
+    without it and as with no symmetry reduction at all."""
+    rev = REVISIONS[revision]
+    shared = next(s for s in BOUNDS["default"].scopes if s.name == "shared")
+    bound = replace(BOUNDS["default"], scopes=(shared,), envelope=()).restricted(rev.admits)
+    runs = {"none": explore(rev.tables, bound, symmetry=False)}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(explore_module, "Canonizer", partial(Canonizer, connections=False))
+        runs["sessions"] = explore(rev.tables, bound)
+    runs["connections"] = explore(rev.tables, bound)
+    assert runs["connections"].states < runs["sessions"].states <= runs["none"].states
+    found = {n: {r: ex.length(r) for r in ex.first} for n, ex in runs.items()}
+    assert found["connections"] == found["sessions"] == found["none"]
+    assert "P9" in found["none"]  # a verdict that needs the second connection
+    reached = {n: set(ex.witness_at) for n, ex in runs.items()}
+    assert reached["connections"] == reached["sessions"] == reached["none"]
+    for rid in found["connections"]:
+        steps = replay(runs["connections"].trace(rid), rev.tables)
+        assert rid in steps[-1].violated and len(steps) == found["none"][rid]
+
+
+def test_a_connection_renaming_that_forgets_the_sessions_is_caught() -> None:
+    """Teeth: swapping the connections without moving the sessions' connection index along
+    merges worlds that are not symmetric, and the verdict comparison above sees it."""
+
+    class Careless(Canonizer):
+        def canon(self, w: World) -> tuple[World, Renaming]:
+            rep, r = super().canon(w)
+            if r[2]:  # put each session back on the connection index it had
+                conns = {s.sid: s.conn for s in rename_world(w, (r[0], {}, {})).agent.store}
+                store = tuple(replace(s, conn=conns[s.sid]) for s in rep.agent.store)
+                rep = replace(rep, agent=replace(rep.agent, store=store))
+            return rep, r
+
+    shared = next(s for s in BOUNDS["default"].scopes if s.name == "shared")
+    bound = replace(BOUNDS["default"], scopes=(shared,), envelope=())
+    honest = explore(REFERENCE, bound)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(explore_module, "Canonizer", Careless)
+        broken = explore(REFERENCE, bound)
+    assert {r: broken.length(r) for r in broken.first} != {
+        r: honest.length(r) for r in honest.first
+    } or set(broken.witness_at) != set(honest.witness_at)
+
+
+# ---- verdict-only exploration (issue 15) ------------------------------------------------------
+
+
+def _same_but_the_graph(graph: Exploration, verdicts: Exploration) -> None:
+    for name in ("first", "witness_at", "rows", "transitions", "unsent", "cut", "depth"):
+        assert getattr(verdicts, name) == getattr(graph, name), name
+    assert (verdicts.states, verdicts.per_scope, verdicts.complete) == (
+        graph.states,
+        graph.per_scope,
+        graph.complete,
+    )
+    for rid in graph.first:
+        assert verdicts.trace(rid) == graph.trace(rid), rid
+        assert verdicts.nodes_on(rid) == graph.nodes_on(rid), rid
+    for mine, theirs in zip(verdicts.parents, graph.parents, strict=True):
+        assert dict(mine) == dict(theirs)
+    assert verdicts.keep == "verdicts" and verdicts.edges is None and not verdicts.worlds
+    with pytest.raises(ValueError, match="verdict-only"):
+        verdicts.graph  # noqa: B018
+
+
+@pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])
+def test_verdict_only_exploration_equals_the_graph_mode_on_small(revision: str) -> None:
+    """Same node numbers, verdicts, shortest counterexamples (trace by trace), witnesses,
+    coverage and counts as the graph mode; only the graph, the worlds and edges are gone."""
+    rev = REVISIONS[revision]
+    bound = BOUNDS["small"].restricted(rev.admits)
+    graph = explore(rev.tables, bound)
+    _same_but_the_graph(graph, explore(rev.tables, bound, keep="verdicts"))
+
+
+@pytest.mark.parametrize("name", ["load_restores_default", "fork_drops_parent_prompt"])
+def test_verdict_only_exploration_equals_the_graph_mode_under_mutants(name: str) -> None:
+    tables = MUTANTS[name].tables
+    graph = explore(tables, "tiny")
+    assert MUTANTS[name].violates in graph.first or name == "load_restores_default"
+    _same_but_the_graph(graph, explore(tables, "tiny", keep="verdicts"))
+    _same_but_the_graph(
+        explore(tables, "tiny", symmetry=False),
+        explore(tables, "tiny", symmetry=False, keep="verdicts"),
+    )
+
+
+def test_forgetting_memos_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict-only search's memos are emptied when full (a large bound); emptied all the
+    time, the exploration is the same."""
+    monkeypatch.setattr(explore_module, "JUDGE_MEMO", 3)
+    monkeypatch.setattr(explore_module, "CANON_CACHE", 2)
+    monkeypatch.setattr(explore_module, "RECORDS_PER_MOVE", 1)
+    tables = MUTANTS["load_restores_default"].tables
+    bound = replace(BOUNDS["default"], scopes=BOUNDS["default"].scopes[1:])
+    _same_but_the_graph(explore(tables, bound), explore(tables, bound, keep="verdicts"))
+
+
+def test_verdict_only_exploration_stops_at_max_states_and_ctrl_c() -> None:
+    capped = explore(REFERENCE, "small", keep="verdicts", max_states=700)
+    assert not capped.complete and 700 <= capped.states < PINNED["small"][0]
+    calls: list[int] = []
+
+    def progress(states: int, transitions: int, depth: int, seconds: float) -> None:
+        calls.append(states)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    ex = explore(REFERENCE, "small", keep="verdicts", progress=progress, every=200)
+    assert not ex.complete and 0 < ex.states < PINNED["small"][0]
+    for rid in ex.first:  # what was found replays
+        assert rid in replay(ex.trace(rid))[-1].violated
+
+
+def test_the_store_keys_are_the_worlds(runs: dict[str, Exploration]) -> None:
+    """Equal worlds, equal keys; unequal, unequal; a key builds its world back."""
+    store = Store()
+    worlds = runs["small"].worlds
+    keys = [store.key(w) for w in worlds]
+    assert len(set(keys)) == len(worlds)
+    assert all(store.world(k) == w for k, w in zip(keys, worlds, strict=True))
+    assert [store.key(replace(w)) for w in worlds[:100]] == keys[:100]
+
+
+def test_a_bad_keep_is_refused() -> None:
+    with pytest.raises(ValueError, match="keep"):
+        explore(REFERENCE, "tiny", keep="everything")
 
 
 # ---- shortest counterexamples -----------------------------------------------------------------

@@ -25,7 +25,7 @@ from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore
 from simulations.engines.fanout import Part, eligible, explore_split, merge, part_of
 
-PINNED_DEFAULT = (9936, 24540, 22)
+PINNED_DEFAULT = (6548, 14340, 21)  # issue 15: connection symmetry (was 9936, 24540, 22)
 
 
 def fields(ex: Exploration) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Scope
     A ``Bound`` is a named set of ``Scope`` s; a scope caps the connections open at once, the
     session ids handed out and the restarts, and picks the capability profiles, prompt
     symbols, modes and client kinds of the requests (``simulations.engines.domain``). The
-    named bounds (``BOUNDS``: tiny, small, default) are defined here.
+    named bounds (``BOUNDS``: tiny, small, default, large) are defined here; ``large`` is one
+    scope mixing what the others keep apart, explored verdict-only (``Bound.keep``).
 
     A bound is data: ``bound_toml`` writes one as a TOML file (``acp-sysprompt bound show
     NAME``) and ``load_bound`` reads a named bound or such a file (``--bound FILE.toml``), so a
@@ -90,6 +91,9 @@ class Bound:
     summary: str
     scopes: tuple[Scope, ...]
     envelope: tuple[Scope, ...] = ()  # added where load/resume/fork carry a prompt
+    # what ``check`` keeps of the search (``explore(keep=...)``): "verdicts" for a bound whose
+    # graph would not fit in memory (no graph, no worlds: the same verdicts and counterexamples)
+    keep: str = "graph"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -207,6 +211,13 @@ ENVELOPE = Scope(
     ),
     max_restarts=0,
 )
+# issue 15: every optional method, both client kinds, two connections and two sessions across
+# a restart, in ONE scope (the mixes the narrow scopes above leave out); explored verdict-only
+LARGE = Scope(
+    "large",
+    replace(METHODS.domain, max_connections=2, max_sessions=2),
+    max_restarts=1,
+)
 BOUNDS: dict[str, Bound] = {
     b.name: b
     for b in (
@@ -240,6 +251,13 @@ BOUNDS: dict[str, Bound] = {
             (WIRE, LIFECYCLE, METHODS, SHARED),
             (ENVELOPE,),
         ),
+        Bound(
+            "large",
+            "one scope: 2 connections × 2 sessions × 1 restart, every optional method, both "
+            "kinds of client (verdicts only, no graph)",
+            (LARGE,),
+            keep="verdicts",
+        ),
     )
 }
 
@@ -260,7 +278,7 @@ _SCOPE_KEYS = (
     "prompts_on_load_resume_fork",
     "reopen_prompts",
 )
-_BOUND_KEYS = ("name", "summary", "scopes", "envelope")
+_BOUND_KEYS = ("name", "summary", "keep", "scopes", "envelope")
 _OMITTED = "omitted"
 _NON_TEXT = {f"<{k.value}>": k for k in BlockKind if k is not BlockKind.TEXT}
 
@@ -401,6 +419,9 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     summary = data.get("summary", "")
     if not isinstance(summary, str):
         raise BoundError(f"{source}: summary: expected a string, got {summary!r}")
+    keep = data.get("keep", "graph")
+    if keep not in ("graph", "verdicts"):
+        raise BoundError(f'{source}: keep: expected "graph" or "verdicts", got {keep!r}')
     if "scopes" not in data:
         raise BoundError(f"{source}: missing [[scopes]] (a bound needs at least one scope)")
     parts: dict[str, tuple[Scope, ...]] = {}
@@ -416,7 +437,7 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise BoundError(f"{source}: scope name {dup!r} is used twice")
-    return Bound(name, summary, parts["scopes"], parts["envelope"])
+    return Bound(name, summary, parts["scopes"], parts["envelope"], keep=str(keep))
 
 
 def load_bound(spec: str) -> Bound:
@@ -491,6 +512,7 @@ def bound_toml(b: Bound) -> str:
         '# "big" stands for a text over the agent\'s size limit. Modes: "omitted" or a string.',
         f"name = {_toml(b.name)}",
         f"summary = {_toml(b.summary)}",
+        f'keep = {_toml(b.keep)}  # "verdicts": no graph kept, for bounds too big to draw',
     ]
     for s in b.scopes:
         lines += _scope_toml(s, "scopes")

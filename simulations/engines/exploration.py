@@ -9,24 +9,127 @@ Scope
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from struct import Struct
 
 import networkx as nx
 
 from model.machines import Compiled, RowRef
 from model.tables import Tables
-from model.types import Reply, Request, World
+from model.types import Agent, Connection, Observed, Reply, Request, World, evolve
 from simulations.engines.bounds import Bound
 from simulations.engines.stateful import Trace
-from simulations.engines.symmetry import Canonizer, Renaming, compose, invert, rename_request
+from simulations.engines.symmetry import (
+    IDENTITY,
+    Canonizer,
+    Renaming,
+    compose,
+    invert,
+    open_connections,
+    rename_request,
+)
 
 Progress = Callable[[int, int, int, float], None]  # states, transitions, depth, seconds
+KEEP = ("graph", "verdicts")  # what an exploration keeps (``explore(keep=...)``)
 
 
 Link = tuple[Request, Reply, tuple[RowRef, ...]]  # an edge's request, reply and table rows
+Protocol = tuple[Agent, tuple[Connection, ...], int]  # a world without its monitor
+
+
+class Store:
+    """The states of a verdict-only exploration, compactly: world ⇄ key, key → node.
+
+    A world is its protocol state (agent, connections, restarts) and its monitor records;
+    ~10⁶ worlds share a few thousand protocol states and a few ten thousand records, so each
+    is numbered once (``protocols``, ``records``) and a world's key is those numbers packed
+    into a few bytes. Equal worlds have equal keys and unequal worlds unequal ones (the
+    numbering is by equality): the key is the world, exactly — no hash compaction. ``world``
+    builds it back, so only the BFS frontier's keys and the start worlds are kept, not the
+    worlds themselves.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[bytes, int] = {}  # key → node
+        self.pid: dict[Protocol, int] = {}
+        self.protocols: list[World] = []  # number → the protocol state, as a world (no monitor)
+        self.rid: dict[Observed, int] = {}
+        self.records: list[Observed] = []
+        self.starts: dict[int, World] = {}  # start node → its world (a trace replays from it)
+        self._packs: list[Struct] = [Struct(f"<{n + 1}I") for n in range(8)]
+
+    def key(self, w: World) -> bytes:
+        k = (w.agent, w.connections, w.restarts)
+        p = self.pid.get(k)
+        if p is None:
+            p = self.pid[k] = len(self.protocols)
+            self.protocols.append(evolve(w, observed=()))
+        ids = [p]
+        rid = self.rid
+        for o in w.observed:
+            i = rid.get(o)
+            if i is None:
+                i = rid[o] = len(self.records)
+                self.records.append(o)
+            ids.append(i)
+        n = len(ids) - 1
+        while n >= len(self._packs):
+            self._packs.append(Struct(f"<{len(self._packs) + 1}I"))
+        return self._packs[n].pack(*ids)
+
+    def world(self, key: bytes) -> World:
+        ids = self._packs[len(key) // 4 - 1].unpack(key)
+        records = self.records
+        w: World = evolve(self.protocols[ids[0]], observed=tuple([records[i] for i in ids[1:]]))
+        return w
+
+    def node(self, w: World) -> int | None:
+        return self.index.get(self.key(w))
+
+    @property
+    def states(self) -> int:
+        return len(self.index)
+
+
+class Parents(Mapping[int, tuple[int, Request]]):
+    """One scope's BFS parents (node → parent node and request) in arrays, for a verdict-only
+    exploration: the nodes numbered in this scope (from ``base`` on, each with its parent or
+    none) in two arrays, the few reached earlier in a dict."""
+
+    def __init__(self, base: int, requests: list[Request]) -> None:
+        self.base = base
+        self.up = array("i")  # node - base → parent node, -1 for a start world
+        self.via = array("I")  # node - base → request number in ``requests``
+        self.old: dict[int, tuple[int, Request]] = {}  # nodes numbered in an earlier scope
+        self.requests = requests
+
+    def add(self, node: int, parent: int, request: int) -> None:
+        if node < self.base:
+            if parent >= 0:
+                self.old[node] = (parent, self.requests[request])
+        else:
+            assert node - self.base == len(self.up)
+            self.up.append(parent)
+            self.via.append(request)
+
+    def __getitem__(self, node: int) -> tuple[int, Request]:
+        if node < self.base:
+            return self.old[node]
+        i = node - self.base
+        if i >= len(self.up) or self.up[i] < 0:
+            raise KeyError(node)
+        return self.up[i], self.requests[self.via[i]]
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self.old
+        yield from (self.base + i for i, u in enumerate(self.up) if u >= 0)
+
+    def __len__(self) -> int:
+        return len(self.old) + sum(1 for u in self.up if u >= 0)
 
 
 @dataclass
@@ -36,13 +139,19 @@ class Exploration:
     Node ``n`` is ``worlds[n]``; its BFS depth, violated ids and witnesses are ``depths[n]``,
     ``violations[n]`` and ``reached[n]``; ``links`` holds the edges. ``graph`` is the same as a
     ``networkx.DiGraph``, built the first time it is asked for (a verdict needs none).
+
+    A verdict-only exploration (``store`` set: ``explore(keep="verdicts")``) keeps none of
+    ``worlds``, ``depths``, ``violations``, ``reached`` and ``links``: its states are in
+    ``store``, its parents are ``Parents`` arrays, and ``edges`` is None (distinct edges are
+    not counted). The verdicts, shortest counterexamples (``first``, ``trace``), first
+    witnesses, coverage counts and the other counts are the same as the graph mode's.
     """
 
     tables: Tables
     bound: Bound
     symmetry: bool
     worlds: list[World]
-    parents: list[dict[int, tuple[int, Request]]]  # per scope: node → BFS parent and request
+    parents: list[Mapping[int, tuple[int, Request]]]  # per scope: node → BFS parent, request
     first: dict[str, tuple[int, int, Request | None]]  # id → (scope, node, request) shortest
     witness_at: dict[str, int]  # witness id → first node (or source node of the step) reaching it
     depths: list[int] = field(default_factory=list)
@@ -57,18 +166,26 @@ class Exploration:
     seconds: float = 0.0
     complete: bool = True  # False: interrupted (Ctrl-C); everything recorded so far is kept
     per_scope: list[dict[str, int]] = field(default_factory=list)
+    store: Store | None = None  # verdict-only: the states (see above); None: the graph mode
+
+    @property
+    def keep(self) -> str:
+        return "graph" if self.store is None else "verdicts"
 
     @property
     def states(self) -> int:
-        return len(self.worlds)
+        return len(self.worlds) if self.store is None else self.store.states
 
     @property
-    def edges(self) -> int:
-        return len(self.links)
+    def edges(self) -> int | None:
+        """Distinct edges between distinct nodes; None where not kept (verdict-only)."""
+        return len(self.links) if self.store is None else None
 
     @cached_property
     def graph(self) -> nx.DiGraph:
         """Nodes carry depth, violated ids and witnesses; edges the request, reply and rows."""
+        if self.store is not None:
+            raise ValueError("a verdict-only exploration keeps no graph: explore(keep='graph')")
         g = nx.DiGraph(bound=self.bound.name, symmetry=self.symmetry)
         g.add_nodes_from(
             (n, {"depth": d, "violated": bad, "witnesses": wit})
@@ -115,19 +232,26 @@ class Exploration:
         start = steps[0][0] if steps else node
         engine = Compiled(self.tables)
         canon = Canonizer(self.bound.scopes[scope].domain.prompts, self.symmetry)
-        back: Renaming = ({}, {})  # representative names → concrete names
+        back: Renaming = IDENTITY  # representative names → concrete names
         requests: list[Request] = []
+        w = self.worlds[start] if self.store is None else self.store.starts[start]
+        first = w
         nxt = [*(u for u, _ in steps[1:]), node]
-        for (u, req), v in zip(steps, nxt, strict=True):
+        for (_, req), v in zip(steps, nxt, strict=True):
             requests.append(rename_request(req, back))
-            after = engine.step(self.worlds[u], req).after
-            if after != self.worlds[v]:
-                rep, r = canon.canon(after)
-                assert rep == self.worlds[v], "symmetry: a path step left its node"
+            w = engine.step(w, req).after
+            if not self._is(w, v):
+                w, r = canon.canon(w)
+                assert self._is(w, v), "symmetry: a path step left its node"
                 back = compose(back, invert(r))
+            back = open_connections(back, len(w.connections))
         if last is not None:
             requests.append(rename_request(last, back))
-        return Trace(self.worlds[start].agent.profile, tuple(requests))
+        return Trace(first.agent.profile, tuple(requests))
+
+    def _is(self, w: World, node: int) -> bool:
+        """Whether ``w`` is node ``node``'s world."""
+        return w == self.worlds[node] if self.store is None else self.store.node(w) == node
 
 
 def id_order(rid: str) -> tuple[int, int]:

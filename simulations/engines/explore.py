@@ -45,6 +45,7 @@ Source
 from __future__ import annotations
 
 import time
+from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from model.machines import Compiled, Move, RowRef, Step, System
 from model.monitor import created, next_records, session_views, updated
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import (
+    SEALED,
     Agent,
     Connection,
     MonitorRead,
@@ -70,12 +72,16 @@ from model.types import (
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.engines.bounds import BOUNDS, Bound, Scope
-from simulations.engines.exploration import Exploration, Progress, id_order
+from simulations.engines.exploration import KEEP, Exploration, Parents, Progress, Store, id_order
 from simulations.engines.fanout import eligible, explore_split
 from simulations.engines.symmetry import Canonizer, Renaming
 from simulations.engines.trace import reply_text, request_text, wire_method
 
 TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
+# a move keeps at most this many record updates (``_Move``); past it they are recomputed
+RECORDS_PER_MOVE = 256
+# verdict-only: entries per judge memo before it is emptied (``_Judge``)
+JUDGE_MEMO = 1 << 18
 ENGINES: dict[str, type[Compiled] | type[System]] = {"compiled": Compiled, "transitions": System}
 
 
@@ -128,7 +134,9 @@ class _Move:
         x = done.get(o)
         if x is None:
             m = self.move
-            x = done[o] = updated(m.before, m.request, m.reply, m.after, o)
+            x = updated(m.before, m.request, m.reply, m.after, o)
+            if len(done) < RECORDS_PER_MOVE:
+                done[o] = x
         return x
 
 
@@ -157,34 +165,102 @@ class _Judge:
     With ``memo``, checks and witnesses declared ``per_session`` are run once per distinct
     ``session_views`` view and their verdicts reused: a world is violated where one of its
     views is, and reaches a witness where one of its views does. The rest run on the world.
+
+    A view's key holds the world's connections, which most checks never read (P9 does, to
+    see who is on a session's connection). So each is first run on the view with its
+    connections sealed (``SEALED``, as the monitor is sealed for the tables), once per key
+    without the connections; one that does not raise has the same verdict whatever the
+    connections are and is kept with that key. One that reads them raises ``MonitorRead``
+    and is run on the whole view, once per full key. Both memos are exact (the checks are
+    functions of the view). With ``limit`` each memo is emptied when it reaches that many
+    entries: a large bound meets nearly one new view per world, and forgetting one costs a
+    re-run of the predicates, never a different verdict.
     """
 
-    def __init__(self, checks: list[Check], witnesses: list[Witness], memo: bool) -> None:
+    def __init__(
+        self,
+        checks: list[Check],
+        witnesses: list[Witness],
+        memo: bool,
+        limit: int | None = None,
+    ) -> None:
         self.checks, self.witnesses, self.memo = checks, witnesses, memo
         self.local = [c for c in checks if c.per_session] if memo else []
         self.whole = [c for c in checks if not c.per_session] if memo else checks
         self.local_wit = [x for x in witnesses if x.per_session] if memo else []
         self.whole_wit = [x for x in witnesses if not x.per_session] if memo else witnesses
-        self.views: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
+        # key without the connections → (violated, reached, checks and witnesses that read them)
+        self.views: dict[tuple[object, ...], _Partial] = {}
+        self.full: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
+        self.ordered: dict[tuple[frozenset[str], frozenset[str]], tuple[tuple[str, ...], ...]] = {}
+        self.limit = limit  # entries per memo before it is emptied (None: never)
 
     def __call__(self, w: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        bad = {c.rid for c in self.whole if not c.fn(w)}
-        wit = {x.wid for x in self.whole_wit if x.fn(w)}
+        bad = frozenset(c.rid for c in self.whole if not c.fn(w))
+        wit = frozenset(x.wid for x in self.whole_wit if x.fn(w))
         if self.local or self.local_wit:
             for key, build in session_views(w):
-                hit = self.views.get(key)
+                part = key[:2] + key[3:]  # (records, store, restarts, profile, base)
+                hit = self.views.get(part)
                 if hit is None:
-                    v = build()
-                    hit = self.views[key] = (
-                        frozenset(c.rid for c in self.local if not c.fn(v)),
-                        frozenset(x.wid for x in self.local_wit if x.fn(v)),
-                    )
-                bad |= hit[0]
-                wit |= hit[1]
-        return (
-            tuple(c.rid for c in self.checks if c.rid in bad),
-            tuple(x.wid for x in self.witnesses if x.wid in wit),
-        )
+                    if self.limit is not None and len(self.views) >= self.limit:
+                        self.views.clear()
+                    hit = self.views[part] = self._sealed(evolve(build(), connections=SEALED))
+                if hit.any_late:
+                    done = self.full.get(key)
+                    if done is None:
+                        if self.limit is not None and len(self.full) >= self.limit:
+                            self.full.clear()
+                        v = build()
+                        done = self.full[key] = (
+                            hit.bad.union(c.rid for c in hit.late if not c.fn(v)),
+                            hit.wit.union(x.wid for x in hit.late_wit if x.fn(v)),
+                        )
+                    bad |= done[0]
+                    wit |= done[1]
+                else:
+                    bad |= hit.bad
+                    wit |= hit.wit
+        out = self.ordered.get((bad, wit))
+        if out is None:
+            out = self.ordered[bad, wit] = (
+                tuple(c.rid for c in self.checks if c.rid in bad),
+                tuple(x.wid for x in self.witnesses if x.wid in wit),
+            )
+        return out[0], out[1]
+
+    def _sealed(self, v: World) -> _Partial:
+        bad: set[str] = set()
+        wit: set[str] = set()
+        late: list[Check] = []
+        late_wit: list[Witness] = []
+        for c in self.local:
+            try:
+                if not c.fn(v):
+                    bad.add(c.rid)
+            except MonitorRead:
+                late.append(c)
+        for x in self.local_wit:
+            try:
+                if x.fn(v):
+                    wit.add(x.wid)
+            except MonitorRead:
+                late_wit.append(x)
+        return _Partial(frozenset(bad), frozenset(wit), tuple(late), tuple(late_wit))
+
+
+@dataclass(frozen=True)
+class _Partial:
+    """A view's verdicts with its connections sealed, and what must see them."""
+
+    bad: frozenset[str]
+    wit: frozenset[str]
+    late: tuple[Check, ...]  # checks that read the connections: run per full view
+    late_wit: tuple[Witness, ...]
+
+    @property
+    def any_late(self) -> bool:
+        return bool(self.late or self.late_wit)
 
 
 class _Expander:
@@ -314,6 +390,7 @@ def explore(
     memo: bool = True,
     witnesses: list[Witness] | None = None,
     workers: int = 1,
+    keep: str = "graph",
     until: str | None = None,
 ) -> Exploration:
     """Breadth-first search, scope by scope, over every world reachable within ``bound``.
@@ -326,18 +403,23 @@ def explore(
     the verdicts and the counts are the same. ``checks`` and ``witnesses`` (default: all)
     choose what is evaluated. ``workers`` > 1 explores the scopes in that many processes
     (``simulations.engines.fanout``) where that gives exactly the sequential result, else runs here.
+    ``keep="verdicts"`` keeps only what the verdicts and the shortest counterexamples need
+    (``_explore_verdicts``: no graph, no worlds; sequential): the same verdicts, counterexamples,
+    witnesses, coverage and counts, ``edges`` None, for a tenth of the memory.
 
-    ``until=rid`` asks only for ``rid``'s shortest counterexample: each scope's search stops
-    at the first BFS level that can no longer give a shorter one (``ex.first[rid]`` is the one
-    the full search would give; the other ids, states and counts are partial, and
-    ``ex.complete`` is False when something was left unexplored).
+    ``until=rid`` asks only for ``rid``'s shortest counterexample (graph mode): each scope's
+    search stops at the first BFS level that can no longer give a shorter one
+    (``ex.first[rid]`` is the one the full search would give; the other ids, states and counts
+    are partial, and ``ex.complete`` is False when something was left unexplored).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
     if workers < 1:
         raise ValueError(f"workers: must be at least 1, not {workers}")
+    if keep not in KEEP:
+        raise ValueError(f"keep: {keep!r} is not one of {', '.join(KEEP)}")
     b = BOUNDS[bound] if isinstance(bound, str) else bound
-    if until is None and eligible(b, symmetry, workers, max_states):
+    if keep == "graph" and until is None and eligible(b, symmetry, workers, max_states):
         run = partial(
             explore,
             tables,
@@ -357,7 +439,14 @@ def explore(
     step_wit = [w for w in wits if w.kind == "step"]
     stepper = ENGINES[engine](tables)
     judge = _Judge(state_checks, state_wit, memo)
-    ex = Exploration(tables, b, symmetry, [], [{} for _ in b.scopes], {}, {})
+    if keep == "verdicts":
+        judge = _Judge(state_checks, state_wit, memo, JUDGE_MEMO)
+        ex = Exploration(tables, b, symmetry, [], [], {}, {}, store=Store())
+        each = [_Expander(stepper, s, step_checks, step_wit, memo) for s in b.scopes]
+        _explore_verdicts(ex, judge, each, progress, every, max_states)
+        return _last_report(ex, progress)
+    scope_parents: list[dict[int, tuple[int, Request]]] = [{} for _ in b.scopes]
+    ex = Exploration(tables, b, symmetry, [], list(scope_parents), {}, {})
     depths, violations, links = ex.depths, ex.violations, ex.links
     index: dict[World, int] = {}
     t0 = time.perf_counter()
@@ -393,7 +482,7 @@ def explore(
 
     try:
         for si, scope in enumerate(b.scopes):
-            parents = ex.parents[si]
+            parents = scope_parents[si]
             canon = Canonizer(scope.domain.prompts, symmetry)
             cache: dict[World, tuple[World, Renaming]] = {}
             cap = scope.domain.max_sessions
@@ -472,6 +561,178 @@ def explore(
         ex.transitions += e.transitions
     ex.seconds = time.perf_counter() - t0
     return _last_report(ex, progress)
+
+
+def _explore_verdicts(
+    ex: Exploration,
+    judge: _Judge,
+    expanders: list[_Expander],
+    progress: Progress | None,
+    every: int,
+    max_states: int | None,
+) -> None:
+    """``explore``'s search keeping only what verdicts and shortest counterexamples need.
+
+    The same breadth-first search as the graph mode, in the same order, so every node gets
+    the same number, every id the same first (shortest) counterexample and every witness the
+    same first node; what it keeps differs. A world is a key of a few bytes in
+    ``ex.store`` (``Store``); the queue holds the keys of the next level, not worlds; each
+    node keeps its parent and request in ``Parents`` arrays and the number of its violated
+    ids' tuple (a later scope that reaches it reports them again); no edge, depth list,
+    witness list or world is kept. The representative of a world that is not a node is
+    remembered (key → the representative's node) up to ``CANON_CACHE`` entries, then
+    forgotten (it is a function of the world: forgetting costs time, not exactness).
+    """
+    store = ex.store
+    assert store is not None
+    index = store.index
+    key_of, world_of = store.key, store.world
+    requests: list[Request] = []
+    request_no: dict[Request, int] = {}
+    bad_no: dict[tuple[str, ...], int] = {(): 0}
+    bad_of: list[tuple[str, ...]] = [()]
+    node_bad = array("H")  # node → number of its violated ids' tuple
+    shortest: dict[str, int] = {}
+    t0 = time.perf_counter()
+    expanded = 0
+
+    def found(rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
+        if length < shortest.get(rid, length + 1):
+            shortest[rid] = length
+            ex.first[rid] = (scope, node, req)
+
+    def number(req: Request) -> int:
+        r = request_no.get(req)
+        if r is None:
+            r = request_no[req] = len(requests)
+            requests.append(req)
+        return r
+
+    def new_node(key: bytes, w: World, depth: int) -> int:
+        bad, wit = judge(w)  # first: a Ctrl-C while judging leaves no half-added node
+        b = bad_no.get(bad)
+        if b is None:
+            b = bad_no[bad] = len(bad_of)
+            bad_of.append(bad)
+        n = len(index)
+        node_bad.append(b)
+        index[key] = n  # last: a node is whole once it is in the index
+        for wid in wit:
+            ex.witness_at.setdefault(wid, n)
+        if depth > ex.depth:
+            ex.depth = depth
+        return n
+
+    try:
+        for si, scope in enumerate(ex.bound.scopes):
+            expand = expanders[si]
+            canon = Canonizer(scope.domain.prompts, ex.symmetry)
+            cache: dict[bytes, int] = {}  # key → its representative's node
+            cap = scope.domain.max_sessions
+            before = len(index)
+            parents = Parents(before, requests)
+            ex.parents.append(parents)
+            old: set[int] = set()  # nodes numbered in an earlier scope, reached in this one
+            level: list[bytes] = []
+            nodes = array("I")
+            depth = 0
+            for profile in scope.domain.profiles:
+                w = initial_world(profile)
+                k = key_of(w)
+                n = index.get(k)
+                if n is None:
+                    n = new_node(k, w, 0)
+                    store.starts[n] = w
+                    parents.add(n, -1, 0)
+                elif n < before and n not in old:
+                    old.add(n)
+                else:
+                    continue
+                level.append(k)
+                nodes.append(n)
+                for rid in bad_of[node_bad[n]]:
+                    found(rid, si, n, None, 0)
+            while level and ex.complete:
+                depth += 1
+                next_level: list[bytes] = []
+                next_nodes = array("I")
+                for k, u in zip(level, nodes, strict=True):
+                    w = world_of(k)
+                    for req, _, after, _, bad, wit in expand(w):
+                        for rid in bad:
+                            found(rid, si, u, req, depth)
+                        for wid in wit:
+                            if wid not in ex.witness_at:
+                                ex.witness_at[wid] = u
+                        if after is w:
+                            continue
+                        if after.agent.issued > cap:  # one step past the bound: checked only
+                            ex.cut += 1
+                            cbad, cwit = judge(after)
+                            for rid in cbad:
+                                found(rid, si, u, req, depth)
+                            for wid in cwit:
+                                if wid not in ex.witness_at:
+                                    ex.witness_at[wid] = u
+                            continue
+                        ak = key_of(after)
+                        v = index.get(ak)  # already a representative: no renaming needed
+                        if v is not None:
+                            vk = ak
+                        else:
+                            hit = cache.get(ak)
+                            if hit is None:
+                                rep = canon.canon(after)[0]
+                                vk = ak if rep is after else key_of(rep)
+                                v = index.get(vk)
+                                if v is None:  # a new node: first reached here
+                                    v = new_node(vk, rep, depth)
+                                    parents.add(v, u, number(req))
+                                    next_level.append(vk)
+                                    next_nodes.append(v)
+                                    for rid in bad_of[node_bad[v]]:
+                                        found(rid, si, v, None, depth)
+                                if len(cache) >= CANON_CACHE:
+                                    cache.clear()
+                                cache[ak] = v
+                                if v >= before:
+                                    continue
+                            else:
+                                v = hit
+                                vk = b""  # an earlier scope's node needs it: built below
+                        if v < before and v not in old:  # a node of an earlier scope
+                            old.add(v)
+                            parents.add(v, u, number(req))
+                            if not vk:
+                                vk = key_of(canon.canon(after)[0])
+                            next_level.append(vk)
+                            next_nodes.append(v)
+                            for rid in bad_of[node_bad[v]]:
+                                found(rid, si, v, None, depth)
+                    expanded += 1
+                    if progress is not None and expanded % every == 0:
+                        done = sum(e.transitions for e in expanders)
+                        progress(len(index), done, ex.depth, time.perf_counter() - t0)
+                    if max_states is not None and len(index) >= max_states:
+                        ex.complete = False
+                        break
+                level, nodes = next_level, next_nodes
+            ex.per_scope.append(
+                {"states": len(index) - before + len(old), "new_states": len(index) - before}
+            )
+            if not ex.complete:
+                break
+    except KeyboardInterrupt:
+        ex.complete = False
+    for e in expanders:
+        e.flush()
+        ex.rows.update(e.rows)
+        ex.unsent += e.unsent
+        ex.transitions += e.transitions
+    ex.seconds = time.perf_counter() - t0
+
+
+CANON_CACHE = 1 << 20  # keys of non-representative worlds remembered per scope (see above)
 
 
 def _last_report(ex: Exploration, progress: Progress | None) -> Exploration:
