@@ -103,7 +103,7 @@ def test_every_a_id_is_checked_or_explained() -> None:
 
 def test_default_bound_verdicts_are_pinned() -> None:
     r = check(revision="alt-instructions")
-    assert (r.budget["states"], r.budget["edges"], r.budget["complete"]) == (9573, 23816, True)
+    assert (r.budget["states"], r.budget["edges"], r.budget["complete"]) == (6185, 13616, True)
     v = r.verdicts
     assert [p for p in v if p.startswith("P") and v[p] == "violated"] == [
         "P1",
