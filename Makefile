@@ -16,8 +16,8 @@ $(STAMP): pyproject.toml
 # (verdict matrix of every revision and profile, the open choices, the amendments, findings to take
 # upstream, counterexamples, kill matrix, open questions).
 demo: $(STAMP)
-	-$(BIN)/acp-sysprompt check --revision v1-stable
-	$(BIN)/acp-sysprompt report --out out/report
+	-PYTHONHASHSEED=0 $(BIN)/acp-sysprompt check --revision v1-stable
+	PYTHONHASHSEED=0 $(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
 	$(BIN)/ruff check model simulations tests bench tools
