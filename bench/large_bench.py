@@ -29,7 +29,10 @@ CLI = [sys.executable, "-m", "simulations"]
 ROOT = Path(__file__).resolve().parents[1]
 
 # revision → (distinct states, depth, violated ids with their shortest counterexample lengths)
-PINNED: dict[str, tuple[int, int, dict[str, int]]] = {}
+# 2026-12-01: first pin (rfd-final: 1,779 CPU s, 1.46 GiB; see bench/RESULTS.md)
+PINNED: dict[str, tuple[int, int, dict[str, int]]] = {
+    "rfd-final": (4_906_676, 37, {"P1": 8, "P2": 9, "P3": 8, "P4": 8, "P9": 6}),
+}
 
 
 def run(revision: str, bound: str) -> dict[str, object]:
