@@ -278,6 +278,18 @@ _SCOPE_KEYS = (
     "prompts_on_load_resume_fork",
     "reopen_prompts",
 )
+# the other scope fields have defaults: restart_profiles "any", prompts_on_load_resume_fork true,
+# no reopen_prompts
+_SCOPE_REQUIRED = (
+    "name",
+    "connections",
+    "sessions",
+    "restarts",
+    "profiles",
+    "prompts",
+    "modes",
+    "clients",
+)
 _BOUND_KEYS = ("name", "summary", "keep", "scopes", "envelope")
 _OMITTED = "omitted"
 _NON_TEXT = {f"<{k.value}>": k for k in BlockKind if k is not BlockKind.TEXT}
@@ -353,8 +365,7 @@ def _scope(table: object, where: str) -> Scope:
     for key in table:
         if key not in _SCOPE_KEYS:
             raise BoundError(f"{where}: unknown field {key!r}{_hint(key, _SCOPE_KEYS)}")
-    required = [k for k in _SCOPE_KEYS[:9] if k != "restart_profiles"]
-    missing = [k for k in required if k not in table]
+    missing = [k for k in _SCOPE_REQUIRED if k not in table]
     if missing:
         raise BoundError(f"{where}: missing field {missing[0]!r}")
     name = table["name"]

@@ -378,6 +378,35 @@ class _Expander:
             moves.hits = 0
 
 
+class _Hits:
+    """Where each id was first (hence, in BFS order, shortest) violated and each witness first
+    reached: what both search modes record for every step they check."""
+
+    def __init__(self, ex: Exploration) -> None:
+        self.ex = ex
+        self.shortest: dict[str, int] = {}  # id → length of ex.first[id] (no path walk)
+
+    def found(self, rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
+        if length < self.shortest.get(rid, length + 1):
+            self.shortest[rid] = length
+            self.ex.first[rid] = (scope, node, req)
+
+    def step(
+        self,
+        scope: int,
+        node: int,
+        req: Request,
+        length: int,
+        bad: tuple[str, ...],
+        wit: tuple[str, ...],
+    ) -> None:
+        """A step from ``node`` by ``req`` that violates ``bad`` and reaches ``wit``."""
+        for rid in bad:
+            self.found(rid, scope, node, req, length)
+        for wid in wit:
+            self.ex.witness_at.setdefault(wid, node)
+
+
 def explore(
     tables: Tables = REFERENCE,
     bound: Bound | str = "small",
@@ -453,14 +482,10 @@ def explore(
     expanded = 0
 
     expanders: list[_Expander] = []
-    shortest: dict[str, int] = {}  # id → length of ex.first[id] (no path walk per violation)
+    hits = _Hits(ex)
+    found, shortest = hits.found, hits.shortest
     no_limit = 1 << 30
     capped = False  # max_states reached
-
-    def found(rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
-        if length < shortest.get(rid, length + 1):
-            shortest[rid] = length
-            ex.first[rid] = (scope, node, req)
 
     def node_of(w: World, depth: int) -> tuple[int, bool]:
         n = index.get(w)
@@ -506,21 +531,13 @@ def explore(
                 w = ex.worlds[u]
                 depth = seen[u] + 1
                 for req, reply, after, rows, bad, wit in expand(w):
-                    for rid in bad:
-                        found(rid, si, u, req, depth)
-                    for wid in wit:
-                        if wid not in ex.witness_at:
-                            ex.witness_at[wid] = u
+                    if bad or wit:
+                        hits.step(si, u, req, depth, bad, wit)
                     if after is w:
                         continue
                     if after.agent.issued > cap:  # one step past the bound: checked, not expanded
                         ex.cut += 1
-                        bad, wit = judge(after)
-                        for rid in bad:
-                            found(rid, si, u, req, depth)
-                        for wid in wit:
-                            if wid not in ex.witness_at:
-                                ex.witness_at[wid] = u
+                        hits.step(si, u, req, depth, *judge(after))
                         continue
                     v = index.get(after)  # already a representative: no renaming needed
                     if v is None:
@@ -592,14 +609,10 @@ def _explore_verdicts(
     bad_no: dict[tuple[str, ...], int] = {(): 0}
     bad_of: list[tuple[str, ...]] = [()]
     node_bad = array("H")  # node → number of its violated ids' tuple
-    shortest: dict[str, int] = {}
+    hits = _Hits(ex)
+    found = hits.found
     t0 = time.perf_counter()
     expanded = 0
-
-    def found(rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
-        if length < shortest.get(rid, length + 1):
-            shortest[rid] = length
-            ex.first[rid] = (scope, node, req)
 
     def number(req: Request) -> int:
         r = request_no.get(req)
@@ -659,21 +672,13 @@ def _explore_verdicts(
                 for k, u in zip(level, nodes, strict=True):
                     w = world_of(k)
                     for req, _, after, _, bad, wit in expand(w):
-                        for rid in bad:
-                            found(rid, si, u, req, depth)
-                        for wid in wit:
-                            if wid not in ex.witness_at:
-                                ex.witness_at[wid] = u
+                        if bad or wit:
+                            hits.step(si, u, req, depth, bad, wit)
                         if after is w:
                             continue
                         if after.agent.issued > cap:  # one step past the bound: checked only
                             ex.cut += 1
-                            cbad, cwit = judge(after)
-                            for rid in cbad:
-                                found(rid, si, u, req, depth)
-                            for wid in cwit:
-                                if wid not in ex.witness_at:
-                                    ex.witness_at[wid] = u
+                            hits.step(si, u, req, depth, *judge(after))
                             continue
                         ak = key_of(after)
                         v = index.get(ak)  # already a representative: no renaming needed
