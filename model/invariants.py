@@ -39,8 +39,9 @@ from model.monitor import (
     client_texts,
     conforming_chain,
     contains_in_order,
+    created_slot,
     created_under_capability,
-    expected_slot,
+    inherited_slot,
     requested_mode,
     root,
 )
@@ -506,9 +507,10 @@ def no_client_prompt_means_default(w: World) -> bool:
 
 
 def restored_as_created(w: World) -> bool:
-    """Loaded and resumed sessions at Agent★ run what their creation chain fixed (R16, A12)."""
+    """Loaded and resumed sessions at Agent★ run what this agent gave them at creation (R16,
+    A12); whether that was the right composition is judged by R7–R9 and R21."""
     return all(
-        s.live == expected_slot(w, o)
+        s.live == created_slot(w, o)
         for o, s in _live(w)
         if o.attach in (Attach.LOAD, Attach.RESUME)
         and o.attach_cap is not PromptCap.NONE
@@ -517,9 +519,10 @@ def restored_as_created(w: World) -> bool:
 
 
 def forked_as_parent(w: World) -> bool:
-    """Forks made under the capability run their parent's prompt and mode (R17, A13)."""
+    """Forks made under the capability run their parent's prompt and mode as this agent
+    created the parent (R17, A13)."""
     return all(
-        s.live == expected_slot(w, o)
+        s.live == inherited_slot(w, o)
         for o, s in _live(w)
         if o.attach is Attach.FORK and created_under_capability(w, o)
     )
@@ -563,9 +566,12 @@ def prompt_is_immutable_across_turns(w: World) -> bool:
 
 @invariant("P3")
 def load_and_resume_restore_what_creation_fixed(w: World) -> bool:
-    """P3: turns after session/load or session/resume see the prompt and mode fixed at creation."""
+    """P3: turns after session/load or session/resume see the prompt and mode fixed at creation.
+
+    Fixed by this agent: the slot it created the session with (P1, P5, P8 judge that slot).
+    """
     return all(
-        slot == expected_slot(w, o)
+        slot == created_slot(w, o)
         for o in _in_scope(w)
         for via, slot in o.turns
         if via in (Attach.LOAD, Attach.RESUME)
@@ -574,9 +580,9 @@ def load_and_resume_restore_what_creation_fixed(w: World) -> bool:
 
 @invariant("P4")
 def forks_see_parent_prompt(w: World) -> bool:
-    """P4: a fork's turns see its parent's prompt and mode."""
+    """P4: a fork's turns see its parent's prompt and mode (as this agent created the parent)."""
     return all(
-        slot == expected_slot(w, o)
+        slot == inherited_slot(w, o)
         for o in _in_scope(w)
         if o.parent is not None
         for via, slot in o.turns

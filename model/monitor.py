@@ -3,8 +3,9 @@
 Scope
     ``observe`` runs after every step, outside the tables, so no mutant can change it. It keeps
     one ``Observed`` record per session id the agent handed out: how the session was created
-    (the request that created it and the capability it was created under), how it is attached
-    now, and the set of (attachment, system slot) pairs its turns saw. The end-to-end
+    (the request that created it, the capability it was created under and the slot the agent
+    put in effect then), how it is attached now, and the set of (attachment, system slot)
+    pairs its turns saw. The end-to-end
     properties P1–P9 are plain predicates over these records.
 
 Abstractions
@@ -97,6 +98,7 @@ def created(before: World, req: Request, reply: Reply, after: World) -> Observed
     if m not in ("session_new", "session_fork") or reply.sid is None or not reply.ok:
         return None
     new = m == "session_new"
+    made = after.agent.session(reply.sid)
     return Observed(
         sid=reply.sid,
         parent=None if new else req.sid,
@@ -109,6 +111,7 @@ def created(before: World, req: Request, reply: Reply, after: World) -> Observed
         created_on=(after.restarts, req.conn),
         attach=Attach.NEW if new else Attach.FORK,
         attach_cap=_cap(before, req.conn),
+        composed=None if made is None else made.live,
     )
 
 
@@ -170,6 +173,21 @@ def expected_slot(w: World, o: Observed) -> Slot:
     if texts is None:
         return (BASE,)
     return texts if requested_mode(r) is Mode.OVERRIDE else (BASE, *texts)
+
+
+def created_slot(w: World, o: Observed) -> Slot:
+    """The slot this agent put in effect when it created ``o`` (new or fork): what restoring
+    the session must give back (R16, P3, A12). Whether that slot was the right one for the
+    creating request is the composition checks' business (R7–R9, R21, P1, P5, P8), so an
+    agent that composes its own way but restores faithfully breaks only those."""
+    return o.composed if o.composed is not None else expected_slot(w, o)
+
+
+def inherited_slot(w: World, o: Observed) -> Slot:
+    """What a fork ``o`` must run: the slot its parent was created with in this agent (R17,
+    P4, A13); the spec's slot if the parent's record is gone."""
+    p = w.obs(o.parent) if o.parent is not None else None
+    return expected_slot(w, o) if p is None else created_slot(w, p)
 
 
 def created_under_capability(w: World, o: Observed) -> bool:

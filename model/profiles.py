@@ -19,8 +19,8 @@ Abstractions
       ``reject`` (-32602, nothing created).
     * ``bare_prompt`` — what a prompt without a mode means: ``append`` | ``replace``.
     * ``size_limit`` — a prompt over the agent's limit: ``internal_error`` (-32603, nothing
-      created) | ``invalid_params`` (-32602, nothing created) | ``drop`` (dropped silently,
-      the session created).
+      created) | ``invalid_params`` (-32602, nothing created) | ``drop`` (dropped silently:
+      the session created under the default prompt, nothing stored).
     * ``reads_prompt`` — where the agent looks for the prompt: ``field`` (the revision's
       top-level field) | ``meta`` (``_meta.systemPrompt``) | ``nowhere``. Every modelled client
       writes the top-level field, so ``meta`` and ``nowhere`` both mean the agent never sees
@@ -147,6 +147,14 @@ def _blank(t: Tables, value: Any) -> Tables:
 
 
 @effect
+def drop_oversized_prompt(c: Ctx) -> None:
+    """A prompt over the size limit is dropped as if none was sent: nothing stored, the default
+    slot (an agent that stored it would bring it back on load, a prompt the session never ran)."""
+    ignore_prompt_fields(c)
+    compose_default(c)
+
+
+@effect
 def reject_blank_prompt(c: Ctx) -> None:
     c.reply = Reply(code=INVALID_PARAMS, reason=Reason.EMPTY_PROMPT)
 
@@ -186,7 +194,7 @@ def _size(t: Tables, value: Any) -> Tables:
         t,
         "new_session",
         lambda r: r.effect == "reject_cannot_incorporate",
-        lambda r: r._replace(dest=Stage.COMPOSED, effect="compose_default"),
+        lambda r: r._replace(dest=Stage.COMPOSED, effect="drop_oversized_prompt"),
     )
 
 

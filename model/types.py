@@ -360,6 +360,9 @@ class Observed:
     restored_after_restart: bool = False  # it lived through a restart and was attached again
     survived_restart: bool = False  # a restart happened while it existed
     deleted: bool = False  # a session/delete of it succeeded
+    # the slot the agent put in effect when it created the session (new or fork): what this
+    # agent made of the creating request, whatever the spec says it should have made
+    composed: Slot | None = None
 
 
 @_hash_once

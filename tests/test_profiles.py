@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from model.revisions import REVISIONS
 from simulations.api import check
 from simulations.cli import main
 from simulations.engines.bounds import BOUNDS
+from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import explore
 
 
@@ -69,6 +71,81 @@ def test_schema_allows_the_default_on_load_yet_p3_breaks_without_a_restart() -> 
         r.method in ("session_load", "session_resume") and r.system_prompt is None
         for r in trace.requests
     )
+
+
+SAME = DEFAULT_DOMAIN.with_restarts("same")  # a profile describes one build
+
+
+@cache
+def _violated(profile: Profile | None, bound: str = "small") -> frozenset[str]:
+    """The ids violated by ``profile`` (None: the rfd-final reference agent), restarts same."""
+    r = check(profile=profile, bound=bound, domain=SAME)
+    return frozenset(rid for rid, v in r.verdicts.items() if v == "violated")
+
+
+def _breaks(profile: Profile, bound: str = "small") -> frozenset[str]:
+    """What the profile breaks beyond its revision's reference agent."""
+    reference = check(revision=profile.revision, bound=bound, domain=SAME)
+    ref = {rid for rid, v in reference.verdicts.items() if v == "violated"}
+    return _violated(profile, bound) - ref
+
+
+RESTORE_AND_INHERIT = {"R16", "R17", "P3", "P4"}
+
+# Each knob value alone over rfd-final, small bound, restarts same: the ids it breaks that the
+# reference agent keeps. Restore (R16, P3) and inherit (R17, P4) are judged against what this
+# agent created the session with, so a knob that only changes composition breaks composition
+# ids (R7–R9, R21, P1, P5, P8) and the size and blank rules, never restore or inherit.
+KNOB_BREAKS = {
+    ("on_load", "default"): {"R16", "P1", "P2", "P3"},
+    ("fork_inherits", False): {"R17", "P4"},
+    ("store_survives_restart", False): {"R16", "R17", "R18", "P1", "P2", "P3", "P4"},
+    ("blank_text", "absent"): {"R7", "R9", "R21", "P1"},
+    ("blank_text", "reject"): {"R4", "R5"},  # a valid (if blank) text prompt refused
+    ("bare_prompt", "replace"): {"R8", "R21", "P5", "P8"},
+    ("size_limit", "invalid_params"): set(),  # R11 asks for an error, any code
+    ("size_limit", "drop"): {"R7", "R9", "R11", "R21", "P1"},
+    ("reads_prompt", "meta"): {"R7", "R9", "R11", "R21", "P1"},
+    ("reads_prompt", "nowhere"): {"R7", "R9", "R11", "R21", "P1"},
+}
+
+
+def test_every_knob_value_has_pinned_breaks() -> None:
+    assert set(KNOB_BREAKS) == {(k, v) for k, vs in CHOICES.items() for v in vs[1:]}
+
+
+@pytest.mark.parametrize(("knob", "value"), list(KNOB_BREAKS))
+def test_each_knob_alone_breaks_exactly(knob: str, value: object) -> None:
+    assert _breaks(Profile("x", **{knob: value})) == KNOB_BREAKS[knob, value]
+
+
+def test_a_replacing_bare_prompt_breaks_composition_ids_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Load restores what the session was created with and the fork gets its parent's prompt:
+    only the composition (the base prompt dropped by a bare prompt) is wrong."""
+    f = tmp_path / "x.toml"
+    f.write_text('name = "x"\nrevision = "rfd-final"\nbare_prompt = "replace"\n', "utf-8")
+    assert main(["check", "--profile", str(f), "--restarts", "same", "--json", "--quiet"]) == 1
+    verdicts = json.loads(capsys.readouterr().out)["verdicts"]
+    violated = {rid for rid, v in verdicts.items() if v == "violated"}
+    reference = check(bound="default", domain=SAME).verdicts
+    assert violated - {rid for rid, v in reference.items() if v == "violated"} == {
+        "R8",  # the base prompt is dropped in (omitted-mode) append
+        "R21",  # an omitted mode is not read as append
+        "P5",
+        "P8",  # the base prompt replaced without override being asked for
+    }
+
+
+def test_composition_knobs_keep_restore_and_inherit() -> None:
+    for knob, value in [
+        ("blank_text", "absent"),
+        ("bare_prompt", "replace"),
+        ("size_limit", "drop"),
+        ("reads_prompt", "meta"),
+    ]:
+        assert not _violated(Profile("x", **{knob: value})) & RESTORE_AND_INHERIT, knob
 
 
 def test_a_user_profile_in_toml_and_json(tmp_path: Path) -> None:

@@ -126,6 +126,7 @@ def rename_world(w: World, r: Renaming) -> World:
                     turns=frozenset((a, _slot(t, syms) or ()) for a, t in o.turns)
                     if syms
                     else o.turns,
+                    composed=_slot(o.composed, syms),
                 )
                 for o in w.observed
             ),
@@ -203,6 +204,8 @@ def _signature(s: Session, o: Observed | None) -> tuple[object, ...]:
             o.restored_after_restart,
             o.survived_restart,
             o.deleted,
+            o.composed or (),
+            o.composed is None,
         )
     return (
         s.status.value,
