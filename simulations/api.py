@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
@@ -133,6 +133,12 @@ def bound_for(spec: str | Bound, revision: str, restarts: str = "any") -> Bound:
     return replace(b, scopes=scopes)
 
 
+def restarts_default(profile: Profile | None) -> Literal["same", "any"]:
+    """The restarts policy when none is given: a profile describes one build, which keeps its
+    capability profile across restarts ("same"); a revision's agents may change it ("any")."""
+    return "same" if profile is not None else "any"
+
+
 def check(
     revision: str | None = None,
     mutant: str | None = None,
@@ -140,7 +146,7 @@ def check(
     seed: int = 0,
     examples: int = 200,
     steps: int = 50,
-    domain: Domain = DEFAULT_DOMAIN,
+    domain: Domain | None = None,
     bound: str | Bound = "default",
     symmetry: bool = True,
     progress: Progress | None = None,
@@ -151,8 +157,12 @@ def check(
     """Run ``engine`` and return a verdict for every requirement id.
 
     With ``profile`` the agent is that implementation profile (over its revision's tables);
-    with ``amendment`` the spec is its base revision with the amendment's edits.
+    with ``amendment`` the spec is its base revision with the amendment's edits. Without
+    ``domain``, restarts keep the agent's capability profile for a profile (it describes one
+    build, ``restarts_default``) and may change it otherwise.
     """
+    if domain is None:
+        domain = DEFAULT_DOMAIN.with_restarts(restarts_default(profile))
     if amendment is not None:
         if mutant is not None or profile is not None:
             raise UsageError(
@@ -315,13 +325,20 @@ def _header(result: CheckResult) -> str:
             f"acp-sysprompt check: {what}  engine=bfs  bound={b['bound']} "
             f"({'+'.join(b['scopes'])})  {b['states']:,} states  {_edges(b['edges'])}  "
             f"depth {b['depth']}  symmetry={'on' if b['symmetry'] else 'off'}  "
-            f"restarts={b['restarts']}  {result.seconds:.1f}s{done}"
+            f"restarts={b['restarts']}{_why_restarts(result)}  {result.seconds:.1f}s{done}"
         )
     return (
         f"acp-sysprompt check: {what}  engine={result.engine}  seed={b['seed']}  "
-        f"budget={b['examples']} examples × {b['steps']} steps  restarts={b['restarts']}  "
-        f"{result.seconds:.1f}s"
+        f"budget={b['examples']} examples × {b['steps']} steps  "
+        f"restarts={b['restarts']}{_why_restarts(result)}  {result.seconds:.1f}s"
     )
+
+
+def _why_restarts(result: CheckResult) -> str:
+    """A profile run under "same" says why: one build keeps its capabilities across restarts."""
+    if result.profile is not None and result.budget.get("restarts") == "same":
+        return " (one build: it keeps its capabilities across restarts)"
+    return ""
 
 
 def _edges(edges: int | None) -> str:
@@ -382,6 +399,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "profile_knobs": None if result.profile is None else result.profile.knobs(),
         "amendment": None if result.amendment is None else result.amendment.describe(),
         "engine": result.engine,
+        "restarts": result.budget.get("restarts"),
         "verdicts": result.verdicts,
         "counterexamples": {
             rid: trace_json(t, result.tables, REVISIONS[result.revision].states)

@@ -44,6 +44,7 @@ from simulations.api import (
     listing,
     render,
     render_diff,
+    restarts_default,
     revision_for,
     tables_for,
     to_json,
@@ -137,8 +138,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--restarts",
         choices=("any", "same"),
-        default="any",
-        help="'same': the agent keeps its capability profile across restarts",
+        default=None,
+        help="'same': the agent keeps its capability profile across restarts; 'any': a "
+        "restart may bring another (default: same with --profile, which describes one build; "
+        "else any)",
     )
     c.add_argument("--strict", action="store_true", help="a violated P id also exits 1")
     c.add_argument("--json", action="store_true")
@@ -470,10 +473,11 @@ def _main(argv: Sequence[str] | None) -> int:
                 amendment = load_amendment(args.amend)
             except AmendmentError as e:
                 raise UsageError(f"argument --amend: {e}") from None
+        restarts = args.restarts or restarts_default(profile)
         line = None
         if args.engine == "bfs":
             rev = amendment.base if amendment else profile.revision if profile else args.revision
-            bound = bound_for(args.bound, revision_for(rev, args.mutant), args.restarts)
+            bound = bound_for(args.bound, revision_for(rev, args.mutant), restarts)
             _announce(args, bound)
             line = _progress(args, "check")
         run_check = partial(
@@ -482,7 +486,7 @@ def _main(argv: Sequence[str] | None) -> int:
             seed=args.seed,
             examples=args.examples,
             steps=args.steps,
-            domain=DEFAULT_DOMAIN.with_restarts(args.restarts),
+            domain=DEFAULT_DOMAIN.with_restarts(restarts),
             bound=args.bound,
             symmetry=not args.no_symmetry,
             progress=line,

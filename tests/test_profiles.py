@@ -194,3 +194,22 @@ def test_cli_profile_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["profile"] == "final-default-on-load" and data["revision"] == "rfd-final"
     assert data["profile_knobs"]["on_load"] == "default"
     assert data["verdicts"]["R16"] == "violated"
+
+
+def test_a_profile_check_defaults_to_restarts_same_and_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["check", "--profile", "final-default-on-load", "--bound", "small", "--quiet"]
+    main([*argv, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["restarts"] == data["budget"]["restarts"] == "same"
+    main(argv)
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "profile final-default-on-load" in header and "restarts=same (one build" in header
+    main([*argv, "--json", "--restarts", "any"])  # still there when asked for
+    assert json.loads(capsys.readouterr().out)["restarts"] == "any"
+    main(["check", "--bound", "small", "--quiet", "--json"])  # a revision: any, as before
+    assert json.loads(capsys.readouterr().out)["restarts"] == "any"
+    assert check(profile=PROFILES["final-default-on-load"], bound="small").budget["restarts"] == (
+        "same"
+    )
