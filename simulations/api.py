@@ -25,14 +25,16 @@ Source
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.profiles import PROFILES, Profile, ProfileError
+from model.profiles import CHOICES, PROFILES, Profile, ProfileError
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -69,6 +71,10 @@ class CheckResult:
     complete: bool = True
     profile: Profile | None = None
     amendment: Amendment | None = None
+    # a profile's violated ids → the departures whose reset alone makes the id hold
+    # (``with_causes``); an id with none has a note in ``cause_notes``
+    causes: dict[str, list[str]] = field(default_factory=dict)
+    cause_notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def tables(self) -> Tables:
@@ -253,6 +259,90 @@ def check(
     )
 
 
+REVISION_ITSELF = "the revision itself"  # its reference agent violates the id too
+EACH_ALONE = "each alone"  # every knob named breaks it alone: all of them must be reset
+TOGETHER = "several departures together"  # only a combination of departures breaks it
+
+
+def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) -> CheckResult:
+    """``result`` (a profile's check) with, for each violated id, the departures that cause it.
+
+    A knob causes an id when the id holds once that knob alone is reset to the revision's
+    reference value (``rerun`` checks the profile so edited, under the same bound, restarts and
+    engine). For an id no single reset fixes, ``cause_notes`` says why: ``REVISION_ITSELF`` when
+    the revision's reference agent violates it as well; ``EACH_ALONE`` when several knobs each
+    break it on their own (they are listed, and all must be reset); else ``TOGETHER``.
+
+    A profile has few departures: this costs one run per departure, and only for an id left
+    without a cause one run of the reference agent and one per knob alone (runs of the same
+    knobs are shared: with one or two departures there is nothing more to run). An
+    interrupted re-run leaves the causes out rather than guess.
+    """
+    p = result.profile
+    violated = [rid for rid, v in result.verdicts.items() if v == VIOLATED]
+    if p is None or not violated or not result.complete:
+        return result
+    runs: dict[tuple[object, ...], dict[str, str]] = {_knobs_key(p): result.verdicts}
+
+    def verdicts(**knobs: Any) -> dict[str, str]:
+        """The verdicts of the reference agent with ``knobs`` set as the profile sets them."""
+        q = replace(p, **{**{k: CHOICES[k][0] for k in p.departures()}, **knobs})
+        key = _knobs_key(q)
+        if key not in runs:
+            r = rerun(q)
+            if not r.complete:
+                raise _Incomplete
+            runs[key] = r.verdicts
+        return runs[key]
+
+    departures = p.departures()
+    try:
+        causes: dict[str, list[str]] = {rid: [] for rid in violated}
+        for knob in departures:
+            reset = verdicts(**{k: v for k, v in departures.items() if k != knob})
+            for rid in violated:
+                if reset.get(rid) == HOLDS:
+                    causes[rid].append(knob)
+        notes: dict[str, str] = {}
+        for rid in [r for r, knobs in causes.items() if not knobs]:
+            if verdicts().get(rid) == VIOLATED:
+                notes[rid] = REVISION_ITSELF
+                continue
+            alone = [k for k, v in departures.items() if verdicts(**{k: v}).get(rid) == VIOLATED]
+            causes[rid], notes[rid] = alone, EACH_ALONE if alone else TOGETHER
+    except _Incomplete:
+        return result
+    result.causes, result.cause_notes = causes, notes
+    return result
+
+
+class _Incomplete(Exception):
+    """A re-run of ``with_causes`` was interrupted."""
+
+
+def _knobs_key(p: Profile) -> tuple[object, ...]:
+    return (p.revision, *p.knobs().items())
+
+
+def _causes_lines(result: CheckResult) -> list[str]:
+    p = result.profile
+    if p is None or not result.causes:
+        return []
+    lines = [
+        "",
+        "causes (the departure that, reset alone to the reference, makes the id hold):",
+    ]
+    for rid, knobs in result.causes.items():
+        note = result.cause_notes.get(rid)
+        named = [f"{k} = {json.dumps(getattr(p, k))}" for k in knobs]
+        if note == EACH_ALONE:
+            why = " and ".join(named) + " (each alone breaks it: reset all of them)"
+        else:
+            why = ", ".join(named) or note or TOGETHER
+        lines.append(f"  {rid:4s} ← {why}")
+    return lines
+
+
 # The families every verdict table lists; T and A ids appear only for a revision that states them.
 _LISTED = frozenset({Family.R, Family.S, Family.P})
 
@@ -388,6 +478,7 @@ def render(result: CheckResult) -> str:
         f"rules violated: {', '.join(violated_rules) or 'none'};  "
         f"properties (P) violated: {', '.join(violated_props) or 'none'}",
     ]
+    lines += _causes_lines(result)
     return "\n".join(lines)
 
 
@@ -397,6 +488,8 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "mutant": result.mutant,
         "profile": None if result.profile is None else result.profile.name,
         "profile_knobs": None if result.profile is None else result.profile.knobs(),
+        "causes": None if result.profile is None else result.causes,
+        "cause_notes": None if result.profile is None else result.cause_notes,
         "amendment": None if result.amendment is None else result.amendment.describe(),
         "engine": result.engine,
         "restarts": result.budget.get("restarts"),

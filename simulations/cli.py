@@ -49,6 +49,7 @@ from simulations.api import (
     tables_for,
     to_json,
     verdict_diff,
+    with_causes,
 )
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, bound_toml, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN
@@ -497,6 +498,8 @@ def _main(argv: Sequence[str] | None) -> int:
         base = None if amendment is None else run_check(amendment.base)
         if line is not None:
             line.done()
+        if profile is not None:  # which departure breaks which id: a re-run per departure
+            with_causes(result, lambda q: run_check(profile=q, progress=None))
     except UsageError as e:
         print(f"acp-sysprompt: error: {e}", file=sys.stderr)
         return 2

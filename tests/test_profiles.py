@@ -5,12 +5,21 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from model.profiles import CHOICES, PROFILES, Profile, ProfileError, from_mapping, load_profile
 from model.revisions import REVISIONS
-from simulations.api import check
+from simulations.api import (
+    REVISION_ITSELF,
+    TOGETHER,
+    CheckResult,
+    check,
+    render,
+    to_json,
+    with_causes,
+)
 from simulations.cli import main
 from simulations.engines.bounds import BOUNDS
 from simulations.engines.domain import DEFAULT_DOMAIN
@@ -213,3 +222,64 @@ def test_a_profile_check_defaults_to_restarts_same_and_says_so(
     assert check(profile=PROFILES["final-default-on-load"], bound="small").budget["restarts"] == (
         "same"
     )
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    main(["check", *argv, "--bound", "small", "--quiet", "--json"])
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def test_causes_name_the_departure_behind_each_violated_id(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = _json(capsys, "--profile", "final-default-on-load")
+    assert data["causes"] == {
+        "R16": ["on_load"],
+        "P1": ["on_load"],
+        "P2": ["on_load"],
+        "P3": ["on_load"],
+        "P9": [],  # the reference agent of rfd-final violates it as well
+    }
+    assert data["cause_notes"] == {"P9": "the revision itself"}
+    main(["check", "--profile", "final-default-on-load", "--bound", "small", "--quiet"])
+    out = capsys.readouterr().out
+    assert '  R16  ← on_load = "default"\n' in out
+    assert "  P9   ← the revision itself" in out
+
+
+def test_a_violation_two_knobs_each_cause_names_both(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    f = tmp_path / "two.toml"
+    f.write_text('name = "two"\nblank_text = "absent"\nreads_prompt = "meta"\n', "utf-8")
+    data = _json(capsys, "--profile", str(f))
+    assert data["causes"]["R11"] == ["reads_prompt"]  # a blank prompt is not oversized
+    assert data["causes"]["R7"] == ["blank_text", "reads_prompt"]  # resetting one is not enough
+    assert data["cause_notes"]["R7"] == "each alone" and "R11" not in data["cause_notes"]
+    main(["check", "--profile", str(f), "--bound", "small", "--quiet"])
+    assert (
+        '  R7   ← blank_text = "absent" and reads_prompt = "meta" (each alone breaks it: '
+        "reset all of them)" in capsys.readouterr().out
+    )
+
+
+def test_a_violation_no_one_knob_explains_is_put_down_to_them_together() -> None:
+    """Three departures, R7 violated when any two are set: no reset of one makes it hold and
+    no knob alone breaks it. Judged on made-up verdicts (``rerun`` is the engine's stand-in)."""
+    p = Profile("x", blank_text="absent", bare_prompt="replace", size_limit="drop")
+
+    def verdicts(q: Profile) -> dict[str, str]:
+        return {"R7": "violated" if len(q.departures()) >= 2 else "holds", "P9": "violated"}
+
+    def rerun(q: Profile) -> CheckResult:
+        budget = {"examples": 1, "steps": 1, "seed": 0, "restarts": "same"}
+        return CheckResult(
+            q.revision, None, "hypothesis", verdicts(q), {}, {}, 0.0, budget, profile=q
+        )
+
+    result = with_causes(rerun(p), rerun)
+    assert result.causes == {"R7": [], "P9": []}
+    assert result.cause_notes == {"R7": TOGETHER, "P9": REVISION_ITSELF}
+    assert "  R7   ← several departures together" in render(result).splitlines()
+    assert to_json(result)["cause_notes"]["R7"] == "several departures together"
