@@ -42,6 +42,7 @@ import json
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ from model.effects import compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect
 from model.revisions import ALIASES, REVISIONS
 from model.tables import Row, Tables
-from model.types import INVALID_PARAMS, Reason, Reply, Stage
+from model.types import INVALID_PARAMS, Block, BlockKind, Reason, Reply, Request, Stage
 
 
 class ProfileError(ValueError):
@@ -87,15 +88,25 @@ class Profile:
         if self.revision not in REVISIONS:
             raise ProfileError(
                 f"profile {self.name!r}: revision: {self.revision!r} is not one of "
-                f"{', '.join(REVISIONS)}"
+                f"{', '.join(REVISIONS)}{_did_you_mean(self.revision, [*REVISIONS, *ALIASES])}"
             )
         for knob, allowed in CHOICES.items():
             value = getattr(self, knob)
             if value not in allowed or type(value) is not type(allowed[0]):
                 shown = ", ".join(json.dumps(a) for a in allowed)
+                words = [a for a in allowed if isinstance(a, str)]
                 raise ProfileError(
                     f"profile {self.name!r}: {knob}: {json.dumps(value)} is not one of {shown}"
+                    f"{_did_you_mean(value, words)}"
                 )
+        for knob, value in self.departures().items():
+            why = _no_effect(self.revision, knob, value)
+            if why:
+                raise ProfileError(
+                    f"profile {self.name!r}: {knob}: {json.dumps(value)} has no effect on "
+                    f"revision {self.revision} ({why}); drop it"
+                )
+        self.tables()  # the knobs' edits apply one after the other
 
     def knobs(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in CHOICES}
@@ -106,15 +117,51 @@ class Profile:
 
     def tables(self) -> Tables:
         t = REVISIONS[self.revision].tables
+        done: list[str] = []
         for knob, value in self.departures().items():
             try:
                 t = _EDITS[knob](t, value)
-            except ValueError:
+            except ValueError:  # each applies alone (checked on creation): one before took its row
+                other = next(k for k in done if self._clash(k, knob))
                 raise ProfileError(
-                    f"profile {self.name!r}: {knob}: {json.dumps(value)} does not apply to "
-                    f"revision {self.revision}"
+                    f"profile {self.name!r}: {knob}: {json.dumps(value)} cannot be combined "
+                    f"with {other} = {json.dumps(getattr(self, other))} on revision "
+                    f"{self.revision} (both edit the same row; drop one)"
                 ) from None
+            done.append(knob)
         return t
+
+    def _clash(self, first: str, then: str) -> bool:
+        """``then``'s edit no longer applies once ``first``'s is made."""
+        try:
+            t = _EDITS[first](REVISIONS[self.revision].tables, getattr(self, first))
+            _EDITS[then](t, getattr(self, then))
+        except ValueError:
+            return True
+        return False
+
+
+def _did_you_mean(word: object, options: list[str]) -> str:
+    """`` (did you mean "x"?)`` for the option closest to a misspelt ``word``, else ''."""
+    near = get_close_matches(word, options, n=1) if isinstance(word, str) else []
+    return f" (did you mean {json.dumps(near[0])}?)" if near else ""
+
+
+def _no_effect(revision: str, knob: str, value: Any) -> str:
+    """Why setting ``knob`` to ``value`` would change nothing on ``revision`` ('' if it does):
+    its edit matches no row, leaves the tables as they were, or is about a request the
+    revision's wire cannot carry (a prompt without a mode on a wire that requires one)."""
+    rev = REVISIONS[revision]
+    try:
+        edited = _EDITS[knob](rev.tables, value)
+    except ValueError:
+        return "the tables have no row it edits"
+    if edited == rev.tables:
+        return "it leaves the tables as they are"
+    needs = _NEEDS.get(knob)
+    if needs is not None and not rev.admits(needs[0]):
+        return f"its wire cannot carry {needs[1]}"
+    return ""
 
 
 def _on_load(t: Tables, _: Any) -> Tables:
@@ -208,6 +255,14 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "reads_prompt": _reads,
 }
 
+# the request a knob is about, where some wire cannot carry it, and how to say so
+_NEEDS: dict[str, tuple[Request, str]] = {
+    "bare_prompt": (
+        Request("session_new", system_prompt=(Block(BlockKind.TEXT, "a"),)),
+        "a prompt without a mode",
+    ),
+}
+
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
@@ -257,21 +312,28 @@ PROFILES: dict[str, Profile] = {
 }
 
 
-def from_mapping(data: Mapping[str, Any], default_name: str) -> Profile:
-    """A profile from parsed TOML or JSON; unknown or ill-typed fields raise ProfileError."""
+def from_mapping(data: Mapping[str, Any], default_name: str | None = None) -> Profile:
+    """A profile from parsed TOML or JSON; unknown or ill-typed fields raise ProfileError, and
+    so does a missing ``name`` unless ``default_name`` stands in for it (a file must name its
+    agent: ``load_profile`` passes none)."""
     if not isinstance(data, Mapping):
         raise ProfileError("a profile is a table (TOML) or an object (JSON) of knobs")
     known = {f.name for f in fields(Profile)}
     unknown = sorted(set(data) - known)
     if unknown:
+        hint = _did_you_mean(unknown[0], sorted(known)) or f" (fields: {', '.join(sorted(known))})"
         raise ProfileError(
-            f"profile {data.get('name', default_name)!r}: unknown field {unknown[0]!r} "
-            f"(fields: {', '.join(sorted(known))})"
+            f"profile {data.get('name', default_name)!r}: unknown field {unknown[0]!r}{hint}"
         )
     for key in ("name", "summary", "source", "revision"):
         if key in data and not isinstance(data[key], str):
             raise ProfileError(f"profile: {key}: expected a string, got {json.dumps(data[key])}")
-    return Profile(**{"name": default_name, **data})
+    name = data.get("name", default_name)
+    if name is None:
+        raise ProfileError('profile: name: missing (a profile names its agent: name = "my-agent")')
+    if not name.strip():
+        raise ProfileError("profile: name: empty (a profile names its agent)")
+    return Profile(**{**data, "name": name})
 
 
 def load_profile(spec: str) -> Profile:
@@ -288,8 +350,10 @@ def load_profile(spec: str) -> Profile:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ProfileError(f"cannot read {spec!r}: {e.strerror}") from None
+    if not text.strip():
+        raise ProfileError(f'{spec}: empty file (a profile needs at least name = "my-agent")')
     try:
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
         raise ProfileError(f"{spec}: not valid {path.suffix[1:].upper()}: {e}") from None
-    return from_mapping(data, path.stem)
+    return from_mapping(data)

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.profiles import CHOICES, PROFILES, Profile, ProfileError
+from model.profiles import CHOICES, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -114,6 +114,15 @@ def revision_for(name: str | None, mutant: str | None = None) -> str:
     return revision
 
 
+def refuse_other_revision(profile: Profile, revision: str | None) -> None:
+    """A profile speaks its own revision's wire; naming another one is a usage error."""
+    if revision is not None and revision_for(revision) != profile.revision:
+        raise UsageError(
+            f"argument --profile: {profile.name} speaks {profile.revision}, "
+            f"not {revision} (drop --revision)"
+        )
+
+
 def tables_for(revision: str | None, mutant: str | None) -> Tables:
     revision = revision_for(revision, mutant)
     return MUTANTS[mutant].tables if mutant else REVISIONS[revision].tables
@@ -183,14 +192,12 @@ def check(
     if profile is not None:
         if mutant is not None:
             raise UsageError("argument --profile: a profile and a mutant cannot be combined")
+        refuse_other_revision(profile, revision)
         revision = profile.revision
     revision = revision_for(revision, mutant)
     tables = tables_for(revision, mutant)
     if profile is not None:
-        try:
-            tables = profile.tables()
-        except ProfileError as e:
-            raise UsageError(f"argument --profile: {e}") from None
+        tables = profile.tables()
     if amendment is not None:
         tables = amendment.tables()
     if engine not in ENGINES:

@@ -42,6 +42,7 @@ from simulations.api import (
     diff_json,
     keeps_promise,
     listing,
+    refuse_other_revision,
     render,
     render_diff,
     restarts_default,
@@ -463,11 +464,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 profile = load_profile(args.profile)
             except ProfileError as e:
                 raise UsageError(f"argument --profile: {e}") from None
-            if args.revision is not None and revision_for(args.revision) != profile.revision:
-                raise UsageError(
-                    f"argument --profile: {profile.name} speaks {profile.revision}, "
-                    f"not {args.revision} (drop --revision)"
-                )
+            refuse_other_revision(profile, args.revision)  # before the bound is announced
         amendment = None
         if args.amend is not None:
             try:

@@ -15,6 +15,7 @@ from simulations.api import (
     REVISION_ITSELF,
     TOGETHER,
     CheckResult,
+    UsageError,
     check,
     render,
     to_json,
@@ -159,7 +160,9 @@ def test_composition_knobs_keep_restore_and_inherit() -> None:
 
 def test_a_user_profile_in_toml_and_json(tmp_path: Path) -> None:
     toml = tmp_path / "my-agent.toml"
-    toml.write_text('revision = "rfd-final"\nfork_inherits = false\n', encoding="utf-8")
+    toml.write_text(
+        'name = "my-agent"\nrevision = "rfd-final"\nfork_inherits = false\n', encoding="utf-8"
+    )
     p = load_profile(str(toml))
     assert p.name == "my-agent" and p.departures() == {"fork_inherits": False}
     js = tmp_path / "other.json"
@@ -172,7 +175,8 @@ def test_a_user_profile_in_toml_and_json(tmp_path: Path) -> None:
     [
         ({"on_load": "sometimes"}, 'on_load: "sometimes" is not one of "stored", "default"'),
         ({"fork_inherits": "no"}, "fork_inherits"),
-        ({"fork_inherit": False}, "unknown field 'fork_inherit'"),
+        ({"fork_inherit": False}, "unknown field 'fork_inherit' (did you mean \"fork_inherits\"?)"),
+        ({"on_load": "defualt"}, '(did you mean "default"?)'),
         ({"revision": "rfd-v9"}, "revision: 'rfd-v9'"),
         ({"revision": 3}, "revision: expected a string"),
     ],
@@ -187,7 +191,7 @@ def test_cli_profile_errors_are_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text('size_limit = "huge"\n', encoding="utf-8")
+    bad.write_text('name = "bad"\nsize_limit = "huge"\n', encoding="utf-8")
     for spec in (str(bad), "no-such-profile", str(tmp_path / "missing.json")):
         assert main(["check", "--profile", spec]) == 2
         err = capsys.readouterr().err
@@ -283,3 +287,63 @@ def test_a_violation_no_one_knob_explains_is_put_down_to_them_together() -> None
     assert result.cause_notes == {"R7": TOGETHER, "P9": REVISION_ITSELF}
     assert "  R7   ← several departures together" in render(result).splitlines()
     assert to_json(result)["cause_notes"]["R7"] == "several departures together"
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "field", "needle"),
+    [
+        (  # (a) the v1-stable wire always carries a mode: a bare prompt never arrives
+            "x.toml",
+            'name = "x"\nrevision = "v1-stable"\nbare_prompt = "replace"\n',
+            "bare_prompt",
+            "has no effect on revision v1-stable (its wire cannot carry a prompt without a mode)",
+        ),
+        (  # (a) v2-draft has no load row that falls back to the stored prompt
+            "x.toml",
+            'name = "x"\nrevision = "v2-draft"\non_load = "default"\n',
+            "on_load",
+            "has no effect on revision v2-draft",
+        ),
+        (  # (a) an agent that never reads the prompt has no bare prompt to interpret
+            "x.toml",
+            'name = "x"\nbare_prompt = "replace"\nreads_prompt = "meta"\n',
+            "reads_prompt",
+            'cannot be combined with bare_prompt = "replace"',
+        ),
+        ("x.toml", "", "name", "empty file"),  # (c)
+        ("x.json", "  \n", "name", "empty file"),
+        ("x.toml", 'on_load = "default"\n', "name", "name: missing"),
+        ("x.json", '{"name": " "}', "name", "name: empty"),
+        ("x.toml", 'name = "x"\nfork_inherit = false\n', "fork_inherit", '"fork_inherits"?'),  # (d)
+        ("x.toml", 'name = "x"\nsize_limt = "drop"\n', "size_limt", 'did you mean "size_limit"?'),
+    ],
+)
+def test_bad_profiles_get_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    file: str,
+    text: str,
+    field: str,
+    needle: str,
+) -> None:
+    f = tmp_path / file
+    f.write_text(text, encoding="utf-8")
+    assert main(["check", "--profile", str(f), "--bound", "tiny"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    assert field in lines[0] and needle in lines[0], lines[0]
+
+
+def test_a_revision_that_contradicts_the_profile_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["check", "--profile", "final-default-on-load", "--revision", "v1-stable"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "--revision" in err and "speaks rfd-final, not v1-stable" in err
+    with pytest.raises(UsageError, match="speaks rfd-final, not v1-stable"):
+        check(profile=PROFILES["final-default-on-load"], revision="v1-stable", bound="tiny")
+    assert check(profile=PROFILES["final-default-on-load"], revision="rfd-final", bound="tiny")
