@@ -5,8 +5,12 @@ Scope
     departs from that revision's reference agent. ``Profile.tables()`` turns the knobs into
     table edits (the same edits the mutants use), so a profile is checked by the same engines
     and judged by the same P1–P9 and the revision's rules. Users write one in a few lines of
-    TOML or JSON (``load_profile``); shipped profiles describe behaviours documented upstream
-    (see Source).
+    TOML or JSON (``load_profile``; a file must give ``name``); shipped profiles describe
+    behaviours documented upstream (see Source). A profile is refused (``ProfileError``, one
+    line naming the field) when a knob would change nothing on its revision: its edit matches
+    no row, leaves the tables as they are, or is about a request the revision's wire cannot
+    carry (``bare_prompt`` where every prompt comes with a mode) — or clashes with another
+    knob's edit.
 
 Abstractions
     Knobs and their values (the first is the revision's reference behaviour):
