@@ -30,6 +30,25 @@ Abstractions
       writes the top-level field, so ``meta`` and ``nowhere`` both mean the agent never sees
       it (accepted, then ignored).
 
+    Lenient validation (revisions that validate the prompt: rfd-final and later; on the
+    envelope wires also a prompt re-sent on load/resume/fork, which then goes on as the same
+    request without a prompt would):
+
+    * ``empty_array`` — ``systemPrompt: []``: ``reject`` | ``absent`` (as if none was sent).
+    * ``mode_alone`` — a mode without a prompt: ``reject`` | ``ignore``.
+    * ``unsupported_blocks`` — a prompt with a non-text block: ``reject`` | ``drop`` (the whole
+      prompt, silently).
+    * ``unadvertised_override`` — override without the sub-capability, or an unknown mode:
+      ``reject`` | ``accept`` (applied as asked) | ``append`` (applied in append mode).
+
+    Composition faults (a mode is read another way, and the session is stored with the mode
+    read, so restore and fork compose it the same way again):
+
+    * ``text_blocks`` — ``accept`` | ``reject`` (-32602 to every prompt, text included).
+    * ``override_mode`` — ``replace`` | ``append`` (override keeps the base prompt in front).
+    * ``append_mode`` — ``append`` | ``override`` (append, asked for or by default, drops the
+      base prompt).
+
     What is advertised is the agent's capability profile (the bounds' profiles); an agent that
     supports the field without advertising it is the string wire of ``rfd-draft``.
 
@@ -51,11 +70,21 @@ from pathlib import Path
 from typing import Any
 
 from model.context import Ctx
-from model.effects import compose_default, effect, ignore_prompt_fields
-from model.mutants import edit_rows, insert_before, swap_effect
+from model.effects import EFFECTS, compose_default, effect, ignore_prompt_fields
+from model.mutants import edit_rows, insert_before, swap_effect, swap_guard
 from model.revisions import ALIASES, REVISIONS
 from model.tables import Row, Tables
-from model.types import INVALID_PARAMS, Block, BlockKind, Reason, Reply, Request, Stage
+from model.types import (
+    INVALID_PARAMS,
+    Block,
+    BlockKind,
+    Mode,
+    Reason,
+    Reply,
+    Request,
+    Stage,
+    evolve,
+)
 
 
 class ProfileError(ValueError):
@@ -70,6 +99,13 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "bare_prompt": ("append", "replace"),
     "size_limit": ("internal_error", "invalid_params", "drop"),
     "reads_prompt": ("field", "meta", "nowhere"),
+    "empty_array": ("reject", "absent"),
+    "mode_alone": ("reject", "ignore"),
+    "unsupported_blocks": ("reject", "drop"),
+    "unadvertised_override": ("reject", "accept", "append"),
+    "text_blocks": ("accept", "reject"),
+    "override_mode": ("replace", "append"),
+    "append_mode": ("append", "override"),
 }
 
 
@@ -86,6 +122,13 @@ class Profile:
     bare_prompt: str = "append"
     size_limit: str = "internal_error"
     reads_prompt: str = "field"
+    empty_array: str = "reject"
+    mode_alone: str = "reject"
+    unsupported_blocks: str = "reject"
+    unadvertised_override: str = "reject"
+    text_blocks: str = "accept"
+    override_mode: str = "replace"
+    append_mode: str = "append"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
@@ -163,14 +206,21 @@ def _no_effect(revision: str, knob: str, value: Any) -> str:
     if edited == rev.tables:
         return "it leaves the tables as they are"
     needs = _NEEDS.get(knob)
-    if needs is not None and not rev.admits(needs[0]):
+    if needs is not None and not any(rev.admits(r) for r in needs[0]):
         return f"its wire cannot carry {needs[1]}"
     return ""
 
 
 def _on_load(t: Tables, _: Any) -> Tables:
-    t = swap_effect(t, "session", "load_with_stored_prompt", "load_with_default_prompt")
-    return swap_effect(t, "session", "resume_with_stored_prompt", "resume_with_default_prompt")
+    """Load and resume (whichever the revision has: v2-draft has no load) use the default."""
+    edited = t
+    for method in ("load", "resume"):
+        if any(r.effect == f"{method}_with_stored_prompt" for r in t.session):
+            stored, default = f"{method}_with_stored_prompt", f"{method}_with_default_prompt"
+            edited = swap_effect(edited, "session", stored, default)
+    if edited is t:
+        raise ValueError("no load or resume restores a stored prompt")
+    return edited
 
 
 def _fork(t: Tables, _: Any) -> Tables:
@@ -249,6 +299,150 @@ def _size(t: Tables, value: Any) -> Tables:
     )
 
 
+def _as_if_absent(reject: str) -> Callable[[Tables, Any], Tables]:
+    """Lenient validation: a request the revision answers with ``reject`` (-32602) is taken as
+    if it carried no prompt. On session/new the session is created under the default prompt;
+    on a load, resume or fork that re-sends a prompt (v1-stable) the request goes on as the
+    same request without one would (the stored or the parent's prompt)."""
+
+    def edit(t: Tables, _: Any) -> Tables:
+        hit = False
+        if any(r.effect == reject for r in t.new_session):
+            t = edit_rows(
+                t,
+                "new_session",
+                lambda r: r.effect == reject,
+                lambda r: r._replace(dest=Stage.COMPOSED, effect="drop_blank_prompt"),
+            )
+            hit = True
+        for trigger in ("session_load", "session_resume", "session_fork"):
+            rows = [r for r in t.session if r.trigger == trigger]
+            plain = next((r for r in rows if r.guards == ("prompt_capability_here",)), None)
+            if plain is None or not any(r.effect == reject for r in rows):
+                continue
+            t = edit_rows(
+                t,
+                "session",
+                lambda r, tr=trigger: r.trigger == tr and r.effect == reject,  # type: ignore[misc]
+                lambda r, p=plain: r._replace(dest=p.dest, effect=p.effect),  # type: ignore[misc]
+            )
+            hit = True
+        if not hit:
+            raise ValueError(f"no row answers {reject}")
+        return t
+
+    return edit
+
+
+_ANY = "*"  # a mode mapping's key for "whatever the request says"
+
+
+def _reading(name: str, mapping: tuple[tuple[str | None, str], ...]) -> str:
+    """The effect ``name`` run as if the request's mode said otherwise (``mapping``: request
+    mode → mode read; ``_ANY`` maps every mode), registered once under a derived name. The
+    agent stores the mode it read, so restoring the session composes it the same way again."""
+    derived = name + "".join(f"__{k or 'omitted'}_as_{v}" for k, v in mapping)
+    if derived not in EFFECTS:
+        original = EFFECTS[name]
+        table = dict(mapping)
+
+        def run(c: Ctx) -> None:
+            req = c.req
+            mode = table.get(_ANY, table.get(req.mode, req.mode))
+            c.req = evolve(req, mode=mode)
+            try:
+                original(c)
+            finally:
+                c.req = req
+
+        run.__name__ = derived
+        effect(run)
+    return derived
+
+
+_RESENT = {
+    "session_load": "load_with_request_prompt",
+    "session_resume": "resume_with_request_prompt",
+    "session_fork": "fork_with_request_prompt",
+}
+_READERS = ("take_prompt_fields", *_RESENT.values())  # the effects that read a request's mode
+_AS_APPEND: tuple[tuple[str | None, str], ...] = ((_ANY, Mode.APPEND.value),)
+_OVERRIDE_AS_APPEND: tuple[tuple[str | None, str], ...] = (
+    (Mode.OVERRIDE.value, Mode.APPEND.value),
+)
+_APPEND_AS_OVERRIDE: tuple[tuple[str | None, str], ...] = (
+    (None, Mode.OVERRIDE.value),
+    (Mode.APPEND.value, Mode.OVERRIDE.value),
+)
+for _name in _READERS:  # registered on import, like every other effect
+    for _mapping in (_AS_APPEND, _OVERRIDE_AS_APPEND, _APPEND_AS_OVERRIDE):
+        _reading(_name, _mapping)
+
+
+def _read_modes(t: Tables, mapping: tuple[tuple[str | None, str], ...]) -> Tables:
+    """Every effect that reads a request's prompt and mode reads the mode through ``mapping``."""
+    for table in ("new_session", "session"):
+        for name in _READERS:
+            if any(r.effect == name for r in t.table(table)):
+                t = swap_effect(t, table, name, _reading(name, mapping))
+    return t
+
+
+def _unadvertised(t: Tables, value: Any) -> Tables:
+    """An override mode the agent did not advertise (or an unknown one): ``accept`` applies it
+    as asked, ``append`` applies the prompt in append mode instead of answering -32602."""
+    if value == "accept":
+        t = swap_guard(t, "new_session", "mode_not_advertised", "mode_is_unknown")
+        if any("mode_not_advertised" in r.guards for r in t.session):
+            t = swap_guard(t, "session", "mode_not_advertised", "mode_is_unknown")
+        return t
+    t = edit_rows(
+        t,
+        "new_session",
+        lambda r: r.effect == "reject_unadvertised_mode",
+        lambda r: r._replace(dest=Stage.VALID, effect=_reading("take_prompt_fields", _AS_APPEND)),
+    )
+    for trigger, sent in _RESENT.items():
+        rows = [r for r in t.session if r.trigger == trigger]
+        row = next((r for r in rows if r.effect == sent), None)
+        if row is None or not any(r.effect == "reject_unadvertised_mode" for r in rows):
+            continue
+        t = edit_rows(
+            t,
+            "session",
+            lambda r, tr=trigger: r.trigger == tr and r.effect == "reject_unadvertised_mode",  # type: ignore[misc]
+            lambda r, p=row: r._replace(dest=p.dest, effect=_reading(p.effect, _AS_APPEND)),  # type: ignore[misc]
+        )
+    return t
+
+
+def _text_blocks(t: Tables, _: Any) -> Tables:
+    """Text blocks refused like any other block (-32602 to every prompt)."""
+    t = swap_guard(t, "new_session", "has_non_text_block", "has_any_block")
+    if any("has_non_text_block" in r.guards for r in t.session):
+        t = swap_guard(t, "session", "has_non_text_block", "has_any_block")
+    return t
+
+
+def _override_mode(t: Tables, _: Any) -> Tables:
+    """Override read as append: the base prompt stays in front, on every request that carries
+    a prompt, and the session is stored (and restored) that way."""
+    if not any(r.effect == "compose_override" for r in t.new_session):
+        raise ValueError("no override mode on this wire")
+    return _read_modes(t, _OVERRIDE_AS_APPEND)
+
+
+def _append_mode(t: Tables, _: Any) -> Tables:
+    """Append (asked for or by default) read as override: the base prompt is dropped."""
+    t = _read_modes(t, _APPEND_AS_OVERRIDE)
+    if not any(r.effect == "compose_override" for r in t.new_session):  # string revisions
+        replace_row = Row(
+            "advance", Stage.VALID, Stage.COMPOSED, ("is_override",), "compose_override", ()
+        )
+        t = insert_before(t, "new_session", lambda r: r.effect == "compose_append", replace_row)
+    return t
+
+
 _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_load": _on_load,
     "fork_inherits": _fork,
@@ -257,13 +451,28 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "bare_prompt": _bare,
     "size_limit": _size,
     "reads_prompt": _reads,
+    "empty_array": _as_if_absent("reject_empty_prompt"),
+    "mode_alone": _as_if_absent("reject_mode_without_prompt"),
+    "unsupported_blocks": _as_if_absent("reject_unsupported_block"),
+    "unadvertised_override": _unadvertised,
+    "text_blocks": _text_blocks,
+    "override_mode": _override_mode,
+    "append_mode": _append_mode,
 }
 
 # the request a knob is about, where some wire cannot carry it, and how to say so
-_NEEDS: dict[str, tuple[Request, str]] = {
-    "bare_prompt": (
-        Request("session_new", system_prompt=(Block(BlockKind.TEXT, "a"),)),
-        "a prompt without a mode",
+_TEXT = (Block(BlockKind.TEXT, "a"),)
+_IMAGE = (Block(BlockKind.IMAGE, "a"),)
+_NEEDS: dict[str, tuple[tuple[Request, ...], str]] = {  # any one of the requests will do
+    "bare_prompt": ((Request("session_new", system_prompt=_TEXT),), "a prompt without a mode"),
+    "mode_alone": ((Request("session_new", mode="append"),), "a mode without a prompt"),
+    "empty_array": (
+        tuple(Request("session_new", system_prompt=(), mode=m) for m in (None, "append")),
+        "an empty prompt array",
+    ),
+    "unsupported_blocks": (
+        tuple(Request("session_new", system_prompt=_IMAGE, mode=m) for m in (None, "append")),
+        "a block other than text",
     ),
 }
 

@@ -35,11 +35,34 @@ def test_shipped_profiles_build_and_cite_a_source() -> None:
         assert p.tables() != REVISIONS[p.revision].tables
 
 
+# The knobs that are about validation or modes the draft's string wire does not have: on
+# rfd-draft and pr-1494 they have no row to edit and are refused.
+RFD_FINAL_ON = ("empty_array", "mode_alone", "unsupported_blocks", "unadvertised_override")
+RFD_FINAL_ON += ("text_blocks", "override_mode")
+# where a knob is refused because the revision's wire cannot say what it is about, or has no
+# row it edits (every other knob, value and revision is accepted)
+REFUSED = {
+    **{(k, r): "no row" for k in RFD_FINAL_ON for r in ("rfd-draft", "pr-1494")},
+    **{("bare_prompt", r): "wire" for r in ("v1-stable", "v2-draft", "alt-instructions")},
+    **{("mode_alone", r): "wire" for r in ("v1-stable", "v2-draft", "alt-instructions")},
+    ("empty_array", "alt-instructions"): "wire",
+    ("unsupported_blocks", "alt-instructions"): "wire",
+}
+
+
 @pytest.mark.parametrize(("knob", "value"), [(k, v) for k, vs in CHOICES.items() for v in vs[1:]])
-def test_every_knob_value_edits_the_tables(knob: str, value: object) -> None:
-    """Teeth: every value away from the reference changes the revision's tables."""
-    for revision in ("rfd-draft", "rfd-final"):
-        changed = Profile("x", revision=revision, **{knob: value})
+def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: object) -> None:
+    """Teeth: on every revision a value away from the reference changes the tables, or the
+    profile is refused, saying why; which ones are refused is pinned."""
+    for revision in REVISIONS:
+        try:
+            changed = Profile("x", revision=revision, **{knob: value})
+        except ProfileError as e:
+            why = REFUSED.get((knob, revision))
+            assert why is not None, (knob, value, revision, str(e))
+            assert ("wire cannot carry" if why == "wire" else "no row it edits") in str(e)
+            continue
+        assert (knob, revision) not in REFUSED, (knob, value, revision)
         assert changed.tables() != REVISIONS[revision].tables, (knob, value, revision)
 
 
@@ -117,6 +140,29 @@ KNOB_BREAKS = {
     ("size_limit", "drop"): {"R7", "R9", "R11", "R21", "P1"},
     ("reads_prompt", "meta"): {"R7", "R9", "R11", "R21", "P1"},
     ("reads_prompt", "nowhere"): {"R7", "R9", "R11", "R21", "P1"},
+    # lenient validation: an invalid request answered as if valid breaks R15; what the
+    # accepted request asked for and did not get breaks the composition ids it names
+    ("empty_array", "absent"): {"R15", "R9"},  # [] with override: the base prompt stays
+    ("mode_alone", "ignore"): {"R15"},
+    ("unsupported_blocks", "drop"): {"R15", "R7", "R9", "R21"},
+    ("unadvertised_override", "accept"): {"R15", "P8"},
+    ("unadvertised_override", "append"): {"R15"},
+    # composition faults, applied alike on creation and on restore: composition ids only
+    ("text_blocks", "reject"): {"R4", "R5"},
+    ("override_mode", "append"): {"R9"},
+    ("append_mode", "override"): {"R7", "R8", "R21", "P5", "P8"},
+}
+
+# The same on v1-stable (small bound, restarts same), against its reference agent, which
+# already violates P2–P5, P7–P9 and T6 (re-sent prompts are judged by T9–T16).
+V1_KNOB_BREAKS = {
+    ("empty_array", "absent"): {"T9", "T10", "T13"},
+    ("unsupported_blocks", "drop"): {"T9", "T10", "T12", "T13"},
+    ("unadvertised_override", "accept"): {"T9", "T10"},
+    ("unadvertised_override", "append"): {"T9", "T10"},
+    ("text_blocks", "reject"): {"T8"},
+    ("override_mode", "append"): {"T13", "T16"},
+    ("append_mode", "override"): {"T12", "T16"},
 }
 
 
@@ -127,6 +173,12 @@ def test_every_knob_value_has_pinned_breaks() -> None:
 @pytest.mark.parametrize(("knob", "value"), list(KNOB_BREAKS))
 def test_each_knob_alone_breaks_exactly(knob: str, value: object) -> None:
     assert _breaks(Profile("x", **{knob: value})) == KNOB_BREAKS[knob, value]
+
+
+@pytest.mark.parametrize(("knob", "value"), list(V1_KNOB_BREAKS))
+def test_each_new_knob_alone_breaks_exactly_on_v1_stable(knob: str, value: object) -> None:
+    p = Profile("x", revision="v1-stable", **{knob: value})
+    assert _breaks(p) == V1_KNOB_BREAKS[knob, value]
 
 
 def test_a_replacing_bare_prompt_breaks_composition_ids_only(
@@ -154,6 +206,8 @@ def test_composition_knobs_keep_restore_and_inherit() -> None:
         ("bare_prompt", "replace"),
         ("size_limit", "drop"),
         ("reads_prompt", "meta"),
+        ("override_mode", "append"),
+        ("append_mode", "override"),
     ]:
         assert not _violated(Profile("x", **{knob: value})) & RESTORE_AND_INHERIT, knob
 
@@ -298,11 +352,11 @@ def test_a_violation_no_one_knob_explains_is_put_down_to_them_together() -> None
             "bare_prompt",
             "has no effect on revision v1-stable (its wire cannot carry a prompt without a mode)",
         ),
-        (  # (a) v2-draft has no load row that falls back to the stored prompt
+        (  # (a) the draft's string wire is never validated: nothing to be lenient about
             "x.toml",
-            'name = "x"\nrevision = "v2-draft"\non_load = "default"\n',
-            "on_load",
-            "has no effect on revision v2-draft",
+            'name = "x"\nrevision = "rfd-draft"\nempty_array = "absent"\n',
+            "empty_array",
+            "has no effect on revision rfd-draft (the tables have no row it edits)",
         ),
         (  # (a) an agent that never reads the prompt has no bare prompt to interpret
             "x.toml",
