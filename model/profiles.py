@@ -49,6 +49,16 @@ Abstractions
     * ``append_mode`` — ``append`` | ``override`` (append, asked for or by default, drops the
       base prompt).
 
+    The client's side (``Client``, paired with an agent by ``pair``; a file names them
+    without the ``client_`` prefix):
+
+    * ``client_sends_prompt`` — ``capability`` (only where advertised) | ``always`` (whatever
+      is advertised: it gates on the agent's name, say) | ``never``.
+    * ``client_override`` — asks for override: ``capability`` | ``always``.
+    * ``client_resends`` — on load/resume/fork where the wire carries it (v1-stable,
+      v2-draft): ``any`` valid value | ``same`` (the one it created the session with) |
+      ``none``.
+
     What is advertised is the agent's capability profile (the bounds' profiles); an agent that
     supports the field without advertising it is the string wire of ``rfd-draft``.
 
@@ -65,6 +75,7 @@ import json
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from dataclasses import replace as dataclass_replace
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
@@ -106,7 +117,13 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "text_blocks": ("accept", "reject"),
     "override_mode": ("replace", "append"),
     "append_mode": ("append", "override"),
+    # the client's side (a client profile sets these; see CLIENT_KNOBS)
+    "client_sends_prompt": ("capability", "always", "never"),
+    "client_override": ("capability", "always"),
+    "client_resends": ("any", "same", "none"),
 }
+# a client profile's knobs, as its file names them → the Profile field they set
+CLIENT_KNOBS = {k.removeprefix("client_"): k for k in CHOICES if k.startswith("client_")}
 
 
 @dataclass(frozen=True)
@@ -129,6 +146,10 @@ class Profile:
     text_blocks: str = "accept"
     override_mode: str = "replace"
     append_mode: str = "append"
+    client_sends_prompt: str = "capability"
+    client_override: str = "capability"
+    client_resends: str = "any"
+    client: str = ""  # the client profile's name, when one is paired with the agent
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
@@ -443,6 +464,36 @@ def _append_mode(t: Tables, _: Any) -> Tables:
     return t
 
 
+def _client_sends(t: Tables, value: Any) -> Tables:
+    """``always``: the client sends its prompt whether or not the agent advertises the
+    capability (it gates on the agent's name, say); ``never``: it sends none, anywhere."""
+    if value == "always":
+        return swap_guard(t, "client", "prompt_allowed_by_capability", None)
+    return edit_rows(
+        t,
+        "client",
+        lambda r: r.trigger == "session_new" or "prompt_allowed_by_capability" in r.guards,
+        lambda r: r._replace(guards=(*r.guards, "carries_no_prompt")),
+    )
+
+
+def _client_override(t: Tables, _: Any) -> Tables:
+    """The client asks for override whether or not the agent advertises it."""
+    return swap_guard(t, "client", "override_allowed_by_capability", None)
+
+
+def _client_resends(t: Tables, value: Any) -> Tables:
+    """What the client re-sends on load/resume/fork where the wire carries it (T6): the
+    prompt it created the session with (``same``) or nothing (``none``)."""
+    guard = "resends_stored_prompt" if value == "same" else "carries_no_prompt"
+    return edit_rows(
+        t,
+        "client",
+        lambda r: r.trigger != "session_new" and "prompt_has_a_block" in r.guards,
+        lambda r: r._replace(guards=(*r.guards, guard)),
+    )
+
+
 _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_load": _on_load,
     "fork_inherits": _fork,
@@ -458,6 +509,9 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "text_blocks": _text_blocks,
     "override_mode": _override_mode,
     "append_mode": _append_mode,
+    "client_sends_prompt": _client_sends,
+    "client_override": _client_override,
+    "client_resends": _client_resends,
 }
 
 # the request a knob is about, where some wire cannot carry it, and how to say so
@@ -506,6 +560,14 @@ PROFILES: dict[str, Profile] = {
             bare_prompt="replace",
         ),
         Profile(
+            "opencode-acp-27500",
+            "opencode's ACP bridge: session/new accepts _meta.systemPrompt (a string or "
+            "{append}) but never hands it to the prompt turns, so every turn runs the default",
+            "anomalyco/opencode#27500 (2026-05-14; the fixes #27438 and #27478 were closed)",
+            revision="rfd-draft",
+            reads_prompt="nowhere",
+        ),
+        Profile(
             "final-default-on-load",
             "an agent that implements the final RFD's session/new but rebuilds loaded or "
             "resumed sessions under its default prompt (the Q2 hazard, as a build choice)",
@@ -538,7 +600,7 @@ def from_mapping(data: Mapping[str, Any], default_name: str | None = None) -> Pr
         raise ProfileError(
             f"profile {data.get('name', default_name)!r}: unknown field {unknown[0]!r}{hint}"
         )
-    for key in ("name", "summary", "source", "revision"):
+    for key in ("name", "summary", "source", "revision", "client"):
         if key in data and not isinstance(data[key], str):
             raise ProfileError(f"profile: {key}: expected a string, got {json.dumps(data[key])}")
     name = data.get("name", default_name)
@@ -570,3 +632,102 @@ def load_profile(spec: str) -> Profile:
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
         raise ProfileError(f"{spec}: not valid {path.suffix[1:].upper()}: {e}") from None
     return from_mapping(data)
+
+
+@dataclass(frozen=True)
+class Client:
+    """A client profile: how a real client sends the prompt (``CLIENT_KNOBS``), paired with an
+    agent profile (or a revision's reference agent) by ``pair``."""
+
+    name: str
+    summary: str = ""
+    source: str = ""
+    revision: str = ""  # the wire it was documented on ("" = any)
+    knobs: tuple[tuple[str, Any], ...] = ()  # (file knob, value), as CLIENT_KNOBS names them
+
+
+def pair(agent: Profile | None, client: Client, revision: str | None = None) -> Profile:
+    """The agent (a profile, or ``revision``'s reference agent) driven by ``client``: one
+    profile whose departures are both sides', so causes name client knobs too. The knobs are
+    checked as any profile's are (a client knob with no effect on the wire is refused)."""
+    rev = agent.revision if agent is not None else revision or client.revision or "rfd-final"
+    rev = ALIASES.get(rev, rev)
+    if client.revision and ALIASES.get(client.revision, client.revision) != rev:
+        raise ProfileError(
+            f"client {client.name!r}: revision: documented on {client.revision}, not {rev}"
+        )
+    base = agent if agent is not None else Profile(f"{rev} reference agent", revision=rev)
+    fields_ = {CLIENT_KNOBS[k]: v for k, v in client.knobs}
+    return dataclass_replace(base, name=base.name, client=client.name, **fields_)
+
+
+def client_from_mapping(data: Mapping[str, Any]) -> Client:
+    """A client profile from parsed TOML or JSON: ``name`` (required), ``summary``,
+    ``source``, ``revision`` and the knobs of ``CLIENT_KNOBS``."""
+    if not isinstance(data, Mapping):
+        raise ProfileError("a client profile is a table (TOML) or an object (JSON) of knobs")
+    texts = ("name", "summary", "source", "revision")
+    known = [*texts, *CLIENT_KNOBS]
+    for key in data:
+        if key not in known:
+            hint = _did_you_mean(key, known) or f" (fields: {', '.join(known)})"
+            raise ProfileError(f"client profile: unknown field {key!r}{hint}")
+    for key in texts:
+        if key in data and not isinstance(data[key], str):
+            raise ProfileError(f"client profile: {key}: expected a string, got {data[key]!r}")
+    name = data.get("name")
+    if not name or not name.strip():
+        raise ProfileError("client profile: name: missing (a client profile names its client)")
+    knobs = []
+    for key in CLIENT_KNOBS:
+        if key in data:
+            allowed = CHOICES[CLIENT_KNOBS[key]]
+            if data[key] not in allowed:
+                shown = ", ".join(json.dumps(a) for a in allowed)
+                raise ProfileError(
+                    f"client profile {name!r}: {key}: {json.dumps(data[key])} is not one of "
+                    f"{shown}{_did_you_mean(data[key], list(allowed))}"
+                )
+            knobs.append((key, data[key]))
+    text = {k: data[k] for k in texts if k in data and k != "name"}
+    return Client(name, knobs=tuple(knobs), **text)
+
+
+CLIENTS: dict[str, Client] = {
+    c.name: c
+    for c in (
+        Client(
+            "acpx-any-agent",
+            "acpx forwards --system-prompt / --append-system-prompt to whatever agent it drives "
+            "('other adapters ignore the field'), and drops _meta on session/load and "
+            "session/resume; our reading carried to the v1 wire: it sends the prompt whatever "
+            "the agent advertises and never re-sends it",
+            "openclaw/acpx#229 (merged 2026-04-07); openclaw/acpx#747 (2026-09-23, acpx 0.19.2)",
+            "v1-stable",
+            (("sends_prompt", "always"), ("resends", "none")),
+        ),
+    )
+}
+
+
+def load_client(spec: str) -> Client:
+    """A shipped client profile by name, or a ``.toml`` / ``.json`` file."""
+    if spec in CLIENTS:
+        return CLIENTS[spec]
+    path = Path(spec)
+    if path.suffix not in (".toml", ".json"):
+        raise ProfileError(
+            f"{spec!r} is neither a shipped client profile ({', '.join(CLIENTS)}) "
+            "nor a .toml or .json file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ProfileError(f"cannot read {spec!r}: {e.strerror}") from None
+    if not text.strip():
+        raise ProfileError(f'{spec}: empty file (a client profile needs at least name = "...")')
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
+        raise ProfileError(f"{spec}: not valid {path.suffix[1:].upper()}: {e}") from None
+    return client_from_mapping(data)

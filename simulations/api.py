@@ -34,7 +34,7 @@ from typing import Any, Literal
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.profiles import CHOICES, PROFILES, Profile
+from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -414,6 +414,9 @@ def _header(result: CheckResult) -> str:
     what = f"mutant {result.mutant} of {result.revision}" if result.mutant else result.revision
     if result.profile is not None:
         what = f"profile {result.profile.name} ({result.revision})"
+        if result.profile.client:
+            who = f"{result.profile.name} with client {result.profile.client}"
+            what = f"profile {who} ({result.revision})"
     if result.amendment is not None:
         what = f"amendment {result.amendment.name} of {result.revision}"
     if result.engine == "bfs":
@@ -495,6 +498,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "mutant": result.mutant,
         "profile": None if result.profile is None else result.profile.name,
         "profile_knobs": None if result.profile is None else result.profile.knobs(),
+        "client": None if result.profile is None else result.profile.client or None,
         "causes": None if result.profile is None else result.causes,
         "cause_notes": None if result.profile is None else result.cause_notes,
         "amendment": None if result.amendment is None else result.amendment.describe(),
@@ -624,6 +628,16 @@ def listing() -> dict[str, Any]:
                 "knobs": p.knobs(),
             }
             for p in PROFILES.values()
+        ],
+        "clients": [
+            {
+                "name": c.name,
+                "revision": c.revision or None,
+                "summary": c.summary,
+                "source": c.source,
+                "knobs": dict(c.knobs),
+            }
+            for c in CLIENTS.values()
         ],
         "amendments": [a.describe() for a in AMENDMENTS.values()],
     }

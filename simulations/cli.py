@@ -30,7 +30,7 @@ from typing import NoReturn
 
 from model.amend import AmendmentError, load_amendment
 from model.invariants import NOT_CHECKED
-from model.profiles import ProfileError, load_profile
+from model.profiles import ProfileError, load_client, load_profile, pair
 from model.revisions import REVISIONS, resolve
 from model.spec import REQUIREMENTS, Family
 from simulations.api import (
@@ -123,6 +123,12 @@ def parser() -> argparse.ArgumentParser:
         "--profile",
         default=None,
         help="an implementation profile: a shipped name or a .toml/.json file (see README)",
+    )
+    c.add_argument(
+        "--client",
+        default=None,
+        help="a client profile driving the agent (--profile, else the revision's reference "
+        "agent): a shipped name or a .toml/.json file (see README)",
     )
     c.add_argument(
         "--amend",
@@ -435,6 +441,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 print("engines:   " + ", ".join(e["name"] for e in data["engines"]))
                 print("bounds:    " + ", ".join(b["name"] for b in data["bounds"]))
                 print("profiles:  " + ", ".join(p["name"] for p in data["profiles"]))
+                print("clients:   " + ", ".join(c["name"] for c in data["clients"]))
                 print("amendments: " + ", ".join(a["name"] for a in data["amendments"]))
                 print("mutants (name → id it must violate):")
                 for m in data["mutants"]:
@@ -465,6 +472,16 @@ def _main(argv: Sequence[str] | None) -> int:
             except ProfileError as e:
                 raise UsageError(f"argument --profile: {e}") from None
             refuse_other_revision(profile, args.revision)  # before the bound is announced
+        if args.client is not None:
+            if args.mutant is not None or args.amend is not None:
+                raise UsageError(
+                    "argument --client: a client profile pairs with an agent "
+                    "profile or a revision, not with --mutant or --amend"
+                )
+            try:
+                profile = pair(profile, load_client(args.client), args.revision)
+            except ProfileError as e:
+                raise UsageError(f"argument --client: {e}") from None
         amendment = None
         if args.amend is not None:
             try:

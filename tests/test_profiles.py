@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from model.profiles import CHOICES, PROFILES, Profile, ProfileError, from_mapping, load_profile
+from model.profiles import (
+    CHOICES,
+    CLIENTS,
+    PROFILES,
+    Profile,
+    ProfileError,
+    from_mapping,
+    load_profile,
+    pair,
+)
 from model.revisions import REVISIONS
 from simulations.api import (
     REVISION_ITSELF,
@@ -41,12 +50,17 @@ RFD_FINAL_ON = ("empty_array", "mode_alone", "unsupported_blocks", "unadvertised
 RFD_FINAL_ON += ("text_blocks", "override_mode")
 # where a knob is refused because the revision's wire cannot say what it is about, or has no
 # row it edits (every other knob, value and revision is accepted)
+DRAFTS = ("rfd-draft", "pr-1494")
 REFUSED = {
     **{(k, r): "no row" for k in RFD_FINAL_ON for r in ("rfd-draft", "pr-1494")},
     **{("bare_prompt", r): "wire" for r in ("v1-stable", "v2-draft", "alt-instructions")},
     **{("mode_alone", r): "wire" for r in ("v1-stable", "v2-draft", "alt-instructions")},
     ("empty_array", "alt-instructions"): "wire",
     ("unsupported_blocks", "alt-instructions"): "wire",
+    # the draft's client sends the string to any agent, and only the envelope wires re-send
+    **{("client_sends_prompt", "always", r): "no row" for r in DRAFTS},  # "never" applies
+    **{("client_override", r): "no row" for r in DRAFTS},
+    **{("client_resends", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
 }
 
 
@@ -58,11 +72,11 @@ def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: objec
         try:
             changed = Profile("x", revision=revision, **{knob: value})
         except ProfileError as e:
-            why = REFUSED.get((knob, revision))
+            why = REFUSED.get((knob, value, revision), REFUSED.get((knob, revision)))
             assert why is not None, (knob, value, revision, str(e))
             assert ("wire cannot carry" if why == "wire" else "no row it edits") in str(e)
             continue
-        assert (knob, revision) not in REFUSED, (knob, value, revision)
+        assert {(knob, revision), (knob, value, revision)}.isdisjoint(REFUSED), (knob, value)
         assert changed.tables() != REVISIONS[revision].tables, (knob, value, revision)
 
 
@@ -151,6 +165,10 @@ KNOB_BREAKS = {
     ("text_blocks", "reject"): {"R4", "R5"},
     ("override_mode", "append"): {"R9"},
     ("append_mode", "override"): {"R7", "R8", "R21", "P5", "P8"},
+    # the client's side: it sends what the agent did not advertise
+    ("client_sends_prompt", "always"): {"R3", "P1"},  # the agent ignores it: silently dropped
+    ("client_sends_prompt", "never"): set(),
+    ("client_override", "always"): {"R6"},  # the agent answers -32602: nothing is lost
 }
 
 # The same on v1-stable (small bound, restarts same), against its reference agent, which
@@ -167,7 +185,9 @@ V1_KNOB_BREAKS = {
 
 
 def test_every_knob_value_has_pinned_breaks() -> None:
-    assert set(KNOB_BREAKS) == {(k, v) for k, vs in CHOICES.items() for v in vs[1:]}
+    everywhere = {(k, v) for k, vs in CHOICES.items() for v in vs[1:]}
+    on_rfd_final = {(k, v) for k, v in everywhere if (k, "rfd-final") not in REFUSED}
+    assert set(KNOB_BREAKS) == on_rfd_final
 
 
 @pytest.mark.parametrize(("knob", "value"), list(KNOB_BREAKS))
@@ -401,3 +421,81 @@ def test_a_revision_that_contradicts_the_profile_is_refused(
     with pytest.raises(UsageError, match="speaks rfd-final, not v1-stable"):
         check(profile=PROFILES["final-default-on-load"], revision="v1-stable", bound="tiny")
     assert check(profile=PROFILES["final-default-on-load"], revision="rfd-final", bound="tiny")
+
+
+# ---- client profiles ---------------------------------------------------------------------------
+
+# Each client knob alone against the revision's reference agent (small bound, restarts same):
+# the ids it breaks beyond the reference pairing, and the ids it makes hold.
+CLIENT_KNOB_EFFECTS = {
+    ("rfd-final", "client_sends_prompt", "always"): ({"R3", "P1"}, set()),
+    ("rfd-final", "client_sends_prompt", "never"): (set(), set()),
+    ("rfd-final", "client_override", "always"): ({"R6"}, set()),
+    ("v1-stable", "client_sends_prompt", "always"): ({"T2", "P1"}, set()),
+    ("v1-stable", "client_sends_prompt", "never"): (set(), {"P4", "P5"}),
+    ("v1-stable", "client_override", "always"): ({"T3"}, set()),
+    ("v1-stable", "client_resends", "same"): (set(), {"P4", "P5"}),
+    ("v1-stable", "client_resends", "none"): (set(), {"P4", "P5"}),
+}
+
+
+@pytest.mark.parametrize(("revision", "knob", "value"), list(CLIENT_KNOB_EFFECTS))
+def test_each_client_knob_alone(revision: str, knob: str, value: str) -> None:
+    reference = _violated(Profile("x", revision=revision))
+    got = _violated(Profile("x", revision=revision, **{knob: value}))
+    assert (got - reference, reference - got) == CLIENT_KNOB_EFFECTS[revision, knob, value]
+
+
+def test_client_resends_is_refused_where_the_wire_carries_no_reopen_prompt() -> None:
+    with pytest.raises(ProfileError, match=r"client_resends.*has no effect on revision rfd-final"):
+        Profile("x", client_resends="none")
+
+
+def test_a_client_profile_pairs_with_an_agent_profile_and_causes_name_both_sides(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    agent = tmp_path / "agent.toml"
+    agent.write_text('name = "forgetful"\nfork_inherits = false\n', "utf-8")
+    client = tmp_path / "client.toml"
+    client.write_text('name = "pushy"\nsends_prompt = "always"\n', "utf-8")
+    argv = ["check", "--profile", str(agent), "--client", str(client), "--bound", "small"]
+    assert main([*argv, "--json", "--quiet"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["profile"] == "forgetful" and data["client"] == "pushy"
+    assert data["profile_knobs"]["client_sends_prompt"] == "always"
+    assert data["causes"]["R17"] == ["fork_inherits"]  # the agent's departure
+    assert data["causes"]["R3"] == ["client_sends_prompt"]  # the client's
+    assert main([*argv, "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "profile forgetful with client pushy (rfd-final)" in out
+    assert 'R3   ← client_sends_prompt = "always"' in out
+
+
+def test_the_shipped_client_is_paired_with_its_revisions_reference_agent() -> None:
+    p = pair(None, CLIENTS["acpx-any-agent"])
+    assert p.revision == "v1-stable" and p.client == "acpx-any-agent"
+    assert p.departures() == {"client_sends_prompt": "always", "client_resends": "none"}
+    assert CLIENTS["acpx-any-agent"].source
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "needle"),
+    [
+        ("", [], "empty file"),
+        ('sends_prompt = "always"\n', [], "name: missing"),
+        ('name = "c"\nsend_prompt = "always"\n', [], 'did you mean "sends_prompt"'),
+        ('name = "c"\nresends = "sometimes"\n', [], 'resends: "sometimes" is not one of'),
+        ('name = "c"\nrevision = "v1-stable"\n', ["--profile", "final-default-on-load"], "v1"),
+        ('name = "c"\nresends = "none"\n', [], "has no effect on revision rfd-final"),
+        ('name = "c"\n', ["--mutant", "append_drops_base"], "not with --mutant"),
+    ],
+)
+def test_bad_client_profiles_get_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, extra: list[str], needle: str
+) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text(text, "utf-8")
+    assert main(["check", "--client", str(f), *extra]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--client" in err, err
+    assert needle in err and "Traceback" not in err, err
