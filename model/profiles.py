@@ -538,7 +538,8 @@ PROFILES: dict[str, Profile] = {
             "Block's Rust agent implementing the first draft: a string on session/new, no "
             "capability, the persona layered on the base prompt, an empty string treated as "
             "absent, an error over its 512 KB limit",
-            "seed-pr-1237-discussion.txt (wpfleger96, 2026-06-11: block/sprout#981)",
+            "agentclientprotocol/agent-client-protocol#1237, comment of 2026-06-11 by wpfleger96 "
+            "(block/sprout#981, merged as block/buzz#981)",
             revision="rfd-draft",
             blank_text="absent",
         ),
@@ -546,7 +547,8 @@ PROFILES: dict[str, Profile] = {
             "goose-9971",
             "goose's _meta.systemPrompt (a string, additive): persisted with the session and "
             "re-applied when the agent is recreated; empty or blank values treated as absent",
-            "acp-session-digest.md §6.3 (aaif-goose/goose#9971)",
+            "aaif-goose/goose#9971 (closed): persisted in SQLite, re-applied when the agent is "
+            "recreated, empty or whitespace-only values treated as absent",
             revision="rfd-draft",
             blank_text="absent",
         ),
@@ -555,7 +557,9 @@ PROFILES: dict[str, Profile] = {
             "claude-agent-acp's _meta.systemPrompt convention as a string that replaces the "
             "harness prompt (our reading: the RFD names it as the adapter that supports "
             "replacement); no capability",
-            "rfd-client-system-prompt.final.mdx lines 30 and 145",
+            "agentclientprotocol/claude-agent-acp#90 and #91 (a string replaces the prompt, "
+            "{append} appends: as openclaw/acpx#229 uses it); named in the RFD "
+            "docs/rfds/client-system-prompt.mdx@4969bbbf, Background",
             revision="rfd-draft",
             bare_prompt="replace",
         ),
@@ -571,7 +575,8 @@ PROFILES: dict[str, Profile] = {
             "final-default-on-load",
             "an agent that implements the final RFD's session/new but rebuilds loaded or "
             "resumed sessions under its default prompt (the Q2 hazard, as a build choice)",
-            "acp-session-digest.md §7 Q2",
+            "a build choice the RFD docs/rfds/client-system-prompt.mdx@4969bbbf leaves possible "
+            "(load without a stored prompt: open question Q2 in model/questions.py)",
             on_load="default",
         ),
         Profile(

@@ -40,6 +40,9 @@ def test_shipped_profiles_build_and_cite_a_source() -> None:
     assert len(PROFILES) >= 5
     for p in PROFILES.values():
         assert p.source and p.summary
+        # an upstream document (repository#issue or path@revision), never a local copy's name
+        assert ("#" in p.source or "@" in p.source) and ".txt" not in p.source, p.source
+        assert "digest" not in p.source, p.source
         assert p.departures(), f"{p.name} is just its revision"
         assert p.tables() != REVISIONS[p.revision].tables
 
