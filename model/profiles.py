@@ -49,6 +49,11 @@ Abstractions
     * ``append_mode`` — ``append`` | ``override`` (append, asked for or by default, drops the
       base prompt).
 
+    What is advertised: ``advertises_prompt`` — ``as_bound`` (every capability profile of
+    the bound) | ``none`` | ``append`` | ``override`` (the bound keeps only those profiles) |
+    ``meta_only`` (advertises nothing in the standard place, yet takes, applies and restores
+    the prompt: a client that gates on the agent's name still reaches it).
+
     The client's side (``Client``, paired with an agent by ``pair``; a file names them
     without the ``client_`` prefix):
 
@@ -59,8 +64,6 @@ Abstractions
       v2-draft): ``any`` valid value | ``same`` (the one it created the session with) |
       ``none``.
 
-    What is advertised is the agent's capability profile (the bounds' profiles); an agent that
-    supports the field without advertising it is the string wire of ``rfd-draft``.
 
 Source
     aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); the discussion of
@@ -90,6 +93,7 @@ from model.types import (
     Block,
     BlockKind,
     Mode,
+    PromptCap,
     Reason,
     Reply,
     Request,
@@ -117,6 +121,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "text_blocks": ("accept", "reject"),
     "override_mode": ("replace", "append"),
     "append_mode": ("append", "override"),
+    "advertises_prompt": ("as_bound", "none", "append", "override", "meta_only"),
     # the client's side (a client profile sets these; see CLIENT_KNOBS)
     "client_sends_prompt": ("capability", "always", "never"),
     "client_override": ("capability", "always"),
@@ -146,6 +151,7 @@ class Profile:
     text_blocks: str = "accept"
     override_mode: str = "replace"
     append_mode: str = "append"
+    advertises_prompt: str = "as_bound"
     client_sends_prompt: str = "capability"
     client_override: str = "capability"
     client_resends: str = "any"
@@ -175,6 +181,12 @@ class Profile:
                     f"revision {self.revision} ({why}); drop it"
                 )
         self.tables()  # the knobs' edits apply one after the other
+
+    def prompt_caps(self) -> frozenset[PromptCap] | None:
+        """The systemPrompt capabilities this agent may advertise (``advertises_prompt``; None:
+        every capability profile of the bound). ``meta_only`` advertises none in the
+        standard place (its ``_meta`` advertisement is not read by a spec client)."""
+        return _ADVERTISED[self.advertises_prompt]
 
     def knobs(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in CHOICES}
@@ -224,7 +236,7 @@ def _no_effect(revision: str, knob: str, value: Any) -> str:
         edited = _EDITS[knob](rev.tables, value)
     except ValueError:
         return "the tables have no row it edits"
-    if edited == rev.tables:
+    if edited == rev.tables and knob not in _DOMAIN_KNOBS:
         return "it leaves the tables as they are"
     needs = _NEEDS.get(knob)
     if needs is not None and not any(rev.admits(r) for r in needs[0]):
@@ -494,6 +506,30 @@ def _client_resends(t: Tables, value: Any) -> Tables:
     )
 
 
+_ADVERTISED: dict[str, frozenset[PromptCap] | None] = {
+    "as_bound": None,
+    "none": frozenset({PromptCap.NONE}),
+    "append": frozenset({PromptCap.APPEND}),
+    "override": frozenset({PromptCap.OVERRIDE}),
+    "meta_only": frozenset({PromptCap.NONE}),
+}
+_DOMAIN_KNOBS = frozenset({"advertises_prompt"})  # knobs that restrict the bound, not the tables
+
+
+def _advertises(t: Tables, value: Any) -> Tables:
+    """What the agent advertises is the bound's business (``Profile.prompt_caps``); an agent
+    that advertises only in ``_meta`` (``meta_only``) still takes and applies the prompt, and
+    restores or forks it, as if it advertised append."""
+    if value != "meta_only":
+        return t
+    rows = t.new_session
+    kept = tuple(r for r in rows if "agent_lacks_prompt_capability" not in r.guards)
+    if kept == rows:
+        raise ValueError("no row ignores the prompt of an agent without the capability")
+    t = t.edit("new_session", kept)
+    return swap_guard(t, "session", "prompt_capability_here", None)
+
+
 _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_load": _on_load,
     "fork_inherits": _fork,
@@ -509,6 +545,7 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "text_blocks": _text_blocks,
     "override_mode": _override_mode,
     "append_mode": _append_mode,
+    "advertises_prompt": _advertises,
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,
     "client_resends": _client_resends,

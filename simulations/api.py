@@ -38,6 +38,7 @@ from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
+from model.types import Caps, PromptCap
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 from simulations.engines.exploration import Exploration, Progress
@@ -148,6 +149,35 @@ def bound_for(spec: str | Bound, revision: str, restarts: str = "any") -> Bound:
     return replace(b, scopes=scopes)
 
 
+def _advertising(
+    profiles: tuple[Caps, ...], caps: frozenset[PromptCap], profile: Profile | None
+) -> tuple[Caps, ...]:
+    kept = tuple(p for p in profiles if p.system_prompt in caps)
+    if not kept and profile is not None:
+        raise UsageError(
+            f"argument --profile: {profile.name}: advertises_prompt = "
+            f'"{profile.advertises_prompt}": no capability profile of the bound advertises that '
+            f"on {profile.revision}"
+        )
+    return kept
+
+
+def advertised(b: Bound, profile: Profile | None) -> Bound:
+    """``b`` with only the capability profiles ``profile`` advertises (``advertises_prompt``);
+    a scope left without one is dropped."""
+    caps = None if profile is None else profile.prompt_caps()
+    if caps is None:
+        return b
+    scopes = tuple(
+        replace(s, domain=replace(s.domain, profiles=kept))
+        for s in b.scopes
+        if (kept := tuple(p for p in s.domain.profiles if p.system_prompt in caps))
+    )
+    if not scopes:
+        _advertising((), caps, profile)
+    return replace(b, scopes=scopes)
+
+
 def restarts_default(profile: Profile | None) -> Literal["same", "any"]:
     """The restarts policy when none is given: a profile describes one build, which keeps its
     capability profile across restarts ("same"); a revision's agents may change it ("any")."""
@@ -206,7 +236,7 @@ def check(
         )
     rev = REVISIONS[revision]
     if engine == "bfs":
-        b = bound_for(bound, revision, domain.restarts)
+        b = advertised(bound_for(bound, revision, domain.restarts), profile)
         result = from_exploration(
             explore(tables, b, symmetry=symmetry, progress=progress, workers=workers, keep=b.keep),
             revision,
@@ -216,6 +246,9 @@ def check(
         result.amendment = amendment
         return result
     domain = domain.restrict(rev.admits)
+    caps = None if profile is None else profile.prompt_caps()
+    if caps is not None:
+        domain = replace(domain, profiles=_advertising(domain.profiles, caps, profile))
     t0 = time.perf_counter()
     # 1. one broad run that records every id it sees violated
     broad = machine_class(tables, domain, mode="collect")

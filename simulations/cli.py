@@ -36,6 +36,7 @@ from model.spec import REQUIREMENTS, Family
 from simulations.api import (
     ENGINES,
     UsageError,
+    advertised,
     advisory,
     bound_for,
     check,
@@ -492,7 +493,9 @@ def _main(argv: Sequence[str] | None) -> int:
         line = None
         if args.engine == "bfs":
             rev = amendment.base if amendment else profile.revision if profile else args.revision
-            bound = bound_for(args.bound, revision_for(rev, args.mutant), restarts)
+            bound = advertised(
+                bound_for(args.bound, revision_for(rev, args.mutant), restarts), profile
+            )
             _announce(args, bound)
             line = _progress(args, "check")
         run_check = partial(

@@ -80,6 +80,9 @@ def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: objec
             assert ("wire cannot carry" if why == "wire" else "no row it edits") in str(e)
             continue
         assert {(knob, revision), (knob, value, revision)}.isdisjoint(REFUSED), (knob, value)
+        if knob == "advertises_prompt" and value != "meta_only":  # narrows the bound instead
+            assert changed.prompt_caps() is not None
+            continue
         assert changed.tables() != REVISIONS[revision].tables, (knob, value, revision)
 
 
@@ -168,6 +171,11 @@ KNOB_BREAKS = {
     ("text_blocks", "reject"): {"R4", "R5"},
     ("override_mode", "append"): {"R9"},
     ("append_mode", "override"): {"R7", "R8", "R21", "P5", "P8"},
+    # what the agent advertises narrows the agents checked: nothing new breaks on its own
+    ("advertises_prompt", "none"): set(),
+    ("advertises_prompt", "append"): set(),
+    ("advertises_prompt", "override"): set(),
+    ("advertises_prompt", "meta_only"): set(),
     # the client's side: it sends what the agent did not advertise
     ("client_sends_prompt", "always"): {"R3", "P1"},  # the agent ignores it: silently dropped
     ("client_sends_prompt", "never"): set(),
@@ -502,3 +510,39 @@ def test_bad_client_profiles_get_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "--client" in err, err
     assert needle in err and "Traceback" not in err, err
+
+
+def test_what_an_agent_advertises_narrows_the_agents_checked() -> None:
+    """Teeth for advertises_prompt: the bound keeps only the capability profiles named."""
+    states = {
+        adv: check(profile=Profile("x", advertises_prompt=adv), bound="small", domain=SAME).budget[
+            "states"
+        ]
+        for adv in ("as_bound", "none", "append", "override")
+    }
+    assert states == {"as_bound": 2981, "none": 950, "append": 345, "override": 1686}
+
+
+def test_an_agent_advertising_only_in_meta_keeps_the_prompt_of_a_client_that_knows_it() -> None:
+    """A client that gates on the agent's name sends the prompt to an agent that advertises
+    nothing in the standard place: the reference agent drops it silently (P1), one that
+    advertises in _meta only applies it. The client breaks R3 either way."""
+
+    def violated(adv: str) -> set[str]:
+        p = Profile("x", advertises_prompt=adv, client_sends_prompt="always")
+        r = check(profile=p, bound="small", domain=SAME)
+        return {rid for rid, v in r.verdicts.items() if v == "violated"}
+
+    assert violated("none") - violated("meta_only") == {"P1"}
+    assert {"R3"} <= violated("meta_only")
+
+
+def test_an_advertisement_no_scope_has_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The tiny bound's agents advertise override only: an append-only agent is not in it."""
+    f = tmp_path / "a.toml"
+    f.write_text('name = "a"\nadvertises_prompt = "append"\n', "utf-8")
+    assert main(["check", "--profile", str(f), "--bound", "tiny"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and 'advertises_prompt = "append"' in err, err
