@@ -49,6 +49,10 @@ Abstractions
     * ``append_mode`` — ``append`` | ``override`` (append, asked for or by default, drops the
       base prompt).
 
+    Re-sent prompts (envelope wires): ``on_differ`` — a prompt re-sent on load/resume/fork
+    that differs from the one the session was created with (T16): ``apply`` | ``keep`` (the
+    stored one) | ``reject`` (-32602).
+
     What is advertised: ``advertises_prompt`` — ``as_bound`` (every capability profile of
     the bound) | ``none`` | ``append`` | ``override`` (the bound keeps only those profiles) |
     ``meta_only`` (advertises nothing in the standard place, yet takes, applies and restores
@@ -121,6 +125,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "text_blocks": ("accept", "reject"),
     "override_mode": ("replace", "append"),
     "append_mode": ("append", "override"),
+    "on_differ": ("apply", "keep", "reject"),
     "advertises_prompt": ("as_bound", "none", "append", "override", "meta_only"),
     # the client's side (a client profile sets these; see CLIENT_KNOBS)
     "client_sends_prompt": ("capability", "always", "never"),
@@ -151,6 +156,7 @@ class Profile:
     text_blocks: str = "accept"
     override_mode: str = "replace"
     append_mode: str = "append"
+    on_differ: str = "apply"
     advertises_prompt: str = "as_bound"
     client_sends_prompt: str = "capability"
     client_override: str = "capability"
@@ -530,6 +536,34 @@ def _advertises(t: Tables, value: Any) -> Tables:
     return swap_guard(t, "session", "prompt_capability_here", None)
 
 
+_KEEP_STORED = {
+    "session_load": "load_with_stored_prompt",
+    "session_resume": "resume_with_stored_prompt",
+    "session_fork": "fork_with_parent_prompt",
+}
+
+
+def _on_differ(t: Tables, value: Any) -> Tables:
+    """A prompt re-sent on load/resume/fork that differs from the one the session was created
+    with (T16, where the spec is silent): ``keep`` the stored one, or ``reject`` it (-32602,
+    nothing attached). The reference agent applies it."""
+    hit = False
+    for trigger, sent in _RESENT.items():
+        apply = next((r for r in t.session if r.trigger == trigger and r.effect == sent), None)
+        if apply is None:
+            continue
+        guards = (*apply.guards, "prompt_differs_from_stored")
+        if value == "reject":
+            row = apply._replace(dest=None, guards=guards, effect="reject_differing_prompt")
+        else:
+            row = apply._replace(guards=guards, effect=_KEEP_STORED[trigger])
+        t = insert_before(t, "session", lambda r, a=apply: r == a, row)  # type: ignore[misc]
+        hit = True
+    if not hit:
+        raise ValueError("no load, resume or fork applies a re-sent prompt")
+    return t
+
+
 _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_load": _on_load,
     "fork_inherits": _fork,
@@ -545,6 +579,7 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "text_blocks": _text_blocks,
     "override_mode": _override_mode,
     "append_mode": _append_mode,
+    "on_differ": _on_differ,
     "advertises_prompt": _advertises,
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,

@@ -19,12 +19,13 @@ from model.profiles import (
     load_profile,
     pair,
 )
-from model.revisions import REVISIONS
+from model.revisions import REVISIONS, envelope_tables
 from simulations.api import (
     REVISION_ITSELF,
     TOGETHER,
     CheckResult,
     UsageError,
+    bound_for,
     check,
     render,
     to_json,
@@ -64,6 +65,7 @@ REFUSED = {
     **{("client_sends_prompt", "always", r): "no row" for r in DRAFTS},  # "never" applies
     **{("client_override", r): "no row" for r in DRAFTS},
     **{("client_resends", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
+    **{("on_differ", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
 }
 
 
@@ -192,6 +194,8 @@ V1_KNOB_BREAKS = {
     ("text_blocks", "reject"): {"T8"},
     ("override_mode", "append"): {"T13", "T16"},
     ("append_mode", "override"): {"T12", "T16"},
+    ("on_differ", "keep"): set(),  # T16 allows every answer; it makes P2–P5, P7, P8 hold
+    ("on_differ", "reject"): set(),
 }
 
 
@@ -546,3 +550,17 @@ def test_an_advertisement_no_scope_has_is_one_line_and_exit_2(
     assert main(["check", "--profile", str(f), "--bound", "tiny"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and 'advertises_prompt = "append"' in err, err
+
+
+@pytest.mark.parametrize("value", ["keep", "reject"])
+def test_on_differ_is_the_stabilised_spec_choice_of_the_same_name(value: str) -> None:
+    """The profile knob and the choices matrix's T16 dimension (model.revisions.envelope_tables)
+    are two writings of one agent choice: the same verdicts and state count."""
+    knob = check(
+        profile=Profile("x", revision="v1-stable", on_differ=value), bound="small", domain=SAME
+    )
+    bound = bound_for("small", "v1-stable", "same")
+    choice = explore(envelope_tables(on_differ=value), bound)
+    assert knob.budget["states"] == choice.states
+    stated = {r for r in choice.violated if REVISIONS["v1-stable"].states(r)}
+    assert {r for r, v in knob.verdicts.items() if v == "violated"} == stated
