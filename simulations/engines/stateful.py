@@ -71,6 +71,7 @@ HYPOTHESIS_LOCAL_CONSTANTS = _providers._get_local_constants  # Hypothesis's own
 setattr(_providers, "_get_local_constants", _no_local_constants)  # noqa: B010
 
 Mode = Literal["assert", "collect"]
+JUDGED_MAX = 1 << 16  # entries per memo before it is emptied (bounded memory on long runs)
 # Methods a run may switch off as a whole (swarm testing); new and initialize always stay on.
 SWARM = (
     "connect",
@@ -130,6 +131,11 @@ def machine_class(
     state_witnesses = [w for w in WITNESSES.values() if w.kind == "state"]
     step_witnesses = [w for w in WITNESSES.values() if w.kind == "step"]
     findings = Findings()
+    # Hypothesis replays the same prefixes many times while it shrinks (most of a failing
+    # run's cost): a step and its judgement are pure functions of (world, request), so each is
+    # computed once per machine class and looked up after that.
+    judged: dict[tuple[World, Request], tuple[Step, tuple[str, ...], tuple[Check, ...]]] = {}
+    judged_worlds: dict[World, tuple[tuple[str, ...], tuple[Check, ...]]] = {}
     conns = st.integers(0, domain.max_connections - 1)
     profiles = st.sampled_from(domain.profiles)
     # Valid requests are the interesting ones; bias towards them without excluding the rest.
@@ -176,21 +182,30 @@ def machine_class(
                 req = replace(req, conn=req.conn % n)  # address a connection that exists
             if domain.admits is not None and not domain.admits(req):
                 return Step(self.world, req, NOT_SENT, self.world)  # the wire cannot say it
-            step = system.step(self.world, req)
+            key = (self.world, req)
+            known = judged.get(key)
+            if known is None:
+                step = system.step(self.world, req)
+                if step.sent:
+                    reached = tuple(w.wid for w in step_witnesses if w.fn(step))
+                    failed = tuple(c for c in step_checks if not c.fn(step))
+                else:
+                    assert step.after == step.before, (
+                        f"a request that was not sent changed the world: {req}"
+                    )
+                    reached, failed = (), ()
+                if len(judged) >= JUDGED_MAX:
+                    judged.clear()
+                judged[key] = known = (step, reached, failed)
+            step, reached, failed = known
             findings.steps += 1
             if not step.sent:
-                assert step.after == step.before, (
-                    f"a request that was not sent changed the world: {req}"
-                )
                 return step
             self.transcript.append(req)
             self.world = step.after
-            for w in step_witnesses:
-                if w.wid not in findings.witnesses and w.fn(step):
-                    findings.witnesses.add(w.wid)
-            for c in step_checks:
-                if not c.fn(step):
-                    self._violated(c)
+            findings.witnesses.update(reached)
+            for c in failed:
+                self._violated(c)
             return step
 
         # ---- rules: one per trigger -----------------------------------------------------------
@@ -298,12 +313,18 @@ def machine_class(
 
         @invariant()
         def every_requirement_holds(self) -> None:
-            for w in state_witnesses:
-                if w.wid not in findings.witnesses and w.fn(self.world):
-                    findings.witnesses.add(w.wid)
-            for c in state_checks:
-                if not c.fn(self.world):
-                    self._violated(c)
+            known = judged_worlds.get(self.world)
+            if known is None:
+                if len(judged_worlds) >= JUDGED_MAX:
+                    judged_worlds.clear()
+                judged_worlds[self.world] = known = (
+                    tuple(w.wid for w in state_witnesses if w.fn(self.world)),
+                    tuple(c for c in state_checks if not c.fn(self.world)),
+                )
+            reached, failed = known
+            findings.witnesses.update(reached)
+            for c in failed:
+                self._violated(c)
 
     SystemPromptMachine.findings = findings
     return SystemPromptMachine
