@@ -14,16 +14,13 @@ import pytest
 from model.mutants import MUTANTS, Mutant
 from simulations.engines.domain import domain_for
 from simulations.engines.explore import smallest_bound_showing
-from simulations.engines.stateful import (
-    Violation,
-    findings_of,
-    hypothesis_settings,
-    machine_class,
-    run,
-)
+from simulations.engines.stateful import Violation, findings_of, machine_class, run
 from simulations.engines.trace import replay
 
 MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem worth a look
+# An explicit seed, not derandomize: derandomize seeds from the machine class's source, so any
+# edit to it reshuffled every run here. Seed 0 is also the kill matrix's (300 of these 1000).
+SEED = 0
 
 
 @pytest.mark.parametrize("mutant", MUTANTS.values(), ids=lambda m: m.name)
@@ -31,11 +28,10 @@ def test_hypothesis_catches_mutant_by_its_declared_id(mutant: Mutant) -> None:
     """The focused machine fails on the mutant, with the declared id, after shrinking."""
     domain = domain_for(mutant.revision, mutant.admits)
     cls = machine_class(mutant.tables, domain, checks=[mutant.violates])
-    cls.TestCase.settings = hypothesis_settings(1000, 50, derandomize=True)
-    with pytest.raises(Violation) as failure:
-        cls.TestCase().runTest()
-    assert failure.value.rid == mutant.violates
-    assert mutant.violates in str(failure.value)
+    failure = run(cls, examples=1000, steps=50, seed_value=SEED).error
+    assert isinstance(failure, Violation), failure
+    assert failure.rid == mutant.violates
+    assert mutant.violates in str(failure)
     shrunk = findings_of(cls).failure
     assert shrunk is not None and shrunk[0] == mutant.violates
     assert 1 <= len(shrunk[1]) <= MAX_STEPS, shrunk

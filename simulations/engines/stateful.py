@@ -1,25 +1,30 @@
 """Hypothesis stateful testing over the model: random protocol transcripts, shrunk on failure.
 
 Scope
-    ``machine_class(tables, domain, …)`` returns a ``RuleBasedStateMachine`` whose rules are the
-    model's triggers (``connect``, ``initialize``, ``session_new``, …, ``restart``). Each rule
-    *attempts* its request through ``System.step``; a request a conforming client declines must
-    leave the world unchanged. After every rule the step properties of ``model.invariants`` are
-    checked, and one ``@invariant`` loops over the state checks — the same predicates the other
-    engines use. A failure message names the requirement id, its keyword and our paraphrase.
+    ``machine_class(tables, domain, …)`` returns a ``RuleBasedStateMachine`` whose one rule,
+    ``step``, *attempts* a move through ``System.step``: a request of one of the model's
+    triggers (``connect``, ``initialize``, ``session_new``, …, ``restart``) or a short test-driver
+    sequence. A request a conforming client declines must leave the world unchanged. After every
+    step the step properties of ``model.invariants`` are checked, and one ``@invariant`` loops
+    over the state checks — the same predicates the other engines use. A failure message names
+    the requirement id, its keyword and our paraphrase.
 
     ``run`` drives a machine outside pytest (for the CLI): in *collect* mode it records every
     violated id with the transcript that first showed it; in *assert* mode Hypothesis shrinks the
     first failure and ``Findings.failure`` holds the shrunk transcript.
 
 Abstractions
-    Session ids flow through a ``Bundle`` fed by successful session/new and session/fork, so
-    methods that take an id wait until one exists. Unknown ids are left to the exhaustive engine.
-    ``agent_starts`` opens a first connection (initialized half of the time) and ``restart``
-    may reconnect a conforming client: test-driver shortcuts, each step still in the transcript.
+    ``moves(domain)`` lists every move once, grouped by method, simplest first; a step draws a
+    group, a move of it and, for a session method, an id: two or three integers in all (the
+    cost of a shrink grows with the number of choices a run makes). Session ids are the ones
+    successful session/new and session/fork handed out, drawn by age (0: the latest), so
+    methods that take an id wait until one exists. Unknown ids are left to the exhaustive
+    engine. ``agent_starts`` opens a first connection (initialized half of the time); a restart
+    may reconnect a conforming client, and on v1-stable a session may be closed and re-opened
+    in one move: test-driver shortcuts, each request still in the transcript.
 
 Source
-    Hypothesis stateful testing (RuleBasedStateMachine, rule, precondition, invariant).
+    Hypothesis stateful testing (RuleBasedStateMachine, initialize, rule, invariant, data).
 """
 
 from __future__ import annotations
@@ -34,13 +39,10 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers as _providers
 from hypothesis.internal.constants_ast import Constants
 from hypothesis.stateful import (
-    Bundle,
     RuleBasedStateMachine,
     get_state_machine_test,
     initialize,
     invariant,
-    multiple,
-    precondition,
     rule,
 )
 
@@ -71,6 +73,7 @@ HYPOTHESIS_LOCAL_CONSTANTS = _providers._get_local_constants  # Hypothesis's own
 setattr(_providers, "_get_local_constants", _no_local_constants)  # noqa: B010
 
 Mode = Literal["assert", "collect"]
+JUDGED_MAX = 1 << 16  # entries per memo before it is emptied (bounded memory on long runs)
 # Methods a run may switch off as a whole (swarm testing); new and initialize always stay on.
 SWARM = (
     "connect",
@@ -83,6 +86,97 @@ SWARM = (
     "session_delete",
     "session_list",
 )
+
+
+Move = tuple[Request, ...]  # what one step sends (``sid=None`` where the drawn id goes)
+# the groups whose moves address a session: they wait until the agent handed out an id
+_NEEDS_SID = frozenset(
+    {
+        "session_prompt",
+        "session_load",
+        "session_resume",
+        "session_fork",
+        "session_close",
+        "session_delete",
+        "close_and_reopen",
+    }
+)
+_ISSUING = frozenset({"session_new", "session_fork"})  # methods whose result is a fresh id
+
+
+def _weighted(*choices: tuple[Any, int]) -> list[Any]:
+    """Each value repeated as often as its weight, in order (sampled_from shrinks to the front)."""
+    return [v for v, w in choices for _ in range(w)]
+
+
+def moves(domain: Domain) -> tuple[tuple[str, tuple[Move, ...]], ...]:
+    """Every step the machine may take, grouped by method, simplest group and move first.
+
+    A step draws a group (uniformly), then a move of it, then (for a session method) how many
+    ids back the one it addresses was handed out. Within a group, repeating a move weights it:
+    the first two prompts and an omitted mode are favoured on session/new, as valid requests
+    are the interesting ones; load/resume/fork re-send a prompt (v1-stable) two times in three.
+    """
+    conns = range(domain.max_connections)
+    favoured = domain.prompts[:2]
+    prompts = _weighted(*((p, 5 if p in favoured else 1) for p in domain.prompts))
+    modes = _weighted(*((m, 5 if m is None else 1) for m in domain.modes))
+    reopen_values = domain.reopen_prompts or tuple(p for p in domain.prompts if p is not None)
+    sent = [
+        (v, m)
+        for v in reopen_values
+        for m in (tuple(m for m in domain.modes if m is not None) or (None,))
+    ]
+    envelopes: list[tuple[Any, str | None]] = [(None, None)]
+    if domain.attach_prompts and sent:
+        envelopes = _weighted(((None, None), len(sent)), *((e, 2) for e in sent))
+
+    def reopen(method: str, c: int) -> list[Request]:
+        return [Request(method, c, system_prompt=sp, mode=m) for sp, m in envelopes]
+
+    def each(requests: Iterable[Request]) -> list[Move]:
+        return [(r,) for r in requests]
+
+    groups: list[tuple[str, list[Move]]] = [
+        ("initialize", each(Request("initialize", c) for c in conns)),
+        (
+            "session_new",
+            each(
+                Request("session_new", c, system_prompt=p, mode=m)
+                for c in conns
+                for p in prompts
+                for m in modes
+            ),
+        ),
+        ("session_prompt", each(Request("session_prompt", c) for c in conns)),
+    ]
+    for method in ("session_load", "session_resume", "session_fork"):
+        groups.append((method, each(r for c in conns for r in reopen(method, c))))
+    for method in ("session_close", "session_delete", "session_list"):
+        groups.append((method, each(Request(method, c) for c in conns)))
+    if domain.attach_prompts:  # v1-stable: re-opening is where the re-sent prompt matters
+        groups.append(
+            (
+                "close_and_reopen",
+                [
+                    (Request("session_close", c), r)
+                    for c in conns
+                    for method in ("session_load", "session_resume")
+                    for r in reopen(method, c)
+                ],
+            )
+        )
+    groups.append(("connect", each(Request("connect", client=k) for k in domain.clients)))
+    # the agent restarts; with a reconnect a conforming client comes back at once
+    back = (Request("connect", client=ClientKind.CONFORMING), Request("initialize", 0))
+    restarts = (None,) if domain.restarts == "same" else domain.profiles
+    groups.append(
+        (
+            "restart",
+            [(Request("restart", profile=p), *extra) for extra in ((), back) for p in restarts],
+        )
+    )
+    return tuple((name, tuple(group)) for name, group in groups)
 
 
 class Violation(AssertionError):
@@ -130,32 +224,24 @@ def machine_class(
     state_witnesses = [w for w in WITNESSES.values() if w.kind == "state"]
     step_witnesses = [w for w in WITNESSES.values() if w.kind == "step"]
     findings = Findings()
-    conns = st.integers(0, domain.max_connections - 1)
     profiles = st.sampled_from(domain.profiles)
-    # Valid requests are the interesting ones; bias towards them without excluding the rest.
-    modes = st.one_of(st.none(), st.sampled_from(domain.modes))
-    prompts = st.one_of(st.sampled_from(domain.prompts[:2]), st.sampled_from(domain.prompts))
-    # what load/resume/fork carry where the wire allows it (v1-stable): often nothing, else a
-    # value and a mode (the envelope's mode is required; the wire filter drops a bare value)
-    reopen_values = domain.reopen_prompts or tuple(p for p in domain.prompts if p is not None)
-    sent = st.tuples(
-        st.sampled_from(reopen_values),
-        st.sampled_from(tuple(m for m in domain.modes if m is not None) or (None,)),
-    )
-    reopen = (
-        st.one_of(st.just((None, None)), sent, sent)
-        if domain.attach_prompts and reopen_values
-        else st.just((None, None))
-    )
+    # Hypothesis replays the same prefixes many times while it shrinks (most of a failing
+    # run's cost): a step and its judgement are pure functions of (world, request), so each is
+    # computed once per machine class and looked up after that.
+    judged: dict[tuple[World, Request], tuple[Step, tuple[str, ...], tuple[Check, ...]]] = {}
+    judged_worlds: dict[World, tuple[tuple[str, ...], tuple[Check, ...]]] = {}
+    groups = moves(domain)
+    methods = st.integers(0, len(groups) - 1)
+    templates = {name: st.integers(0, len(group) - 1) for name, group in groups}
+    ages = st.integers(0, domain.max_sessions - 1)
 
     class SystemPromptMachine(RuleBasedStateMachine):
-        sessions = Bundle("sessions")  # ids the agent handed out (new and fork results)
-
         def __init__(self) -> None:
             super().__init__()
             self.world = initial_world(domain.profiles[0])
             self.profile = domain.profiles[0]
             self.off: frozenset[str] = frozenset()
+            self.sids: list[str] = []  # ids the agent handed out (new and fork results), in order
             self.transcript: list[Request] = []
             findings.runs += 1
 
@@ -176,24 +262,45 @@ def machine_class(
                 req = replace(req, conn=req.conn % n)  # address a connection that exists
             if domain.admits is not None and not domain.admits(req):
                 return Step(self.world, req, NOT_SENT, self.world)  # the wire cannot say it
-            step = system.step(self.world, req)
+            key = (self.world, req)
+            known = judged.get(key)
+            if known is None:
+                step = system.step(self.world, req)
+                if step.sent:
+                    reached = tuple(w.wid for w in step_witnesses if w.fn(step))
+                    failed = tuple(c for c in step_checks if not c.fn(step))
+                else:
+                    assert step.after == step.before, (
+                        f"a request that was not sent changed the world: {req}"
+                    )
+                    reached, failed = (), ()
+                if len(judged) >= JUDGED_MAX:
+                    judged.clear()
+                judged[key] = known = (step, reached, failed)
+            step, reached, failed = known
             findings.steps += 1
             if not step.sent:
-                assert step.after == step.before, (
-                    f"a request that was not sent changed the world: {req}"
-                )
                 return step
             self.transcript.append(req)
             self.world = step.after
-            for w in step_witnesses:
-                if w.wid not in findings.witnesses and w.fn(step):
-                    findings.witnesses.add(w.wid)
-            for c in step_checks:
-                if not c.fn(step):
-                    self._violated(c)
+            if step.reply.ok and step.reply.sid is not None and req.method in _ISSUING:
+                self.sids.append(step.reply.sid)
+            findings.witnesses.update(reached)
+            for c in failed:
+                self._violated(c)
             return step
 
-        # ---- rules: one per trigger -----------------------------------------------------------
+        def _enabled(self, name: str) -> bool:
+            """The precondition of a group of moves in the current run and world."""
+            if name in self.off or (name == "close_and_reopen" and "session_close" in self.off):
+                return False
+            if name == "connect":
+                return len(self.world.connections) < domain.max_connections
+            if name == "restart":
+                return bool(self.world.agent.store)
+            return name not in _NEEDS_SID or bool(self.sids)
+
+        # ---- rules ---------------------------------------------------------------------------
 
         @initialize(
             profile=profiles,
@@ -215,95 +322,43 @@ def machine_class(
             if ready:
                 self._do(Request("initialize", 0))
 
-        @precondition(lambda self: "connect" not in self.off)
-        @precondition(lambda self: len(self.world.connections) < domain.max_connections)
-        @rule(client=st.sampled_from(domain.clients))
-        def connect(self, client: ClientKind) -> None:
-            self._do(Request("connect", client=client))
+        @rule(data=st.data())
+        def step(self, data: st.DataObject) -> None:
+            """One move: a group (a method, or a test-driver shortcut), a template, an id.
 
-        @precondition(lambda self: "restart" not in self.off)
-        @precondition(lambda self: bool(self.world.agent.store))
-        @rule(profile=profiles, reconnect=st.booleans())
-        def restart(self, profile: Caps, reconnect: bool) -> None:
-            """The agent restarts; with ``reconnect`` a conforming client reconnects at once."""
-            self._do(Request("restart", profile=None if domain.restarts == "same" else profile))
-            if reconnect:
-                self._do(Request("connect", client=ClientKind.CONFORMING))
-                self._do(Request("initialize", 0))
-
-        @rule(conn=conns)
-        def initialize(self, conn: int) -> None:
-            self._do(Request("initialize", conn))
-
-        @rule(target=sessions, conn=conns, system_prompt=prompts, mode=modes)
-        def session_new(self, conn: int, system_prompt: Any, mode: str | None) -> Any:
-            step = self._do(Request("session_new", conn, system_prompt=system_prompt, mode=mode))
-            return multiple(step.reply.sid) if step.reply.ok else multiple()
-
-        @precondition(lambda self: "session_load" not in self.off)
-        @rule(conn=conns, sid=sessions, envelope=reopen)
-        def session_load(self, conn: int, sid: str, envelope: Any) -> None:
-            sp, mode = envelope
-            self._do(Request("session_load", conn, sid=sid, system_prompt=sp, mode=mode))
-
-        @precondition(lambda self: "session_resume" not in self.off)
-        @rule(conn=conns, sid=sessions, envelope=reopen)
-        def session_resume(self, conn: int, sid: str, envelope: Any) -> None:
-            sp, mode = envelope
-            self._do(Request("session_resume", conn, sid=sid, system_prompt=sp, mode=mode))
-
-        if domain.attach_prompts:  # v1-stable: re-opening is where the re-sent prompt matters
-
-            @precondition(lambda self: "session_close" not in self.off)
-            @rule(
-                conn=conns,
-                sid=sessions,
-                method=st.sampled_from(("session_load", "session_resume")),
-                envelope=reopen,
-            )
-            def close_and_reopen(self, conn: int, sid: str, method: str, envelope: Any) -> None:
-                """Close a session, then load or resume it (maybe re-sending a prompt)."""
-                sp, mode = envelope
-                self._do(Request("session_close", conn, sid=sid))
-                self._do(Request(method, conn, sid=sid, system_prompt=sp, mode=mode))
-
-        @precondition(lambda self: "session_fork" not in self.off)
-        @rule(target=sessions, conn=conns, sid=sessions, envelope=reopen)
-        def session_fork(self, conn: int, sid: str, envelope: Any) -> Any:
-            sp, mode = envelope
-            step = self._do(Request("session_fork", conn, sid=sid, system_prompt=sp, mode=mode))
-            return multiple(step.reply.sid) if step.reply.ok else multiple()
-
-        @precondition(lambda self: "session_prompt" not in self.off)
-        @rule(conn=conns, sid=sessions)
-        def session_prompt(self, conn: int, sid: str) -> None:
-            self._do(Request("session_prompt", conn, sid=sid))
-
-        @precondition(lambda self: "session_close" not in self.off)
-        @rule(conn=conns, sid=sessions)
-        def session_close(self, conn: int, sid: str) -> None:
-            self._do(Request("session_close", conn, sid=sid))
-
-        @precondition(lambda self: "session_delete" not in self.off)
-        @rule(conn=conns, sid=sessions)
-        def session_delete(self, conn: int, sid: str) -> None:
-            self._do(Request("session_delete", conn, sid=sid))
-
-        @precondition(lambda self: "session_list" not in self.off)
-        @rule(conn=conns)
-        def session_list(self, conn: int) -> None:
-            self._do(Request("session_list", conn))
+            A group switched off or not possible now maps to an enabled one, so the choice
+            costs one draw whatever the run's swarm set; ``initialize`` and ``session_new``
+            are always enabled.
+            """
+            i = data.draw(methods)
+            name, group = groups[i]
+            if not self._enabled(name):
+                allowed = [g for g in groups if self._enabled(g[0])]
+                name, group = allowed[i % len(allowed)]
+            move = group[data.draw(templates[name])]
+            sid = None
+            if name in _NEEDS_SID:
+                age = data.draw(ages)
+                sid = self.sids[-1 - age % len(self.sids)]  # 0: the latest id handed out
+            for req in move:
+                self._do(req if sid is None else replace(req, sid=sid))
 
         # ---- one invariant over the registry -------------------------------------------------
 
         @invariant()
         def every_requirement_holds(self) -> None:
-            for w in state_witnesses:
-                if w.wid not in findings.witnesses and w.fn(self.world):
-                    findings.witnesses.add(w.wid)
-            for c in state_checks:
-                if not c.fn(self.world):
-                    self._violated(c)
+            known = judged_worlds.get(self.world)
+            if known is None:
+                if len(judged_worlds) >= JUDGED_MAX:
+                    judged_worlds.clear()
+                judged_worlds[self.world] = known = (
+                    tuple(w.wid for w in state_witnesses if w.fn(self.world)),
+                    tuple(c for c in state_checks if not c.fn(self.world)),
+                )
+            reached, failed = known
+            findings.witnesses.update(reached)
+            for c in failed:
+                self._violated(c)
 
     SystemPromptMachine.findings = findings
     return SystemPromptMachine
