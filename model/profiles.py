@@ -692,23 +692,27 @@ def load_profile(spec: str) -> Profile:
     """A shipped profile by name, or a ``.toml`` / ``.json`` file."""
     if spec in PROFILES:
         return PROFILES[spec]
+    return from_mapping(_read(spec, "profile", PROFILES, "my-agent"))
+
+
+def _read(spec: str, what: str, shipped: Mapping[str, Any], example: str) -> Any:
+    """The parsed ``.toml`` / ``.json`` file ``spec`` names; ProfileError (one line) if it is
+    not one, cannot be read, is empty or does not parse."""
     path = Path(spec)
     if path.suffix not in (".toml", ".json"):
         raise ProfileError(
-            f"{spec!r} is neither a shipped profile ({', '.join(PROFILES)}) "
-            "nor a .toml or .json file"
+            f"{spec!r} is neither a shipped {what} ({', '.join(shipped)}) nor a .toml or .json file"
         )
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ProfileError(f"cannot read {spec!r}: {e.strerror}") from None
     if not text.strip():
-        raise ProfileError(f'{spec}: empty file (a profile needs at least name = "my-agent")')
+        raise ProfileError(f'{spec}: empty file (a {what} needs at least name = "{example}")')
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        return tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
         raise ProfileError(f"{spec}: not valid {path.suffix[1:].upper()}: {e}") from None
-    return from_mapping(data)
 
 
 @dataclass(frozen=True)
@@ -791,20 +795,4 @@ def load_client(spec: str) -> Client:
     """A shipped client profile by name, or a ``.toml`` / ``.json`` file."""
     if spec in CLIENTS:
         return CLIENTS[spec]
-    path = Path(spec)
-    if path.suffix not in (".toml", ".json"):
-        raise ProfileError(
-            f"{spec!r} is neither a shipped client profile ({', '.join(CLIENTS)}) "
-            "nor a .toml or .json file"
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ProfileError(f"cannot read {spec!r}: {e.strerror}") from None
-    if not text.strip():
-        raise ProfileError(f'{spec}: empty file (a client profile needs at least name = "...")')
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
-        raise ProfileError(f"{spec}: not valid {path.suffix[1:].upper()}: {e}") from None
-    return client_from_mapping(data)
+    return client_from_mapping(_read(spec, "client profile", CLIENTS, "my-client"))
