@@ -90,7 +90,7 @@ from typing import Any
 from model.context import Ctx
 from model.effects import EFFECTS, compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect, swap_guard
-from model.revisions import ALIASES, REVISIONS
+from model.revisions import ALIASES, APPLY_RESENT, KEEP_STORED, REVISIONS, USE_DEFAULT
 from model.tables import Row, Tables
 from model.types import (
     INVALID_PARAMS,
@@ -253,17 +253,17 @@ def _no_effect(revision: str, knob: str, value: Any) -> str:
 def _on_load(t: Tables, _: Any) -> Tables:
     """Load and resume (whichever the revision has: v2-draft has no load) use the default."""
     edited = t
-    for method in ("load", "resume"):
-        if any(r.effect == f"{method}_with_stored_prompt" for r in t.session):
-            stored, default = f"{method}_with_stored_prompt", f"{method}_with_default_prompt"
-            edited = swap_effect(edited, "session", stored, default)
+    for trigger in ("session_load", "session_resume"):
+        stored = KEEP_STORED[trigger]
+        if any(r.effect == stored for r in t.session):
+            edited = swap_effect(edited, "session", stored, USE_DEFAULT[trigger])
     if edited is t:
         raise ValueError("no load or resume restores a stored prompt")
     return edited
 
 
 def _fork(t: Tables, _: Any) -> Tables:
-    return swap_effect(t, "session", "fork_with_parent_prompt", "fork_with_default_prompt")
+    return swap_effect(t, "session", KEEP_STORED["session_fork"], USE_DEFAULT["session_fork"])
 
 
 def _restart(t: Tables, _: Any) -> Tables:
@@ -317,12 +317,16 @@ def _reads(t: Tables, _: Any) -> Tables:
 
 def _bare(t: Tables, _: Any) -> Tables:
     t = swap_effect(t, "new_session", "take_prompt_fields", "take_prompt_fields_default_override")
-    if not any(r.effect == "compose_override" for r in t.new_session):  # string revisions
-        replace_row = Row(
-            "advance", Stage.VALID, Stage.COMPOSED, ("is_override",), "compose_override", ()
-        )
-        t = insert_before(t, "new_session", lambda r: r.effect == "compose_append", replace_row)
-    return t
+    return _with_override_row(t)
+
+
+def _with_override_row(t: Tables) -> Tables:
+    """``t`` with an override composition before append, where (the string revisions) it has
+    none: knobs that read a prompt as override need it."""
+    if any(r.effect == "compose_override" for r in t.new_session):
+        return t
+    row = Row("advance", Stage.VALID, Stage.COMPOSED, ("is_override",), "compose_override", ())
+    return insert_before(t, "new_session", lambda r: r.effect == "compose_append", row)
 
 
 def _size(t: Tables, value: Any) -> Tables:
@@ -399,12 +403,7 @@ def _reading(name: str, mapping: tuple[tuple[str | None, str], ...]) -> str:
     return derived
 
 
-_RESENT = {
-    "session_load": "load_with_request_prompt",
-    "session_resume": "resume_with_request_prompt",
-    "session_fork": "fork_with_request_prompt",
-}
-_READERS = ("take_prompt_fields", *_RESENT.values())  # the effects that read a request's mode
+_READERS = ("take_prompt_fields", *APPLY_RESENT.values())  # the effects that read a request's mode
 _AS_APPEND: tuple[tuple[str | None, str], ...] = ((_ANY, Mode.APPEND.value),)
 _OVERRIDE_AS_APPEND: tuple[tuple[str | None, str], ...] = (
     (Mode.OVERRIDE.value, Mode.APPEND.value),
@@ -441,7 +440,7 @@ def _unadvertised(t: Tables, value: Any) -> Tables:
         lambda r: r.effect == "reject_unadvertised_mode",
         lambda r: r._replace(dest=Stage.VALID, effect=_reading("take_prompt_fields", _AS_APPEND)),
     )
-    for trigger, sent in _RESENT.items():
+    for trigger, sent in APPLY_RESENT.items():
         rows = [r for r in t.session if r.trigger == trigger]
         row = next((r for r in rows if r.effect == sent), None)
         if row is None or not any(r.effect == "reject_unadvertised_mode" for r in rows):
@@ -473,13 +472,7 @@ def _override_mode(t: Tables, _: Any) -> Tables:
 
 def _append_mode(t: Tables, _: Any) -> Tables:
     """Append (asked for or by default) read as override: the base prompt is dropped."""
-    t = _read_modes(t, _APPEND_AS_OVERRIDE)
-    if not any(r.effect == "compose_override" for r in t.new_session):  # string revisions
-        replace_row = Row(
-            "advance", Stage.VALID, Stage.COMPOSED, ("is_override",), "compose_override", ()
-        )
-        t = insert_before(t, "new_session", lambda r: r.effect == "compose_append", replace_row)
-    return t
+    return _with_override_row(_read_modes(t, _APPEND_AS_OVERRIDE))
 
 
 def _client_sends(t: Tables, value: Any) -> Tables:
@@ -536,19 +529,12 @@ def _advertises(t: Tables, value: Any) -> Tables:
     return swap_guard(t, "session", "prompt_capability_here", None)
 
 
-_KEEP_STORED = {
-    "session_load": "load_with_stored_prompt",
-    "session_resume": "resume_with_stored_prompt",
-    "session_fork": "fork_with_parent_prompt",
-}
-
-
 def _on_differ(t: Tables, value: Any) -> Tables:
     """A prompt re-sent on load/resume/fork that differs from the one the session was created
     with (T16, where the spec is silent): ``keep`` the stored one, or ``reject`` it (-32602,
     nothing attached). The reference agent applies it."""
     hit = False
-    for trigger, sent in _RESENT.items():
+    for trigger, sent in APPLY_RESENT.items():
         apply = next((r for r in t.session if r.trigger == trigger and r.effect == sent), None)
         if apply is None:
             continue
@@ -556,7 +542,7 @@ def _on_differ(t: Tables, value: Any) -> Tables:
         if value == "reject":
             row = apply._replace(dest=None, guards=guards, effect="reject_differing_prompt")
         else:
-            row = apply._replace(guards=guards, effect=_KEEP_STORED[trigger])
+            row = apply._replace(guards=guards, effect=KEEP_STORED[trigger])
         t = insert_before(t, "session", lambda r, a=apply: r == a, row)  # type: ignore[misc]
         hit = True
     if not hit:

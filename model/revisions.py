@@ -104,17 +104,19 @@ _PROMPT_GUARDS = (
     "blocks_are_text",
 )
 ATTACH_TRIGGERS = ("session_load", "session_resume", "session_fork")
-_APPLY = {
+# the effect of each re-opening method that applies a re-sent prompt, keeps the stored (or
+# parent's) prompt, or uses the agent's default (profiles edit the tables with the same names)
+APPLY_RESENT = {
     "session_load": "load_with_request_prompt",
     "session_resume": "resume_with_request_prompt",
     "session_fork": "fork_with_request_prompt",
 }
-_KEEP = {
+KEEP_STORED = {
     "session_load": "load_with_stored_prompt",
     "session_resume": "resume_with_stored_prompt",
     "session_fork": "fork_with_parent_prompt",
 }
-_DEFAULT = {
+USE_DEFAULT = {
     "session_load": "load_with_default_prompt",
     "session_resume": "resume_with_default_prompt",
     "session_fork": "fork_with_default_prompt",
@@ -232,19 +234,19 @@ def envelope_tables(
                         r.source,
                         dest,
                         (*on, "prompt_differs_from_stored"),
-                        _KEEP[r.trigger],
+                        KEEP_STORED[r.trigger],
                         ("T16",),
                     )
                 )
-            session.append(Row(r.trigger, r.source, dest, on, _APPLY[r.trigger], ("T16",)))
-        if r.trigger in ATTACH_TRIGGERS and r.effect == _KEEP[r.trigger]:
+            session.append(Row(r.trigger, r.source, dest, on, APPLY_RESENT[r.trigger], ("T16",)))
+        if r.trigger in ATTACH_TRIGGERS and r.effect == KEEP_STORED[r.trigger]:
             # the stored-prompt row now serves an omitted prompt (T15)
-            effect = _KEEP[r.trigger] if on_omit == "keep" else _DEFAULT[r.trigger]
+            effect = KEEP_STORED[r.trigger] if on_omit == "keep" else USE_DEFAULT[r.trigger]
             r = r._replace(effect=effect, reqs=("T15", *r.reqs[1:]))
         if (
             without_capability == "refuse"
             and r.trigger in ATTACH_TRIGGERS
-            and r.effect == _DEFAULT[r.trigger]
+            and r.effect == USE_DEFAULT[r.trigger]
             and not r.guards
         ):
             session.append(

@@ -571,12 +571,7 @@ def explore(
         # parent or counterexample can name it yet)
         n = min(len(ex.worlds), len(depths), len(violations), len(ex.reached))
         del ex.worlds[n:], depths[n:], violations[n:], ex.reached[n:]
-    for e in expanders:
-        e.flush()
-        ex.rows.update(e.rows)
-        ex.unsent += e.unsent
-        ex.transitions += e.transitions
-    ex.seconds = time.perf_counter() - t0
+    _fold_counts(ex, expanders, t0)
     return _last_report(ex, progress)
 
 
@@ -729,6 +724,11 @@ def _explore_verdicts(
                 break
     except KeyboardInterrupt:
         ex.complete = False
+    _fold_counts(ex, expanders, t0)
+
+
+def _fold_counts(ex: Exploration, expanders: Iterable[_Expander], t0: float) -> None:
+    """Fold what each scope's expander counted into ``ex`` and stamp the search's seconds."""
     for e in expanders:
         e.flush()
         ex.rows.update(e.rows)
