@@ -29,7 +29,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
@@ -149,32 +149,31 @@ def bound_for(spec: str | Bound, revision: str, restarts: str = "any") -> Bound:
     return replace(b, scopes=scopes)
 
 
-def _advertising(
-    profiles: tuple[Caps, ...], caps: frozenset[PromptCap], profile: Profile | None
-) -> tuple[Caps, ...]:
-    kept = tuple(p for p in profiles if p.system_prompt in caps)
-    if not kept and profile is not None:
-        raise UsageError(
-            f"argument --profile: {profile.name}: advertises_prompt = "
-            f'"{profile.advertises_prompt}": no capability profile of the bound advertises that '
-            f"on {profile.revision}"
-        )
-    return kept
+def _nothing_advertised(profile: Profile) -> NoReturn:
+    raise UsageError(
+        f"argument --profile: {profile.name}: advertises_prompt = "
+        f'"{profile.advertises_prompt}": no capability profile of the bound advertises that '
+        f"on {profile.revision}"
+    )
+
+
+def _advertised_by(profiles: tuple[Caps, ...], caps: frozenset[PromptCap]) -> tuple[Caps, ...]:
+    return tuple(p for p in profiles if p.system_prompt in caps)
 
 
 def advertised(b: Bound, profile: Profile | None) -> Bound:
     """``b`` with only the capability profiles ``profile`` advertises (``advertises_prompt``);
-    a scope left without one is dropped."""
+    a scope left without one is dropped, and a bound left without any is a usage error."""
     caps = None if profile is None else profile.prompt_caps()
-    if caps is None:
+    if profile is None or caps is None:
         return b
     scopes = tuple(
         replace(s, domain=replace(s.domain, profiles=kept))
         for s in b.scopes
-        if (kept := tuple(p for p in s.domain.profiles if p.system_prompt in caps))
+        if (kept := _advertised_by(s.domain.profiles, caps))
     )
     if not scopes:
-        _advertising((), caps, profile)
+        _nothing_advertised(profile)
     return replace(b, scopes=scopes)
 
 
@@ -247,8 +246,10 @@ def check(
         return result
     domain = domain.restrict(rev.admits)
     caps = None if profile is None else profile.prompt_caps()
-    if caps is not None:
-        domain = replace(domain, profiles=_advertising(domain.profiles, caps, profile))
+    if profile is not None and caps is not None:
+        domain = replace(domain, profiles=_advertised_by(domain.profiles, caps))
+        if not domain.profiles:
+            _nothing_advertised(profile)
     t0 = time.perf_counter()
     # 1. one broad run that records every id it sees violated
     broad = machine_class(tables, domain, mode="collect")
