@@ -53,6 +53,11 @@ Abstractions
     that differs from the one the session was created with (T16): ``apply`` | ``keep`` (the
     stored one) | ``reject`` (-32602).
 
+    Hidden process state (envelope wires): ``held_sessions`` — a prompt re-sent on
+    load/resume/fork of a session the process still holds in memory (attached, or closed since
+    the last restart): ``apply`` | ``keep`` (ignored; applied only to a session rebuilt from
+    the store after a restart).
+
     What is advertised: ``advertises_prompt`` — ``as_bound`` (every capability profile of
     the bound) | ``none`` | ``append`` | ``override`` (the bound keeps only those profiles) |
     ``meta_only`` (advertises nothing in the standard place, yet takes, applies and restores
@@ -102,6 +107,7 @@ from model.types import (
     Reply,
     Request,
     Stage,
+    Status,
     evolve,
 )
 
@@ -127,6 +133,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "append_mode": ("append", "override"),
     "on_differ": ("apply", "keep", "reject"),
     "advertises_prompt": ("as_bound", "none", "append", "override", "meta_only"),
+    "held_sessions": ("apply", "keep"),
     # the client's side (a client profile sets these; see CLIENT_KNOBS)
     "client_sends_prompt": ("capability", "always", "never"),
     "client_override": ("capability", "always"),
@@ -158,6 +165,7 @@ class Profile:
     append_mode: str = "append"
     on_differ: str = "apply"
     advertises_prompt: str = "as_bound"
+    held_sessions: str = "apply"
     client_sends_prompt: str = "capability"
     client_override: str = "capability"
     client_resends: str = "any"
@@ -550,6 +558,35 @@ def _on_differ(t: Tables, value: Any) -> Tables:
     return t
 
 
+@effect
+def restart_rebuilding_closed(c: Ctx) -> None:
+    """A restart as the reference agent's (``restart_keeping_store``), except that closed
+    sessions go back to the store too: the new process holds none of them in memory."""
+    EFFECTS["restart_keeping_store"](c)
+    agent = c.world.agent
+    store = tuple(
+        evolve(s, status=Status.STORED) if s.status is Status.CLOSED else s for s in agent.store
+    )
+    c.world = evolve(c.world, agent=evolve(agent, store=store))
+
+
+def _held(t: Tables, _: Any) -> Tables:
+    """Hidden process state: a prompt re-sent on load/resume/fork is ignored (the session keeps
+    what it was created with) while the process still holds the session — attached, or closed
+    since the last restart — and applied to a session rebuilt from the store after a restart."""
+    hit = False
+    for trigger, sent in APPLY_RESENT.items():
+        apply = next((r for r in t.session if r.trigger == trigger and r.effect == sent), None)
+        if apply is None:
+            continue
+        row = apply._replace(guards=(*apply.guards, "session_is_held"), effect=KEEP_STORED[trigger])
+        t = insert_before(t, "session", lambda r, a=apply: r == a, row)  # type: ignore[misc]
+        hit = True
+    if not hit:
+        raise ValueError("no load, resume or fork applies a re-sent prompt")
+    return swap_effect(t, "agent", "restart_keeping_store", "restart_rebuilding_closed")
+
+
 _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_load": _on_load,
     "fork_inherits": _fork,
@@ -567,6 +604,7 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "append_mode": _append_mode,
     "on_differ": _on_differ,
     "advertises_prompt": _advertises,
+    "held_sessions": _held,
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,
     "client_resends": _client_resends,

@@ -21,6 +21,7 @@ from model.profiles import (
 )
 from model.revisions import REVISIONS, envelope_tables
 from model.tables import Tables
+from model.types import BASE, Block, BlockKind, Caps, PromptCap, Request
 from simulations import api
 from simulations.api import (
     REVISION_ITSELF,
@@ -38,6 +39,8 @@ from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore
+from simulations.engines.stateful import Trace
+from simulations.engines.trace import replay
 
 _EXPLORED: dict[tuple[Any, ...], Exploration] = {}
 
@@ -91,6 +94,7 @@ REFUSED = {
     **{("client_override", r): "no row" for r in DRAFTS},
     **{("client_resends", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
     **{("on_differ", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
+    **{("held_sessions", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
 }
 
 
@@ -221,6 +225,8 @@ V1_KNOB_BREAKS = {
     ("append_mode", "override"): {"T12", "T16"},
     ("on_differ", "keep"): set(),  # T16 allows every answer; it makes P2–P5, P7, P8 hold
     ("on_differ", "reject"): set(),
+    # T16 allows keeping; that the answer depends on hidden process state shows in replays
+    ("held_sessions", "keep"): set(),
 }
 
 
@@ -589,3 +595,31 @@ def test_on_differ_is_the_stabilised_spec_choice_of_the_same_name(value: str) ->
     assert knob.budget["states"] == choice.states
     stated = {r for r in choice.violated if REVISIONS["v1-stable"].states(r)}
     assert {r for r, v in knob.verdicts.items() if v == "violated"} == stated
+
+
+def _slots(profile: Profile, *requests: Request) -> list[tuple[str, ...] | None]:
+    """The system slot of every turn when ``requests`` run against ``profile``'s agent."""
+    caps = Caps(PromptCap.APPEND, load_session=True, close=True)
+    steps = replay(Trace(caps, requests), profile.tables())
+    return [r.step.reply.slot for r in steps if r.step.request.method == "session_prompt"]
+
+
+def test_a_held_session_ignores_the_re_sent_prompt_until_a_restart_rebuilds_it() -> None:
+    """held_sessions = "keep": the same re-sent prompt is ignored while the process still holds
+    the closed session and applied once a restart has rebuilt it from the store; the reference
+    agent applies it either way."""
+    a, b = (Block(BlockKind.TEXT, "a"),), (Block(BlockKind.TEXT, "b"),)
+    opening = (Request("connect"), Request("initialize"))
+    create = (*opening, Request("session_new", system_prompt=a, mode="append"))
+    close = Request("session_close", sid="s1")
+    reload = (
+        Request("session_load", sid="s1", system_prompt=b, mode="append"),
+        Request("session_prompt", sid="s1"),
+    )
+    held = Profile("held", revision="v1-stable", held_sessions="keep")
+    reference = Profile("reference", revision="v1-stable")
+    live = (*create, close, *reload)
+    rebuilt = (*create, close, Request("restart"), *opening, *reload)
+    assert _slots(held, *live) == [(BASE, "a")]
+    assert _slots(held, *rebuilt) == [(BASE, "b")]
+    assert _slots(reference, *live) == _slots(reference, *rebuilt) == [(BASE, "b")]
