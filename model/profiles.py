@@ -24,7 +24,9 @@ Abstractions
     * ``bare_prompt`` — what a prompt without a mode means: ``append`` | ``replace``.
     * ``size_limit`` — a prompt over the agent's limit: ``internal_error`` (-32603, nothing
       created) | ``invalid_params`` (-32602, nothing created) | ``drop`` (dropped silently:
-      the session created under the default prompt, nothing stored).
+      the session created under the default prompt, nothing stored) | ``none`` (no limit: no
+      prompt is over it, so the bound sends none; ``BIG`` stands for a prompt over the agent's
+      limit).
     * ``reads_prompt`` — where the agent looks for the prompt: ``field`` (the revision's
       top-level field) | ``meta`` (``_meta.systemPrompt``) | ``nowhere``. Every modelled client
       writes the top-level field, so ``meta`` and ``nowhere`` both mean the agent never sees
@@ -122,7 +124,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "store_survives_restart": (True, False),
     "blank_text": ("keep", "absent", "reject"),
     "bare_prompt": ("append", "replace"),
-    "size_limit": ("internal_error", "invalid_params", "drop"),
+    "size_limit": ("internal_error", "invalid_params", "drop", "none"),
     "reads_prompt": ("field", "meta", "nowhere"),
     "empty_array": ("reject", "absent"),
     "mode_alone": ("reject", "ignore"),
@@ -338,6 +340,8 @@ def _with_override_row(t: Tables) -> Tables:
 
 
 def _size(t: Tables, value: Any) -> Tables:
+    if value == "none":  # no row fires: the bound sends no prompt over a limit it lacks
+        return t
     if value == "invalid_params":
         return swap_effect(
             t, "new_session", "reject_cannot_incorporate", "reject_oversized_as_invalid_params"
@@ -520,7 +524,9 @@ _ADVERTISED: dict[str, frozenset[PromptCap] | None] = {
     "override": frozenset({PromptCap.OVERRIDE}),
     "meta_only": frozenset({PromptCap.NONE}),
 }
-_DOMAIN_KNOBS = frozenset({"advertises_prompt"})  # knobs that restrict the bound, not the tables
+# knobs that restrict the bound, not (only) the tables: what the agent advertises, and an agent
+# without a size limit (no prompt is over it; simulations.api.profile_domain)
+_DOMAIN_KNOBS = frozenset({"advertises_prompt", "size_limit"})
 
 
 def _advertises(t: Tables, value: Any) -> Tables:

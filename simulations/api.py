@@ -38,7 +38,7 @@ from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
-from model.types import Caps, PromptCap
+from model.types import BIG, Block, BlockKind, Caps, PromptCap
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 from simulations.engines.exploration import Exploration, Progress
@@ -161,16 +161,40 @@ def _advertised_by(profiles: tuple[Caps, ...], caps: frozenset[PromptCap]) -> tu
     return tuple(p for p in profiles if p.system_prompt in caps)
 
 
+def _over_limit(prompt: tuple[Block, ...] | None) -> bool:
+    return any(b.kind is BlockKind.TEXT and b.text == BIG for b in prompt or ())
+
+
+def profile_domain(d: Domain, profile: Profile) -> Domain | None:
+    """``d`` as ``profile``'s agent meets it: only the capability profiles it advertises
+    (``advertises_prompt``) and, for an agent without a size limit (``size_limit = "none"``),
+    no prompt over one — ``BIG`` stands for a prompt over the agent's limit, and this agent has
+    none to be over. None when no capability profile is left."""
+    caps = profile.prompt_caps()
+    if caps is not None:
+        kept = _advertised_by(d.profiles, caps)
+        if not kept:
+            return None
+        d = replace(d, profiles=kept)
+    if profile.size_limit == "none":
+        reopen = d.reopen_prompts
+        d = replace(
+            d,
+            prompts=tuple(p for p in d.prompts if not _over_limit(p)),
+            reopen_prompts=None
+            if reopen is None
+            else tuple(p for p in reopen if not _over_limit(p)),
+        )
+    return d
+
+
 def advertised(b: Bound, profile: Profile | None) -> Bound:
-    """``b`` with only the capability profiles ``profile`` advertises (``advertises_prompt``);
-    a scope left without one is dropped, and a bound left without any is a usage error."""
-    caps = None if profile is None else profile.prompt_caps()
-    if profile is None or caps is None:
+    """``b`` as ``profile``'s agent meets it (``profile_domain`` of every scope); a scope left
+    without a capability profile is dropped, and a bound left without any is a usage error."""
+    if profile is None:
         return b
     scopes = tuple(
-        replace(s, domain=replace(s.domain, profiles=kept))
-        for s in b.scopes
-        if (kept := _advertised_by(s.domain.profiles, caps))
+        replace(s, domain=d) for s in b.scopes if (d := profile_domain(s.domain, profile))
     )
     if not scopes:
         _nothing_advertised(profile)
@@ -245,11 +269,8 @@ def check(
         result.amendment = amendment
         return result
     domain = domain.restrict(rev.admits)
-    caps = None if profile is None else profile.prompt_caps()
-    if profile is not None and caps is not None:
-        domain = replace(domain, profiles=_advertised_by(domain.profiles, caps))
-        if not domain.profiles:
-            _nothing_advertised(profile)
+    if profile is not None:
+        domain = profile_domain(domain, profile) or _nothing_advertised(profile)
     t0 = time.perf_counter()
     # 1. one broad run that records every id it sees violated
     broad = machine_class(tables, domain, mode="collect")

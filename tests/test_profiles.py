@@ -21,7 +21,7 @@ from model.profiles import (
 )
 from model.revisions import REVISIONS, envelope_tables
 from model.tables import Tables
-from model.types import BASE, Block, BlockKind, Caps, PromptCap, Request
+from model.types import BASE, BIG, Block, BlockKind, Caps, PromptCap, Request
 from simulations import api
 from simulations.api import (
     REVISION_ITSELF,
@@ -114,6 +114,9 @@ def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: objec
         if knob == "advertises_prompt" and value != "meta_only":  # narrows the bound instead
             assert changed.prompt_caps() is not None
             continue
+        if (knob, value) == ("size_limit", "none"):  # so does an agent without a limit
+            assert changed.tables() == REVISIONS[revision].tables
+            continue
         assert changed.tables() != REVISIONS[revision].tables, (knob, value, revision)
 
 
@@ -189,6 +192,7 @@ KNOB_BREAKS = {
     ("bare_prompt", "replace"): {"R8", "R21", "P5", "P8"},
     ("size_limit", "invalid_params"): set(),  # R11 asks for an error, any code
     ("size_limit", "drop"): {"R7", "R9", "R11", "R21", "P1"},
+    ("size_limit", "none"): set(),  # no prompt is over a limit the agent lacks
     ("reads_prompt", "meta"): {"R7", "R9", "R11", "R21", "P1"},
     ("reads_prompt", "nowhere"): {"R7", "R9", "R11", "R21", "P1"},
     # lenient validation: an invalid request answered as if valid breaks R15; what the
@@ -623,3 +627,16 @@ def test_a_held_session_ignores_the_re_sent_prompt_until_a_restart_rebuilds_it()
     assert _slots(held, *live) == [(BASE, "a")]
     assert _slots(held, *rebuilt) == [(BASE, "b")]
     assert _slots(reference, *live) == _slots(reference, *rebuilt) == [(BASE, "b")]
+
+
+def test_an_agent_without_a_size_limit_is_sent_no_prompt_over_one() -> None:
+    """size_limit = "none" narrows the bound: no scope sends BIG (a prompt over the agent's
+    limit), so R11 has nothing to judge; the states are the reference's minus those requests."""
+    profile = Profile("x", size_limit="none")
+    bound = api.advertised(bound_for("small", "rfd-final", "same"), profile)
+    sent = [p for s in bound.scopes for p in (*s.domain.prompts, *(s.domain.reopen_prompts or ()))]
+    assert sent and not any(b.text == BIG for p in sent for b in p or ())
+    limited = check(revision="rfd-final", bound="small", domain=SAME)
+    unlimited = check(profile=profile, bound="small", domain=SAME)
+    assert (limited.budget["states"], unlimited.budget["states"]) == (2981, 2973)
+    assert unlimited.verdicts["R11"] == "holds"
