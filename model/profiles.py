@@ -55,6 +55,12 @@ Abstractions
     that differs from the one the session was created with (T16): ``apply`` | ``keep`` (the
     stored one) | ``reject`` (-32602).
 
+    Which session methods it advertises: ``advertises_methods`` — ``as_bound`` (what each
+    capability profile of the bound has) | ``none`` (session/new and prompt only) |
+    ``load_only`` (loadSession, no session capabilities) | ``no_fork`` (all but the unstable
+    fork) | ``meta_only`` (none in the standard place, yet it serves them all: a client that
+    gates on the agent's name still reaches them).
+
     Hidden process state (envelope wires): ``held_sessions`` — a prompt re-sent on
     load/resume/fork of a session the process still holds in memory (attached, or closed since
     the last restart): ``apply`` | ``keep`` (ignored; applied only to a session rebuilt from
@@ -136,6 +142,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "on_differ": ("apply", "keep", "reject"),
     "advertises_prompt": ("as_bound", "none", "append", "override", "meta_only"),
     "held_sessions": ("apply", "keep"),
+    "advertises_methods": ("as_bound", "none", "load_only", "no_fork", "meta_only"),
     # the client's side (a client profile sets these; see CLIENT_KNOBS)
     "client_sends_prompt": ("capability", "always", "never"),
     "client_override": ("capability", "always"),
@@ -168,6 +175,7 @@ class Profile:
     on_differ: str = "apply"
     advertises_prompt: str = "as_bound"
     held_sessions: str = "apply"
+    advertises_methods: str = "as_bound"
     client_sends_prompt: str = "capability"
     client_override: str = "capability"
     client_resends: str = "any"
@@ -203,6 +211,11 @@ class Profile:
         every capability profile of the bound). ``meta_only`` advertises none in the
         standard place (its ``_meta`` advertisement is not read by a spec client)."""
         return _ADVERTISED[self.advertises_prompt]
+
+    def methods(self) -> frozenset[str] | None:
+        """The optional session methods this agent may advertise, as ``Caps`` fields
+        (``advertises_methods``; None: whatever each capability profile of the bound has)."""
+        return _METHODS[self.advertises_methods]
 
     def knobs(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in CHOICES}
@@ -526,7 +539,7 @@ _ADVERTISED: dict[str, frozenset[PromptCap] | None] = {
 }
 # knobs that restrict the bound, not (only) the tables: what the agent advertises, and an agent
 # without a size limit (no prompt is over it; simulations.api.profile_domain)
-_DOMAIN_KNOBS = frozenset({"advertises_prompt", "size_limit"})
+_DOMAIN_KNOBS = frozenset({"advertises_prompt", "size_limit", "advertises_methods"})
 
 
 def _advertises(t: Tables, value: Any) -> Tables:
@@ -541,6 +554,30 @@ def _advertises(t: Tables, value: Any) -> Tables:
         raise ValueError("no row ignores the prompt of an agent without the capability")
     t = t.edit("new_session", kept)
     return swap_guard(t, "session", "prompt_capability_here", None)
+
+
+# the optional session methods (Caps fields) each ``advertises_methods`` value advertises
+METHOD_FLAGS = ("load_session", "resume", "fork", "close", "delete", "list")
+_METHODS: dict[str, frozenset[str] | None] = {
+    "as_bound": None,
+    "none": frozenset(),
+    "load_only": frozenset({"load_session"}),
+    "no_fork": frozenset(METHOD_FLAGS) - {"fork"},  # fork is UNSTABLE in ACP v1
+    "meta_only": frozenset(),
+}
+
+
+def _advertises_methods(t: Tables, value: Any) -> Tables:
+    """Which session methods the agent advertises is the bound's business
+    (``Profile.methods``); one that advertises none in the standard place (``meta_only``)
+    still serves every method, instead of answering -32601."""
+    if value != "meta_only":
+        return t
+    rows = t.connection
+    kept = tuple(r for r in rows if "method_not_advertised" not in r.guards)
+    if kept == rows:
+        raise ValueError("no row answers an unadvertised method")
+    return t.edit("connection", kept)
 
 
 def _on_differ(t: Tables, value: Any) -> Tables:
@@ -611,6 +648,7 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_differ": _on_differ,
     "advertises_prompt": _advertises,
     "held_sessions": _held,
+    "advertises_methods": _advertises_methods,
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,
     "client_resends": _client_resends,

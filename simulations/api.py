@@ -34,7 +34,7 @@ from typing import Any, Literal, NoReturn
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
+from model.profiles import CHOICES, CLIENTS, METHOD_FLAGS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -167,7 +167,8 @@ def _over_limit(prompt: tuple[Block, ...] | None) -> bool:
 
 def profile_domain(d: Domain, profile: Profile) -> Domain | None:
     """``d`` as ``profile``'s agent meets it: only the capability profiles it advertises
-    (``advertises_prompt``) and, for an agent without a size limit (``size_limit = "none"``),
+    (``advertises_prompt``), each with only the session methods it advertises
+    (``advertises_methods``) and, for an agent without a size limit (``size_limit = "none"``),
     no prompt over one — ``BIG`` stands for a prompt over the agent's limit, and this agent has
     none to be over. None when no capability profile is left."""
     caps = profile.prompt_caps()
@@ -176,6 +177,15 @@ def profile_domain(d: Domain, profile: Profile) -> Domain | None:
         if not kept:
             return None
         d = replace(d, profiles=kept)
+    methods = profile.methods()
+    if methods is not None:
+
+        def only(c: Caps) -> Caps:
+            flags: dict[str, Any] = {f: getattr(c, f) and f in methods for f in METHOD_FLAGS}
+            return replace(c, **flags)
+
+        projected = (only(c) for c in d.profiles)
+        d = replace(d, profiles=tuple(dict.fromkeys(projected)))
     if profile.size_limit == "none":
         reopen = d.reopen_prompts
         d = replace(

@@ -21,7 +21,17 @@ from model.profiles import (
 )
 from model.revisions import REVISIONS, envelope_tables
 from model.tables import Tables
-from model.types import BASE, BIG, Block, BlockKind, Caps, PromptCap, Request
+from model.types import (
+    BASE,
+    BIG,
+    METHOD_NOT_FOUND,
+    Block,
+    BlockKind,
+    Caps,
+    ClientKind,
+    PromptCap,
+    Request,
+)
 from simulations import api
 from simulations.api import (
     REVISION_ITSELF,
@@ -113,6 +123,9 @@ def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: objec
         assert {(knob, revision), (knob, value, revision)}.isdisjoint(REFUSED), (knob, value)
         if knob == "advertises_prompt" and value != "meta_only":  # narrows the bound instead
             assert changed.prompt_caps() is not None
+            continue
+        if knob == "advertises_methods" and value != "meta_only":  # narrows the bound
+            assert changed.methods() is not None
             continue
         if (knob, value) == ("size_limit", "none"):  # so does an agent without a limit
             assert changed.tables() == REVISIONS[revision].tables
@@ -211,6 +224,10 @@ KNOB_BREAKS = {
     ("advertises_prompt", "append"): set(),
     ("advertises_prompt", "override"): set(),
     ("advertises_prompt", "meta_only"): set(),
+    ("advertises_methods", "none"): set(),
+    ("advertises_methods", "load_only"): set(),
+    ("advertises_methods", "no_fork"): set(),
+    ("advertises_methods", "meta_only"): set(),
     # the client's side: it sends what the agent did not advertise
     ("client_sends_prompt", "always"): {"R3", "P1"},  # the agent ignores it: silently dropped
     ("client_sends_prompt", "never"): set(),
@@ -640,3 +657,40 @@ def test_an_agent_without_a_size_limit_is_sent_no_prompt_over_one() -> None:
     unlimited = check(profile=profile, bound="small", domain=SAME)
     assert (limited.budget["states"], unlimited.budget["states"]) == (2981, 2973)
     assert unlimited.verdicts["R11"] == "holds"
+
+
+def test_what_methods_an_agent_advertises_narrows_every_capability_profile() -> None:
+    """advertises_methods keeps each capability profile of the bound, with only the methods
+    this agent advertises; fewer methods, fewer states (pinned, small bound)."""
+    states = {}
+    for value in ("as_bound", "no_fork", "load_only", "none"):
+        profile = Profile("x", advertises_methods=value)
+        bound = api.advertised(bound_for("small", "rfd-final", "same"), profile)
+        allowed = profile.methods()
+        for scope in bound.scopes:
+            for caps in scope.domain.profiles:
+                on = {
+                    f
+                    for f in ("load_session", "resume", "fork", "close", "delete", "list")
+                    if getattr(caps, f)
+                }
+                assert allowed is None or on <= allowed, (value, caps)
+        states[value] = check(profile=profile, bound="small", domain=SAME).budget["states"]
+    assert states == {"as_bound": 2981, "no_fork": 2789, "load_only": 485, "none": 292}
+
+
+def test_an_agent_advertising_methods_only_in_meta_serves_them_anyway() -> None:
+    """meta_only: a client that calls session/load without the capability (gating on the
+    agent's name) is served, where the reference agent answers -32601."""
+    requests = (
+        Request("connect", client=ClientKind.ADVERSARIAL),
+        Request("initialize"),
+        Request("session_new"),
+        Request("session_close", sid="s1"),
+        Request("session_load", sid="s1"),
+    )
+    trace = Trace(Caps(PromptCap.APPEND), requests)
+    meta = Profile("x", advertises_methods="meta_only")
+    served = [r.step.reply.code for r in replay(trace, meta.tables())][-2:]
+    refused = [r.step.reply.code for r in replay(trace)][-2:]
+    assert served == [None, None] and refused == [METHOD_NOT_FOUND, METHOD_NOT_FOUND]
