@@ -51,6 +51,7 @@ from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore
 from simulations.engines.stateful import Trace
 from simulations.engines.trace import replay
+from simulations.outputs.report import SUBJECTS, Subject, subject_bound
 
 _EXPLORED: dict[tuple[Any, ...], Exploration] = {}
 
@@ -694,3 +695,21 @@ def test_an_agent_advertising_methods_only_in_meta_serves_them_anyway() -> None:
     served = [r.step.reply.code for r in replay(trace, meta.tables())][-2:]
     refused = [r.step.reply.code for r in replay(trace)][-2:]
     assert served == [None, None] and refused == [METHOD_NOT_FOUND, METHOD_NOT_FOUND]
+
+
+def test_the_reports_profile_rows_honour_what_the_profile_advertises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The report's subject for a profile narrows its bound like ``check --profile`` does: an
+    agent advertising override only is explored with override only, with the methods it
+    advertises; a shipped profile (as_bound) keeps both capabilities."""
+    narrow = Profile("narrow", advertises_prompt="override", advertises_methods="load_only")
+    monkeypatch.setitem(PROFILES, narrow.name, narrow)
+    subject = Subject("profile narrow", narrow.revision, profile=narrow.name, restarts="same")
+    caps = {c for sc in subject_bound(subject, "small").scopes for c in sc.domain.profiles}
+    assert caps == {Caps(PromptCap.OVERRIDE, load_session=True)}
+    shipped = next(s for s in SUBJECTS if s.profile == "final-default-on-load")
+    shipped_caps = {
+        c.system_prompt for sc in subject_bound(shipped).scopes for c in sc.domain.profiles
+    }
+    assert shipped_caps == {PromptCap.APPEND, PromptCap.OVERRIDE}
