@@ -713,3 +713,17 @@ def test_the_reports_profile_rows_honour_what_the_profile_advertises(
         c.system_prompt for sc in subject_bound(shipped).scopes for c in sc.domain.profiles
     }
     assert shipped_caps == {PromptCap.APPEND, PromptCap.OVERRIDE}
+
+
+def test_causes_under_the_hypothesis_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    """With --engine hypothesis the causes re-run Hypothesis without each departure: on_load =
+    "default" is named for R16 and P1–P3, and P9, which the reference agent breaks too, is put
+    down to the revision itself."""
+    run = ["--engine", "hypothesis", "--examples", "5", "--steps", "15", "--json"]
+    code = main(["check", "--profile", "final-default-on-load", *run])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["engine"] == "hypothesis"
+    assert {rid: c for rid, c in out["causes"].items() if c} == {
+        rid: ["on_load"] for rid in ("R16", "P1", "P2", "P3")
+    }
+    assert out["cause_notes"] == {"P9": REVISION_ITSELF}
