@@ -26,9 +26,11 @@ Abstractions
       created) | ``invalid_params`` (-32602, nothing created) | ``drop`` (dropped silently:
       the session created under the default prompt, nothing stored).
     * ``reads_prompt`` — where the agent looks for the prompt: ``field`` (the revision's
-      top-level field) | ``meta`` (``_meta.systemPrompt``) | ``nowhere``. Every modelled client
-      writes the top-level field, so ``meta`` and ``nowhere`` both mean the agent never sees
-      it (accepted, then ignored).
+      top-level field) | ``meta`` (``_meta.systemPrompt``) | ``nowhere``. The agent sees the
+      prompt iff it reads where the client writes it (``client_puts_prompt``); otherwise, and
+      always with ``nowhere``, the prompt is accepted and ignored — on session/new and, on the
+      envelope wires, when re-sent on load/resume/fork (the request then goes on as one without
+      a prompt). Validation rows stay as they are.
 
     Lenient validation (revisions that validate the prompt: rfd-final and later; on the
     envelope wires also a prompt re-sent on load/resume/fork, which then goes on as the same
@@ -58,6 +60,15 @@ Abstractions
     ``meta_only`` (advertises nothing in the standard place, yet takes, applies and restores
     the prompt: a client that gates on the agent's name still reaches it).
 
+    Restore by re-send: ``restore`` — ``stored`` | ``resent`` (load, resume and fork take the
+    prompt from the request, checked as session/new checks one, and run under the default
+    when it carries none). On the string, blocks and instructions wires, whose own field is
+    on session/new only, the re-send travels in ``_meta.systemPrompt``: ``Profile.admits``
+    widens the wire for it and the client may re-send what it may send on session/new
+    (``client_resends`` applies). On the envelope wires it is ``on_load = "default"`` with
+    ``fork_inherits = false`` and is refused, naming those. It is applied before the other
+    knobs (they read its rows); ``on_load`` and ``fork_inherits`` then have no effect.
+
     The client's side (``Client``, paired with an agent by ``pair``; a file names them
     without the ``client_`` prefix):
 
@@ -65,12 +76,16 @@ Abstractions
       is advertised: it gates on the agent's name, say) | ``never``.
     * ``client_override`` — asks for override: ``capability`` | ``always``.
     * ``client_resends`` — on load/resume/fork where the wire carries it (v1-stable,
-      v2-draft): ``any`` valid value | ``same`` (the one it created the session with) |
-      ``none``.
+      v2-draft, and the wires ``restore = "resent"`` widens): ``any`` valid value | ``same``
+      (the one it created the session with) | ``none``.
+    * ``client_puts_prompt`` — where it writes the prompt: ``field`` | ``meta``
+      (``_meta.systemPrompt``; ``simulations.wire.acp.meta_methods`` shows it there). The
+      client's rules (R3, T2, …) are judged on the prompt wherever it travels.
 
 
 Source
-    aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); the discussion of
+    aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); openclaw/acpx#229 (acpx writes
+    ``_meta.systemPrompt`` on session/new for claude-agent-acp); anomalyco/opencode#27500; the discussion of
     agentclientprotocol/agent-client-protocol PR #1237 (buzz-agent in block/sprout#981); the
     RFD docs/rfds/client-system-prompt.mdx at revision 4969bbbf, "Background"
     (claude-agent-acp).
