@@ -38,7 +38,7 @@ from model.profiles import CHOICES, CLIENTS, METHOD_FLAGS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
-from model.types import BIG, Block, BlockKind, Caps, PromptCap
+from model.types import BIG, Block, BlockKind, Caps, PromptCap, Request
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 from simulations.engines.exploration import Exploration, Progress
@@ -135,14 +135,20 @@ def advisory(rid: str) -> bool:
     return REQUIREMENTS[rid].is_advisory
 
 
-def bound_for(spec: str | Bound, revision: str, restarts: str = "any") -> Bound:
-    """A named bound or a bound file (``load_bound``), over what ``revision``'s wire can carry;
-    ``restarts="same"`` keeps the agent's profile across restarts in every scope."""
+def bound_for(
+    spec: str | Bound,
+    revision: str,
+    restarts: str = "any",
+    admits: Callable[[Request], bool] | None = None,
+) -> Bound:
+    """A named bound or a bound file (``load_bound``), over what ``revision``'s wire can carry
+    (or ``admits``: a profile's wire, ``Profile.admits``); ``restarts="same"`` keeps the
+    agent's profile across restarts in every scope."""
     try:
         b = spec if isinstance(spec, Bound) else load_bound(spec)
     except BoundError as e:
         raise UsageError(f"argument --bound: {e}") from None
-    b = b.restricted(resolve(revision).admits)
+    b = b.restricted(resolve(revision).admits if admits is None else admits)
     if restarts == "any":
         return b
     scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in b.scopes)
@@ -269,7 +275,8 @@ def check(
         )
     rev = REVISIONS[revision]
     if engine == "bfs":
-        b = advertised(bound_for(bound, revision, domain.restarts), profile)
+        wire = None if profile is None else profile.admits()
+        b = advertised(bound_for(bound, revision, domain.restarts, wire), profile)
         result = from_exploration(
             explore(tables, b, symmetry=symmetry, progress=progress, workers=workers, keep=b.keep),
             revision,
@@ -278,7 +285,8 @@ def check(
         )
         result.amendment = amendment
         return result
-    domain = domain.restrict(rev.admits)
+    admits = rev.admits if profile is None else profile.admits()
+    domain = domain.restrict(admits)
     if profile is not None:
         domain = profile_domain(domain, profile) or _nothing_advertised(profile)
     t0 = time.perf_counter()
@@ -289,7 +297,7 @@ def check(
     # 2. the named scenarios, replayed like Hypothesis @example inputs
     from_scenarios: dict[str, Trace] = {}
     for trace in scenarios_for(domain).values():
-        if not all(rev.admits(r) for r in trace.requests):
+        if not all(admits(r) for r in trace.requests):
             continue  # the scenario says something this revision's wire cannot
         for step in replay(trace, tables):
             for rid in step.violated:

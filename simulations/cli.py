@@ -502,7 +502,13 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.engine == "bfs":
             rev = amendment.base if amendment else profile.revision if profile else args.revision
             bound = advertised(
-                bound_for(args.bound, revision_for(rev, args.mutant), restarts), profile
+                bound_for(
+                    args.bound,
+                    revision_for(rev, args.mutant),
+                    restarts,
+                    None if profile is None else profile.admits(),
+                ),
+                profile,
             )
             _announce(args, bound)
             line = _progress(args, "check")
