@@ -392,6 +392,8 @@ class ReferenceAgent:
         self.history: History = {}
         self.restarted = False  # it started on an existing store (a restart of the model)
         world = evolve(initial_world(build.caps), observed=SEALED)
+        if store is not None:
+            store.mkdir(parents=True, exist_ok=True)
         if self.store is not None and self.store.exists():
             try:
                 world, self.history = read_store(self.store, build.caps)

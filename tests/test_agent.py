@@ -87,7 +87,8 @@ class Live:
                 return notes, got
 
     def stop(self) -> str:
-        """Close stdin, wait for the exit (kill past the timeout); the agent's stderr."""
+        """Close stdin, wait for the exit (kill past the timeout); the agent's stderr. The
+        agent must have exited by itself, with status 0."""
         if self.proc.stdin is not None and not self.proc.stdin.closed:
             self.proc.stdin.close()
         try:
@@ -100,6 +101,7 @@ class Live:
         self.proc.stderr.close()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+        assert self.proc.returncode == 0, err
         return err
 
 
@@ -223,6 +225,53 @@ def test_live_transcripts_equal_the_models(revision: str, tmp_path: Path) -> Non
                 assert n == [], (name, req)
             assert all(x["params"]["sessionId"] == req.sid for x in n)
         assert (store / STORE_FILE).is_file()
+
+
+def run_in_process(trace: Trace, build: Build, store: Path) -> list[dict[str, Any]]:
+    """``run_live`` without processes: ``ReferenceAgent.handle`` for each request, a new
+    ``ReferenceAgent`` on the same store for each connect after a restart."""
+    sent = _requests(transcript(trace, build.tables, wire=build.wire))
+    out: list[dict[str, Any]] = []
+    agent: ReferenceAgent | None = None
+    for req in trace.requests:
+        if req.method == "connect":
+            agent = ReferenceAgent(build, store)
+        elif req.method != "restart":
+            assert agent is not None
+            message = next(sent)
+            answer = agent.handle(message["id"], message["method"], message["params"])
+            out += [message, answer.response]
+    return out
+
+
+@pytest.mark.parametrize("revision", sorted(REVISIONS))
+def test_every_revision_answers_as_its_model_in_process(revision: str, tmp_path: Path) -> None:
+    """Every revision's reference agent (its own wire and default capabilities), on two random
+    walks with a restart, answers what the model's transcript shows."""
+    wire = revision_wire(revision)
+    build = Build(revision, REVISIONS[revision].tables, default_caps(wire), revision)
+    for seed in (1, 2):
+        trace = walk(revision, build.caps, seed=seed, steps=40)
+        expected = transcript(trace, build.tables, wire=wire)
+        assert run_in_process(trace, build, tmp_path / str(seed)) == expected
+
+
+def test_the_comparison_catches_an_agent_that_skips_the_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Teeth: an agent that reopens its store without the model's restart event (its sessions
+    stay active on a connection that is gone) no longer answers as the model does."""
+    trace = SCENARIOS["override_session_forked_and_resumed"]
+    build = Build("rfd-final", REVISIONS["rfd-final"].tables, trace.profile, "rfd-final")
+    expected = transcript(trace, build.tables, wire=build.wire)
+    assert run_in_process(trace, build, tmp_path / "ok") == expected
+    real = ReferenceAgent._move
+
+    def forgetful(self: ReferenceAgent, world: Any, req: Request) -> Any:
+        return world if req.method == "restart" else real(self, world, req)
+
+    monkeypatch.setattr(ReferenceAgent, "_move", forgetful)
+    assert run_in_process(trace, build, tmp_path / "forgetful") != expected
 
 
 def test_the_walks_reach_what_matters() -> None:
