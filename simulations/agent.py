@@ -2,18 +2,22 @@
 
 Scope
     An ordinary ACP agent over stdio, built on the official Python SDK's low-level JSON-RPC
-    connection (``acp.connection.Connection`` over ``acp.stdio_streams``), whose every answer
-    is the model's. The process holds a model ``World``; each request is read as the model's
-    ``Request`` (``simulations.wire.acp.request_of``), stepped through ``model.machines.System``
-    over the build's tables, and answered with the response message the model's transcript
-    shows for that step (``simulations.wire.acp.response_message``). There is no protocol
-    logic here: a revision's tables make the reference agent of that revision, a profile's
-    tables (``--profile``) or a mutant's (``--mutant``) a faulty build, with no extra code.
+    connection (``acp.connection.Connection`` over the process's stdin and stdout), whose
+    every answer is the model's. The process holds a model ``World``; each request is read as
+    the model's ``Request`` (``simulations.wire.acp.request_of``), stepped through
+    ``model.machines.System`` over the build's tables, and answered with the response message
+    the model's transcript shows for that step (``simulations.wire.acp.response_message``).
+    There is no protocol logic here: a revision's tables make the reference agent of that
+    revision, a profile's tables (``--profile``) or a mutant's (``--mutant``) a faulty build,
+    with no extra code.
 
     ``ReferenceAgent`` is that state machine without the transport (``handle`` answers one
-    message); ``serve`` puts it on stdio; ``main`` is the command line. Besides ACP it answers
-    the introspection extension ``INTROSPECTION_METHOD`` (README, "A live agent"): the slot
-    a session/prompt on the session would run under now, read from the model by stepping a
+    message); ``serve`` puts it on stdio, answering requests one at a time in the order they
+    arrive (a request's notifications and response before the next one's), and when stdin
+    closes, stops once every request read is answered; ``main`` is the command line and
+    ``run`` the process (``python -m simulations.agent``). Besides ACP it answers the
+    introspection extension ``INTROSPECTION_METHOD`` (README, "A live agent"): the slot a
+    session/prompt on the session would run under now, read from the model by stepping a
     prompt on a copy of the world.
 
 Abstractions
@@ -46,10 +50,14 @@ Abstractions
     is neither a client request of the model nor the extension, -32601. Notifications from
     the client (``session/cancel``) are ignored: a turn is atomic in the model.
 
+    Start-up is most of what a conformance run (a process per test) pays for: the agent loads
+    only the SDK's JSON-RPC layer, not its pydantic schema models (``sdk_connection``), and
+    exits without the interpreter's module teardown (``run``); ``bench/agent_bench.py``.
+
 Source
     ACP v1 (agentclientprotocol/agent-client-protocol, schema/v1): initialize, session/*,
     session/update notifications (``agent_message_chunk``, ``user_message_chunk``); the
-    official Python SDK agent-client-protocol 0.12.1 (``acp.connection``, ``acp.stdio``).
+    official Python SDK agent-client-protocol 0.12.1 (``acp.connection``).
 """
 
 from __future__ import annotations
@@ -462,7 +470,7 @@ class ReferenceAgent:
             return []
         blocks = params.get("prompt") if isinstance(params, Mapping) else None
         said = _text_update("agent_message_chunk", {"type": "text", "text": AGENT_MESSAGE})
-        turn = [_text_update("user_message_chunk", b) for b in (blocks or [])]
+        turn = [_text_update("user_message_chunk", b) for b in blocks or () if isinstance(b, dict)]
         self.history.setdefault(sid, []).extend([*turn, said])
         return [{"sessionId": sid, "update": said}]
 
@@ -493,24 +501,27 @@ def sdk_connection() -> ModuleType:
     ``import acp`` builds every pydantic model of ``acp.schema`` (273 classes), which this
     agent never uses (they drop ``systemPrompt``): that is most of the process's start-up
     time, and a conformance run starts a process per test. ``acp.connection`` and the modules
-    it imports (``_transport``, ``exceptions``, ``task``, ``telemetry``) need none of them, so
-    they are imported under a bare package object that is removed again afterwards: a later
-    ``import acp`` in the same process runs the real ``__init__`` and reuses these modules.
+    it imports (``_transport``, ``exceptions``, ``task``, ``telemetry``; none imports more
+    later) need none of them, so they are loaded under a bare package object, and then taken
+    out of ``sys.modules`` again with it: this copy is the agent's own, and a later
+    ``import acp`` in the same process is an ordinary, complete import. Where ``acp`` is
+    imported already, its ``acp.connection`` is returned.
     """
-    loaded = sys.modules.get("acp.connection")
-    if loaded is not None:
-        return loaded
-    spec = importlib.util.find_spec("acp")
-    if spec is None or not spec.submodule_search_locations or "acp" in sys.modules:
+    if "acp" in sys.modules:
         return importlib.import_module("acp.connection")
+    spec = importlib.util.find_spec("acp")
+    if spec is None or not spec.submodule_search_locations:
+        return importlib.import_module("acp.connection")
+    before = set(sys.modules)
     bare = ModuleType("acp")
     bare.__path__ = list(spec.submodule_search_locations)
     sys.modules["acp"] = bare
     try:
         return importlib.import_module("acp.connection")
     finally:
-        if sys.modules.get("acp") is bare:
-            del sys.modules["acp"]
+        for name in set(sys.modules) - before:
+            if name == "acp" or name.startswith("acp."):
+                del sys.modules[name]
 
 
 _TICKET: ContextVar[tuple[int | str | None, int]] = ContextVar("ticket", default=(None, 0))
