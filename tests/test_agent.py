@@ -29,12 +29,13 @@ from model.mutants import MUTANTS
 from model.profiles import load_profile
 from model.revisions import REVISIONS
 from model.tables import Tables
-from model.types import BASE, Caps, ClientKind, Request, initial_world
+from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
 from simulations.agent import (
     AGENT_MESSAGE,
     STORE_FILE,
     Build,
     ReferenceAgent,
+    build_for,
     caps_text,
     default_caps,
     main,
@@ -452,15 +453,28 @@ def test_a_broken_store_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture
     assert len(err) == 1 and "sessions: expected an array" in err[0], err
 
 
-def test_caps_round_trip_and_profile_advertisement() -> None:
+def test_caps_round_trip_and_profile_advertisement(tmp_path: Path) -> None:
+    """--caps reads back what caps_text writes; the default is the fullest profile the wire
+    and a profile's advertises_prompt allow, and initialize advertises exactly that."""
     for wire in ("blocks", "envelope", "envelope-v2", "instructions", "string"):
         caps = default_caps(wire)
         assert parse_caps(caps_text(caps), wire) == caps
     assert not default_caps("envelope-v2").load_session
-    advertises = load_profile("v1-default-on-load")
-    assert default_caps("envelope", advertises.prompt_caps()).system_prompt.value == "override"
-    with pytest.raises(UsageError):
-        parse_caps("systemPrompt=override", "envelope", frozenset())
+    assert default_caps("instructions").system_prompt is PromptCap.OVERRIDE
+    assert default_caps("string").system_prompt is PromptCap.APPEND
+    profile = tmp_path / "appends.toml"
+    profile.write_text('name = "appends"\nrevision = "v1-stable"\nadvertises_prompt = "append"\n')
+    build = build_for(profile=str(profile))
+    assert build.caps == replace(default_caps("envelope"), system_prompt=PromptCap.APPEND)
+    initialize = ReferenceAgent(build).handle(1, "initialize", {"protocolVersion": 1})
+    advertised = initialize.response["result"]["agentCapabilities"]["sessionCapabilities"]
+    assert advertised["systemPrompt"] == {}  # append only
+    with pytest.raises(UsageError, match="the profile advertises only append"):
+        build_for(profile=str(profile), caps="systemPrompt=override")
+    profile.write_text('name = "blind"\nrevision = "v1-stable"\nadvertises_prompt = "none"\n')
+    blind = ReferenceAgent(build_for(profile=str(profile)))
+    result = blind.handle(1, "initialize", {"protocolVersion": 1}).response["result"]
+    assert "systemPrompt" not in result["agentCapabilities"]["sessionCapabilities"]
 
 
 def test_the_store_is_what_a_restart_reads(tmp_path: Path) -> None:
