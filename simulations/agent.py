@@ -676,7 +676,9 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
         description="An ACP agent on stdio whose every answer is the model's (the reference "
-        "agent of a revision, or a faulty build: a profile or a mutant). Logs go to stderr.",
+        "agent of a revision, or a faulty build: a profile or a mutant). It also answers the "
+        f"introspection extension {INTROSPECTION_METHOD} {{sessionId}} → {{systemSlot}} "
+        "(README, 'A live agent'). Logs go to stderr.",
     )
     p.add_argument(
         "--revision",
