@@ -26,7 +26,7 @@ import pytest
 
 from model.machines import Compiled
 from model.mutants import MUTANTS
-from model.profiles import load_profile
+from model.profiles import PROFILES, load_profile
 from model.revisions import REVISIONS
 from model.tables import Tables
 from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
@@ -145,7 +145,7 @@ def agent_args(revision: str, caps: Caps, store: Path, *more: str) -> list[str]:
     return ["--revision", revision, "--caps", caps_text(caps), "--store", str(store), *more]
 
 
-def walk(revision: str, caps: Caps, seed: int, steps: int) -> Trace:
+def walk(revision: str, caps: Caps, seed: int, steps: int, tables: Tables | None = None) -> Trace:
     """A seeded random walk over the revision's request domain on one connection: a method
     drawn first, then one of its requests (mostly on a session that exists); one restart
     (same profile) half-way, then a new connection."""
@@ -159,7 +159,7 @@ def walk(revision: str, caps: Caps, seed: int, steps: int) -> Trace:
     )
     rng = random.Random(seed)
     connect, initialize = Request("connect", client=ClientKind.ADVERSARIAL), Request("initialize")
-    system = Compiled(rev.tables)
+    system = Compiled(rev.tables if tables is None else tables)
     world = initial_world(caps)
     requests: list[Request] = []
     for i in range(steps):
@@ -255,6 +255,21 @@ def test_every_revision_answers_as_its_model_in_process(revision: str, tmp_path:
         trace = walk(revision, build.caps, seed=seed, steps=40)
         expected = transcript(trace, build.tables, wire=wire)
         assert run_in_process(trace, build, tmp_path / str(seed)) == expected
+
+
+BUILDS = [("mutant", m) for m in sorted(MUTANTS)] + [("profile", p) for p in sorted(PROFILES)]
+
+
+@pytest.mark.parametrize(("kind", "name"), BUILDS, ids=[n for _, n in BUILDS])
+def test_every_faulty_build_answers_as_its_tables_in_process(
+    kind: str, name: str, tmp_path: Path
+) -> None:
+    """Each mutant and shipped profile, built as the command line builds it, answers a random
+    walk with a restart (its store written to JSON and read back) as its own tables' model."""
+    build = build_for(mutant=name) if kind == "mutant" else build_for(profile=name)
+    trace = walk(build.revision, build.caps, seed=3, steps=30, tables=build.tables)
+    expected = transcript(trace, build.tables, wire=build.wire)
+    assert run_in_process(trace, build, tmp_path) == expected
 
 
 def test_the_comparison_catches_an_agent_that_skips_the_restart(
