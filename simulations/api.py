@@ -34,13 +34,13 @@ from typing import Any, Literal, NoReturn
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.profiles import CHOICES, CLIENTS, METHOD_FLAGS, PROFILES, Profile
+from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
-from model.types import BIG, Block, BlockKind, Caps, PromptCap, Request
+from model.types import Request
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
-from simulations.engines.domain import DEFAULT_DOMAIN, Domain
+from simulations.engines.domain import DEFAULT_DOMAIN, Domain, profile_domain
 from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore
 from simulations.engines.scenarios import scenarios_for
@@ -161,47 +161,6 @@ def _nothing_advertised(profile: Profile) -> NoReturn:
         f'"{profile.advertises_prompt}": no capability profile of the bound advertises that '
         f"on {profile.revision}"
     )
-
-
-def _advertised_by(profiles: tuple[Caps, ...], caps: frozenset[PromptCap]) -> tuple[Caps, ...]:
-    return tuple(p for p in profiles if p.system_prompt in caps)
-
-
-def _over_limit(prompt: tuple[Block, ...] | None) -> bool:
-    return any(b.kind is BlockKind.TEXT and b.text == BIG for b in prompt or ())
-
-
-def profile_domain(d: Domain, profile: Profile) -> Domain | None:
-    """``d`` as ``profile``'s agent meets it: only the capability profiles it advertises
-    (``advertises_prompt``), each with only the session methods it advertises
-    (``advertises_methods``) and, for an agent without a size limit (``size_limit = "none"``),
-    no prompt over one — ``BIG`` stands for a prompt over the agent's limit, and this agent has
-    none to be over. None when no capability profile is left."""
-    caps = profile.prompt_caps()
-    if caps is not None:
-        kept = _advertised_by(d.profiles, caps)
-        if not kept:
-            return None
-        d = replace(d, profiles=kept)
-    methods = profile.methods()
-    if methods is not None:
-
-        def only(c: Caps) -> Caps:
-            flags: dict[str, Any] = {f: getattr(c, f) and f in methods for f in METHOD_FLAGS}
-            return replace(c, **flags)
-
-        projected = (only(c) for c in d.profiles)
-        d = replace(d, profiles=tuple(dict.fromkeys(projected)))
-    if profile.size_limit == "none":
-        reopen = d.reopen_prompts
-        d = replace(
-            d,
-            prompts=tuple(p for p in d.prompts if not _over_limit(p)),
-            reopen_prompts=None
-            if reopen is None
-            else tuple(p for p in reopen if not _over_limit(p)),
-        )
-    return d
 
 
 def advertised(b: Bound, profile: Profile | None) -> Bound:

@@ -82,7 +82,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -984,9 +983,3 @@ def run(args: argparse.Namespace) -> int:
             )
         print(result.render())
     return result.exit_code
-
-
-def main(argv: list[str] | None = None) -> int:  # pragma: no cover - via simulations.cli
-    from simulations.cli import main as cli_main
-
-    return cli_main(["validate", *(argv if argv is not None else sys.argv[1:])])

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
+from model.profiles import METHOD_FLAGS, Profile
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request, World
 
 T = BlockKind.TEXT
@@ -177,3 +178,43 @@ def domain_for(revision: str, admits: Callable[[Request], bool]) -> Domain:
     if revision == "rfd-final":
         return DEFAULT_DOMAIN
     return (ALT_DOMAIN if revision == "alt-instructions" else V1_DOMAIN).restrict(admits)
+
+
+def _advertised_by(profiles: tuple[Caps, ...], caps: frozenset[PromptCap]) -> tuple[Caps, ...]:
+    return tuple(p for p in profiles if p.system_prompt in caps)
+
+
+def _over_limit(prompt: tuple[Block, ...] | None) -> bool:
+    return any(b.kind is BlockKind.TEXT and b.text == BIG for b in prompt or ())
+
+
+def profile_domain(d: Domain, profile: Profile) -> Domain | None:
+    """``d`` as ``profile``'s agent meets it: only the capability profiles it advertises
+    (``advertises_prompt``), each with only the session methods it advertises
+    (``advertises_methods``) and, for an agent without a size limit (``size_limit = "none"``),
+    no prompt over one — ``BIG`` stands for a prompt over the agent's limit, and this agent has
+    none to be over. None when no capability profile is left. The one place a profile narrows
+    a domain: the CLI's and the API's checks, both engines, and the report's profile rows."""
+    caps = profile.prompt_caps()
+    if caps is not None:
+        kept = _advertised_by(d.profiles, caps)
+        if not kept:
+            return None
+        d = replace(d, profiles=kept)
+    methods = profile.methods()
+    if methods is not None:
+
+        def only(c: Caps) -> Caps:
+            flags: dict[str, Any] = {f: getattr(c, f) and f in methods for f in METHOD_FLAGS}
+            return replace(c, **flags)
+
+        d = replace(d, profiles=tuple(dict.fromkeys(only(c) for c in d.profiles)))
+    if profile.size_limit == "none":
+        reopen = d.reopen_prompts
+        kept_reopen = None if reopen is None else tuple(p for p in reopen if not _over_limit(p))
+        d = replace(
+            d,
+            prompts=tuple(p for p in d.prompts if not _over_limit(p)),
+            reopen_prompts=kept_reopen,
+        )
+    return d

@@ -37,9 +37,8 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
-from simulations.api import profile_domain
 from simulations.engines.bounds import BOUNDS, Bound
-from simulations.engines.domain import domain_for
+from simulations.engines.domain import domain_for, profile_domain
 from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore, labelled, smallest_bound_showing
 from simulations.engines.stateful import Trace, findings_of, machine_class, run
