@@ -1,0 +1,344 @@
+"""``acp-sysprompt conform``: a live agent on stdio judged by the model, and always cleaned up.
+
+The agents here are throwaway scripts written into ``tmp_path``: one that hangs, one that
+crashes, one that prints garbage, one that floods stderr, one that closes its stdout; and a
+tiny model-driven agent (the model's own tables answer every request, the introspection
+extension included) that conforms, and fails as a mutant of the tables when given one.
+Each run must end within its timeouts with a FAIL naming the cause, and leave no process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from model.types import Caps, PromptCap
+from simulations.live.conform import (
+    CAPABILITY,
+    FAIL,
+    INFORMATIONAL,
+    MANDATORY,
+    NOT_OBSERVABLE,
+    PASS,
+    caps_of,
+    conform,
+    tier,
+)
+from simulations.wire.acp import _agent_capabilities
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A model-driven agent: the revision's tables (or a mutant's) answer each request; the store
+# (the model's agent, pickled) survives a restart. Not the reference agent (simulations.agent):
+# a 60-line stand-in that lets these tests run without it.
+MODEL_AGENT = """
+import json, pickle, sys
+from pathlib import Path
+from model.machines import System
+from model.mutants import MUTANTS
+from model.revisions import REVISIONS
+from model.types import ClientKind, Request, initial_world
+from simulations.engines.trace import ReplayedStep
+from simulations.wire.acp import _response, request_of, revision_wire
+
+revision, store, mutant, introspect = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+caps = eval(sys.argv[5])
+tables = MUTANTS[mutant].tables if mutant != "none" else REVISIONS[revision].tables
+wire = revision_wire(revision)
+system = System(tables)
+if store.exists():
+    world, turns = pickle.loads(store.read_bytes())
+    world = system.step(world, Request("restart")).after
+else:
+    world, turns = initial_world(caps), {}
+world = system.step(world, Request("connect", client=ClientKind.ADVERSARIAL)).after
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\\n")
+    sys.stdout.flush()
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg or "method" not in msg:
+        continue
+    if msg["method"] == "_acp_sysprompt/system_slot":
+        if introspect != "yes":
+            send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+            continue
+        s = world.agent.session(msg["params"]["sessionId"])
+        slot = None if s is None or s.live is None else list(s.live)
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"systemSlot": slot}})
+        continue
+    req = request_of(msg, wire)
+    step = system.step(world, req)
+    world = step.after
+    if step.reply.ok and req.method == "session_prompt":
+        turns[req.sid] = turns.get(req.sid, 0) + 1
+    if step.reply.replayed:
+        for _ in range(turns.get(req.sid, 0)):
+            update = {"sessionUpdate": "agent_message_chunk",
+                      "content": {"type": "text", "text": "earlier"}}
+            send({"jsonrpc": "2.0", "method": "session/update",
+                  "params": {"sessionId": req.sid, "update": update}})
+    answer = _response(0, ReplayedStep(step, ()), wire)
+    answer["id"] = msg["id"]
+    answer.get("result", {}).pop("_meta", None) if isinstance(answer.get("result"), dict) else None
+    store.write_bytes(pickle.dumps((world, turns)))
+    send(answer)
+"""
+
+FULL = (
+    "Caps(system_prompt=PromptCap.OVERRIDE, load_session=True, resume=True, fork=True, "
+    "close=True, delete=True, list=True)"
+)
+
+
+def model_agent(
+    tmp_path: Path,
+    revision: str = "v1-stable",
+    mutant: str = "none",
+    introspect: bool = True,
+    caps: str = FULL,
+) -> list[str]:
+    script = tmp_path / "model_agent.py"
+    script.write_text(
+        "from model.types import Caps, PromptCap\n"
+        + MODEL_AGENT.replace("caps = eval(sys.argv[5])", f"caps = {caps}"),
+        encoding="utf-8",
+    )
+    store = tmp_path / "store.pickle"
+    return [
+        sys.executable,
+        str(script),
+        revision,
+        str(store),
+        mutant,
+        "yes" if introspect else "no",
+    ]
+
+
+def _env_argv(argv: list[str]) -> list[str]:
+    """Run the agent with this checkout on its path (the tests' cwd may be elsewhere)."""
+    return ["env", f"PYTHONPATH={ROOT}", *argv]
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (psutil-free: /proc)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _script(tmp_path: Path, name: str, body: str) -> list[str]:
+    p = tmp_path / f"{name}.py"
+    p.write_text(textwrap.dedent(body), encoding="utf-8")
+    return [sys.executable, str(p)]
+
+
+_INIT_OK = textwrap.dedent("""
+    import json, sys
+    caps = {"loadSession": False, "sessionCapabilities": {}}
+    def answer(msg):
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+            "result": {"protocolVersion": 1, "agentCapabilities": caps}}) + "\\n")
+        sys.stdout.flush()
+""")
+
+BAD_AGENTS = {
+    "hang": ("import time\ntime.sleep(60)\n", "timeout"),
+    "crash": ("import sys\nsys.stdin.readline()\nsys.exit(3)\n", "exited with code 3 (crash)"),
+    "garbage": (
+        "import sys, time\nsys.stdin.readline()\nprint('hello, I am not JSON', flush=True)\n"
+        "time.sleep(60)\n",
+        "non-JSON on stdout",
+    ),
+    "flood": (
+        "import sys\nsys.stdin.readline()\nwhile True:\n    sys.stderr.write('x' * 65536)\n",
+        "stderr flood",
+    ),
+    "closes-stdout": (
+        "import os, sys, time\nsys.stdin.readline()\nos.close(1)\ntime.sleep(60)\n",
+        "closed its stdout",
+    ),
+    # answers initialize, then hangs on the first session request: the per-test watchdog
+    "stalls-later": (
+        _INIT_OK + "\nmsg = json.loads(sys.stdin.readline())\nanswer(msg)\n"
+        "for line in sys.stdin:\n    msg = json.loads(line)\n"
+        "    if msg.get('method') == 'initialize':\n        answer(msg)\n"
+        "    else:\n        import time; time.sleep(60)\n",
+        "timeout",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_AGENTS))
+def test_a_misbehaving_agent_fails_naming_the_cause_and_leaves_no_process(
+    tmp_path: Path, name: str
+) -> None:
+    body, cause = BAD_AGENTS[name]
+    argv = _script(tmp_path, name, body)
+    t0 = time.perf_counter()
+    only = ["ROW-connection.17"] if name == "stalls-later" else None  # one test, not all
+    report = conform(argv, timeout=1.0, test_timeout=3.0, stderr_limit=1 << 20, only=only)
+    took = time.perf_counter() - t0
+    assert not report.conformant and report.exit_code() == 1
+    failures = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
+    text = report.startup_failure or " ".join(failures)
+    assert cause in text, text
+    assert took < 12, took
+    pids = [pid for run in report.runs for pid in run.pids]
+    assert all(not alive(pid) for pid in pids)
+    assert "VERDICT: NOT CONFORMANT" in __import__(
+        "simulations.live.conform", fromlist=["render"]
+    ).render(report)
+
+
+def test_the_watchdog_ends_a_test_that_keeps_the_agent_busy(tmp_path: Path) -> None:
+    """Each answer in time, yet the whole test too slow: the per-test watchdog names it."""
+    body = _INIT_OK + (
+        "\nimport time\nfor line in sys.stdin:\n    msg = json.loads(line)\n"
+        "    time.sleep(0.4)\n"
+        "    if msg.get('method') == 'initialize':\n        answer(msg)\n"
+        "    else:\n        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'],"
+        " 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()\n"
+    )
+    argv = _script(tmp_path, "slow", body)
+    report = conform(argv, timeout=2.0, test_timeout=0.6, only=["ROW-connection.10"])
+    msgs = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
+    assert any("watchdog" in m for m in msgs), msgs
+    assert all(not alive(pid) for run in report.runs for pid in run.pids)
+
+
+def test_caps_read_back_from_every_wire() -> None:
+    for wire in ("blocks", "envelope", "instructions"):
+        for cap in (PromptCap.NONE, PromptCap.APPEND, PromptCap.OVERRIDE):
+            c = Caps(system_prompt=cap, load_session=True, fork=True, list=True)
+            assert caps_of({"agentCapabilities": _agent_capabilities(c, wire)}, wire) == c
+
+
+def test_tiers_follow_the_registry() -> None:
+    assert tier("S6") == MANDATORY  # an agent MUST
+    assert tier("T13") == CAPABILITY  # an advertising agent MUST
+    assert tier("T12") == "ADVISORY"  # SHOULD
+    assert tier("T15") == INFORMATIONAL and tier("T16") == INFORMATIONAL
+    assert tier("ROW-session.9") == INFORMATIONAL
+
+
+def test_the_model_driven_agent_conforms(tmp_path: Path) -> None:
+    only = ["S8", "ROW-new_session.9"]  # load and resume (replay), override: a few tests
+    report = conform(_env_argv(model_agent(tmp_path)), timeout=5, test_timeout=20, only=only)
+    reqs = report.requirements()
+    assert report.conformant, [
+        (k, v["outcomes"][:1]) for k, v in reqs.items() if v["status"] == FAIL
+    ]
+    assert report.exit_code() == 0
+    assert report.introspection is True
+    assert all(r["status"] in (PASS, "SKIPPED") for r in reqs.values() if r["tier"] == MANDATORY)
+    assert reqs["T13"]["status"] == PASS and reqs["S8"]["status"] == PASS
+
+
+def test_without_introspection_slot_checks_are_not_observable(tmp_path: Path) -> None:
+    argv = _env_argv(model_agent(tmp_path, introspect=False))
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-new_session.9"])
+    reqs = report.requirements()
+    assert report.introspection is False
+    assert reqs["T13"]["status"] == NOT_OBSERVABLE
+
+
+@pytest.mark.parametrize(
+    ("mutant", "rid", "row"),
+    [
+        ("v1_override_keeps_default", "T13", "ROW-new_session.9"),
+        ("v1_rejects_text_content", "T8", "ROW-new_session.10"),
+    ],
+)
+def test_a_mutant_agent_fails_on_its_id(tmp_path: Path, mutant: str, rid: str, row: str) -> None:
+    argv = _env_argv(model_agent(tmp_path, mutant=mutant))
+    report = conform(argv, timeout=5, test_timeout=20, only=[row])
+    assert report.requirements()[rid]["status"] == FAIL
+    assert report.exit_code() == 1
+
+
+def test_report_json_has_the_kit_fields(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    argv = [*_env_argv(model_agent(tmp_path, mutant="v1_override_keeps_default"))]
+    cmd = [
+        sys.executable,
+        "-m",
+        "simulations",
+        "conform",
+        "--report-json",
+        str(out),
+        "--only",
+        "ROW-new_session.9",
+        "--out",
+        str(tmp_path / "cx"),
+        "--timeout",
+        "5",
+        "--",
+        *argv,
+    ]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1, p.stderr
+    assert "VERDICT: NOT CONFORMANT" in p.stdout
+    data = json.loads(out.read_text())
+    for key in ("agent_command", "agent_capabilities", "requirements", "verdict", "started_at"):
+        assert key in data
+    t13 = data["requirements"]["T13"]
+    assert {"tier", "citation", "status", "outcomes"} <= t13.keys()
+    failed = [o for o in t13["outcomes"] if o["status"] == FAIL]
+    assert failed and "transcript" in failed[0] and "stderr" in failed[0]
+    assert data["verdict"]["conformant"] is False
+    cx = tmp_path / "cx" / "T13"
+    for name in ("steps.md", "transcript.ndjson", "review.md", "trace.itf.json", "live.ndjson"):
+        assert (cx / name).is_file()
+    # the counterexample replays against the agent: the departure again (exit 1) …
+    replay = [
+        sys.executable,
+        "-m",
+        "simulations",
+        "replay",
+        str(cx / "trace.itf.json"),
+        "--timeout",
+        "5",
+        "--",
+        *argv,
+    ]
+    p = subprocess.run(replay, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "reproduced" in p.stdout, p.stdout + p.stderr
+    # … and not against a conforming agent (exit 0)
+    good = _env_argv(
+        model_agent(tmp_path / "good" if (tmp_path / "good").mkdir() is None else tmp_path)
+    )
+    p = subprocess.run(
+        [*replay[: -len(argv)], *good], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from simulations.cli import main
+
+    for args in (
+        ["conform"],
+        ["conform", "--timeout", "0", "--", "x"],
+        ["conform", "--revision", "nope", "--", "x"],
+        ["conform", "--walks", "-1", "--", "x"],
+        ["list", "--", "x"],
+    ):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
