@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from model.context import Ctx
-from model.types import BIG, BlockKind, Mode, PromptCap
+from model.types import BIG, BlockKind, Mode, PromptCap, Status
 
 Guard = Callable[[Ctx], bool]
 GUARDS: dict[str, Guard] = {}
@@ -214,6 +214,14 @@ def _sent(c: Ctx) -> tuple[tuple[str, ...] | None, Mode | None]:
 def prompt_differs_from_stored(c: Ctx) -> bool:
     """A re-sent prompt that is not the one the (source) session was created with (T16)."""
     return c.req.system_prompt is not None and _sent(c) != _stored(c)
+
+
+@guard
+def session_is_held(c: Ctx) -> bool:
+    """The process still holds the addressed session in memory: attached, or closed since the
+    last restart (a profile's edit makes a restart drop closed sessions back to the store)."""
+    s = c.session
+    return s is not None and s.status in (Status.ACTIVE, Status.CLOSED)
 
 
 @guard

@@ -24,11 +24,15 @@ Abstractions
     * ``bare_prompt`` — what a prompt without a mode means: ``append`` | ``replace``.
     * ``size_limit`` — a prompt over the agent's limit: ``internal_error`` (-32603, nothing
       created) | ``invalid_params`` (-32602, nothing created) | ``drop`` (dropped silently:
-      the session created under the default prompt, nothing stored).
+      the session created under the default prompt, nothing stored) | ``none`` (no limit: no
+      prompt is over it, so the bound sends none; ``BIG`` stands for a prompt over the agent's
+      limit).
     * ``reads_prompt`` — where the agent looks for the prompt: ``field`` (the revision's
-      top-level field) | ``meta`` (``_meta.systemPrompt``) | ``nowhere``. Every modelled client
-      writes the top-level field, so ``meta`` and ``nowhere`` both mean the agent never sees
-      it (accepted, then ignored).
+      top-level field) | ``meta`` (``_meta.systemPrompt``) | ``nowhere``. The agent sees the
+      prompt iff it reads where the client writes it (``client_puts_prompt``); otherwise, and
+      always with ``nowhere``, the prompt is accepted and ignored — on session/new and, on the
+      envelope wires, when re-sent on load/resume/fork (the request then goes on as one without
+      a prompt). Validation rows stay as they are.
 
     Lenient validation (revisions that validate the prompt: rfd-final and later; on the
     envelope wires also a prompt re-sent on load/resume/fork, which then goes on as the same
@@ -53,10 +57,30 @@ Abstractions
     that differs from the one the session was created with (T16): ``apply`` | ``keep`` (the
     stored one) | ``reject`` (-32602).
 
+    Which session methods it advertises: ``advertises_methods`` — ``as_bound`` (what each
+    capability profile of the bound has) | ``none`` (session/new and prompt only) |
+    ``load_only`` (loadSession, no session capabilities) | ``no_fork`` (all but the unstable
+    fork) | ``meta_only`` (none in the standard place, yet it serves them all: a client that
+    gates on the agent's name still reaches them).
+
+    Hidden process state (envelope wires): ``held_sessions`` — a prompt re-sent on
+    load/resume/fork of a session the process still holds in memory (attached, or closed since
+    the last restart): ``apply`` | ``keep`` (ignored; applied only to a session rebuilt from
+    the store after a restart).
+
     What is advertised: ``advertises_prompt`` — ``as_bound`` (every capability profile of
     the bound) | ``none`` | ``append`` | ``override`` (the bound keeps only those profiles) |
     ``meta_only`` (advertises nothing in the standard place, yet takes, applies and restores
     the prompt: a client that gates on the agent's name still reaches it).
+
+    Restore by re-send: ``restore`` — ``stored`` | ``resent`` (load, resume and fork take the
+    prompt from the request, checked as session/new checks one, and run under the default
+    when it carries none). On the string, blocks and instructions wires, whose own field is
+    on session/new only, the re-send travels in ``_meta.systemPrompt``: ``Profile.admits``
+    widens the wire for it and the client may re-send what it may send on session/new
+    (``client_resends`` applies). On the envelope wires it is ``on_load = "default"`` with
+    ``fork_inherits = false`` and is refused, naming those. It is applied before the other
+    knobs (they read its rows); ``on_load`` and ``fork_inherits`` then have no effect.
 
     The client's side (``Client``, paired with an agent by ``pair``; a file names them
     without the ``client_`` prefix):
@@ -65,12 +89,16 @@ Abstractions
       is advertised: it gates on the agent's name, say) | ``never``.
     * ``client_override`` — asks for override: ``capability`` | ``always``.
     * ``client_resends`` — on load/resume/fork where the wire carries it (v1-stable,
-      v2-draft): ``any`` valid value | ``same`` (the one it created the session with) |
-      ``none``.
+      v2-draft, and the wires ``restore = "resent"`` widens): ``any`` valid value | ``same``
+      (the one it created the session with) | ``none``.
+    * ``client_puts_prompt`` — where it writes the prompt: ``field`` | ``meta``
+      (``_meta.systemPrompt``; ``simulations.wire.acp.meta_methods`` shows it there). The
+      client's rules (R3, T2, …) are judged on the prompt wherever it travels.
 
 
 Source
-    aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); the discussion of
+    aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); openclaw/acpx#229 (acpx writes
+    ``_meta.systemPrompt`` on session/new for claude-agent-acp); anomalyco/opencode#27500; the discussion of
     agentclientprotocol/agent-client-protocol PR #1237 (buzz-agent in block/sprout#981); the
     RFD docs/rfds/client-system-prompt.mdx at revision 4969bbbf, "Background"
     (claude-agent-acp).
@@ -102,6 +130,7 @@ from model.types import (
     Reply,
     Request,
     Stage,
+    Status,
     evolve,
 )
 
@@ -116,7 +145,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "store_survives_restart": (True, False),
     "blank_text": ("keep", "absent", "reject"),
     "bare_prompt": ("append", "replace"),
-    "size_limit": ("internal_error", "invalid_params", "drop"),
+    "size_limit": ("internal_error", "invalid_params", "drop", "none"),
     "reads_prompt": ("field", "meta", "nowhere"),
     "empty_array": ("reject", "absent"),
     "mode_alone": ("reject", "ignore"),
@@ -127,10 +156,14 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "append_mode": ("append", "override"),
     "on_differ": ("apply", "keep", "reject"),
     "advertises_prompt": ("as_bound", "none", "append", "override", "meta_only"),
+    "held_sessions": ("apply", "keep"),
+    "advertises_methods": ("as_bound", "none", "load_only", "no_fork", "meta_only"),
+    "restore": ("stored", "resent"),
     # the client's side (a client profile sets these; see CLIENT_KNOBS)
     "client_sends_prompt": ("capability", "always", "never"),
     "client_override": ("capability", "always"),
     "client_resends": ("any", "same", "none"),
+    "client_puts_prompt": ("field", "meta"),
 }
 # a client profile's knobs, as its file names them → the Profile field they set
 CLIENT_KNOBS = {k.removeprefix("client_"): k for k in CHOICES if k.startswith("client_")}
@@ -158,10 +191,14 @@ class Profile:
     append_mode: str = "append"
     on_differ: str = "apply"
     advertises_prompt: str = "as_bound"
+    held_sessions: str = "apply"
+    advertises_methods: str = "as_bound"
     client_sends_prompt: str = "capability"
     client_override: str = "capability"
     client_resends: str = "any"
     client: str = ""  # the client profile's name, when one is paired with the agent
+    restore: str = "stored"
+    client_puts_prompt: str = "field"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
@@ -179,8 +216,14 @@ class Profile:
                     f"profile {self.name!r}: {knob}: {json.dumps(value)} is not one of {shown}"
                     f"{_did_you_mean(value, words)}"
                 )
+        if self.restore == "resent" and _reopens_with_prompt(REVISIONS[self.revision].tables):
+            raise ProfileError(
+                f'profile {self.name!r}: restore: "resent" is on_load = "default" with '
+                f"fork_inherits = false on revision {self.revision} (its wire re-sends the prompt "
+                "on load, resume and fork, and the agent applies what is re-sent): write those"
+            )
         for knob, value in self.departures().items():
-            why = _no_effect(self.revision, knob, value)
+            why = _no_effect(self.revision, knob, value, self.restore)
             if why:
                 raise ProfileError(
                     f"profile {self.name!r}: {knob}: {json.dumps(value)} has no effect on "
@@ -194,6 +237,18 @@ class Profile:
         standard place (its ``_meta`` advertisement is not read by a spec client)."""
         return _ADVERTISED[self.advertises_prompt]
 
+    def methods(self) -> frozenset[str] | None:
+        """The optional session methods this agent may advertise, as ``Caps`` fields
+        (``advertises_methods``; None: whatever each capability profile of the bound has)."""
+        return _METHODS[self.advertises_methods]
+
+    def admits(self) -> Callable[[Request], bool]:
+        """What this agent's wire can carry: the revision's, and, for an agent that restores
+        what load, resume and fork re-send (``restore = "resent"``) on a wire whose own field
+        is on session/new only, the same prompt re-sent on them in ``_meta.systemPrompt``."""
+        admits = REVISIONS[self.revision].admits
+        return ResentInMeta(admits) if self.restore == "resent" else admits
+
     def knobs(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in CHOICES}
 
@@ -204,7 +259,9 @@ class Profile:
     def tables(self) -> Tables:
         t = REVISIONS[self.revision].tables
         done: list[str] = []
-        for knob, value in self.departures().items():
+        # restore first: it widens the client's re-sends and adds the rows the other knobs
+        # read (the mode readings, the client's re-send policy)
+        for knob, value in sorted(self.departures().items(), key=lambda kv: kv[0] != "restore"):
             try:
                 t = _EDITS[knob](t, value)
             except ValueError:  # each applies alone (checked on creation): one before took its row
@@ -233,19 +290,23 @@ def _did_you_mean(word: object, options: list[str]) -> str:
     return f" (did you mean {json.dumps(near[0])}?)" if near else ""
 
 
-def _no_effect(revision: str, knob: str, value: Any) -> str:
+def _no_effect(revision: str, knob: str, value: Any, restore: str = "stored") -> str:
     """Why setting ``knob`` to ``value`` would change nothing on ``revision`` ('' if it does):
     its edit matches no row, leaves the tables as they were, or is about a request the
-    revision's wire cannot carry (a prompt without a mode on a wire that requires one)."""
+    revision's wire cannot carry (a prompt without a mode on a wire that requires one). A
+    client knob is judged on the wire as ``restore`` widens it (re-sends in ``_meta``)."""
     rev = REVISIONS[revision]
+    base, admits = rev.tables, rev.admits
+    if restore == "resent" and knob in CLIENT_KNOBS.values():
+        base, admits = _restore(base, restore), ResentInMeta(rev.admits)
     try:
-        edited = _EDITS[knob](rev.tables, value)
+        edited = _EDITS[knob](base, value)
     except ValueError:
         return "the tables have no row it edits"
-    if edited == rev.tables and knob not in _DOMAIN_KNOBS:
+    if edited == base and knob not in _DOMAIN_KNOBS:
         return "it leaves the tables as they are"
     needs = _NEEDS.get(knob)
-    if needs is not None and not any(rev.admits(r) for r in needs[0]):
+    if needs is not None and not any(admits(r) for r in needs[0]):
         return f"its wire cannot carry {needs[1]}"
     return ""
 
@@ -311,10 +372,6 @@ def _blank_reject(t: Tables) -> Tables:
     return insert_before(t, "new_session", lambda r: r.effect == "reject_cannot_incorporate", row)
 
 
-def _reads(t: Tables, _: Any) -> Tables:
-    return swap_effect(t, "new_session", "take_prompt_fields", "ignore_prompt_fields")
-
-
 def _bare(t: Tables, _: Any) -> Tables:
     t = swap_effect(t, "new_session", "take_prompt_fields", "take_prompt_fields_default_override")
     return _with_override_row(t)
@@ -330,6 +387,8 @@ def _with_override_row(t: Tables) -> Tables:
 
 
 def _size(t: Tables, value: Any) -> Tables:
+    if value == "none":  # no row fires: the bound sends no prompt over a limit it lacks
+        return t
     if value == "invalid_params":
         return swap_effect(
             t, "new_session", "reject_cannot_incorporate", "reject_oversized_as_invalid_params"
@@ -377,6 +436,35 @@ def _as_if_absent(reject: str) -> Callable[[Tables, Any], Tables]:
     return edit
 
 
+# ---- restore by re-send: load, resume and fork take the prompt from the request --------------
+# (the effects here; the edit, _restore, below)
+
+
+@effect
+def load_with_meta_prompt(c: Ctx) -> None:
+    """Load under the prompt the request re-sends in ``_meta.systemPrompt``."""
+    EFFECTS[APPLY_RESENT["session_load"]](c)
+
+
+@effect
+def resume_with_meta_prompt(c: Ctx) -> None:
+    """Resume under the prompt the request re-sends in ``_meta.systemPrompt``."""
+    EFFECTS[APPLY_RESENT["session_resume"]](c)
+
+
+@effect
+def fork_with_meta_prompt(c: Ctx) -> None:
+    """Fork under the prompt the request re-sends in ``_meta.systemPrompt``."""
+    EFFECTS[APPLY_RESENT["session_fork"]](c)
+
+
+META_RESENT = {
+    "session_load": "load_with_meta_prompt",
+    "session_resume": "resume_with_meta_prompt",
+    "session_fork": "fork_with_meta_prompt",
+}
+
+
 _ANY = "*"  # a mode mapping's key for "whatever the request says"
 
 
@@ -403,7 +491,9 @@ def _reading(name: str, mapping: tuple[tuple[str | None, str], ...]) -> str:
     return derived
 
 
-_READERS = ("take_prompt_fields", *APPLY_RESENT.values())  # the effects that read a request's mode
+# the effects that read a request's mode (the _meta re-sends of restore = "resent" included)
+_META_READERS = tuple(META_RESENT.values())
+_READERS = ("take_prompt_fields", *APPLY_RESENT.values(), *_META_READERS)
 _AS_APPEND: tuple[tuple[str | None, str], ...] = ((_ANY, Mode.APPEND.value),)
 _OVERRIDE_AS_APPEND: tuple[tuple[str | None, str], ...] = (
     (Mode.OVERRIDE.value, Mode.APPEND.value),
@@ -512,7 +602,9 @@ _ADVERTISED: dict[str, frozenset[PromptCap] | None] = {
     "override": frozenset({PromptCap.OVERRIDE}),
     "meta_only": frozenset({PromptCap.NONE}),
 }
-_DOMAIN_KNOBS = frozenset({"advertises_prompt"})  # knobs that restrict the bound, not the tables
+# knobs that restrict the bound, not (only) the tables: what the agent advertises, and an agent
+# without a size limit (no prompt is over it; simulations.api.profile_domain)
+_DOMAIN_KNOBS = frozenset({"advertises_prompt", "size_limit", "advertises_methods"})
 
 
 def _advertises(t: Tables, value: Any) -> Tables:
@@ -527,6 +619,30 @@ def _advertises(t: Tables, value: Any) -> Tables:
         raise ValueError("no row ignores the prompt of an agent without the capability")
     t = t.edit("new_session", kept)
     return swap_guard(t, "session", "prompt_capability_here", None)
+
+
+# the optional session methods (Caps fields) each ``advertises_methods`` value advertises
+METHOD_FLAGS = ("load_session", "resume", "fork", "close", "delete", "list")
+_METHODS: dict[str, frozenset[str] | None] = {
+    "as_bound": None,
+    "none": frozenset(),
+    "load_only": frozenset({"load_session"}),
+    "no_fork": frozenset(METHOD_FLAGS) - {"fork"},  # fork is UNSTABLE in ACP v1
+    "meta_only": frozenset(),
+}
+
+
+def _advertises_methods(t: Tables, value: Any) -> Tables:
+    """Which session methods the agent advertises is the bound's business
+    (``Profile.methods``); one that advertises none in the standard place (``meta_only``)
+    still serves every method, instead of answering -32601."""
+    if value != "meta_only":
+        return t
+    rows = t.connection
+    kept = tuple(r for r in rows if "method_not_advertised" not in r.guards)
+    if kept == rows:
+        raise ValueError("no row answers an unadvertised method")
+    return t.edit("connection", kept)
 
 
 def _on_differ(t: Tables, value: Any) -> Tables:
@@ -550,6 +666,225 @@ def _on_differ(t: Tables, value: Any) -> Tables:
     return t
 
 
+@effect
+def restart_rebuilding_closed(c: Ctx) -> None:
+    """A restart as the reference agent's (``restart_keeping_store``), except that closed
+    sessions go back to the store too: the new process holds none of them in memory."""
+    EFFECTS["restart_keeping_store"](c)
+    agent = c.world.agent
+    store = tuple(
+        evolve(s, status=Status.STORED) if s.status is Status.CLOSED else s for s in agent.store
+    )
+    c.world = evolve(c.world, agent=evolve(agent, store=store))
+
+
+def _held(t: Tables, _: Any) -> Tables:
+    """Hidden process state: a prompt re-sent on load/resume/fork is ignored (the session keeps
+    what it was created with) while the process still holds the session — attached, or closed
+    since the last restart — and applied to a session rebuilt from the store after a restart."""
+    hit = False
+    for trigger, sent in APPLY_RESENT.items():
+        apply = next((r for r in t.session if r.trigger == trigger and r.effect == sent), None)
+        if apply is None:
+            continue
+        row = apply._replace(guards=(*apply.guards, "session_is_held"), effect=KEEP_STORED[trigger])
+        t = insert_before(t, "session", lambda r, a=apply: r == a, row)  # type: ignore[misc]
+        hit = True
+    if not hit:
+        raise ValueError("no load, resume or fork applies a re-sent prompt")
+    return swap_effect(t, "agent", "restart_keeping_store", "restart_rebuilding_closed")
+
+
+# ---- where the prompt travels: the field or _meta.systemPrompt -------------------------------
+#
+# Both sides are table edits. The agent's ``reads_prompt`` and the client's ``puts_prompt``
+# decide, row by row, whether a row that reads the request's prompt finds it: a reading effect
+# X whose prompt is not where the agent looks becomes ``X__unseen__F``, which runs the fallback
+# F (session/new: ``ignore_prompt_fields``; load, resume, fork: what the same request without a
+# prompt does). ``reads_prompt = "meta"`` marks every field reader unseen (the modelled client
+# writes the field); ``puts_prompt = "meta"`` turns unseen readers back into X (the agent looks
+# in _meta and the prompt is there) and marks the field readers unseen (the field is empty).
+# ``nowhere`` replaces the readers by their fallback outright: no client brings them back. The
+# validation rows stay as they are in every case (the request is checked as a whole).
+
+_UNSEEN: dict[str, tuple[str, bool]] = {}  # derived effect → (the reader, its row had no dest)
+
+
+def _unseen(name: str, fallback: str, rejects: bool) -> str:
+    """The reader ``name`` looking where the prompt is not: it runs ``fallback`` (registered
+    once under a derived name; ``rejects``: the reader's row answered an error, no dest)."""
+    derived = f"{name}__unseen__{fallback}"
+    if derived not in EFFECTS:
+        body = EFFECTS[fallback]
+
+        def run(c: Ctx) -> None:
+            body(c)
+
+        run.__name__ = derived
+        run.__doc__ = f"{name}, looking where the client did not put the prompt: {fallback}."
+        effect(run)
+        _UNSEEN[derived] = (name, rejects)
+    return derived
+
+
+_VALIDATION = frozenset(
+    {
+        "reject_empty_prompt",
+        "reject_unsupported_block",
+        "reject_unadvertised_mode",
+        "reject_cannot_incorporate",
+    }
+)
+
+
+# session/new reads the composed draft; a re-sent prompt is read from the request
+_REQUEST_GUARD = {"exceeds_size_limit": "request_exceeds_size_limit"}
+
+
+def _field_reader(table: str, r: Row) -> bool:
+    """Does row ``r`` read the prompt the request carries in the revision's own field?"""
+    if r.effect is None or r.effect in _UNSEEN or r.effect.split("__")[0] in _META_READERS:
+        return False
+    if table == "new_session":
+        return r.effect.startswith("take_prompt_fields")
+    return "carries_prompt" in r.guards and r.effect not in _VALIDATION
+
+
+def _without_prompt(t: Tables, r: Row) -> Row:
+    """The row the same load/resume/fork request would fire if it carried no prompt."""
+    return next(
+        x
+        for x in t.session
+        if x.trigger == r.trigger
+        and set(x.sources) & set(r.sources)
+        and "carries_prompt" not in x.guards
+        and all(g in r.guards for g in x.guards)
+    )
+
+
+def _looks_away(t: Tables, table: str, r: Row) -> Row:
+    """``r`` with its reader looking where the prompt is not."""
+    assert r.effect is not None
+    if table == "new_session":
+        return r._replace(effect=_unseen(r.effect, "ignore_prompt_fields", False))
+    plain = _without_prompt(t, r)
+    assert plain.effect is not None
+    return r._replace(dest=plain.dest, effect=_unseen(r.effect, plain.effect, r.dest is None))
+
+
+def _map_readers(t: Tables, change: Callable[[Tables, str, Row], Row | None]) -> Tables:
+    """Every row of new_session and session changed by ``change`` (None: left as it is);
+    ValueError if no row changes."""
+    edited = t
+    for table in ("new_session", "session"):
+        rows = tuple(change(t, table, r) or r for r in t.table(table))
+        if rows != t.table(table):
+            edited = edited.edit(table, rows)
+    if edited == t:
+        raise ValueError("no row reads the prompt")
+    return edited
+
+
+def _reads(t: Tables, value: Any) -> Tables:
+    """``meta``: the agent looks in ``_meta.systemPrompt``, so the field a client writes is
+    unseen; ``nowhere``: every reader runs its fallback, whatever the client does."""
+    if value == "meta":
+        return _map_readers(
+            t, lambda t, n, r: _looks_away(t, n, r) if _field_reader(n, r) else None
+        )
+    t = swap_effect(t, "new_session", "take_prompt_fields", "ignore_prompt_fields")
+    if any(_field_reader("session", r) for r in t.session):
+
+        def fallback(t: Tables, n: str, r: Row) -> Row | None:
+            if n != "session" or not _field_reader(n, r):
+                return None
+            plain = _without_prompt(t, r)
+            return r._replace(dest=plain.dest, effect=plain.effect)
+
+        t = _map_readers(t, fallback)
+    return t
+
+
+def _client_puts(t: Tables, _: Any) -> Tables:
+    """The client writes the prompt in ``_meta.systemPrompt``: an agent that looks there finds
+    it, one that reads the field finds nothing (an agent that reads nowhere: no change)."""
+
+    def change(t: Tables, n: str, r: Row) -> Row | None:
+        if r.effect in _UNSEEN:
+            name, rejects = _UNSEEN[r.effect]
+            return r._replace(effect=name, dest=None if rejects else r.dest)
+        return _looks_away(t, n, r) if _field_reader(n, r) else None
+
+    try:
+        return _map_readers(t, change)
+    except ValueError:
+        return t  # nothing reads the prompt anywhere: the agent never sees it either way
+
+
+def _reopens_with_prompt(t: Tables) -> bool:
+    """Does the wire re-send the prompt on load/resume/fork in its own field (v1-stable)?"""
+    return any(r.effect in APPLY_RESENT.values() for r in t.session)
+
+
+@dataclass(frozen=True)
+class ResentInMeta:
+    """A revision's ``admits`` widened for an agent that restores by re-send: load, resume and
+    fork may carry the prompt session/new carries on that wire, in ``_meta.systemPrompt``."""
+
+    base: Callable[[Request], bool]
+
+    def __call__(self, req: Request) -> bool:
+        if self.base(req):
+            return True
+        return (
+            req.method in KEEP_STORED
+            and req.system_prompt is not None
+            and self.base(evolve(req, method="session_new", sid=None))
+        )
+
+    @property
+    def profiles(self) -> Any:  # the base wire's capability profiles (WireAdmits)
+        return getattr(self.base, "profiles", None)
+
+
+def _restore(t: Tables, _: Any) -> Tables:
+    """Load, resume and fork run under the prompt the request carries, else the default.
+
+    On an envelope wire (v1-stable, v2-draft) a re-sent prompt is applied already: this is
+    ``on_load`` and ``fork_inherits`` together (the profile says so and refuses it). Elsewhere
+    the re-send travels in ``_meta.systemPrompt``: a row applies it before the stored-prompt
+    row, which now uses the default, and the client may re-send on load/resume/fork what it
+    may send on session/new (``client_resends`` then says what it re-sends)."""
+    if _reopens_with_prompt(t):
+        return _fork(_on_load(t, True), False)
+    new = next(r for r in t.client if r.trigger == "session_new")
+    resend = tuple(dict.fromkeys((*new.guards, "prompt_has_a_block")))
+    # a re-sent prompt is checked as session/new checks one (an error, nothing attached)
+    rejects = [
+        (tuple(_REQUEST_GUARD.get(g, g) for g in r.guards), r.effect)
+        for r in t.new_session
+        if r.dest is Stage.REJECTED and r.effect in _VALIDATION
+    ]
+    session: list[Row] = []
+    for r in t.session:
+        if r.trigger in KEEP_STORED and r.effect == KEEP_STORED[r.trigger]:
+            guards = ("carries_prompt", *r.guards)
+            session += [r._replace(dest=None, guards=(*guards, *g), effect=e) for g, e in rejects]
+            session.append(r._replace(guards=guards, effect=META_RESENT[r.trigger]))
+            r = r._replace(effect=USE_DEFAULT[r.trigger])
+        session.append(r)
+    reopened = {r.trigger for r in session if r.effect in META_RESENT.values()}
+    client = tuple(
+        r._replace(guards=tuple(dict.fromkeys((*r.guards, *resend))))
+        if r.trigger in reopened
+        else r
+        for r in t.client
+    )
+    if not reopened:
+        raise ValueError("no load, resume or fork restores a stored prompt")
+    return t.edit("session", tuple(session)).edit("client", client)
+
+
 _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_load": _on_load,
     "fork_inherits": _fork,
@@ -567,9 +902,13 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "append_mode": _append_mode,
     "on_differ": _on_differ,
     "advertises_prompt": _advertises,
+    "held_sessions": _held,
+    "advertises_methods": _advertises_methods,
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,
     "client_resends": _client_resends,
+    "restore": _restore,
+    "client_puts_prompt": _client_puts,
 }
 
 # the request a knob is about, where some wire cannot carry it, and how to say so
@@ -609,6 +948,8 @@ PROFILES: dict[str, Profile] = {
             "recreated, empty or whitespace-only values treated as absent",
             revision="rfd-draft",
             blank_text="absent",
+            reads_prompt="meta",  # _meta.systemPrompt, as the clients it documents write it
+            client_puts_prompt="meta",
         ),
         Profile(
             "claude-agent-acp-meta",
@@ -620,6 +961,8 @@ PROFILES: dict[str, Profile] = {
             "docs/rfds/client-system-prompt.mdx@4969bbbf, Background",
             revision="rfd-draft",
             bare_prompt="replace",
+            reads_prompt="meta",  # _meta.systemPrompt, written there by acpx (openclaw/acpx#229)
+            client_puts_prompt="meta",
         ),
         Profile(
             "opencode-acp-27500",

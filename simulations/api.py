@@ -34,11 +34,11 @@ from typing import Any, Literal, NoReturn
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
+from model.profiles import CHOICES, CLIENTS, METHOD_FLAGS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
-from model.types import Caps, PromptCap
+from model.types import BIG, Block, BlockKind, Caps, PromptCap, Request
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 from simulations.engines.exploration import Exploration, Progress
@@ -135,14 +135,20 @@ def advisory(rid: str) -> bool:
     return REQUIREMENTS[rid].is_advisory
 
 
-def bound_for(spec: str | Bound, revision: str, restarts: str = "any") -> Bound:
-    """A named bound or a bound file (``load_bound``), over what ``revision``'s wire can carry;
-    ``restarts="same"`` keeps the agent's profile across restarts in every scope."""
+def bound_for(
+    spec: str | Bound,
+    revision: str,
+    restarts: str = "any",
+    admits: Callable[[Request], bool] | None = None,
+) -> Bound:
+    """A named bound or a bound file (``load_bound``), over what ``revision``'s wire can carry
+    (or ``admits``: a profile's wire, ``Profile.admits``); ``restarts="same"`` keeps the
+    agent's profile across restarts in every scope."""
     try:
         b = spec if isinstance(spec, Bound) else load_bound(spec)
     except BoundError as e:
         raise UsageError(f"argument --bound: {e}") from None
-    b = b.restricted(resolve(revision).admits)
+    b = b.restricted(resolve(revision).admits if admits is None else admits)
     if restarts == "any":
         return b
     scopes = tuple(replace(s, domain=s.domain.with_restarts("same")) for s in b.scopes)
@@ -161,16 +167,50 @@ def _advertised_by(profiles: tuple[Caps, ...], caps: frozenset[PromptCap]) -> tu
     return tuple(p for p in profiles if p.system_prompt in caps)
 
 
+def _over_limit(prompt: tuple[Block, ...] | None) -> bool:
+    return any(b.kind is BlockKind.TEXT and b.text == BIG for b in prompt or ())
+
+
+def profile_domain(d: Domain, profile: Profile) -> Domain | None:
+    """``d`` as ``profile``'s agent meets it: only the capability profiles it advertises
+    (``advertises_prompt``), each with only the session methods it advertises
+    (``advertises_methods``) and, for an agent without a size limit (``size_limit = "none"``),
+    no prompt over one — ``BIG`` stands for a prompt over the agent's limit, and this agent has
+    none to be over. None when no capability profile is left."""
+    caps = profile.prompt_caps()
+    if caps is not None:
+        kept = _advertised_by(d.profiles, caps)
+        if not kept:
+            return None
+        d = replace(d, profiles=kept)
+    methods = profile.methods()
+    if methods is not None:
+
+        def only(c: Caps) -> Caps:
+            flags: dict[str, Any] = {f: getattr(c, f) and f in methods for f in METHOD_FLAGS}
+            return replace(c, **flags)
+
+        projected = (only(c) for c in d.profiles)
+        d = replace(d, profiles=tuple(dict.fromkeys(projected)))
+    if profile.size_limit == "none":
+        reopen = d.reopen_prompts
+        d = replace(
+            d,
+            prompts=tuple(p for p in d.prompts if not _over_limit(p)),
+            reopen_prompts=None
+            if reopen is None
+            else tuple(p for p in reopen if not _over_limit(p)),
+        )
+    return d
+
+
 def advertised(b: Bound, profile: Profile | None) -> Bound:
-    """``b`` with only the capability profiles ``profile`` advertises (``advertises_prompt``);
-    a scope left without one is dropped, and a bound left without any is a usage error."""
-    caps = None if profile is None else profile.prompt_caps()
-    if profile is None or caps is None:
+    """``b`` as ``profile``'s agent meets it (``profile_domain`` of every scope); a scope left
+    without a capability profile is dropped, and a bound left without any is a usage error."""
+    if profile is None:
         return b
     scopes = tuple(
-        replace(s, domain=replace(s.domain, profiles=kept))
-        for s in b.scopes
-        if (kept := _advertised_by(s.domain.profiles, caps))
+        replace(s, domain=d) for s in b.scopes if (d := profile_domain(s.domain, profile))
     )
     if not scopes:
         _nothing_advertised(profile)
@@ -235,7 +275,8 @@ def check(
         )
     rev = REVISIONS[revision]
     if engine == "bfs":
-        b = advertised(bound_for(bound, revision, domain.restarts), profile)
+        wire = None if profile is None else profile.admits()
+        b = advertised(bound_for(bound, revision, domain.restarts, wire), profile)
         result = from_exploration(
             explore(tables, b, symmetry=symmetry, progress=progress, workers=workers, keep=b.keep),
             revision,
@@ -244,12 +285,10 @@ def check(
         )
         result.amendment = amendment
         return result
-    domain = domain.restrict(rev.admits)
-    caps = None if profile is None else profile.prompt_caps()
-    if profile is not None and caps is not None:
-        domain = replace(domain, profiles=_advertised_by(domain.profiles, caps))
-        if not domain.profiles:
-            _nothing_advertised(profile)
+    admits = rev.admits if profile is None else profile.admits()
+    domain = domain.restrict(admits)
+    if profile is not None:
+        domain = profile_domain(domain, profile) or _nothing_advertised(profile)
     t0 = time.perf_counter()
     # 1. one broad run that records every id it sees violated
     broad = machine_class(tables, domain, mode="collect")
@@ -258,7 +297,7 @@ def check(
     # 2. the named scenarios, replayed like Hypothesis @example inputs
     from_scenarios: dict[str, Trace] = {}
     for trace in scenarios_for(domain).values():
-        if not all(rev.admits(r) for r in trace.requests):
+        if not all(admits(r) for r in trace.requests):
             continue  # the scenario says something this revision's wire cannot
         for step in replay(trace, tables):
             for rid in step.violated:

@@ -33,6 +33,7 @@ from model.invariants import NOT_CHECKED
 from model.profiles import ProfileError, load_client, load_profile, pair
 from model.revisions import REVISIONS, resolve
 from model.spec import REQUIREMENTS, Family
+from simulations import validate
 from simulations.api import (
     ENGINES,
     UsageError,
@@ -209,6 +210,8 @@ def parser() -> argparse.ArgumentParser:
     bd = sub.add_parser("bound", help="print a bound as the TOML file --bound FILE.toml reads")
     bd.add_argument("action", choices=("show",))
     bd.add_argument("name", help=f"{', '.join(BOUNDS)} or a FILE.toml (checked, then printed)")
+
+    validate.add_parser(sub)
 
     ls = sub.add_parser("list", help="list revisions, mutants, engines and bounds")
     ls.add_argument("--json", action="store_true")
@@ -531,6 +534,11 @@ def _main(argv: Sequence[str] | None) -> int:
             except BoundError as e:
                 raise UsageError(f"argument name: {e}") from None
             return 0
+        if args.command == "validate":
+            try:
+                return validate.run(args)
+            except validate.UsageError as e:
+                raise UsageError(str(e)) from None
         if args.command == "explore":
             return _run_explore(args)
         if args.command == "counterexample":
@@ -575,7 +583,13 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.engine == "bfs":
             rev = amendment.base if amendment else profile.revision if profile else args.revision
             bound = advertised(
-                bound_for(args.bound, revision_for(rev, args.mutant), restarts), profile
+                bound_for(
+                    args.bound,
+                    revision_for(rev, args.mutant),
+                    restarts,
+                    None if profile is None else profile.admits(),
+                ),
+                profile,
             )
             _announce(args, bound)
             line = _progress(args, "check")

@@ -21,6 +21,17 @@ from model.profiles import (
 )
 from model.revisions import REVISIONS, envelope_tables
 from model.tables import Tables
+from model.types import (
+    BASE,
+    BIG,
+    METHOD_NOT_FOUND,
+    Block,
+    BlockKind,
+    Caps,
+    ClientKind,
+    PromptCap,
+    Request,
+)
 from simulations import api
 from simulations.api import (
     REVISION_ITSELF,
@@ -38,6 +49,9 @@ from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore
+from simulations.engines.stateful import Trace
+from simulations.engines.trace import replay
+from simulations.outputs.report import SUBJECTS, Subject, subject_bound
 
 _EXPLORED: dict[tuple[Any, ...], Exploration] = {}
 
@@ -91,6 +105,14 @@ REFUSED = {
     **{("client_override", r): "no row" for r in DRAFTS},
     **{("client_resends", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
     **{("on_differ", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
+    **{("held_sessions", r): "no row" for r in (*DRAFTS, "rfd-final", "alt-instructions")},
+    # the envelope wires re-send already: there it is two knobs that exist (tests/test_meta.py)
+    **{("restore", r): "knobs" for r in ("v1-stable", "v2-draft")},
+}
+_WHY = {
+    "wire": "wire cannot carry",
+    "no row": "no row it edits",
+    "knobs": 'on_load = "default" with fork_inherits = false',
 }
 
 
@@ -104,11 +126,17 @@ def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: objec
         except ProfileError as e:
             why = REFUSED.get((knob, value, revision), REFUSED.get((knob, revision)))
             assert why is not None, (knob, value, revision, str(e))
-            assert ("wire cannot carry" if why == "wire" else "no row it edits") in str(e)
+            assert _WHY[why] in str(e)
             continue
         assert {(knob, revision), (knob, value, revision)}.isdisjoint(REFUSED), (knob, value)
         if knob == "advertises_prompt" and value != "meta_only":  # narrows the bound instead
             assert changed.prompt_caps() is not None
+            continue
+        if knob == "advertises_methods" and value != "meta_only":  # narrows the bound
+            assert changed.methods() is not None
+            continue
+        if (knob, value) == ("size_limit", "none"):  # so does an agent without a limit
+            assert changed.tables() == REVISIONS[revision].tables
             continue
         assert changed.tables() != REVISIONS[revision].tables, (knob, value, revision)
 
@@ -185,6 +213,7 @@ KNOB_BREAKS = {
     ("bare_prompt", "replace"): {"R8", "R21", "P5", "P8"},
     ("size_limit", "invalid_params"): set(),  # R11 asks for an error, any code
     ("size_limit", "drop"): {"R7", "R9", "R11", "R21", "P1"},
+    ("size_limit", "none"): set(),  # no prompt is over a limit the agent lacks
     ("reads_prompt", "meta"): {"R7", "R9", "R11", "R21", "P1"},
     ("reads_prompt", "nowhere"): {"R7", "R9", "R11", "R21", "P1"},
     # lenient validation: an invalid request answered as if valid breaks R15; what the
@@ -203,11 +232,19 @@ KNOB_BREAKS = {
     ("advertises_prompt", "append"): set(),
     ("advertises_prompt", "override"): set(),
     ("advertises_prompt", "meta_only"): set(),
+    ("advertises_methods", "none"): set(),
+    ("advertises_methods", "load_only"): set(),
+    ("advertises_methods", "no_fork"): set(),
+    ("advertises_methods", "meta_only"): set(),
     # the client's side: it sends what the agent did not advertise
     ("client_sends_prompt", "always"): {"R3", "P1"},  # the agent ignores it: silently dropped
     ("client_sends_prompt", "never"): set(),
     ("client_override", "always"): {"R6"},  # the agent answers -32602: nothing is lost
+    # the client writes _meta, the reference agent reads the field: accepted and ignored
+    ("client_puts_prompt", "meta"): {"R7", "R9", "R11", "R21", "P1"},
 }
+# pinned on one scope in tests/test_meta.py (on the small bound it explores 20,720 states)
+PINNED_ELSEWHERE = {("restore", "resent")}
 
 # The same on v1-stable (small bound, restarts same), against its reference agent, which
 # already violates P2–P5, P7–P9 and T6 (re-sent prompts are judged by T9–T16).
@@ -221,13 +258,15 @@ V1_KNOB_BREAKS = {
     ("append_mode", "override"): {"T12", "T16"},
     ("on_differ", "keep"): set(),  # T16 allows every answer; it makes P2–P5, P7, P8 hold
     ("on_differ", "reject"): set(),
+    # T16 allows keeping; that the answer depends on hidden process state shows in replays
+    ("held_sessions", "keep"): set(),
 }
 
 
 def test_every_knob_value_has_pinned_breaks() -> None:
     everywhere = {(k, v) for k, vs in CHOICES.items() for v in vs[1:]}
     on_rfd_final = {(k, v) for k, v in everywhere if (k, "rfd-final") not in REFUSED}
-    assert set(KNOB_BREAKS) == on_rfd_final
+    assert set(KNOB_BREAKS) | PINNED_ELSEWHERE == on_rfd_final
 
 
 @pytest.mark.parametrize(("knob", "value"), list(KNOB_BREAKS))
@@ -420,7 +459,7 @@ def test_a_violation_no_one_knob_explains_is_put_down_to_them_together() -> None
         ),
         (  # (a) an agent that never reads the prompt has no bare prompt to interpret
             "x.toml",
-            'name = "x"\nbare_prompt = "replace"\nreads_prompt = "meta"\n',
+            'name = "x"\nbare_prompt = "replace"\nreads_prompt = "nowhere"\n',
             "reads_prompt",
             'cannot be combined with bare_prompt = "replace"',
         ),
@@ -589,3 +628,113 @@ def test_on_differ_is_the_stabilised_spec_choice_of_the_same_name(value: str) ->
     assert knob.budget["states"] == choice.states
     stated = {r for r in choice.violated if REVISIONS["v1-stable"].states(r)}
     assert {r for r, v in knob.verdicts.items() if v == "violated"} == stated
+
+
+def _slots(profile: Profile, *requests: Request) -> list[tuple[str, ...] | None]:
+    """The system slot of every turn when ``requests`` run against ``profile``'s agent."""
+    caps = Caps(PromptCap.APPEND, load_session=True, close=True)
+    steps = replay(Trace(caps, requests), profile.tables())
+    return [r.step.reply.slot for r in steps if r.step.request.method == "session_prompt"]
+
+
+def test_a_held_session_ignores_the_re_sent_prompt_until_a_restart_rebuilds_it() -> None:
+    """held_sessions = "keep": the same re-sent prompt is ignored while the process still holds
+    the closed session and applied once a restart has rebuilt it from the store; the reference
+    agent applies it either way."""
+    a, b = (Block(BlockKind.TEXT, "a"),), (Block(BlockKind.TEXT, "b"),)
+    opening = (Request("connect"), Request("initialize"))
+    create = (*opening, Request("session_new", system_prompt=a, mode="append"))
+    close = Request("session_close", sid="s1")
+    reload = (
+        Request("session_load", sid="s1", system_prompt=b, mode="append"),
+        Request("session_prompt", sid="s1"),
+    )
+    held = Profile("held", revision="v1-stable", held_sessions="keep")
+    reference = Profile("reference", revision="v1-stable")
+    live = (*create, close, *reload)
+    rebuilt = (*create, close, Request("restart"), *opening, *reload)
+    assert _slots(held, *live) == [(BASE, "a")]
+    assert _slots(held, *rebuilt) == [(BASE, "b")]
+    assert _slots(reference, *live) == _slots(reference, *rebuilt) == [(BASE, "b")]
+
+
+def test_an_agent_without_a_size_limit_is_sent_no_prompt_over_one() -> None:
+    """size_limit = "none" narrows the bound: no scope sends BIG (a prompt over the agent's
+    limit), so R11 has nothing to judge; the states are the reference's minus those requests."""
+    profile = Profile("x", size_limit="none")
+    bound = api.advertised(bound_for("small", "rfd-final", "same"), profile)
+    sent = [p for s in bound.scopes for p in (*s.domain.prompts, *(s.domain.reopen_prompts or ()))]
+    assert sent and not any(b.text == BIG for p in sent for b in p or ())
+    limited = check(revision="rfd-final", bound="small", domain=SAME)
+    unlimited = check(profile=profile, bound="small", domain=SAME)
+    assert (limited.budget["states"], unlimited.budget["states"]) == (2981, 2973)
+    assert unlimited.verdicts["R11"] == "holds"
+
+
+def test_what_methods_an_agent_advertises_narrows_every_capability_profile() -> None:
+    """advertises_methods keeps each capability profile of the bound, with only the methods
+    this agent advertises; fewer methods, fewer states (pinned, small bound)."""
+    states = {}
+    for value in ("as_bound", "no_fork", "load_only", "none"):
+        profile = Profile("x", advertises_methods=value)
+        bound = api.advertised(bound_for("small", "rfd-final", "same"), profile)
+        allowed = profile.methods()
+        for scope in bound.scopes:
+            for caps in scope.domain.profiles:
+                on = {
+                    f
+                    for f in ("load_session", "resume", "fork", "close", "delete", "list")
+                    if getattr(caps, f)
+                }
+                assert allowed is None or on <= allowed, (value, caps)
+        states[value] = check(profile=profile, bound="small", domain=SAME).budget["states"]
+    assert states == {"as_bound": 2981, "no_fork": 2789, "load_only": 485, "none": 292}
+
+
+def test_an_agent_advertising_methods_only_in_meta_serves_them_anyway() -> None:
+    """meta_only: a client that calls session/load without the capability (gating on the
+    agent's name) is served, where the reference agent answers -32601."""
+    requests = (
+        Request("connect", client=ClientKind.ADVERSARIAL),
+        Request("initialize"),
+        Request("session_new"),
+        Request("session_close", sid="s1"),
+        Request("session_load", sid="s1"),
+    )
+    trace = Trace(Caps(PromptCap.APPEND), requests)
+    meta = Profile("x", advertises_methods="meta_only")
+    served = [r.step.reply.code for r in replay(trace, meta.tables())][-2:]
+    refused = [r.step.reply.code for r in replay(trace)][-2:]
+    assert served == [None, None] and refused == [METHOD_NOT_FOUND, METHOD_NOT_FOUND]
+
+
+def test_the_reports_profile_rows_honour_what_the_profile_advertises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The report's subject for a profile narrows its bound like ``check --profile`` does: an
+    agent advertising override only is explored with override only, with the methods it
+    advertises; a shipped profile (as_bound) keeps both capabilities."""
+    narrow = Profile("narrow", advertises_prompt="override", advertises_methods="load_only")
+    monkeypatch.setitem(PROFILES, narrow.name, narrow)
+    subject = Subject("profile narrow", narrow.revision, profile=narrow.name, restarts="same")
+    caps = {c for sc in subject_bound(subject, "small").scopes for c in sc.domain.profiles}
+    assert caps == {Caps(PromptCap.OVERRIDE, load_session=True)}
+    shipped = next(s for s in SUBJECTS if s.profile == "final-default-on-load")
+    shipped_caps = {
+        c.system_prompt for sc in subject_bound(shipped).scopes for c in sc.domain.profiles
+    }
+    assert shipped_caps == {PromptCap.APPEND, PromptCap.OVERRIDE}
+
+
+def test_causes_under_the_hypothesis_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    """With --engine hypothesis the causes re-run Hypothesis without each departure: on_load =
+    "default" is named for R16 and P1–P3, and P9, which the reference agent breaks too, is put
+    down to the revision itself."""
+    run = ["--engine", "hypothesis", "--examples", "5", "--steps", "15", "--json"]
+    code = main(["check", "--profile", "final-default-on-load", *run])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["engine"] == "hypothesis"
+    assert {rid: c for rid, c in out["causes"].items() if c} == {
+        rid: ["on_load"] for rid in ("R16", "P1", "P2", "P3")
+    }
+    assert out["cause_notes"] == {"P9": REVISION_ITSELF}

@@ -94,8 +94,9 @@ class Domain:
         prompts = tuple(p for p in self.prompts if any(admits(new(p, m)) for m in modes))
         modes = tuple(m for m in modes if any(admits(new(p, m)) for p in prompts))
         attach = any(  # any of them: v2-draft has resume and fork but no session/load
-            admits(Request(m, sid="s1", system_prompt=text("a"), mode="append"))
+            admits(Request(m, sid="s1", system_prompt=text("a"), mode=mode))
             for m in ("session_load", "session_resume", "session_fork")
+            for mode in ("append", None)  # None: a wire without modes (a _meta re-send)
         )
         profiles = self.profiles
         widen: Callable[[tuple[Caps, ...]], tuple[Caps, ...]] | None

@@ -37,6 +37,7 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
+from simulations.api import profile_domain
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import domain_for
 from simulations.engines.exploration import Exploration
@@ -102,7 +103,8 @@ SUBJECTS: tuple[Subject, ...] = (
             f"profile {p.name}",
             p.revision,
             profile=p.name,
-            caps=(PromptCap.APPEND, PromptCap.OVERRIDE),  # the profiled agent has the feature
+            # the profiled agent has the feature, unless it says what it advertises
+            caps=(PromptCap.APPEND, PromptCap.OVERRIDE) if p.prompt_caps() is None else None,
             restarts="same",
             note=p.summary,
         )
@@ -121,6 +123,11 @@ def subject_bound(s: Subject, bound: str = "default") -> Bound:
             d = replace(d, profiles=tuple(p for p in d.profiles if p.system_prompt in s.caps))
             if not d.profiles:
                 continue
+        if s.profile is not None:  # what the profiled agent advertises, and its size limit
+            narrowed = profile_domain(d, PROFILES[s.profile])
+            if narrowed is None:
+                continue
+            d = narrowed
         scopes.append(replace(sc, domain=d))
     return replace(b, scopes=tuple(scopes))
 

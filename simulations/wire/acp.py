@@ -77,8 +77,8 @@ Source
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -90,6 +90,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
+from model.profiles import Profile
 from model.revisions import REVISIONS
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, Tables
 from model.types import (
@@ -234,7 +235,7 @@ def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
 _V2_INFO = {"name": "acp-sysprompt-model", "version": "0"}  # v2's required Implementation
 
 
-def _params(req: Request, wire: str) -> dict[str, Any]:
+def _params(req: Request, wire: str, meta: Collection[str] = ()) -> dict[str, Any]:
     m = req.method
     p: dict[str, Any]
     if m == "initialize" and wire == V2_WIRE:
@@ -254,9 +255,35 @@ def _params(req: Request, wire: str) -> dict[str, Any]:
         p = {}
     else:  # session/close, session/delete
         p = {"sessionId": req.sid}
+    if m in meta:
+        p["_meta"] = {"conn": req.conn, **meta_prompt_params(req, wire)}
+        return p
     p.update(prompt_params(req, wire))
     p["_meta"] = {"conn": req.conn}
     return p
+
+
+def meta_prompt_params(req: Request, wire: str) -> dict[str, Any]:
+    """The prompt ``req`` carries as a client that writes it in ``_meta`` puts it there: the
+    wire's session/new fields, moved into ``params._meta`` (``_meta.systemPrompt``: the
+    string, blocks or envelope of that wire; ``_meta.systemPromptMode`` on the blocks wire)."""
+    if req.system_prompt is None and req.mode is None:
+        return {}
+    return prompt_params(replace(req, method="session_new", sid=None), wire)
+
+
+def meta_methods(profile: Profile) -> tuple[str, ...]:
+    """The methods whose prompt ``profile``'s client writes in ``_meta`` (``transcript``'s
+    ``meta``): every method where it puts the prompt there (``client_puts_prompt = "meta"``),
+    and load, resume and fork where the agent restores what is re-sent (``restore =
+    "resent"``) and the revision's own field is on session/new only."""
+    wire = revision_wire(profile.revision)
+    own = _PROMPT_METHODS[wire]
+    reopen = ("session_load", "session_resume", "session_fork")
+    out = own if profile.client_puts_prompt == "meta" else ()
+    if profile.restore == "resent":
+        out = (*out, *(m for m in reopen if m not in own))
+    return tuple(dict.fromkeys(out))
 
 
 # ---- the other direction: a JSON-RPC request as the model's request ------------------------
@@ -393,11 +420,15 @@ def _response(n: int, step: ReplayedStep, wire: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": n, "result": _result(step, wire, n)}
 
 
-def transcript(trace: Trace, tables: Tables, *, wire: str = "blocks") -> list[dict[str, Any]]:
+def transcript(
+    trace: Trace, tables: Tables, *, wire: str = "blocks", meta: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """The JSON-RPC 2.0 messages on the wire, in order: each sent request, then its answer.
 
     ``wire`` (one of ``WIRES``, see ``revision_wire``) decides how systemPrompt and its
-    capability look; a request that wire cannot carry raises ValueError.
+    capability look; a request that wire cannot carry raises ValueError. On the methods
+    ``meta`` names (``meta_methods`` of a profile) the prompt travels in
+    ``params._meta.systemPrompt`` instead (``meta_prompt_params``).
     """
     _check_wire(wire)
     out: list[dict[str, Any]] = []
@@ -408,7 +439,8 @@ def transcript(trace: Trace, tables: Tables, *, wire: str = "blocks") -> list[di
             continue
         n += 1
         method = wire_method(req.method)
-        out.append({"jsonrpc": "2.0", "id": n, "method": method, "params": _params(req, wire)})
+        params = _params(req, wire, meta)
+        out.append({"jsonrpc": "2.0", "id": n, "method": method, "params": params})
         out.append(_response(n, r, wire))
     return out
 

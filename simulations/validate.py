@@ -1,0 +1,992 @@
+"""Trace validation: judge a recorded ACP session (a log of JSON-RPC messages) by the model.
+
+Scope
+    ``validate_files`` reads logs, pairs every response with its request and checks each
+    message against the vendored schema and every rule the wire shows, for both sides, by
+    driving the model: each client request is read back as the model's request
+    (``simulations.wire.acp.request_of``), stepped through ``model.machines.System`` over the
+    revision's tables, and the recorded answer is compared with the model's reply (error or
+    success and its code, the session id created, the ids listed, the history replayed before
+    a load answers, the system slot where the log shows it). The requirement ids come from the
+    model's own checks (``model.invariants`` STEP_CHECKS and STATE_CHECKS) run on the step as
+    it really happened; the rows the model fired (``Step.rows`` → ``Row.reqs``) are named in
+    the note that reports a departure no check judges. ``add_parser`` and ``run`` are the
+    ``acp-sysprompt validate LOG...`` subcommand.
+
+    Three inputs, told apart by their content:
+
+    - **ndjson** (our ``transcript.ndjson`` form, ``simulations.wire.acp.write_ndjson``): one
+      bare JSON-RPC message a line. The direction comes from ACP's disjoint method names (the
+      vendored schemas' ``x-side``: ``agent`` methods travel client→agent, ``client`` methods
+      agent→client); a response is paired with the open request of that id on its connection
+      (``params._meta.conn`` where the form puts it, else connection 0). A line may wrap its
+      message to state the direction: ``{"direction": "client->agent" | "agent->client",
+      "message": {...}, "conn": 0}`` (``conn`` optional: a name or number for the connection;
+      connections are otherwise told apart by ``params._meta.conn``).
+    - **the official test kit's JSON report** (agentclientprotocol/acp-tck ``--report-json``):
+      ``requirements[].tests[]`` outcomes of FAIL carry ``transcript``, a list of ``{"dir":
+      "sent" | "received", "t", "raw"}`` entries (``sent``: the kit, a client, to the agent;
+      ``raw``: the line's text). Each test ran against a fresh agent process, so each
+      transcript is validated on its own (once, however many requirements share the test); a
+      finding's ``line`` is the 1-based entry of that transcript and ``where`` the test's
+      nodeid.
+    - **sacp-tee** (the Rust SDK's debugging proxy, crate ``sacp-tee`` 0.1.x, "a debugging
+      proxy that logs all ACP traffic"): one JSON object a line, ``{"timestamp": RFC 3339,
+      "direction": "downstream" | "upstream", "message": ...}``; ``downstream`` carries
+      requests and notifications towards the agent, ``upstream`` the replies. The tee logs
+      a request under a synthetic id of its own and a reply as ``{"id", "result"}``, an error
+      reply as ``"result": {"error": "<text>"}`` (the code is lost) and writes no ``jsonrpc``
+      member; this reader restores the envelope, and an error whose code is lost is compared
+      as an error of any code.
+
+Abstractions
+    One agent process per log (per kit transcript). Connections appear as the log names them:
+    each is a model ``connect`` of a conforming client, so a request a conforming client must
+    not send (the CLIENT table's gates: R3, S2–S5, T2–T5, ...) is judged by the client checks
+    (the model runs the request on a client table with every gate open, and the checks see a
+    conforming client send it). An ``initialize`` the agent answers with success on a
+    connection already initialised is a new agent process (our transcripts show a restart so):
+    the model restarts with the capabilities the new answer advertises. The capability
+    profile is read from each initialize result. Session ids are the log's; the model's own
+    (s1, s2, ...) are mapped to them as sessions are created.
+
+    Where the log departs from the model (the agent created a session the model says fails,
+    or refused what the model accepts), validation follows the LOG: the step is re-run as the
+    agent must have taken it (the model's rejecting rows removed until it succeeds; an error
+    leaves the world as it was; a listed or replayed value, or a recorded system slot, put
+    into the reply or the session's live prompt), the checks judge that step, and the model
+    goes on from it. A departure no check judges (the spec allows several answers, and the
+    model's reference agent took another) is a note, not a finding. P ids (the end-to-end
+    guarantees, not rules of either party) are notes too; SHOULDs (T6) are advisory.
+
+    What the wire cannot show is not judged: the system slot a turn runs under is on the
+    wire only in our transcripts' ``_meta.systemSlot`` of a session/prompt result (the
+    model's observation); history replay on load is judged missing only where the log
+    recorded ``session/update`` notifications for that session before. Messages the model
+    does not know (agent→client requests, notifications, ``_`` extensions) are checked
+    against their schema definition and paired, nothing more.
+
+    Streams: one pass over each log, constant memory in the number of messages (the model's
+    world grows with the sessions created, as the agent's store does). Model steps, checks and
+    schema verdicts are memoised (the model is pure: (world, request) → step).
+
+Source
+    agentclientprotocol/acp-tck README "Reading the report" and ``src/tck/common/report.py``
+    (TestOutcome.transcript); ``src/tck/common/harness/transcript.py`` (Direction
+    sent/received). sacp-tee: docs.rs/crate/sacp-tee 0.1.3 and its ``src/lib.rs`` (LogEntry
+    {timestamp, direction, message}; JsonRpcMessage Request / Notification / Reply). ACP
+    method sides: the vendored schemas' ``x-side`` and ``x-method``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from transitions.core import MachineError
+
+from model.invariants import STATE_CHECKS, STEP_CHECKS
+from model.machines import ModelError, Step, System
+from model.monitor import observe
+from model.revisions import REVISIONS, Revision, resolve
+from model.spec import REQUIREMENTS
+from model.tables import CLIENT_REQUESTS, Row, Tables
+from model.types import (
+    Caps,
+    ClientKind,
+    Phase,
+    PromptCap,
+    Reply,
+    Request,
+    World,
+    evolve,
+    initial_world,
+)
+from simulations.wire.acp import (
+    SCHEMA_FILES,
+    V2_WIRE,
+    WireError,
+    load_schema,
+    request_of,
+    schema_registry,
+    validate_transcript,
+)
+
+C2A, A2C = "client->agent", "agent->client"
+_DIRECTIONS = {C2A: C2A, A2C: A2C, "downstream": C2A, "upstream": A2C}
+_KIT_DIRS = {"sent": C2A, "received": A2C}
+# findings that are not requirement ids
+MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
+_UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
+_MEMO_LIMIT = 200_000
+_WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
+# what a table edit that drops a gate may raise when an effect meets a request it never expected
+_UNFIT = (ModelError, MachineError, ValueError, AssertionError, KeyError, TypeError)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violated id (or wire problem) at the first message that shows it."""
+
+    rid: str
+    line: int  # 1-based line of the file (kit reports: entry of the transcript)
+    file: str
+    message: str
+    where: str = ""  # kit reports: the test's nodeid
+    advisory: bool = False  # reported, never fails the run (SHOULDs, P ids, notes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.rid,
+            "line": self.line,
+            "file": self.file,
+            "where": self.where,
+            "message": self.message,
+            "advisory": self.advisory,
+        }
+
+    def render(self) -> str:
+        where = f" [{self.where}]" if self.where else ""
+        tag = " (advisory)" if self.advisory else ""
+        return f"{self.file}:{self.line}{where}  {self.rid}{tag}  {self.message}"
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message names the argument."""
+
+
+# ---- method sides, from the vendored schemas ----------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _sides() -> tuple[frozenset[str], frozenset[str], dict[tuple[str, str], tuple[str, str]]]:
+    """(client→agent methods, agent→client methods, (method, kind) → (uri, $def)).
+
+    ``x-side`` names the side that handles the message: ``agent`` methods are sent by the
+    client. Every vendored file contributes (a method in two files keeps the first one's
+    definition; v1 before the unstable files).
+    """
+    c2a: set[str] = set()
+    a2c: set[str] = set()
+    defs: dict[tuple[str, str], tuple[str, str]] = {}
+    for uri in SCHEMA_FILES:
+        if uri.endswith("alt-session-instructions"):
+            continue
+        for name, d in load_schema(uri).get("$defs", {}).items():
+            method, side = d.get("x-method"), d.get("x-side")
+            if not isinstance(method, str) or side not in ("agent", "client"):
+                continue
+            (c2a if side == "agent" else a2c).add(method)
+            kind = "response" if name.endswith("Response") else "request"
+            defs.setdefault((method, kind), (uri, name))
+    return frozenset(c2a), frozenset(a2c), defs
+
+
+@lru_cache(maxsize=256)
+def _def_validator(uri: str, name: str) -> Any:
+    return Draft202012Validator({"$ref": f"{uri}#/$defs/{name}"}, registry=_registry())
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Any:
+    return schema_registry()
+
+
+def direction_of(method: str) -> str | None:
+    """client->agent or agent->client by ACP's method names; None: both or neither."""
+    c2a, a2c, _ = _sides()
+    if (method in c2a) == (method in a2c):
+        return None
+    return C2A if method in c2a else A2C
+
+
+# ---- capabilities read back from an initialize result --------------------------------------
+
+
+def _present(d: Mapping[str, Any], key: str) -> bool:
+    return d.get(key) is not None
+
+
+def caps_of(result: Mapping[str, Any], wire: str) -> Caps:
+    """The model's capability profile an initialize result advertises on ``wire``."""
+    if wire == V2_WIRE:
+        caps = result.get("capabilities")
+        session = caps.get("session") if isinstance(caps, Mapping) else None
+        s = session if isinstance(session, Mapping) else {}
+        base = isinstance(session, Mapping)
+        return Caps(
+            _prompt_cap(s.get("systemPrompt"), wire),
+            load_session=False,
+            resume=base,
+            fork=_present(s, "fork"),
+            close=base,
+            delete=_present(s, "delete"),
+            list=base,
+        )
+    agent = result.get("agentCapabilities")
+    a = agent if isinstance(agent, Mapping) else {}
+    session = a.get("sessionCapabilities")
+    s = session if isinstance(session, Mapping) else {}
+    key = "sessionInstructions" if wire == "instructions" else "systemPrompt"
+    return Caps(
+        _prompt_cap(s.get(key), wire),
+        load_session=a.get("loadSession") is True,
+        resume=_present(s, "resume"),
+        fork=_present(s, "fork"),
+        close=_present(s, "close"),
+        delete=_present(s, "delete"),
+        list=_present(s, "list"),
+    )
+
+
+def _prompt_cap(value: object, wire: str) -> PromptCap:
+    if not isinstance(value, Mapping) or wire == "string":
+        return PromptCap.NONE
+    if wire == "instructions":
+        append, replace = _present(value, "append"), _present(value, "replace")
+        if append and replace:
+            return PromptCap.OVERRIDE
+        return PromptCap.APPEND if append else PromptCap.REPLACE if replace else PromptCap.NONE
+    holder = value.get("mode") if wire in ("envelope", V2_WIRE) else value
+    override = isinstance(holder, Mapping) and _present(holder, "override")
+    return PromptCap.OVERRIDE if override else PromptCap.APPEND
+
+
+# ---- reading the inputs --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of a log: a JSON-RPC message, or what made the line unreadable."""
+
+    line: int
+    message: Any = None
+    direction: str | None = None
+    conn: object = None  # the wrapper's connection name, if it gave one
+    problem: str | None = None  # set: the line is malformed (message is None)
+    lost_code: bool = False  # an error reply whose code the capture dropped
+
+
+def _unwrap(line: int, obj: Any) -> Entry:
+    """A bare message, our direction wrapper, or a sacp-tee log entry."""
+    if isinstance(obj, dict) and "message" in obj and "direction" in obj and "jsonrpc" not in obj:
+        d = obj["direction"]
+        if not isinstance(d, str) or d not in _DIRECTIONS:
+            known = ", ".join(_DIRECTIONS)
+            return Entry(line, problem=f"direction: expected one of {known}, got {d!r}")
+        msg = obj["message"]
+        if not isinstance(msg, dict):
+            return Entry(line, problem=f"message: expected a JSON-RPC object, got {msg!r}")
+        lost = False
+        if "jsonrpc" not in msg:  # sacp-tee writes the members without the envelope
+            msg = dict(msg, jsonrpc="2.0")
+            result = msg.get("result")
+            if isinstance(result, dict) and set(result) == {"error"} and "method" not in msg:
+                text = result["error"]
+                del msg["result"]
+                msg["error"] = {"code": _UNKNOWN_CODE, "message": str(text)}
+                lost = True
+        conn = obj.get("conn")
+        return Entry(line, msg, _DIRECTIONS[d], conn, lost_code=lost)
+    return Entry(line, obj)
+
+
+def _parse(line: int, text: str) -> Entry | None:
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        return Entry(line, problem=f"not JSON ({e.args[0] if e.args else e})")
+    return _unwrap(line, obj)
+
+
+def read_ndjson(lines: Iterable[str]) -> Iterator[Entry]:
+    for i, text in enumerate(lines, 1):
+        e = _parse(i, text)
+        if e is not None:
+            yield e
+
+
+@dataclass(frozen=True)
+class KitTranscript:
+    nodeid: str
+    entries: tuple[Entry, ...]
+
+
+def kit_transcripts(report: Mapping[str, Any]) -> Iterator[KitTranscript]:
+    """Every distinct test transcript of an acp-tck JSON report (a test bound to several
+    requirements appears once)."""
+    seen: set[str] = set()
+    reqs = report.get("requirements")
+    for r in reqs if isinstance(reqs, list) else ():
+        tests = r.get("tests") if isinstance(r, Mapping) else None
+        for t in tests if isinstance(tests, list) else ():
+            if not isinstance(t, Mapping) or not isinstance(t.get("transcript"), list):
+                continue
+            nodeid = str(t.get("nodeid", "?"))
+            if nodeid in seen:
+                continue
+            seen.add(nodeid)
+            out: list[Entry] = []
+            for k, item in enumerate(t["transcript"], 1):
+                d = item.get("dir") if isinstance(item, Mapping) else None
+                raw = item.get("raw") if isinstance(item, Mapping) else None
+                if d not in _KIT_DIRS or not isinstance(raw, str):
+                    out.append(
+                        Entry(k, problem=f"transcript entry: expected dir and raw, got {item!r}")
+                    )
+                    continue
+                e = _parse(k, raw)
+                if e is not None:
+                    out.append(Entry(k, e.message, _KIT_DIRS[str(d)], None, e.problem))
+            yield KitTranscript(nodeid, tuple(out))
+
+
+# ---- the model side ------------------------------------------------------------------------
+
+
+def open_client(tables: Tables) -> Tables:
+    """``tables`` with a client that sends every request from either phase: the agent answers
+    whatever the log shows, and the client checks judge what a conforming client sent."""
+    phases = (Phase.UNINITIALIZED, Phase.INITIALIZED)
+    return tables.edit("client", tuple(Row(m, phases, None, (), None, ()) for m in CLIENT_REQUESTS))
+
+
+@lru_cache(maxsize=8)
+def _engine(revision: str) -> tuple[Tables, System]:
+    tables = open_client(REVISIONS[revision].tables)
+    return tables, System(tables)
+
+
+def _without_rows(tables: Tables, refs: Iterable[tuple[str, int]]) -> Tables:
+    drop: dict[str, set[int]] = {}
+    for name, i in refs:
+        drop.setdefault(name, set()).add(i)
+    for name, idx in drop.items():
+        rows = tables.table(name)
+        tables = tables.edit(name, tuple(r for i, r in enumerate(rows) if i not in idx))
+    return tables
+
+
+def _error_rows(step: Step, tables: Tables) -> list[tuple[str, int]]:
+    """The fired rows whose effect answered with an error (the last one decides)."""
+    refs = [(n, i) for n, i in step.rows if n != "client"]
+    return refs[-1:] if refs else []
+
+
+@dataclass
+class _Observed:
+    """The recorded answer to one client request, in the model's terms."""
+
+    code: int | None  # None: success; _UNKNOWN_CODE: an error of unknown code
+    sid: str | None = None  # new/fork: the id the agent returned (the log's)
+    listed: tuple[str, ...] | None = None  # list: the ids (the log's)
+    slot: tuple[str, ...] | None = None  # prompt: _meta.systemSlot, where recorded
+    replayed: bool | None = None  # load/resume: None when the log cannot tell
+
+
+@dataclass
+class _Pending:
+    line: int
+    method: str
+    direction: str
+    message: dict[str, Any]
+    request: Request | None = None  # client requests the model knows (None: not modelled)
+    log_sid: str | None = None
+    updates: int = 0  # session/update notifications for its session before the answer
+
+
+@dataclass
+class _Memo:
+    """Steps and their verdicts, shared by every stream of one run (the model is pure)."""
+
+    steps: dict[tuple[str, World, Request], tuple[Step, tuple[str, ...]]] = field(
+        default_factory=dict
+    )
+    schema: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def trim(self) -> None:
+        if len(self.steps) > _MEMO_LIMIT:
+            self.steps.clear()
+        if len(self.schema) > _MEMO_LIMIT:
+            self.schema.clear()
+
+
+class Stream:
+    """One recorded run against one agent process: feed entries in order, then ``finish``."""
+
+    def __init__(self, revision: Revision, file: str, where: str = "", memo: _Memo | None = None):
+        self.rev = revision
+        self.wire = revision.wire
+        self.file, self.where = file, where
+        self.tables, self.system = _engine(revision.name)
+        # the rules a client breaks (the CLIENT table's citations): judged at the request
+        self.client_ids = frozenset(r for row in revision.tables.client for r in row.reqs)
+        self.memo = memo if memo is not None else _Memo()
+        self.world = initial_world(Caps())
+        self.conns: dict[object, int] = {}  # the log's connection → the model's index
+        self.sids: dict[str, str] = {}  # the log's session id → the model's
+        self.back: dict[str, str] = {}  # the model's session id → the log's
+        self.attached: dict[str, Step] = {}  # model sid → the step that last attached it
+        self.history: set[str] = set()  # log sids with session/update notifications seen
+        self.pending: dict[tuple[object, str, object], _Pending] = {}
+        self.findings: dict[str, Finding] = {}
+        self.notes: dict[str, Finding] = {}
+        self.messages = 0
+        self.suppressed = 0  # wire problems past _WIRE_LIMIT, counted only
+
+    # ---- reporting
+
+    def _report(self, rid: str, line: int, message: str) -> None:
+        if rid.startswith("P") or rid == NOTE:
+            key = rid if rid != NOTE else f"{NOTE}:{message}"
+            if key not in self.notes:
+                self.notes[key] = Finding(rid, line, self.file, message, self.where, True)
+            return
+        # a requirement id once, at its first line; a wire problem at every line (capped)
+        key = rid if rid in REQUIREMENTS else f"{rid}:{line}:{message}"
+        if key in self.findings:
+            return
+        if rid not in REQUIREMENTS and len(self.findings) >= _WIRE_LIMIT:
+            self.suppressed += 1
+            return
+        advisory = rid in REQUIREMENTS and REQUIREMENTS[rid].is_advisory
+        self.findings[key] = Finding(rid, line, self.file, message, self.where, advisory)
+
+    def _judge(self, ids: Iterable[str], p: _Pending, line: int) -> None:
+        """Report ``ids``: a client rule at the request's line, the agent's at the answer's."""
+        for rid in ids:
+            req = REQUIREMENTS.get(rid)
+            text = req.text if req is not None else ""
+            at = p.line if rid in self.client_ids else line
+            self._report(rid, at, f"{p.method} (line {p.line}): {text}")
+
+    # ---- the model
+
+    def _checks(self, step: Step) -> tuple[str, ...]:
+        bad = [c.rid for c in STEP_CHECKS if not c.fn(step)]
+        bad += [c.rid for c in STATE_CHECKS if not c.fn(step.after)]
+        return tuple(dict.fromkeys(r for r in bad if self.rev.states(r)))
+
+    def _step(self, world: World, req: Request) -> tuple[Step, tuple[str, ...]]:
+        key = (self.rev.name, world, req)
+        hit = self.memo.steps.get(key)
+        if hit is None:
+            step = self.system.step(world, req)
+            hit = (step, self._checks(step))
+            self.memo.steps[key] = hit
+        return hit
+
+    def _conn(self, name: object) -> int:
+        index = self.conns.get(name)
+        if index is None:
+            step = self.system.step(self.world, Request("connect", client=ClientKind.CONFORMING))
+            self.world = step.after
+            index = self.conns[name] = len(self.world.connections) - 1
+        return index
+
+    # ---- entries
+
+    def feed(self, e: Entry) -> None:
+        self.messages += 1
+        if e.problem is not None:
+            self._report(MALFORMED, e.line, e.problem)
+            return
+        msg = e.message
+        if not isinstance(msg, dict):
+            self._report(MALFORMED, e.line, f"not a JSON-RPC object: {msg!r:.60}")
+            return
+        if msg.get("jsonrpc") != "2.0":
+            self._report(JSONRPC, e.line, f'jsonrpc: expected "2.0", got {msg.get("jsonrpc")!r}')
+        method = msg.get("method")
+        if "method" in msg:
+            if not isinstance(method, str):
+                self._report(MALFORMED, e.line, f"method: expected a string, got {method!r}")
+                return
+            self._request(e, msg, method)
+        elif "id" in msg and ("result" in msg or "error" in msg):
+            self._response(e, msg)
+        else:
+            self._report(MALFORMED, e.line, "neither a request, a notification nor a response")
+
+    def _conn_name(self, e: Entry, msg: Mapping[str, Any]) -> object:
+        if e.conn is not None:
+            return e.conn
+        params = msg.get("params")
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        conn = meta.get("conn") if isinstance(meta, Mapping) else None
+        return conn if isinstance(conn, int) else 0
+
+    def _request(self, e: Entry, msg: dict[str, Any], method: str) -> None:
+        direction = e.direction or direction_of(method) or "?"
+        params = msg.get("params")
+        if "params" in msg and not isinstance(params, (dict, list)):
+            self._report(MALFORMED, e.line, f"params: expected an object, got {params!r:.60}")
+            return
+        if "id" not in msg:  # a notification
+            self._notification(e, msg, method, direction)
+            return
+        mid = msg["id"]
+        if not isinstance(mid, (int, str)) or isinstance(mid, bool):
+            self._report(MALFORMED, e.line, f"id: expected a number or a string, got {mid!r}")
+            return
+        conn = self._conn_name(e, msg)
+        key = (conn, direction, mid)
+        if key in self.pending:
+            self._report(JSONRPC, e.line, f"request id {mid!r} reused while still unanswered")
+        p = _Pending(e.line, method, direction, msg)
+        trigger = method.replace("/", "_")
+        if direction == C2A and trigger in CLIENT_REQUESTS:
+            try:
+                req = request_of(msg, self.wire, 0)
+            except WireError as err:
+                self._report(MALFORMED, e.line, f"{method}: {err}")
+            else:
+                p.log_sid = req.sid
+                sid = None if req.sid is None else self.sids.get(req.sid, f"?{req.sid}")
+                p.request = evolve(req, conn=self._conn(conn), sid=sid)
+        self.pending[key] = p
+
+    def _notification(self, e: Entry, msg: dict[str, Any], method: str, direction: str) -> None:
+        self._schema_alone(e.line, method, "request", msg.get("params"))
+        if method != "session/update":
+            return
+        params = msg.get("params")
+        sid = params.get("sessionId") if isinstance(params, Mapping) else None
+        if isinstance(sid, str):
+            self.history.add(sid)
+            for p in self.pending.values():
+                if p.log_sid == sid and p.method in ("session/load", "session/resume"):
+                    p.updates += 1
+
+    def _response(self, e: Entry, msg: dict[str, Any]) -> None:
+        mid = msg["id"]
+        conn = e.conn if e.conn is not None else None
+        p = None
+        for key in list(self.pending):
+            c, d, i = key
+            if (
+                i == mid
+                and (conn is None or c == conn)
+                and (e.direction is None or d != e.direction)
+            ):
+                p = self.pending.pop(key)
+                break
+        if p is None:
+            self._report(JSONRPC, e.line, f"response id {mid!r} answers no open request")
+            return
+        error = msg.get("error")
+        if "error" in msg and (
+            not isinstance(error, Mapping) or not isinstance(error.get("code"), int)
+        ):
+            self._report(MALFORMED, e.line, f"error: expected {{code, message}}, got {error!r:.60}")
+            return
+        self._schema_pair(p, e, msg)
+        if p.request is not None:
+            self._settle(p, e, msg)
+
+    # ---- schema
+
+    def _schema_pair(self, p: _Pending, e: Entry, msg: dict[str, Any]) -> None:
+        if p.direction == C2A and p.method.replace("/", "_") in CLIENT_REQUESTS:
+            key = _schema_key(p.message, msg)
+            problems = self.memo.schema.get(key)
+            if problems is None:
+                pair = [dict(p.message, id=0), dict(msg, id=0)]
+                if e.lost_code:
+                    pair[1] = dict(pair[1], error={"code": -32603, "message": "x"})
+                problems = tuple(validate_transcript(pair, wire=self.wire))
+                self.memo.schema[key] = problems
+            for problem in problems:
+                line = p.line if problem.startswith("message 0") else e.line
+                self._report(SCHEMA, line, problem.split(" ", 2)[-1])
+            return
+        self._schema_alone(p.line, p.method, "request", p.message.get("params"))
+        if "result" in msg:
+            self._schema_alone(e.line, p.method, "response", msg.get("result"))
+
+    def _schema_alone(self, line: int, method: str, kind: str, value: object) -> None:
+        found = _sides()[2].get((method, kind))
+        if found is None:
+            return
+        key = f"{method}|{kind}|{json.dumps(value)}"
+        problems = self.memo.schema.get(key)
+        if problems is None:
+            errors = _def_validator(*found).iter_errors(value if value is not None else {})
+            problems = tuple(f"{method} {kind}: {err.message:.200}" for err in errors)
+            self.memo.schema[key] = problems
+        for problem in problems:
+            self._report(SCHEMA, line, problem)
+
+    # ---- the comparison with the model
+
+    def _observed(self, p: _Pending, e: Entry, msg: dict[str, Any]) -> _Observed:
+        if "error" in msg:
+            return _Observed(code=msg["error"]["code"])
+        result = msg.get("result")
+        r = result if isinstance(result, Mapping) else {}
+        out = _Observed(code=None)
+        if p.method in ("session/new", "session/fork"):
+            sid = r.get("sessionId")
+            out.sid = sid if isinstance(sid, str) else None
+        elif p.method == "session/list":
+            sessions = r.get("sessions")
+            items = sessions if isinstance(sessions, list) else []
+            out.listed = tuple(
+                s["sessionId"]
+                for s in items
+                if isinstance(s, Mapping) and isinstance(s.get("sessionId"), str)
+            )
+        elif p.method == "session/prompt":
+            meta = r.get("_meta")
+            slot = meta.get("systemSlot") if isinstance(meta, Mapping) else None
+            if isinstance(slot, list) and all(isinstance(x, str) for x in slot):
+                out.slot = tuple(slot)
+        elif p.method in ("session/load", "session/resume"):
+            if p.updates:
+                out.replayed = True
+            elif p.method == "session/load" and p.log_sid in self.history:
+                out.replayed = False  # the log records this session's updates: none came
+        return out
+
+    def _settle(self, p: _Pending, e: Entry, msg: dict[str, Any]) -> None:
+        req = p.request
+        assert req is not None
+        got = self._observed(p, e, msg)
+        if req.method == "initialize" and got.code is None:
+            self._initialize(req, msg)
+            req = evolve(req, conn=self.conns.get(self._conn_name(e, p.message), req.conn))
+        step, bad = self._step(self.world, req)
+        reply = step.reply
+        line = e.line
+        if (reply.code is None) != (got.code is None):
+            step, judged = self._diverged(step, got, p, line)
+            bad = self._checks(step) if judged else ()
+        elif got.code is not None:
+            if got.code not in (reply.code, _UNKNOWN_CODE):
+                self._note(line, f"{p.method}: error {got.code}, the model answers {reply.code}")
+                step = Step(step.before, req, evolve(reply, code=got.code), step.after, step.rows)
+                bad = self._checks(step)
+        else:
+            step, bad = self._compare(step, bad, got, p, line)
+        self._judge(bad, p, line)
+        self.world = step.after
+        self._map_ids(step, got, line)
+        self.memo.trim()
+
+    def _initialize(self, req: Request, msg: dict[str, Any]) -> None:
+        result = msg.get("result")
+        caps = caps_of(result if isinstance(result, Mapping) else {}, self.wire)
+        conn = self.world.conn(req.conn)
+        if conn is not None and conn.phase is Phase.INITIALIZED:
+            # answered with success on an initialised connection: a new agent process
+            name = next(k for k, v in self.conns.items() if v == req.conn)
+            self.world = self.system.step(self.world, Request("restart", profile=caps)).after
+            self.conns.clear()
+            self._conn(name)
+            for m in list(self.attached):
+                del self.attached[m]
+        elif self.world.agent.profile != caps:
+            self.world = evolve(self.world, agent=evolve(self.world.agent, profile=caps))
+
+    def _note(self, line: int, text: str) -> None:
+        self._report(NOTE, line, text)
+
+    def _rows_cite(self, step: Step) -> str:
+        ids = sorted(
+            {r for n, i in step.rows for r in self.tables.table(n)[i].reqs if self.rev.states(r)}
+        )
+        return f" (the model's rows cite {', '.join(ids)})" if ids else ""
+
+    def _diverged(self, step: Step, got: _Observed, p: _Pending, line: int) -> tuple[Step, bool]:
+        """The step as the agent took it, where it answered error for ok or ok for error, and
+        whether the checks can judge it (not where no edit of the tables takes it)."""
+        req, before = step.request, step.before
+        if got.code is not None:  # the model succeeds, the agent refused: nothing changed
+            reply = Reply(code=got.code)
+            self._note(line, f"{p.method}: the agent answered error {got.code}, the model succeeds")
+            return Step(before, req, reply, observe(before, req, reply, before), step.rows), True
+        tables, tried = self.tables, step
+        for _ in range(4):  # drop the rows that refused until the model succeeds too
+            tables = _without_rows(tables, _error_rows(tried, tables))
+            try:
+                tried = System(tables).step(before, req)
+            except _UNFIT:  # without those rows the tables cannot take this request
+                break
+            if tried.reply.ok:
+                self._note(
+                    line,
+                    f"{p.method}: the agent succeeded where the model answers error "
+                    f"{step.reply.code}{self._rows_cite(step)}",
+                )
+                return self._compare(tried, (), got, p, line)[0], True
+        self._note(line, f"{p.method}: the agent succeeded; the model has no way to (kept as is)")
+        return Step(before, req, Reply(sid=step.reply.sid), before, step.rows), False
+
+    def _compare(
+        self, step: Step, bad: tuple[str, ...], got: _Observed, p: _Pending, line: int
+    ) -> tuple[Step, tuple[str, ...]]:
+        """Both succeeded: put what the log shows into the reply (and the live prompt)."""
+        reply, changes = step.reply, dict[str, Any]()
+        if got.sid is not None and got.sid in self.sids:  # an id handed out before
+            changes["sid"] = self.sids[got.sid]
+        if got.listed is not None:
+            listed = tuple(self.sids.get(s, f"?{s}") for s in got.listed)
+            if sorted(listed) != sorted(reply.listed):
+                self._note(line, f"{p.method}: the agent lists {list(got.listed)}")
+                changes["listed"] = listed
+        if got.replayed is not None and got.replayed != reply.replayed:
+            changes["replayed"] = got.replayed
+        if got.slot is not None and got.slot != reply.slot and step.request.sid is not None:
+            return self._slot(step, got.slot, p, line)
+        if not changes:
+            return step, bad
+        followed = Step(step.before, step.request, evolve(reply, **changes), step.after, step.rows)
+        return followed, self._checks(followed)
+
+    def _slot(
+        self, step: Step, slot: tuple[str, ...], p: _Pending, line: int
+    ) -> tuple[Step, tuple[str, ...]]:
+        """The turn ran under ``slot``: the session's live prompt was that, since the step that
+        attached it. Judge that step again with it, then the turn."""
+        sid = step.request.sid
+        assert sid is not None
+        self._note(line, f"{p.method}: system slot {list(slot)}, the model has {step.reply.slot}")
+        bad: list[str] = []
+        attach = self.attached.get(sid)
+        if attach is not None:
+            again = Step(
+                attach.before, attach.request, attach.reply, _with_live(attach.after, sid, slot)
+            )
+            bad += self._checks(again)
+        before = _with_live(step.before, sid, slot)
+        try:
+            turn = self.system.step(before, step.request)
+        except ModelError:
+            return step, tuple(bad)
+        bad += self._checks(turn)
+        return turn, tuple(dict.fromkeys(bad))
+
+    def _map_ids(self, step: Step, got: _Observed, line: int) -> None:
+        req = step.request
+        if req.method in ("session_new", "session_fork") and step.reply.ok:
+            model_sid = _created(step)
+            if got.sid is not None and model_sid is not None:
+                self.sids[got.sid] = model_sid
+                self.back[model_sid] = got.sid
+                self.attached[model_sid] = step
+        elif req.method in ("session_load", "session_resume") and step.reply.ok and req.sid:
+            self.attached[req.sid] = step
+
+    def finish(self) -> None:
+        for p in self.pending.values():
+            self._report(
+                JSONRPC, p.line, f"{p.method} request id {p.message['id']!r} has no answer"
+            )
+        self.pending.clear()
+
+
+def _created(step: Step) -> str | None:
+    before = {s.sid for s in step.before.agent.store}
+    new = [s.sid for s in step.after.agent.store if s.sid not in before]
+    return new[0] if new else step.reply.sid
+
+
+def _with_live(world: World, sid: str, slot: tuple[str, ...]) -> World:
+    s = world.agent.session(sid)
+    if s is None:
+        return world
+    return evolve(world, agent=world.agent.with_session(evolve(s, live=slot)))
+
+
+def _schema_key(request: Mapping[str, Any], response: Mapping[str, Any]) -> str:
+    """The pair with its ids normalised: equal keys validate alike (ids are only typed)."""
+
+    def norm(m: Mapping[str, Any]) -> Mapping[str, Any]:
+        mid = m.get("id")
+        return dict(m, id=type(mid).__name__)
+
+    return json.dumps([norm(request), norm(response)])  # same producer, same key order
+
+
+# ---- files ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    revision: str
+    files: list[str]
+    findings: list[Finding]
+    notes: list[Finding]
+    messages: int
+    seconds: float
+    suppressed: int = 0  # wire problems past the per-stream limit, counted only
+
+    @property
+    def failing(self) -> list[Finding]:
+        return [f for f in self.findings if not f.advisory]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failing else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "revision": self.revision,
+            "files": self.files,
+            "messages": self.messages,
+            "findings": [f.to_json() for f in self.findings],
+            "notes": [f.to_json() for f in self.notes],
+            "suppressed": self.suppressed,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def render(self) -> str:
+        head = (
+            f"acp-sysprompt validate: {self.revision}  {len(self.files)} file(s)  "
+            f"{self.messages:,} messages  {self.seconds:.1f}s"
+        )
+        lines = [head]
+        lines += [f.render() for f in self.findings]
+        lines += [f"note: {f.render()}" for f in self.notes]
+        if self.suppressed:
+            lines.append(f"... and {self.suppressed:,} more wire problems (not listed)")
+        n = len(self.failing)
+        lines.append("clean: no violation" if n == 0 else f"{n} violated id(s)")
+        return "\n".join(lines)
+
+
+def _is_report(path: Path) -> Mapping[str, Any] | None:
+    """The parsed kit report if ``path`` holds one (one JSON document with requirements)."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        first = f.readline()
+        try:
+            json.loads(first)
+            return None  # a whole message on the first line: ndjson
+        except ValueError:
+            pass
+        if not first.lstrip().startswith("{"):
+            return None
+        f.seek(0)
+        try:
+            doc = json.load(f)
+        except ValueError:
+            return None
+    return doc if isinstance(doc, Mapping) and "requirements" in doc else None
+
+
+def _stream_file(path: Path, revision: Revision, memo: _Memo) -> Iterator[Stream]:
+    report = _is_report(path)
+    if report is not None:
+        for t in kit_transcripts(report):
+            s = Stream(revision, str(path), t.nodeid, memo)
+            for e in t.entries:
+                s.feed(e)
+            s.finish()
+            yield s
+        return
+    s = Stream(revision, str(path), "", memo)
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for e in read_ndjson(f):
+            s.feed(e)
+    s.finish()
+    yield s
+
+
+def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> Result:
+    """Validate each log against ``revision``; UsageError for a missing file or revision."""
+    try:
+        rev = resolve(revision)
+    except KeyError as e:
+        raise UsageError(f"argument --revision: {e.args[0]}") from None
+    files = [Path(p) for p in paths]
+    for p in files:
+        if not p.is_file():
+            raise UsageError(f"argument LOG: no such file: {p}")
+    start = time.perf_counter()
+    memo = _Memo()
+    findings: list[Finding] = []
+    notes: list[Finding] = []
+    messages = suppressed = 0
+    for p in files:
+        for s in _stream_file(p, rev, memo):
+            findings += s.findings.values()
+            notes += s.notes.values()
+            messages += s.messages
+            suppressed += s.suppressed
+    seconds = time.perf_counter() - start
+    return Result(rev.name, [str(p) for p in files], findings, notes, messages, seconds, suppressed)
+
+
+def validate_messages(
+    messages: Iterable[Mapping[str, Any]], revision: str = "v1-stable", file: str = "<messages>"
+) -> Result:
+    """The same over messages in memory (line n = the n-th message)."""
+    rev = resolve(revision)
+    start = time.perf_counter()
+    s = Stream(rev, file)
+    for i, m in enumerate(messages, 1):
+        s.feed(_unwrap(i, m))
+    s.finish()
+    return Result(
+        rev.name,
+        [file],
+        list(s.findings.values()),
+        list(s.notes.values()),
+        s.messages,
+        time.perf_counter() - start,
+        s.suppressed,
+    )
+
+
+# ---- the command line ----------------------------------------------------------------------
+
+
+def add_parser(sub: Any) -> None:
+    """The ``validate`` subcommand on the command line's subparsers."""
+    v = sub.add_parser(
+        "validate",
+        help="judge recorded sessions (ndjson, acp-tck report, sacp-tee log) by the model",
+    )
+    v.add_argument("logs", nargs="+", metavar="LOG")
+    v.add_argument(
+        "--revision",
+        default="v1-stable",
+        help=f"{', '.join(REVISIONS)} (default v1-stable)",
+    )
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--notes", action="store_true", help="also print the notes (departures)")
+
+
+def run(args: argparse.Namespace) -> int:
+    result = validate_files(args.logs, args.revision)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        if not args.notes:
+            result = Result(
+                result.revision,
+                result.files,
+                result.findings,
+                [],
+                result.messages,
+                result.seconds,
+                result.suppressed,
+            )
+        print(result.render())
+    return result.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - via simulations.cli
+    from simulations.cli import main as cli_main
+
+    return cli_main(["validate", *(argv if argv is not None else sys.argv[1:])])
