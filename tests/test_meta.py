@@ -8,19 +8,22 @@ the re-send in ``_meta``. Pins run on one scope of the small bound (restarts sam
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from model.profiles import PROFILES, Profile, ProfileError
 from model.revisions import REVISIONS
-from model.types import Request
+from model.types import Caps, Request
 from simulations.api import check
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import DEFAULT_DOMAIN, text
 from simulations.engines.stateful import Trace
+from simulations.outputs.forms import write_counterexample
 from simulations.wire.acp import meta_methods, transcript
 
 SAME = DEFAULT_DOMAIN.with_restarts("same")
@@ -192,3 +195,23 @@ def test_the_transcript_shows_the_re_send_in_meta() -> None:
         {"type": "text", "text": "a"}
     ]
     assert new["_meta"]["systemPromptMode"] == "append"
+
+
+def test_a_shipped_meta_profiles_counterexample_shows_the_prompt_in_meta(tmp_path: Path) -> None:
+    """The report's counterexample forms follow the profile's client: goose-9971 writes the
+    prompt in ``_meta.systemPrompt``, so its transcript.ndjson carries no top-level field."""
+    p = PROFILES["goose-9971"]
+    trace = Trace(
+        Caps(),
+        (
+            Request("connect"),
+            Request("initialize"),
+            Request("session_new", system_prompt=text("a")),
+        ),
+    )
+    paths = write_counterexample(
+        tmp_path, trace, p.tables(), "P1", p.revision, None, profile=p.name
+    )
+    lines = paths["transcript.ndjson"].read_text(encoding="utf-8").splitlines()
+    new = next(m for m in map(json.loads, lines) if m.get("method") == "session/new")
+    assert "systemPrompt" not in new["params"] and new["params"]["_meta"]["systemPrompt"] == "a"

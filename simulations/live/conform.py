@@ -85,11 +85,14 @@ from simulations.engines.stateful import Trace, hypothesis_settings
 from simulations.engines.trace import ReplayedStep, replay, request_text, wire_method
 from simulations.live.transport import STDERR_LIMIT, AgentFailure, Answer, LiveAgent
 from simulations.live.transport import history_updates as _history_updates
-from simulations.wire.acp import V2_WIRE, _params, revision_wire, validate_transcript
+from simulations.wire.acp import (
+    INTROSPECTION_METHOD,
+    V2_WIRE,
+    _params,
+    revision_wire,
+    validate_transcript,
+)
 
-# The introspection extension a tested agent may implement (README, "Check a running agent"):
-# params {"sessionId"} → {"systemSlot": [str, ...] | null}; -32002 for an unknown session.
-INTROSPECTION_METHOD = "_acp_sysprompt/system_slot"
 DEFAULT_REVISION = "v1-stable"  # the newest stable revision
 MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL = (
     "MANDATORY",

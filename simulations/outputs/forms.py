@@ -36,6 +36,7 @@ from typing import Any
 
 from model.invariants import violated_state
 from model.mutants import MUTANTS
+from model.profiles import PROFILES
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import Tables
@@ -63,6 +64,7 @@ from simulations.engines.trace import (
 )
 from simulations.wire.acp import (
     V2_WIRE,
+    meta_methods,
     prompt_params,
     transcript,
     wire_for,
@@ -599,7 +601,9 @@ def write_counterexample(
 ) -> dict[str, Path]:
     """Write the five renderings of one counterexample into ``out_dir``; return their paths.
 
-    Messages and labels follow ``wire``, by default the revision's (``revision_wire``).
+    Messages and labels follow ``wire``, by default the revision's (``revision_wire``); a
+    shipped profile whose client writes the prompt in ``_meta`` (``meta_methods``) has its
+    transcript show it there.
     """
     wire = wire_for(revision, wire)
     d = Path(out_dir)
@@ -609,7 +613,8 @@ def write_counterexample(
     paths["steps.md"].write_text(
         steps_markdown(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
     )
-    write_ndjson(transcript(trace, tables, wire=wire), paths["transcript.ndjson"])
+    meta = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
+    write_ndjson(transcript(trace, tables, wire=wire, meta=meta), paths["transcript.ndjson"])
     paths["sequence.mmd"].write_text(
         mermaid(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
     )

@@ -90,6 +90,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
+from model.machines import Step
 from model.profiles import Profile
 from model.revisions import REVISIONS
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, Tables
@@ -106,6 +107,10 @@ from simulations.engines.stateful import Trace
 from simulations.engines.trace import ReplayedStep, replay, request_text, wire_method
 
 CWD = "/work"
+# The introspection extension (README, "A live agent"): a request with params {"sessionId"}
+# whose result {"systemSlot": [...] | null} is the system-level content that session's next
+# turn would use; -32002 for a session the agent does not know. Optional, for a test mode.
+INTROSPECTION_METHOD = "_acp_sysprompt/system_slot"
 
 _PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
 # every name a revision put on the wire
@@ -380,7 +385,7 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
     )
 
 
-def _result(step: ReplayedStep, wire: str, n: int = 0) -> dict[str, Any]:
+def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
     if req.method == "initialize" and wire == V2_WIRE:
         conn = step.step.after.conn(req.conn)
@@ -412,12 +417,19 @@ def _result(step: ReplayedStep, wire: str, n: int = 0) -> dict[str, Any]:
     return {}
 
 
-def _response(n: int, step: ReplayedStep, wire: str) -> dict[str, Any]:
+def _response(n: int | str, step: ReplayedStep, wire: str) -> dict[str, Any]:
     reply: Reply = step.step.reply
     if reply.code is not None:
         message = reply.reason.value if reply.reason is not None else "error"
         return {"jsonrpc": "2.0", "id": n, "error": {"code": reply.code, "message": message}}
     return {"jsonrpc": "2.0", "id": n, "result": _result(step, wire, n)}
+
+
+def response_message(msg_id: int | str, step: Step, wire: str = "blocks") -> dict[str, Any]:
+    """The agent's answer to one request, as the transcript shows it: the response message
+    (id ``msg_id``) for the model's ``step`` on ``wire`` — for a live agent run by the model
+    (``simulations.agent``), which answers exactly what the model's transcript predicts."""
+    return _response(msg_id, ReplayedStep(step, ()), _check_wire(wire))
 
 
 def transcript(

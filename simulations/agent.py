@@ -1,0 +1,754 @@
+"""The reference agent: ``python -m simulations.agent``, an ACP agent on stdio run by the model.
+
+Scope
+    An ordinary ACP agent over stdio, built on the official Python SDK's low-level JSON-RPC
+    connection (``acp.connection.Connection`` over the process's stdin and stdout), whose
+    every answer is the model's. The process holds a model ``World``; each request is read as
+    the model's ``Request`` (``simulations.wire.acp.request_of``), stepped through
+    ``model.machines.System`` over the build's tables, and answered with the response message
+    the model's transcript shows for that step (``simulations.wire.acp.response_message``).
+    There is no protocol logic here: a revision's tables make the reference agent of that
+    revision, a profile's tables (``--profile``) or a mutant's (``--mutant``) a faulty build,
+    with no extra code.
+
+    ``ReferenceAgent`` is that state machine without the transport (``handle`` answers one
+    message); ``serve`` puts it on stdio, answering requests one at a time in the order they
+    arrive (a request's notifications and response before the next one's), and when stdin
+    closes, stops once every request read is answered; ``main`` is the command line and
+    ``run`` the process (``python -m simulations.agent``). Besides ACP it answers the
+    introspection extension ``INTROSPECTION_METHOD`` (README, "A live agent"): the slot a
+    session/prompt on the session would run under now, read from the model by stepping a
+    prompt on a copy of the world.
+
+Abstractions
+    One process is one agent process of the model and its stdio connection is the model's
+    connection 0 (the ``connect`` event is applied at start, by a client of the adversarial
+    kind: the agent cannot tell what its client would have refused to send). Every request is
+    taken to travel on connection 0, whatever its ``_meta.conn`` says.
+
+    With ``--store DIR`` the agent's durable state (the model's session store, the ids issued,
+    the restarts so far, and each session's conversation history) is the JSON file
+    ``DIR/agent-store.json``, rewritten atomically (a temporary file, then ``os.replace``)
+    after every request that changed it. A process started on an existing store applies the
+    model's ``restart`` event to it before the connection opens (with the same capability
+    profile: restarts are "same"), so stopping the process and starting it again with the same
+    ``--store`` is a real restart. Without ``--store`` everything lives in memory.
+
+    Conversation content is not in the model: the agent keeps it beside the store. A
+    session/prompt that the model answers with success streams one ``agent_message_chunk``
+    before its result and appends the user's blocks (as given) and that chunk to the session's
+    history; a fork starts with its parent's history; a reply that says ``replayed`` (the
+    model's session/load) streams the session's history as ``session/update`` notifications
+    before the result. The transcript ``simulations.wire.acp.transcript`` shows requests and
+    responses only, so notifications are what a live transcript has beyond it.
+
+    Prompt texts are carried as given; each session's base prompt is the model's ``BASE``
+    symbol, so the prompt result's ``_meta.systemSlot`` and the introspection extension show
+    the model's slot (``["BASE", "a"]``).
+
+    A message the wire mapping cannot read is answered -32602 naming the field; a method that
+    is neither a client request of the model nor the extension, -32601. Notifications from
+    the client (``session/cancel``) are ignored: a turn is atomic in the model.
+
+    Start-up is most of what a conformance run (a process per test) pays for: the agent loads
+    only the SDK's JSON-RPC layer, not its pydantic schema models (``sdk_connection``), and
+    exits without the interpreter's module teardown (``run``); ``bench/agent_bench.py``.
+
+Source
+    ACP v1 (agentclientprotocol/agent-client-protocol, schema/v1): initialize, session/*,
+    session/update notifications (``agent_message_chunk``, ``user_message_chunk``); the
+    official Python SDK agent-client-protocol 0.12.1 (``acp.connection``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from model.machines import ModelError, Step, System
+from model.mutants import MUTANTS
+from model.profiles import ProfileError, load_profile
+from model.revisions import REVISIONS
+from model.tables import CLIENT_REQUESTS, Tables
+from model.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    SEALED,
+    Agent,
+    Caps,
+    ClientKind,
+    Mode,
+    PromptCap,
+    Request,
+    Session,
+    Status,
+    World,
+    evolve,
+    initial_world,
+    sid_key,
+)
+from simulations.api import UsageError, refuse_other_revision, revision_for
+from simulations.engines.trace import wire_method
+from simulations.wire.acp import (
+    INTROSPECTION_METHOD,
+    WireError,
+    request_of,
+    response_message,
+    revision_wire,
+)
+
+if TYPE_CHECKING:
+    from acp.connection import Connection, StreamEvent
+
+PROG = "python -m simulations.agent"
+STORE_FILE = "agent-store.json"
+STORE_FORMAT = "acp-sysprompt-agent-store/1"
+AGENT_MESSAGE = "(reference agent) turn done"  # the text every successful turn streams
+_STDIN_LIMIT = 50 * 1024 * 1024  # bytes of one incoming line, as the SDK's own agents allow
+# wire method name → the model's trigger
+_TRIGGERS = {wire_method(t): t for t in CLIENT_REQUESTS}
+# --caps words → Caps field
+_METHOD_WORDS = {
+    "load": "load_session",
+    "loadSession": "load_session",
+    "resume": "resume",
+    "fork": "fork",
+    "close": "close",
+    "delete": "delete",
+    "list": "list",
+}
+_ALL_METHODS = ("load_session", "resume", "fork", "close", "delete", "list")
+# the fullest capability first: the default picks the first one a profile allows
+_PROMPT_ORDER = (PromptCap.OVERRIDE, PromptCap.APPEND, PromptCap.REPLACE, PromptCap.NONE)
+
+
+# ---- the build: revision, tables, capabilities -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Build:
+    """What one agent process runs: a revision's wire, the tables, what it advertises."""
+
+    revision: str
+    tables: Tables
+    caps: Caps
+    label: str  # "v1-stable", "profile NAME (v1-stable)", "mutant NAME (rfd-final)"
+
+    @property
+    def wire(self) -> str:
+        return revision_wire(self.revision)
+
+
+def _prompt_caps_on(wire: str) -> tuple[PromptCap, ...]:
+    """The systemPrompt capabilities an agent may have on ``wire`` (the string wire shows
+    none, yet its agent may implement the field: APPEND is the draft's additive agent)."""
+    if wire == "instructions":
+        return _PROMPT_ORDER
+    return tuple(p for p in _PROMPT_ORDER if p is not PromptCap.REPLACE)
+
+
+def default_caps(wire: str, allowed: frozenset[PromptCap] | None = None) -> Caps:
+    """The fullest profile ``wire`` can express: the strongest prompt capability (of
+    ``allowed``, a profile's ``advertises_prompt``) and every session method (no session/load
+    on the v2 wire, which has none). The string wire shows no capability: its agent is the
+    draft's additive one (APPEND)."""
+    caps = [p for p in _prompt_caps_on(wire) if allowed is None or p in allowed]
+    if wire == "string" and (allowed is None or PromptCap.APPEND in allowed):
+        caps = [PromptCap.APPEND]
+    methods = {m: m != "load_session" or wire != "envelope-v2" for m in _ALL_METHODS}
+    return Caps(caps[0] if caps else PromptCap.NONE, **methods)
+
+
+def parse_caps(text: str, wire: str, allowed: frozenset[PromptCap] | None = None) -> Caps:
+    """``--caps``: a comma list of ``systemPrompt=none|append|override`` (``replace`` too on
+    the alt-instructions wire) and the session methods advertised (``load``, ``resume``,
+    ``fork``, ``close``, ``delete``, ``list``); what is not listed is not advertised. An empty
+    text advertises nothing. Bad input raises UsageError naming the item."""
+    prompt = PromptCap.NONE
+    methods: dict[str, bool] = dict.fromkeys(_ALL_METHODS, False)
+    for raw in text.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        if item.startswith("systemPrompt="):
+            value = item.removeprefix("systemPrompt=")
+            known = {p.value: p for p in _prompt_caps_on(wire)}
+            if value not in known:
+                raise UsageError(
+                    f"argument --caps: {item}: expected systemPrompt={'|'.join(known)} on the "
+                    f"{wire} wire"
+                )
+            prompt = known[value]
+        elif item in _METHOD_WORDS:
+            methods[_METHOD_WORDS[item]] = True
+        else:
+            raise UsageError(
+                f"argument --caps: unknown item {item!r} (expected systemPrompt=MODE or one of "
+                f"{', '.join(w for w in _METHOD_WORDS if w != 'loadSession')})"
+            )
+    if allowed is not None and prompt not in allowed:
+        shown = ", ".join(sorted(p.value for p in allowed))
+        raise UsageError(
+            f"argument --caps: systemPrompt={prompt.value}: the profile advertises only {shown}"
+        )
+    return Caps(prompt, **methods)
+
+
+def caps_text(caps: Caps) -> str:
+    """The ``--caps`` text that advertises exactly ``caps`` (``parse_caps`` reads it back)."""
+    words = {field_: word for word, field_ in _METHOD_WORDS.items() if word != "loadSession"}
+    return ",".join(
+        [f"systemPrompt={caps.system_prompt.value}"]
+        + [words[m] for m in _ALL_METHODS if getattr(caps, m)]
+    )
+
+
+def build_for(
+    revision: str | None = None,
+    profile: str | None = None,
+    mutant: str | None = None,
+    caps: str | None = None,
+) -> Build:
+    """The build the arguments name; UsageError (one line naming the argument) for what the
+    ``check`` command refuses too (an unknown revision or mutant, a profile or mutant of
+    another revision, a profile with a mutant, a bad profile file)."""
+    if profile is not None:
+        if mutant is not None:
+            raise UsageError("argument --profile: a profile and a mutant cannot be combined")
+        try:
+            p = load_profile(profile)
+        except ProfileError as e:
+            raise UsageError(f"argument --profile: {e}") from None
+        refuse_other_revision(p, revision)
+        wire = revision_wire(p.revision)
+        allowed = p.prompt_caps()
+        chosen = default_caps(wire, allowed) if caps is None else parse_caps(caps, wire, allowed)
+        return Build(p.revision, p.tables(), chosen, f"profile {p.name} ({p.revision})")
+    name = revision_for(revision, mutant)
+    wire = revision_wire(name)
+    chosen = default_caps(wire) if caps is None else parse_caps(caps, wire)
+    if mutant is not None:
+        return Build(name, MUTANTS[mutant].tables, chosen, f"mutant {mutant} ({name})")
+    return Build(name, REVISIONS[name].tables, chosen, name)
+
+
+# ---- the durable store -----------------------------------------------------------------------
+
+
+class StoreError(ValueError):
+    """An unreadable store file; the message names the file and the field."""
+
+
+History = dict[str, list[dict[str, Any]]]  # sessionId → its session/update ``update`` objects
+
+
+def store_json(world: World, history: History) -> dict[str, Any]:
+    """The agent's durable state as the store file holds it."""
+    return {
+        "format": STORE_FORMAT,
+        "issued": world.agent.issued,
+        "restarts": world.restarts,
+        "sessions": [
+            {
+                "sessionId": s.sid,
+                "status": s.status.value,
+                "connection": s.conn,
+                "parent": s.parent,
+                "content": None if s.blocks is None else list(s.blocks),
+                "mode": None if s.mode is None else s.mode.value,
+                "live": None if s.live is None else list(s.live),
+                "history": history.get(s.sid, []),
+            }
+            for s in world.agent.store
+        ],
+    }
+
+
+def _texts(value: object, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise StoreError(f"{where}: expected an array of strings or null, got {value!r}")
+    return tuple(value)
+
+
+def _optional_str(value: object, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise StoreError(f"{where}: expected a string or null, got {value!r}")
+    return value
+
+
+def _count(data: Mapping[str, Any], key: str) -> int:
+    value = data.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise StoreError(f"{key}: expected a whole number >= 0, got {value!r}")
+    return value
+
+
+def _session_of(entry: object, where: str) -> tuple[Session, list[dict[str, Any]]]:
+    if not isinstance(entry, Mapping):
+        raise StoreError(f"{where}: expected an object, got {entry!r}")
+    sid = entry.get("sessionId")
+    if not isinstance(sid, str) or not sid:
+        raise StoreError(f"{where}.sessionId: expected a non-empty string, got {sid!r}")
+    statuses = {s.value: s for s in Status if s is not Status.UNKNOWN}
+    status = entry.get("status")
+    if status not in statuses:
+        raise StoreError(f"{where}.status: expected one of {', '.join(statuses)}, got {status!r}")
+    conn = entry.get("connection")
+    if conn is not None and (not isinstance(conn, int) or isinstance(conn, bool)):
+        raise StoreError(f"{where}.connection: expected a whole number or null, got {conn!r}")
+    modes = {m.value: m for m in Mode}
+    mode = entry.get("mode")
+    if mode is not None and mode not in modes:
+        raise StoreError(f"{where}.mode: expected one of {', '.join(modes)} or null, got {mode!r}")
+    history = entry.get("history", [])
+    if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+        raise StoreError(f"{where}.history: expected an array of objects, got {history!r}")
+    session = Session(
+        sid,
+        statuses[str(status)],
+        conn,
+        _optional_str(entry.get("parent"), f"{where}.parent"),
+        _texts(entry.get("content"), f"{where}.content"),
+        None if mode is None else modes[str(mode)],
+        _texts(entry.get("live"), f"{where}.live"),
+    )
+    return session, list(history)
+
+
+def read_store(path: Path, caps: Caps) -> tuple[World, History]:
+    """The world a store file describes (the agent advertising ``caps``, no connections, the
+    monitor sealed) and the sessions' histories; StoreError names the field."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise StoreError(f"cannot read it: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise StoreError(f"not valid JSON: {e}") from None
+    if not isinstance(data, Mapping) or data.get("format") != STORE_FORMAT:
+        raise StoreError(f'format: expected "{STORE_FORMAT}"')
+    entries = data.get("sessions")
+    if not isinstance(entries, list):
+        raise StoreError(f"sessions: expected an array, got {entries!r}")
+    sessions: list[Session] = []
+    history: History = {}
+    for i, entry in enumerate(entries):
+        session, h = _session_of(entry, f"sessions[{i}]")
+        sessions.append(session)
+        history[session.sid] = h
+    agent = Agent(
+        profile=caps, store=tuple(sorted(sessions, key=sid_key)), issued=_count(data, "issued")
+    )
+    return World(agent=agent, restarts=_count(data, "restarts"), observed=SEALED), history
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file and ``os.replace``: a reader (or a
+    process started after this one is killed) sees the old file or the new one, never half."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ---- the agent -------------------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    """What the agent sends for one request: ``session/update`` params, then the response."""
+
+    response: dict[str, Any]
+    updates: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        error: dict[str, Any] | None = self.response.get("error")
+        return error
+
+
+def _error(msg_id: int | str | None, code: int, message: str) -> Answer:
+    return Answer({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+
+def _text_update(kind: str, block: object) -> dict[str, Any]:
+    return {"sessionUpdate": kind, "content": block}
+
+
+class ReferenceAgent:
+    """One agent process of the model: its world, its tables and (optionally) its store."""
+
+    def __init__(self, build: Build, store: Path | None = None) -> None:
+        self.build = build
+        self.system = System(build.tables)
+        self.store = None if store is None else store / STORE_FILE
+        self.history: History = {}
+        self.restarted = False  # it started on an existing store (a restart of the model)
+        world = evolve(initial_world(build.caps), observed=SEALED)
+        if store is not None:
+            store.mkdir(parents=True, exist_ok=True)
+        if self.store is not None and self.store.exists():
+            try:
+                world, self.history = read_store(self.store, build.caps)
+            except StoreError as e:
+                raise UsageError(f"argument --store: {self.store}: {e}") from None
+            world = self._move(world, Request("restart"))
+            self.restarted = True
+        self.world = self._move(world, Request("connect", client=ClientKind.ADVERSARIAL))
+        self._written = ""
+        self._persist()
+
+    @property
+    def wire(self) -> str:
+        return self.build.wire
+
+    def _move(self, world: World, req: Request) -> World:
+        return self.system.move(world, req).after
+
+    def _persist(self) -> None:
+        kept = {s.sid for s in self.world.agent.store}
+        self.history = {sid: h for sid, h in self.history.items() if sid in kept}
+        if self.store is None:
+            return
+        text = json.dumps(store_json(self.world, self.history), indent=1, sort_keys=True)
+        if text != self._written:
+            write_atomically(self.store, text + "\n")
+            self._written = text
+
+    def handle(self, msg_id: int | str | None, method: str, params: object) -> Answer:
+        """The answer to one request message: what the model's step says, as its transcript
+        shows it, with the session/update notifications that go before it."""
+        if method == INTROSPECTION_METHOD:
+            return self._introspect(msg_id, params)
+        trigger = _TRIGGERS.get(method)
+        if trigger is None:
+            return _error(msg_id, METHOD_NOT_FOUND, f"method not found: {method}")
+        message = {"method": method, "params": {} if params is None else params}
+        try:
+            req = evolve(request_of(message, self.wire), conn=0)
+        except WireError as e:
+            return _error(msg_id, INVALID_PARAMS, str(e))
+        try:
+            move = self.system.move(self.world, req)
+        except (ModelError, AssertionError, ValueError) as e:  # the build's tables broke
+            return _error(msg_id, INTERNAL_ERROR, f"the model could not step {method}: {e}")
+        step = Step(move.before, req, move.reply, move.after, move.rows)
+        self.world = move.after
+        updates = self._conversation(req, step, params)
+        self._persist()
+        ident: int | str = msg_id if msg_id is not None else 0
+        return Answer(response_message(ident, step, self.wire), updates)
+
+    def _conversation(self, req: Request, step: Step, params: object) -> list[dict[str, Any]]:
+        """Keep each session's history; the updates to stream before the response."""
+        reply = step.reply
+        if not reply.ok:
+            return []
+        if reply.sid is not None:  # session/new, session/fork
+            inherited = self.history.get(req.sid or "", []) if req.method == "session_fork" else []
+            self.history[reply.sid] = [dict(u) for u in inherited]
+            return []
+        sid = req.sid or ""
+        if reply.replayed:
+            return [{"sessionId": sid, "update": u} for u in self.history.get(sid, [])]
+        if req.method != "session_prompt":
+            return []
+        blocks = params.get("prompt") if isinstance(params, Mapping) else None
+        said = _text_update("agent_message_chunk", {"type": "text", "text": AGENT_MESSAGE})
+        turn = [_text_update("user_message_chunk", b) for b in blocks or () if isinstance(b, dict)]
+        self.history.setdefault(sid, []).extend([*turn, said])
+        return [{"sessionId": sid, "update": said}]
+
+    def _introspect(self, msg_id: int | str | None, params: object) -> Answer:
+        sid = params.get("sessionId") if isinstance(params, Mapping) else None
+        if not isinstance(sid, str):
+            return _error(
+                msg_id, INVALID_PARAMS, f"params.sessionId: expected a string, got {sid!r}"
+            )
+        if self.world.agent.session(sid) is None:
+            return _error(msg_id, RESOURCE_NOT_FOUND, f"unknown session: {sid}")
+        return Answer({"jsonrpc": "2.0", "id": msg_id, "result": {"systemSlot": self.slot(sid)}})
+
+    def slot(self, sid: str) -> list[str] | None:
+        """What a session/prompt on ``sid`` would run under now (None: it would be refused):
+        the model's reply to that prompt, stepped on a copy of the world."""
+        reply = self.system.move(self.world, Request("session_prompt", 0, sid=sid)).reply
+        return list(reply.slot) if reply.ok and reply.slot is not None else None
+
+
+# ---- stdio -----------------------------------------------------------------------------------
+
+
+def sdk_connection() -> ModuleType:
+    """The official SDK's JSON-RPC layer, ``acp.connection`` (``Connection``, ``StreamEvent``;
+    ``RequestError`` comes with it), loaded without running the package's ``__init__``.
+
+    ``import acp`` builds every pydantic model of ``acp.schema`` (273 classes), which this
+    agent never uses (they drop ``systemPrompt``): that is most of the process's start-up
+    time, and a conformance run starts a process per test. ``acp.connection`` and the modules
+    it imports (``_transport``, ``exceptions``, ``task``, ``telemetry``; none imports more
+    later) need none of them, so they are loaded under a bare package object, and then taken
+    out of ``sys.modules`` again with it: this copy is the agent's own, and a later
+    ``import acp`` in the same process is an ordinary, complete import. Where ``acp`` is
+    imported already, its ``acp.connection`` is returned.
+    """
+    if "acp" in sys.modules:
+        return importlib.import_module("acp.connection")
+    spec = importlib.util.find_spec("acp")
+    if spec is None or not spec.submodule_search_locations:
+        return importlib.import_module("acp.connection")
+    before = set(sys.modules)
+    bare = ModuleType("acp")
+    bare.__path__ = list(spec.submodule_search_locations)
+    sys.modules["acp"] = bare
+    try:
+        return importlib.import_module("acp.connection")
+    finally:
+        for name in set(sys.modules) - before:
+            if name == "acp" or name.startswith("acp."):
+                del sys.modules[name]
+
+
+_TICKET: ContextVar[tuple[int | str | None, int]] = ContextVar("ticket", default=(None, 0))
+_DRAIN_SECONDS = 10.0  # after stdin closes, how long the answers still owed may take
+
+
+@dataclass
+class _Line:
+    """Requests in the order they arrived, answered one after the other."""
+
+    read: int = 0  # requests read from stdin
+    answered: int = 0  # responses written to stdout
+    waiting: dict[int, asyncio.Event] = field(default_factory=dict)  # ticket → its turn
+
+    def responded(self) -> None:
+        self.answered += 1
+        turn = self.waiting.pop(self.answered, None)
+        if turn is not None:
+            turn.set()
+
+    async def turn(self, ticket: int) -> None:
+        """Wait until every request before ``ticket`` has been answered."""
+        if self.answered < ticket:
+            event = self.waiting[ticket] = asyncio.Event()
+            await event.wait()
+
+
+def _message(line: bytes) -> object:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, line: _Line) -> None:
+    """Copy stdin into the connection's reader, message by message; a line that is not a JSON
+    object is reported on stderr and dropped. At end of input, end the connection only once
+    every request read has been answered (the SDK sends nothing after it sees the end)."""
+    n = 0
+    while True:
+        try:
+            data = await source.readuntil(b"\n")
+        except asyncio.IncompleteReadError as e:
+            data = e.partial
+        except asyncio.LimitOverrunError:
+            data = await source.read(_STDIN_LIMIT)  # an overlong line: reported and dropped
+        if not data:
+            break
+        n += 1
+        if not data.strip():
+            continue
+        message = _message(data)
+        if not isinstance(message, dict):
+            print(f"{PROG}: stdin line {n}: not a JSON-RPC message, ignored", file=sys.stderr)
+            continue
+        line.read += "method" in message and "id" in message
+        sink.feed_data(data if data.endswith(b"\n") else data + b"\n")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _DRAIN_SECONDS
+    while line.answered < line.read and loop.time() < deadline:
+        await asyncio.sleep(0.005)
+    sink.feed_eof()
+
+
+async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """asyncio streams over this process's stdin and stdout (pipes or sockets)."""
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        mode = os.fstat(stream.fileno()).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stream.isatty()):
+            raise _NotAPipe(f"{name} is neither a pipe, a socket nor a terminal")
+    loop = asyncio.get_running_loop()
+    stdin = asyncio.StreamReader(limit=_STDIN_LIMIT)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, sys.stdout
+        )
+    except (ValueError, OSError) as e:
+        raise _NotAPipe(f"stdin and stdout must be pipes or sockets: {e}") from None
+    return stdin, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+class _NotAPipe(Exception):
+    """stdin or stdout is something asyncio cannot watch."""
+
+
+async def serve(agent: ReferenceAgent) -> None:
+    """Answer requests on stdin/stdout, one at a time in the order they arrive (a request's
+    notifications and response before the next one's), until stdin closes and every request
+    read is answered."""
+    jsonrpc = sdk_connection()
+    incoming = jsonrpc.StreamDirection.INCOMING
+
+    class AnswerError(jsonrpc.RequestError):  # type: ignore[name-defined,misc]
+        """An error response as the model shows it: no ``data`` member when there is none."""
+
+        def to_error_obj(self) -> dict[str, Any]:
+            out: dict[str, Any] = {"code": self.code, "message": str(self)}
+            if self.data is not None:
+                out["data"] = self.data
+            return out
+
+    stdin, writer = await _stdio()
+    reader = asyncio.StreamReader(limit=_STDIN_LIMIT)
+    line = _Line()
+    tickets = 0
+
+    def observe(event: StreamEvent) -> None:
+        # called in the receive loop just before the request's task is created, which copies
+        # the context: each handler reads its own request's id and place in the line
+        nonlocal tickets
+        message = event.message
+        if event.direction is incoming and "method" in message and "id" in message:
+            _TICKET.set((message["id"], tickets))
+            tickets += 1
+        elif event.direction is not incoming and "method" not in message:
+            line.responded()
+
+    async def handler(method: str, params: Any, is_notification: bool) -> Any:
+        if is_notification:
+            return None
+        msg_id, ticket = _TICKET.get()
+        await line.turn(ticket)
+        answer = agent.handle(msg_id, method, params)
+        for update in answer.updates:
+            await connection.send_notification("session/update", update)
+        error = answer.error
+        if error is not None:
+            raise AnswerError(error["code"], error["message"], error.get("data"))
+        return answer.response["result"]
+
+    connection: Connection = jsonrpc.Connection(
+        handler, writer, reader, observers=[observe], listening=False
+    )
+    pump = asyncio.create_task(_pump(stdin, reader, line))
+    try:
+        await connection.main_loop()
+    finally:
+        pump.cancel()
+        await connection.close()
+
+
+# ---- command line ----------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="An ACP agent on stdio whose every answer is the model's (the reference "
+        "agent of a revision, or a faulty build: a profile or a mutant). It also answers the "
+        f"introspection extension {INTROSPECTION_METHOD} {{sessionId}} → {{systemSlot}} "
+        "(README, 'A live agent'). Logs go to stderr.",
+    )
+    p.add_argument(
+        "--revision",
+        help="the revision it speaks (default: rfd-final, or the profile's or the mutant's own)",
+    )
+    p.add_argument(
+        "--profile",
+        help="a shipped profile or a .toml/.json profile file: its knobs make a faulty build",
+    )
+    p.add_argument("--mutant", help="a mutant of the revision's tables (see 'acp-sysprompt list')")
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        help=f"keep sessions in DIR/{STORE_FILE}, so that a new process on the same DIR is a "
+        "restart (default: memory only)",
+    )
+    p.add_argument(
+        "--caps",
+        metavar="LIST",
+        help="what it advertises, a comma list: systemPrompt=none|append|override (replace "
+        "too on alt-instructions) and the methods load,resume,fork,close,delete,list; what is "
+        "not listed is not advertised (e.g. systemPrompt=append,load,resume). Default: the "
+        "fullest profile the revision's wire (and the profile's advertises_prompt) allows",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(argv)
+        build = build_for(args.revision, args.profile, args.mutant, args.caps)
+        store = None
+        if args.store is not None:
+            store = Path(args.store)
+            if store.exists() and not store.is_dir():
+                raise UsageError(f"argument --store: {store} is not a directory")
+            store.mkdir(parents=True, exist_ok=True)
+        agent = ReferenceAgent(build, store)
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    sessions = len(agent.world.agent.store)
+    where = "memory" if store is None else f"{store} ({sessions} sessions, restarted)"
+    if store is not None and not agent.restarted:
+        where = f"{store} (new)"
+    print(
+        f"{PROG}: {build.label} advertising {build.caps.label()} on the {build.wire} wire; "
+        f"store: {where}",
+        file=sys.stderr,
+    )
+    try:
+        asyncio.run(serve(agent))
+    except KeyboardInterrupt:
+        return 130
+    except _NotAPipe as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def run() -> NoReturn:
+    """``main`` as a process: exit without the interpreter's teardown of every imported module
+    (a third of a second here, and a conformance run stops one process per test); the store
+    is already on disk and the standard streams are flushed first."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # the reader has gone away
+            stream.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run()
