@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 import time
@@ -192,7 +191,9 @@ def test_a_misbehaving_agent_fails_naming_the_cause_and_leaves_no_process(
     argv = _script(tmp_path, name, body)
     t0 = time.perf_counter()
     only = ["ROW-connection.17"] if name == "stalls-later" else None  # one test, not all
-    report = conform(argv, timeout=1.0, test_timeout=3.0, stderr_limit=1 << 20, only=only)
+    report = conform(
+        argv, revision="rfd-final", timeout=1.0, test_timeout=3.0, stderr_limit=1 << 20, only=only
+    )
     took = time.perf_counter() - t0
     assert not report.conformant and report.exit_code() == 1
     failures = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
@@ -216,7 +217,8 @@ def test_the_watchdog_ends_a_test_that_keeps_the_agent_busy(tmp_path: Path) -> N
         " 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()\n"
     )
     argv = _script(tmp_path, "slow", body)
-    report = conform(argv, timeout=2.0, test_timeout=0.6, only=["ROW-connection.10"])
+    only = ["ROW-connection.10"]
+    report = conform(argv, revision="rfd-final", timeout=2.0, test_timeout=0.6, only=only)
     msgs = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
     assert any("watchdog" in m for m in msgs), msgs
     assert all(not alive(pid) for run in report.runs for pid in run.pids)
@@ -237,17 +239,74 @@ def test_tiers_follow_the_registry() -> None:
     assert tier("ROW-session.9") == INFORMATIONAL
 
 
-def test_the_model_driven_agent_conforms(tmp_path: Path) -> None:
-    only = ["S8", "ROW-new_session.9"]  # load and resume (replay), override: a few tests
-    report = conform(_env_argv(model_agent(tmp_path)), timeout=5, test_timeout=20, only=only)
+def reference(revision: str, *extra: str) -> list[str]:
+    """The reference agent (``python -m simulations.agent``), its store a scratch dir per run."""
+    argv = [sys.executable, "-m", "simulations.agent", "--revision", revision]
+    return [*argv, "--store", "{store}", *extra]
+
+
+def test_the_reference_agent_conforms_on_rfd_final() -> None:
+    """The whole suite (every reachable row): exit 0, every MANDATORY id PASS."""
+    report = conform(reference("rfd-final"), revision="rfd-final", cwd=str(ROOT), timeout=5)
     reqs = report.requirements()
-    assert report.conformant, [
-        (k, v["outcomes"][:1]) for k, v in reqs.items() if v["status"] == FAIL
-    ]
-    assert report.exit_code() == 0
-    assert report.introspection is True
-    assert all(r["status"] in (PASS, "SKIPPED") for r in reqs.values() if r["tier"] == MANDATORY)
-    assert reqs["T13"]["status"] == PASS and reqs["S8"]["status"] == PASS
+    failed = {k: v["outcomes"][:1] for k, v in reqs.items() if v["status"] == FAIL}
+    assert report.conformant and report.exit_code() == 0, failed
+    assert report.introspection is True and len(report.runs) > 20
+    assert all(r["status"] == PASS for r in reqs.values() if r["tier"] == MANDATORY)
+    assert reqs["R16"]["status"] == PASS and reqs["R9"]["status"] == PASS
+
+
+def test_the_reference_agent_conforms_on_v1_stable() -> None:
+    """The tests of load and resume with history, list after delete and override (the whole
+    suite: bench/conform_bench.py)."""
+    only = ["ROW-session.6", "ROW-session.15", "W10", "ROW-new_session.9"]
+    report = conform(reference("v1-stable"), cwd=str(ROOT), timeout=5, only=only)
+    reqs = report.requirements()
+    assert report.conformant and report.exit_code() == 0
+    assert all(r["status"] == PASS for r in reqs.values() if r["tier"] == MANDATORY)
+    assert reqs["T13"]["status"] == PASS
+
+
+# A live kill matrix: each faulty build of the reference agent (a profile knob or a mutant)
+# fails the id its departure breaks; --only keeps each to the tests that reach it.
+BUILDS = [
+    ("v1-stable", {"override_mode": "append"}, None, "T13", ["ROW-new_session.9"]),
+    ("v1-stable", {"text_blocks": "reject"}, None, "T8", ["ROW-new_session.10"]),
+    ("v1-stable", {"unsupported_blocks": "drop"}, None, "T9", ["ROW-new_session.4"]),
+    ("v1-stable", None, "v1_resume_ignores_unknown_mode", "T10", ["ROW-session.12"]),
+    ("rfd-final", None, "list_shows_deleted", "S7", ["S7"]),
+    ("rfd-final", None, "resume_replays_history", "S8", ["ROW-session.5"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("revision", "knobs", "mutant", "rid", "only"),
+    BUILDS,
+    ids=[b[2] or next(iter(b[1] or {})) for b in BUILDS],
+)
+def test_a_faulty_build_of_the_reference_agent_fails_its_id(
+    tmp_path: Path,
+    revision: str,
+    knobs: dict[str, str] | None,
+    mutant: str | None,
+    rid: str,
+    only: list[str],
+) -> None:
+    extra: list[str] = []
+    if knobs is not None:
+        profile = tmp_path / "faulty.toml"
+        lines = ['name = "faulty"', f'revision = "{revision}"']
+        lines += [f'{k} = "{v}"' for k, v in knobs.items()]
+        profile.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        extra = ["--profile", str(profile)]
+    if mutant is not None:
+        extra = ["--mutant", mutant]
+    argv = reference(revision, *extra)
+    report = conform(argv, revision=revision, cwd=str(ROOT), timeout=5, only=only)
+    reqs = report.requirements()
+    assert reqs[rid]["status"] == FAIL, {k: v["status"] for k, v in reqs.items()}
+    assert report.exit_code() == 1
+    assert all(not alive(pid) for run in report.runs for pid in run.pids)
 
 
 def test_without_introspection_slot_checks_are_not_observable(tmp_path: Path) -> None:
@@ -272,28 +331,19 @@ def test_a_mutant_agent_fails_on_its_id(tmp_path: Path, mutant: str, rid: str, r
     assert report.exit_code() == 1
 
 
-def test_report_json_has_the_kit_fields(tmp_path: Path) -> None:
-    out = tmp_path / "r.json"
-    argv = [*_env_argv(model_agent(tmp_path, mutant="v1_override_keeps_default"))]
-    cmd = [
-        sys.executable,
-        "-m",
-        "simulations",
-        "conform",
-        "--report-json",
-        str(out),
-        "--only",
-        "ROW-new_session.9",
-        "--out",
-        str(tmp_path / "cx"),
-        "--timeout",
-        "5",
-        "--",
-        *argv,
-    ]
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 1, p.stderr
-    assert "VERDICT: NOT CONFORMANT" in p.stdout
+def test_report_json_counterexample_and_live_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line: the kit's JSON fields, a failure in the counterexample forms, and
+    ``replay TRACE -- AGENT_CMD`` reproducing it against the faulty build, not the reference."""
+    from simulations.cli import main
+
+    out, cx = tmp_path / "r.json", tmp_path / "cx"
+    faulty = _env_argv(reference("v1-stable", "--mutant", "v1_override_keeps_default"))
+    only = ["--only", "ROW-new_session.9", "--timeout", "5"]
+    code = main(["conform", "--report-json", str(out), "--out", str(cx), *only, "--", *faulty])
+    printed = capsys.readouterr().out
+    assert code == 1 and "VERDICT: NOT CONFORMANT" in printed
     data = json.loads(out.read_text())
     for key in ("agent_command", "agent_capabilities", "requirements", "verdict", "started_at"):
         assert key in data
@@ -302,31 +352,13 @@ def test_report_json_has_the_kit_fields(tmp_path: Path) -> None:
     failed = [o for o in t13["outcomes"] if o["status"] == FAIL]
     assert failed and "transcript" in failed[0] and "stderr" in failed[0]
     assert data["verdict"]["conformant"] is False
-    cx = tmp_path / "cx" / "T13"
     for name in ("steps.md", "transcript.ndjson", "review.md", "trace.itf.json", "live.ndjson"):
-        assert (cx / name).is_file()
-    # the counterexample replays against the agent: the departure again (exit 1) …
-    replay = [
-        sys.executable,
-        "-m",
-        "simulations",
-        "replay",
-        str(cx / "trace.itf.json"),
-        "--timeout",
-        "5",
-        "--",
-        *argv,
-    ]
-    p = subprocess.run(replay, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 1 and "reproduced" in p.stdout, p.stdout + p.stderr
-    # … and not against a conforming agent (exit 0)
-    good = _env_argv(
-        model_agent(tmp_path / "good" if (tmp_path / "good").mkdir() is None else tmp_path)
-    )
-    p = subprocess.run(
-        [*replay[: -len(argv)], *good], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
-    assert p.returncode == 0, p.stdout + p.stderr
+        assert (cx / "T13" / name).is_file()
+    trace = str(cx / "T13" / "trace.itf.json")
+    assert main(["replay", trace, "--timeout", "5", "--", *faulty]) == 1
+    assert "reproduced: " in capsys.readouterr().out
+    assert main(["replay", trace, "--timeout", "5", "--", *_env_argv(reference("v1-stable"))]) == 0
+    assert "not reproduced" in capsys.readouterr().out
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,13 +55,14 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from hypothesis import given, seed
 from hypothesis import strategies as st
 
-from model.machines import Compiled, RowRef
+from model.machines import Compiled, RowRef, System
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -78,6 +79,7 @@ from model.types import (
     World,
     initial_world,
 )
+from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore, requests
@@ -314,17 +316,80 @@ def _plan(
             for ref in step.rows:
                 if ref in fired and ref not in best:
                     best[ref] = (si, n, req)
-    grouped: dict[Trace, list[RowRef]] = {}
+    grouped: dict[Trace, list[str]] = {}
     for ref in sorted(best):
         si, n, req = best[ref]
-        grouped.setdefault(ex.trace_to(si, n, req), []).append(ref)
+        trace = _with_turns(
+            ex.trace_to(si, n, req), tables, partial(_fires, tables=tables, ref=ref)
+        )
+        grouped.setdefault(trace, []).append(f"{ref[0]}.{ref[1]}")
+    first = {n: si for _, si, n in reversed(order)}  # each node's scope where it is shallowest
+    for wid, n in sorted(ex.witness_at.items()):
+        witness = WITNESSES[wid]
+        if n not in first:
+            continue
+        si = first[n]
+        last = None
+        if witness.kind == "step":
+            system = System(tables)
+            w = ex.worlds[n]
+            last = next(
+                (r for r in requests(b.scopes[si], w) if witness.fn(system.step(w, r))), None
+            )
+            if last is None:
+                continue
+        shows = partial(_shows, tables=tables, witness=witness)
+        trace = _with_turns(ex.trace_to(si, n, last), tables, shows)
+        grouped.setdefault(trace, []).append(wid)
+    for trace in list(grouped):  # a path that begins another one is run as part of it
+        longer = [o for o in grouped if len(o.requests) > len(trace.requests)]
+        prefix_of = [o for o in longer if o.requests[: len(trace.requests)] == trace.requests]
+        if prefix_of and trace.profile == prefix_of[0].profile:
+            grouped[prefix_of[0]] += grouped.pop(trace)
     tests = []
-    for trace, refs in grouped.items():
-        name = "+".join(f"{t}.{i}" for t, i in refs)
+    for trace, names in grouped.items():
+        targets = tuple(_ref(x) for x in names if not x.startswith("W"))
         fired_here = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
-        tests.append(LiveTest(name, trace, tuple(refs), tuple(sorted(fired_here))))
+        tests.append(LiveTest("+".join(names), trace, targets, tuple(sorted(fired_here))))
     tests.sort(key=lambda t: (len(t.trace.requests), t.name))
     return tests
+
+
+def _ref(name: str) -> RowRef:
+    table, _, index = name.partition(".")
+    return (table, int(index))
+
+
+def _fires(trace: Trace, tables: Tables, ref: RowRef) -> bool:
+    return any(ref in rs.step.rows for rs in replay(trace, tables))
+
+
+def _shows(trace: Trace, tables: Tables, witness: Witness) -> bool:
+    steps = [rs.step for rs in replay(trace, tables)]
+    if witness.kind == "step":
+        return any(witness.fn(st) for st in steps)
+    return any(witness.fn(st.after) for st in steps)
+
+
+def _with_turns(trace: Trace, tables: Tables, still: Callable[[Trace], bool]) -> Trace:
+    """``trace`` with a turn on every session right after it is created, so that a later
+    load has history to replay (and a resume history not to replay) — unless the test's
+    target no longer shows then (``still``), in which case ``trace`` itself."""
+    system = System(tables)
+    w = initial_world(trace.profile)
+    out: list[Request] = []
+    for req in trace.requests:
+        step = system.step(w, req)
+        out.append(req)
+        w = step.after
+        if req.method in ("session_new", "session_fork") and step.reply.ok:
+            turn = Request("session_prompt", req.conn, sid=step.reply.sid)
+            after_turn = system.step(w, turn)
+            if after_turn.reply.ok:
+                out.append(turn)
+                w = after_turn.after
+    longer = Trace(trace.profile, tuple(out))
+    return longer if longer != trace and still(longer) else trace
 
 
 def _starts(b: Bound, si: int) -> list[World]:
@@ -800,13 +865,14 @@ def select(
     tests: Sequence[LiveTest], only: Iterable[str], tables: Tables, revision: str
 ) -> list[LiveTest]:
     """The tests whose path fires a row that stands for one of the ids ``only`` (or is one of
-    those rows, ``ROW-…``)."""
+    those rows, ``ROW-…``), or that reach one of them as a witness (``W…``)."""
     wanted = set(only)
     return [
         t
         for t in tests
         if wanted & set(row_ids(tables, revision, t.rows or t.targets))
         or wanted & {_row_id(r) for r in t.rows or t.targets}
+        or wanted & set(t.name.split("+"))  # the witnesses it reaches (W10, …)
     ]
 
 
