@@ -420,9 +420,16 @@ def _conform_parser(sub: Any) -> None:
         "--only", default=None, help="comma-separated ids: run only the tests reaching them"
     )
     c.add_argument("--big", action="store_true", help="also send the over-limit text 'big'")
+    c.add_argument(
+        "--draft-agent",
+        choices=("takes-field", "predates-field"),
+        default="takes-field",
+        help="rfd-draft and pr-1494 show no capability: does the agent take systemPrompt?",
+    )
 
 
 def _run_conform(args: argparse.Namespace) -> int:
+    from model.types import PromptCap
     from simulations.live.conform import (
         ConformError,
         conform,
@@ -445,6 +452,7 @@ def _run_conform(args: argparse.Namespace) -> int:
             walks=args.walks,
             steps=args.steps,
             seed=args.seed,
+            unseen=PromptCap.APPEND if args.draft_agent == "takes-field" else PromptCap.NONE,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None

@@ -229,6 +229,10 @@ def test_caps_read_back_from_every_wire() -> None:
         for cap in (PromptCap.NONE, PromptCap.APPEND, PromptCap.OVERRIDE):
             c = Caps(system_prompt=cap, load_session=True, fork=True, list=True)
             assert caps_of({"agentCapabilities": _agent_capabilities(c, wire)}, wire) == c
+    # the string wire shows no capability: the agent is what the run assumes
+    shown = {"agentCapabilities": _agent_capabilities(Caps(PromptCap.APPEND), "string")}
+    assert caps_of(shown, "string", PromptCap.NONE) == Caps(PromptCap.NONE)
+    assert caps_of(shown, "string") == Caps(PromptCap.APPEND)
 
 
 def test_tiers_follow_the_registry() -> None:

@@ -125,8 +125,11 @@ class ConformError(Exception):
 # ---- capabilities, read back from the wire ---------------------------------------------------
 
 
-def caps_of(result: object, wire: str) -> Caps:
-    """The model's ``Caps`` for a raw initialize result on ``wire`` (what it advertises)."""
+def caps_of(result: object, wire: str, unseen: PromptCap = PromptCap.APPEND) -> Caps:
+    """The model's ``Caps`` for a raw initialize result on ``wire`` (what it advertises). The
+    string wire (rfd-draft, pr-1494) has no capability: the agent is taken to be ``unseen``
+    (by default the draft's additive agent, which takes the field; ``none``: one that
+    predates it)."""
     if not isinstance(result, dict):
         raise ValueError(f"initialize result: expected an object, got {result!r}")
     if wire == V2_WIRE:
@@ -146,12 +149,12 @@ def caps_of(result: object, wire: str) -> Caps:
         methods = {
             m: session.get(m) is not None for m in ("resume", "fork", "close", "delete", "list")
         }
-    return Caps(system_prompt=_prompt_cap(session, wire), load_session=load, **methods)
+    return Caps(system_prompt=_prompt_cap(session, wire, unseen), load_session=load, **methods)
 
 
-def _prompt_cap(session: dict[str, Any], wire: str) -> PromptCap:
+def _prompt_cap(session: dict[str, Any], wire: str, unseen: PromptCap) -> PromptCap:
     if wire == "string":
-        return PromptCap.NONE  # the string revisions have no capability
+        return unseen  # the string revisions have no capability on the wire
     if wire == "instructions":
         si = session.get("sessionInstructions")
         if not isinstance(si, dict):
@@ -435,6 +438,7 @@ class Options:
     test_timeout: float = 60.0
     stderr_limit: int = STDERR_LIMIT
     cwd: str | None = None
+    unseen: PromptCap = PromptCap.APPEND  # the prompt capability where the wire shows none
 
 
 class _Run:
@@ -532,7 +536,7 @@ async def _compare(
     result = answer.result if isinstance(answer.result, dict) else {}
     if req.method == "initialize":
         try:
-            got = caps_of(answer.result, run.wire)
+            got = caps_of(answer.result, run.wire, run.caps.system_prompt)
         except ValueError as e:
             return fail(ids or [SCHEMA_ID], str(e))
         if got != run.caps:
@@ -850,7 +854,7 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps]:
     if answer.error is not None:
         raise AgentFailure(f"initialize answered error {answer.code}")
     try:
-        return answer.result, caps_of(answer.result, revision_wire(opts.revision))
+        return answer.result, caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
     except ValueError as e:
         raise AgentFailure(str(e)) from None
 
@@ -923,6 +927,7 @@ def conform(
     steps: int = 20,
     seed: int = 0,
     cwd: str | None = None,
+    unseen: PromptCap = PromptCap.APPEND,
 ) -> Report:
     """Run the model's tests against the agent ``argv``; Ctrl-C ends it with what was found
     (``Report.interrupted``)."""
@@ -934,7 +939,7 @@ def conform(
         if not value > 0:
             raise ConformError(f"argument {name}: expected a number of seconds > 0, got {value}")
     tables = REVISIONS[revision].tables if tables is None else tables
-    opts = Options(revision, timeout, test_timeout, stderr_limit, cwd)
+    opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen)
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
     with _store_dir() as store:
         argv = [a.replace("{store}", store) for a in argv]
