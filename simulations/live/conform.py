@@ -53,11 +53,12 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import given, seed
 from hypothesis import strategies as st
@@ -116,6 +117,9 @@ _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
 _SKIP_TABLES = ("client", "agent")  # our own requests, and the environment's events
 _TEXTS = frozenset(b for b in ("a", "b", "", BIG))
+
+
+_T = TypeVar("_T")
 
 
 class ConformError(Exception):
@@ -944,11 +948,22 @@ def conform(
     with _store_dir() as store:
         argv = [a.replace("{store}", store) for a in argv]
         try:
-            asyncio.run(_conform(argv, tables, opts, report, big, only, walks, steps, seed))
+            _run_async(_conform(argv, tables, opts, report, big, only, walks, steps, seed))
         except KeyboardInterrupt:
             report.interrupted = True
     report.finished_at = _now()
     return report
+
+
+def _run_async(coro: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run``, or, where this thread already runs an event loop (a notebook's
+    kernel), the same in a worker thread with a loop of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @contextlib.contextmanager
@@ -1078,7 +1093,7 @@ def replay_live(path: Path, argv: Sequence[str], *, timeout: float = 10.0) -> in
     with _store_dir() as store:
         live_argv = [a.replace("{store}", store) for a in argv]
         try:
-            run = asyncio.run(run_test(live_argv, test, tables, trace.profile, opts, {}))
+            run = _run_async(run_test(live_argv, test, tables, trace.profile, opts, {}))
         except KeyboardInterrupt:
             print("acp-sysprompt: interrupted", file=sys.stderr)
             return 130
