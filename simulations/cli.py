@@ -420,6 +420,7 @@ def _conform_parser(sub: Any) -> None:
         "--only", default=None, help="comma-separated ids: run only the tests reaching them"
     )
     c.add_argument("--big", action="store_true", help="also send the over-limit text 'big'")
+    c.add_argument("--jobs", type=_positive, default=1, help="tests run side by side (1)")
     c.add_argument(
         "--draft-agent",
         choices=("takes-field", "predates-field"),
@@ -453,6 +454,7 @@ def _run_conform(args: argparse.Namespace) -> int:
             steps=args.steps,
             seed=args.seed,
             unseen=PromptCap.APPEND if args.draft_agent == "takes-field" else PromptCap.NONE,
+            jobs=args.jobs,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None

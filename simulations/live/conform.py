@@ -443,6 +443,17 @@ class Options:
     stderr_limit: int = STDERR_LIMIT
     cwd: str | None = None
     unseen: PromptCap = PromptCap.APPEND  # the prompt capability where the wire shows none
+    scratch: str | None = None  # where each test's ``{store}`` directory is made
+    jobs: int = 1  # tests run side by side
+
+
+def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
+    """``argv`` with ``{store}`` replaced by a new directory: a fresh agent per test (and the
+    same one across the restarts of a test, which reuse this argv)."""
+    if not any("{store}" in a for a in argv):
+        return list(argv)
+    store = tempfile.mkdtemp(prefix="store-", dir=opts.scratch)
+    return [a.replace("{store}", store) for a in argv]
 
 
 class _Run:
@@ -685,7 +696,9 @@ async def run_test(
     """Run ``test`` against a fresh agent; always stops every process it started."""
     out = TestRun(test)
     run = _Run(tables, opts.revision, caps, introspect)
-    agent = LiveAgent(argv, timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd)
+    agent = LiveAgent(
+        _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
+    )
     steps = replay(test.trace, tables)
     t0 = time.perf_counter()
     i = 0
@@ -848,7 +861,9 @@ def _now() -> str:
 
 async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps]:
     """Start the agent once, initialize, read what it advertises, stop it."""
-    agent = LiveAgent(argv, timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd)
+    agent = LiveAgent(
+        _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
+    )
     try:
         await agent.start()
         req = Request("initialize")
@@ -909,7 +924,15 @@ async def _conform(
         tests = select(tests, only, tables, opts.revision)
     report.planned = tests
     introspect: dict[str, bool] = {}
-    for test in tests:
+    if opts.jobs > 1:  # side by side; the report keeps the plan's order
+        gate = asyncio.Semaphore(opts.jobs)
+
+        async def one(test: LiveTest) -> TestRun:
+            async with gate:
+                return await run_test(argv, test, tables, caps, opts, introspect)
+
+        report.runs += await asyncio.gather(*(one(t) for t in tests))
+    for test in tests if opts.jobs <= 1 else ():
         report.runs.append(await run_test(argv, test, tables, caps, opts, introspect))
     if walks:
         b = live_bound(opts.revision, caps, big=big)
@@ -932,6 +955,7 @@ def conform(
     seed: int = 0,
     cwd: str | None = None,
     unseen: PromptCap = PromptCap.APPEND,
+    jobs: int = 1,
 ) -> Report:
     """Run the model's tests against the agent ``argv``; Ctrl-C ends it with what was found
     (``Report.interrupted``)."""
@@ -943,10 +967,12 @@ def conform(
         if not value > 0:
             raise ConformError(f"argument {name}: expected a number of seconds > 0, got {value}")
     tables = REVISIONS[revision].tables if tables is None else tables
-    opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen)
+    if jobs < 1:
+        raise ConformError(f"argument --jobs: expected a number >= 1, got {jobs}")
+    opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
-    with _store_dir() as store:
-        argv = [a.replace("{store}", store) for a in argv]
+    with _store_dir() as scratch:
+        opts.scratch = scratch
         try:
             _run_async(_conform(argv, tables, opts, report, big, only, walks, steps, seed))
         except KeyboardInterrupt:
@@ -1090,10 +1116,10 @@ def replay_live(path: Path, argv: Sequence[str], *, timeout: float = 10.0) -> in
     tables = REVISIONS[revision].tables
     opts = Options(revision, timeout, max(60.0, timeout * 10))
     test = LiveTest("replay", trace, ())
-    with _store_dir() as store:
-        live_argv = [a.replace("{store}", store) for a in argv]
+    with _store_dir() as scratch:
+        opts.scratch = scratch
         try:
-            run = _run_async(run_test(live_argv, test, tables, trace.profile, opts, {}))
+            run = _run_async(run_test(argv, test, tables, trace.profile, opts, {}))
         except KeyboardInterrupt:
             print("acp-sysprompt: interrupted", file=sys.stderr)
             return 130
