@@ -32,6 +32,7 @@ from simulations.live.conform import (
     caps_of,
     conform,
     tier,
+    write_counterexamples,
 )
 from simulations.wire.acp import _agent_capabilities
 
@@ -414,3 +415,35 @@ def _agents_of(script: str) -> list[int]:
             if cmdline[1:2] == [script.encode()] and alive(int(d.name)):
                 pids.append(int(d.name))
     return pids
+
+
+_REFUSES_ALL = _INIT_OK + (
+    "\nfor line in sys.stdin:\n    msg = json.loads(line)\n"
+    "    if msg.get('method') == 'initialize':\n        answer(msg)\n"
+    "    else:\n        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'],"
+    " 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()\n"
+)
+
+
+def test_random_walks_find_and_shrink_a_departure(tmp_path: Path) -> None:
+    """An agent that refuses every session method: a walk fails, Hypothesis shrinks it, and
+    the one failing walk reported is short."""
+    argv = _script(tmp_path, "refuses", _REFUSES_ALL)
+    report = conform(argv, revision="rfd-final", timeout=2, only=["-"], walks=3, steps=4, seed=1)
+    walks = [r for r in report.runs if r.test.name.startswith("walk-")]
+    failing = [r for r in walks if r.failed]
+    assert report.planned == [] and walks and len(failing) == 1
+    assert len(failing[0].test.trace.requests) <= 3  # connect, initialize, one refused request
+    assert report.exit_code() == 1
+
+
+def test_a_malformed_answer_fails_the_schema_and_is_written_out(tmp_path: Path) -> None:
+    body = _REFUSES_ALL.replace('"loadSession": False', '"loadSession": "yes"')
+    argv = _script(tmp_path, "malformed", body)
+    report = conform(argv, revision="rfd-final", timeout=2, only=["ROW-connection.17"])
+    schema = report.requirements()["SCHEMA"]
+    assert schema["status"] == FAIL and "loadSession" in schema["outcomes"][0]["message"]
+    written = write_counterexamples(report, tmp_path / "cx")
+    assert "SCHEMA" in written
+    for name in ("steps.md", "review.md", "live.ndjson", "stderr.txt"):
+        assert (written["SCHEMA"] / name).is_file()

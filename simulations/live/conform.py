@@ -85,7 +85,13 @@ from simulations.api import bound_for
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore, requests
 from simulations.engines.stateful import Trace, hypothesis_settings
-from simulations.engines.trace import ReplayedStep, replay, request_text, wire_method
+from simulations.engines.trace import (
+    ReplayedStep,
+    render_steps,
+    replay,
+    request_text,
+    wire_method,
+)
 from simulations.live.transport import STDERR_LIMIT, AgentFailure, Answer, LiveAgent
 from simulations.live.transport import history_updates as _history_updates
 from simulations.wire.acp import (
@@ -599,12 +605,31 @@ async def _compare(
         sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
         session = after.agent.session(sid)
         if session is not None and session.live is not None:
-            ok = await _check_slot(agent, run, i, method, sid, session.live, slot_ids, out)
+            setters = [r for r in _slot_ids(run, rs) if r in slot_ids] or slot_ids
+            setters = setters or [_row_id(ref) for ref in rs.step.rows if ref[0] == "session"]
+            ok = await _check_slot(agent, run, i, method, sid, session.live, setters, out)
             if not ok:
                 return False
-            slot_ids = []
+            slot_ids = [r for r in slot_ids if r not in setters]
     _passed(out, slot_ids, i, method)
     return True
+
+
+def _slot_ids(run: _Run, rs: ReplayedStep) -> list[str]:
+    """The ids of the rows that set the session's slot in this step: session/new's composing
+    row, or the session row of a load, resume or fork (not the validation on the way)."""
+    req = rs.step.request
+    setters = [
+        ref
+        for ref in rs.step.rows
+        if (ref[0] == "new_session" and _effect(run.tables, ref).startswith("compose"))
+        or (ref[0] == "session" and req.method != "session_new")
+    ]
+    return _ids_for(run, replace(rs, step=replace(rs.step, rows=tuple(setters))), _not_specific)
+
+
+def _effect(tables: Tables, ref: RowRef) -> str:
+    return tables.table(ref[0])[ref[1]].effect or ""
 
 
 def _targets_of(out: TestRun) -> tuple[RowRef, ...]:
@@ -641,7 +666,7 @@ async def _check_slot(
     slot = None if answer.error is not None else (answer.result or {}).get("systemSlot")
     if not isinstance(slot, list):
         observed = _answer_text(answer)
-        for rid in rids or [INFORMATIONAL]:
+        for rid in rids:
             out.findings.append(
                 Finding(rid, FAIL, f"step {i} {method}: introspection answered {observed}", i)
             )
@@ -1080,8 +1105,13 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
             trace = run.test.trace
             cut = run.stopped_at or len(trace.requests)
             trace = Trace(trace.profile, trace.requests[:cut])
-            rid = f.rid if f.rid in REQUIREMENTS else next(iter(REVISIONS[report.revision].rules))
-            write_counterexample(d, trace, report.tables, rid, report.revision, None)
+            if f.rid in REQUIREMENTS:
+                write_counterexample(d, trace, report.tables, f.rid, report.revision, None)
+            else:  # SCHEMA: no registry id to review; the steps and the live wire
+                d.mkdir(parents=True, exist_ok=True)
+                steps = render_steps(trace, report.tables, REVISIONS[report.revision].states)
+                (d / "steps.md").write_text(f"```\n{steps}\n```\n", encoding="utf-8")
+                (d / "review.md").write_text(f"# {f.rid}: {citation(f.rid, report.tables)}\n")
             with (d / "live.ndjson").open("w", encoding="utf-8") as fh:
                 for m in run.transcript:
                     fh.write(json.dumps(m, sort_keys=True) + "\n")
