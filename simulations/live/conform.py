@@ -638,7 +638,7 @@ def _targets_of(out: TestRun) -> tuple[RowRef, ...]:
 
 def _passed(out: TestRun, rids: Iterable[str], i: int, method: str) -> None:
     for rid in rids:
-        out.findings.append(Finding(rid, PASS, f"step {i} {method}: as the model", i))
+        out.findings.append(Finding(rid, PASS, f"step {i} {method}: as the reference", i))
 
 
 async def _check_slot(
@@ -828,7 +828,7 @@ class Report:
             rid for t in self.planned for rid in row_ids(self.tables, self.revision, t.targets)
         }
         out: dict[str, dict[str, Any]] = {}
-        for rid, got in outcomes.items():
+        for rid, got in sorted(outcomes.items(), key=lambda kv: _id_key(kv[0])):
             if got:
                 status = _worst([o["status"] for o in got])
             elif self.startup_failure is not None or self.interrupted or rid in targeted:
@@ -873,7 +873,18 @@ class Report:
         return 0 if self.conformant else 1
 
 
-_ORDER = {FAIL: 4, PASS: 3, NOT_OBSERVABLE: 2, SKIPPED: 1, NOT_TESTED: 0}
+# an id with a check that could not be observed is not PASS, whatever else passed
+def _id_key(rid: str) -> tuple[int, str, int]:
+    """Registry ids in registry order, then SCHEMA, then ROW ids by table and index."""
+    if rid in REQUIREMENTS:
+        return (0, "", list(REQUIREMENTS).index(rid))
+    if rid.startswith("ROW-"):
+        table, _, index = rid[4:].partition(".")
+        return (2, table, int(index))
+    return (1, rid, 0)
+
+
+_ORDER = {FAIL: 4, NOT_OBSERVABLE: 3, PASS: 2, SKIPPED: 1, NOT_TESTED: 0}
 
 
 def _worst(statuses: Iterable[str]) -> str:
