@@ -3,8 +3,9 @@
 The agents here are throwaway scripts written into ``tmp_path``: one that hangs, one that
 crashes, one that prints garbage, one that floods stderr, one that closes its stdout; and a
 tiny model-driven stand-in that can leave out the introspection extension. Against the
-reference agent (``python -m simulations.agent``): the whole rfd-final suite and a selection
-of v1-stable's conform, and six faulty builds (profile knobs, mutants) each fail their id.
+reference agent (``python -m simulations.agent``): selections of the rfd-final and v1-stable
+suites conform (the whole suites: bench/conform_bench.py), and six faulty builds (profile
+knobs, mutants) each fail their id.
 Each run must end within its timeouts with a FAIL naming the cause, and leave no process.
 """
 
@@ -260,15 +261,19 @@ def reference(revision: str, *extra: str) -> list[str]:
 
 
 def test_the_reference_agent_conforms_on_rfd_final() -> None:
-    """The whole suite (every reachable row): exit 0, every MANDATORY id PASS."""
+    """Restore, inheritance, composition and rejection tests, a list after a delete and a load
+    after a restart (11 of the 33; the whole suite, exit 0 on every revision, is
+    bench/conform_bench.py): exit 0, every MANDATORY id PASS."""
+    only = ["R16", "R17", "W10", "W4", "R9", "R7", "R15"]
     argv = reference("rfd-final")
-    report = conform(argv, revision="rfd-final", cwd=str(ROOT), timeout=5, jobs=2)
+    report = conform(argv, revision="rfd-final", cwd=str(ROOT), timeout=5, only=only, jobs=2)
     reqs = report.requirements()
     failed = {k: v["outcomes"][:1] for k, v in reqs.items() if v["status"] == FAIL}
     assert report.conformant and report.exit_code() == 0, failed
-    assert report.introspection is True and len(report.runs) > 20
+    assert report.introspection is True and len(report.runs) >= 10
     assert all(r["status"] == PASS for r in reqs.values() if r["tier"] == MANDATORY)
-    assert reqs["R16"]["status"] == PASS and reqs["R9"]["status"] == PASS
+    for rid in ("R16", "R17", "R9", "R7", "R15"):
+        assert reqs[rid]["status"] == PASS, rid
 
 
 def test_the_reference_agent_conforms_on_v1_stable() -> None:
