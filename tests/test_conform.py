@@ -382,8 +382,12 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         assert err.count("\n") == 1 and "Traceback" not in err, err
 
 
-def test_ctrl_c_stops_the_run_and_still_writes_the_report(tmp_path: Path) -> None:
-    """SIGINT mid-run: exit 130, the report of the tests that ran is written, no agent left."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_stops_the_run_and_still_writes_the_report(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C (or SIGTERM) mid-run: exit 130, the report of the tests that ran is written, no
+    agent process left."""
     body = _INIT_OK + (
         "\nimport time\nfor line in sys.stdin:\n    msg = json.loads(line)\n"
         "    time.sleep(0.2)\n"
@@ -400,7 +404,7 @@ def test_ctrl_c_stops_the_run_and_still_writes_the_report(tmp_path: Path) -> Non
     while time.monotonic() < deadline and not _agents_of(script[1]):
         time.sleep(0.05)  # the probe (or a first test) is running
     time.sleep(0.6)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert b"interrupted" in stdout and out.is_file()

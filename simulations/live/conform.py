@@ -50,8 +50,10 @@ import contextlib
 import datetime as _dt
 import json
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -946,6 +948,7 @@ async def _conform(
     steps: int,
     seed: int,
 ) -> None:
+    _stop_on_sigterm()
     try:
         result, caps = await _probe(argv, opts)
     except AgentFailure as e:
@@ -1011,10 +1014,19 @@ def conform(
         opts.scratch = scratch
         try:
             _run_async(_conform(argv, tables, opts, report, big, only, walks, steps, seed))
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
             report.interrupted = True
     report.finished_at = _now()
     return report
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM cancels the run like Ctrl-C (each test's agent is stopped on the way out); only
+    where the loop runs in the main thread (signal handlers live there)."""
+    task = asyncio.current_task()
+    if task is None or threading.current_thread() is not threading.main_thread():
+        return
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
 
 def _run_async(coro: Coroutine[Any, Any, _T]) -> _T:
