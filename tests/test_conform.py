@@ -456,3 +456,28 @@ def test_a_malformed_answer_fails_the_schema_and_is_written_out(tmp_path: Path) 
     assert "SCHEMA" in written
     for name in ("steps.md", "review.md", "live.ndjson", "stderr.txt"):
         assert (written["SCHEMA"] / name).is_file()
+
+
+def test_an_agent_that_ignores_sigterm_and_its_child_are_killed(tmp_path: Path) -> None:
+    """The stop ladder ends in SIGKILL to the whole process group: a wrapper's child too."""
+    marker = str(tmp_path / "child-marker")
+    body = f"""
+        import signal, subprocess, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", {marker!r}])
+        time.sleep(60)
+    """
+    argv = _script(tmp_path, "stubborn", body)
+    report = conform(argv, revision="rfd-final", timeout=0.5, test_timeout=3.0)
+    assert report.startup_failure is not None and "timeout" in report.startup_failure
+    time.sleep(0.1)
+    assert _agents_of(argv[1]) == []
+    children = [d for d in Path("/proc").iterdir() if d.name.isdigit() and _cmdline_has(d, marker)]
+    assert [d for d in children if alive(int(d.name))] == []
+
+
+def _cmdline_has(d: Path, text: str) -> bool:
+    try:
+        return text.encode() in (d / "cmdline").read_bytes()
+    except OSError:
+        return False
