@@ -296,6 +296,8 @@ BUILDS = [
     ("v1-stable", None, "v1_resume_ignores_unknown_mode", "T10", ["ROW-session.12"]),
     ("rfd-final", None, "list_shows_deleted", "S7", ["S7"]),
     ("rfd-final", None, "resume_replays_history", "S8", ["ROW-session.5"]),
+    # the over-limit text is sent only with big=True (the literal "big", a test-mode symbol)
+    ("rfd-final", {"size_limit": "drop"}, None, "R11", ["ROW-new_session.7"]),
 ]
 
 
@@ -322,7 +324,8 @@ def test_a_faulty_build_of_the_reference_agent_fails_its_id(
     if mutant is not None:
         extra = ["--mutant", mutant]
     argv = reference(revision, *extra)
-    report = conform(argv, revision=revision, cwd=str(ROOT), timeout=5, only=only)
+    big = knobs is not None and "size_limit" in knobs
+    report = conform(argv, revision=revision, cwd=str(ROOT), timeout=5, only=only, big=big)
     reqs = report.requirements()
     assert reqs[rid]["status"] == FAIL, {k: v["status"] for k, v in reqs.items()}
     assert report.exit_code() == 1
