@@ -4,7 +4,7 @@ The agents here are throwaway scripts written into ``tmp_path``: one that hangs,
 crashes, one that prints garbage, one that floods stderr, one that closes its stdout; and a
 tiny model-driven stand-in that can leave out the introspection extension. Against the
 reference agent (``python -m simulations.agent``): selections of the rfd-final and v1-stable
-suites conform (the whole suites: bench/conform_bench.py), and six faulty builds (profile
+suites conform (the whole suites: bench/conform_bench.py), and seven faulty builds (profile
 knobs, mutants) each fail their id.
 Each run must end within its timeouts with a FAIL naming the cause, and leave no process.
 """
