@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from model.amend import AmendmentError, load_amendment
 from model.invariants import NOT_CHECKED
@@ -184,6 +184,14 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="replay against this implementation profile (default: the one the trace names)",
     )
+
+    r.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="with '-- AGENT_CMD ...': replay against that live agent; seconds per answer",
+    )
+    _conform_parser(sub)
 
     rp = sub.add_parser("report", help="write the verdict matrix, counterexamples, kill matrix")
     rp.add_argument("--out", required=True, type=Path, help="directory to write into")
@@ -396,6 +404,77 @@ def _run_replay(args: argparse.Namespace) -> int:
     return 1
 
 
+def _conform_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "conform", help="check a running agent on stdio against the model (-- AGENT_CMD ...)"
+    )
+    c.add_argument("--revision", default="v1-stable", help="judge by this revision")
+    c.add_argument("--report-json", type=Path, default=None, help="write the JSON report here")
+    c.add_argument("--out", type=Path, default=None, help="write each failure's forms here")
+    c.add_argument("--timeout", type=float, default=10.0, help="seconds per answer (10)")
+    c.add_argument("--test-timeout", type=float, default=60.0, help="seconds per test (60)")
+    c.add_argument("--walks", type=int, default=0, help="random walks after the row tests")
+    c.add_argument("--steps", type=_positive, default=20, help="requests per walk (20)")
+    c.add_argument("--seed", type=_seed, default=0, help="the walks' seed (0)")
+    c.add_argument(
+        "--only", default=None, help="comma-separated ids: run only the tests reaching them"
+    )
+    c.add_argument("--big", action="store_true", help="also send the over-limit text 'big'")
+    c.add_argument("--jobs", type=_positive, default=1, help="tests run side by side (1)")
+    c.add_argument(
+        "--draft-agent",
+        choices=("takes-field", "predates-field"),
+        default="takes-field",
+        help="rfd-draft and pr-1494 show no capability: does the agent take systemPrompt?",
+    )
+
+
+def _run_conform(args: argparse.Namespace) -> int:
+    from model.types import PromptCap
+    from simulations.live.conform import (
+        ConformError,
+        conform,
+        render,
+        write_counterexamples,
+        write_json,
+    )
+
+    if args.walks < 0:
+        raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
+    only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
+    try:
+        report = conform(
+            args.agent,
+            revision=revision_for(args.revision),
+            timeout=args.timeout,
+            test_timeout=args.test_timeout,
+            big=args.big,
+            only=only,
+            walks=args.walks,
+            steps=args.steps,
+            seed=args.seed,
+            unseen=PromptCap.APPEND if args.draft_agent == "takes-field" else PromptCap.NONE,
+            jobs=args.jobs,
+        )
+    except ConformError as e:
+        raise UsageError(str(e)) from None
+    if args.out is not None:
+        write_counterexamples(report, args.out)
+    if args.report_json is not None:
+        write_json(report, args.report_json)
+    print(render(report))
+    return report.exit_code()
+
+
+def _run_live_replay(args: argparse.Namespace) -> int:
+    from simulations.live.conform import ConformError, replay_live
+
+    try:
+        return replay_live(args.file, args.agent, timeout=args.timeout)
+    except ConformError as e:
+        raise UsageError(str(e)) from None
+
+
 def _run_report(args: argparse.Namespace) -> int:
     from simulations.outputs.report import build_report
 
@@ -435,7 +514,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     try:
-        args = parser().parse_args(argv)
+        words = list(sys.argv[1:] if argv is None else argv)
+        agent: list[str] = []
+        if "--" in words:  # conform and replay: the agent's own command line follows
+            cut = words.index("--")
+            words, agent = words[:cut], words[cut + 1 :]
+        args = parser().parse_args(words)
+        if agent and args.command not in ("conform", "replay"):
+            raise UsageError("argument AGENT_CMD: only conform and replay take '-- AGENT_CMD'")
+        args.agent = agent
         if args.command == "list":
             data = listing()
             if args.json:
@@ -466,8 +553,12 @@ def _main(argv: Sequence[str] | None) -> int:
             return _run_explore(args)
         if args.command == "counterexample":
             return _run_counterexample(args)
+        if args.command == "replay" and args.agent:
+            return _run_live_replay(args)
         if args.command == "replay":
             return _run_replay(args)
+        if args.command == "conform":
+            return _run_conform(args)
         if args.command == "report":
             try:
                 return _run_report(args)

@@ -1,6 +1,6 @@
 """The notebooks are tests: each runs top to bottom and its last cell asserts its claim.
 
-Also: the notebooks are committed without outputs, the set of notebooks is the five named ones,
+Also: the notebooks are committed without outputs, the set of notebooks is the named ones,
 a notebook whose claim is false fails to execute, and the helpers of
 ``simulations.notebook`` do what they say.
 """
@@ -44,6 +44,7 @@ NAMES = (
     "04_compare_revisions.ipynb",
     "05_check_your_agent.ipynb",
     "06_stabilised_spec.ipynb",
+    "07_check_a_live_agent.ipynb",
 )
 BUDGET = 60.0  # seconds per notebook
 
@@ -73,7 +74,7 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
 # ---- committed form ----------------------------------------------------------------------------
 
 
-def test_exactly_the_six_notebooks() -> None:
+def test_exactly_the_named_notebooks() -> None:
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(NAMES)
 
 

@@ -1,0 +1,1271 @@
+"""Model-based conformance of a running ACP agent: tests from the tables, the model as oracle.
+
+Scope
+    ``conform(argv, revision=…)`` starts the agent command on stdio (``LiveAgent``, the official
+    SDK's connection), reads the capabilities its ``initialize`` result advertises back into the
+    model's ``Caps``, and derives the tests from the model: the revision's bound, restricted to
+    that one capability profile, one connection (stdio is one connection) and restarts that
+    keep the profile, is explored breadth-first, and for every agent table row that can fire
+    the shortest path that fires it is a test (rows that share a path share the test). Each
+    test runs in a fresh agent process; a restart in the path stops the process and starts the
+    same command again. ``walks`` adds Hypothesis random walks over the same requests
+    (``simulations.live.walks``). Every answer is compared with the model's prediction:
+    success or error and its code; the session ids handed out (fresh, S6) and used from then
+    on; ``session/list`` contents (a deleted session listed is S7); history replayed before
+    the answer of ``session/load`` and none on ``session/resume`` (S8); the capabilities
+    re-advertised after a restart; the messages' shapes against the vendored schema; and,
+    where the agent answers the introspection method ``INTROSPECTION_METHOD``, the system
+    slot each created or re-opened session would run under against the model's.
+
+    Results are per requirement id, in the official test kit's tiers (agentclientprotocol/
+    acp-tck): MANDATORY (a MUST on every agent), CAPABILITY (a MUST on an agent that advertises
+    the feature), ADVISORY (a SHOULD), INFORMATIONAL (the spec is silent or leaves a choice:
+    what the agent chose is recorded, never judged). ``Report.conformant`` is the kit's
+    verdict: no MANDATORY or CAPABILITY failure and no MANDATORY id left untested.
+
+Abstractions
+    Ids come from the rows that fired: a departure at a step fails the agent-binding ids the
+    model's rows at that step cite (S6, S7, S8 only for what they are about: ids, list,
+    replay); rows that cite none, or only a rule on the client (the agent's answer to a client
+    that breaks it is not specified), report as ``ROW-<table>.<index>`` pseudo-ids in the
+    INFORMATIONAL tier, cited by the row itself. Checks that need the system slot are NOT
+    OBSERVABLE without the introspection method (-32601), never PASS. A test stops at its
+    first departure: past it the agent and the model no longer share a state. Live session
+    ids are mapped to the model's ``s1``, ``s2`` …; an id the model has not handed out is sent
+    as ``unknown-<id>``. The system slot is compared symbol by symbol: an entry equal to a text
+    this run sent is that text, any other entry is the agent's base prompt (``BASE``). The
+    over-limit text ``big`` is left out unless ``big=True`` (it is sent as the literal text
+    ``big``, which only a test-mode agent takes as over its limit).
+
+Source
+    The official test kit's tiers, statuses, verdict and report field names
+    (agentclientprotocol/acp-tck README, "Reading the report", "The tier / status / verdict
+    model"); requirement ids and keywords: ``model.spec``; the wire: ``simulations.wire.acp``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as _dt
+import json
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hypothesis import given, seed
+from hypothesis import strategies as st
+
+from model.machines import Compiled, RowRef, System
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS, Family
+from model.tables import Tables
+from model.types import (
+    BASE,
+    BIG,
+    Block,
+    BlockKind,
+    Caps,
+    ClientKind,
+    PromptCap,
+    Request,
+    Status,
+    World,
+    initial_world,
+)
+from model.witnesses import WITNESSES, Witness
+from simulations.api import bound_for
+from simulations.engines.bounds import Bound
+from simulations.engines.explore import explore, requests
+from simulations.engines.stateful import Trace, hypothesis_settings
+from simulations.engines.trace import (
+    ReplayedStep,
+    render_steps,
+    replay,
+    request_text,
+    wire_method,
+)
+from simulations.live.transport import STDERR_LIMIT, AgentFailure, Answer, LiveAgent
+from simulations.live.transport import history_updates as _history_updates
+from simulations.wire.acp import (
+    INTROSPECTION_METHOD,
+    V2_WIRE,
+    _params,
+    revision_wire,
+    validate_transcript,
+)
+
+DEFAULT_REVISION = "v1-stable"  # the newest stable revision
+MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL = (
+    "MANDATORY",
+    "CAPABILITY",
+    "ADVISORY",
+    "INFORMATIONAL",
+)
+TIERS = (MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL)
+PASS, FAIL, SKIPPED, NOT_TESTED, NOT_OBSERVABLE = (
+    "PASS",
+    "FAIL",
+    "SKIPPED",
+    "NOT_TESTED",
+    "NOT_OBSERVABLE",
+)
+SCHEMA_ID = "SCHEMA"  # every message's shape against the vendored ACP schema
+_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
+_SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
+_ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
+_SKIP_TABLES = ("client", "agent")  # our own requests, and the environment's events
+_TEXTS = frozenset(b for b in ("a", "b", "", BIG))
+
+
+_T = TypeVar("_T")
+
+
+class ConformError(Exception):
+    """Bad input to a conformance run; the message names the argument."""
+
+
+# ---- capabilities, read back from the wire ---------------------------------------------------
+
+
+def caps_of(result: object, wire: str, unseen: PromptCap = PromptCap.APPEND) -> Caps:
+    """The model's ``Caps`` for a raw initialize result on ``wire`` (what it advertises). The
+    string wire (rfd-draft, pr-1494) has no capability: the agent is taken to be ``unseen``
+    (by default the draft's additive agent, which takes the field; ``none``: one that
+    predates it)."""
+    if not isinstance(result, dict):
+        raise ValueError(f"initialize result: expected an object, got {result!r}")
+    if wire == V2_WIRE:
+        caps = result.get("capabilities")
+        session = caps.get("session") if isinstance(caps, dict) else None
+        base = isinstance(session, dict)
+        session = session if isinstance(session, dict) else {}
+        methods = {"resume": base, "close": base, "list": base}
+        methods |= {m: session.get(m) is not None for m in ("fork", "delete")}
+        load = False
+    else:
+        caps = result.get("agentCapabilities")
+        caps = caps if isinstance(caps, dict) else {}
+        session = caps.get("sessionCapabilities")
+        session = session if isinstance(session, dict) else {}
+        load = caps.get("loadSession") is True
+        methods = {
+            m: session.get(m) is not None for m in ("resume", "fork", "close", "delete", "list")
+        }
+    return Caps(system_prompt=_prompt_cap(session, wire, unseen), load_session=load, **methods)
+
+
+def _prompt_cap(session: dict[str, Any], wire: str, unseen: PromptCap) -> PromptCap:
+    if wire == "string":
+        return unseen  # the string revisions have no capability on the wire
+    if wire == "instructions":
+        si = session.get("sessionInstructions")
+        if not isinstance(si, dict):
+            return PromptCap.NONE
+        leaves = (si.get("append") is not None, si.get("replace") is not None)
+        return {
+            (True, True): PromptCap.OVERRIDE,
+            (True, False): PromptCap.APPEND,
+            (False, True): PromptCap.REPLACE,
+        }.get(leaves, PromptCap.NONE)
+    sp = session.get("systemPrompt")
+    if not isinstance(sp, dict):
+        return PromptCap.NONE
+    override = sp.get("override")
+    if wire in ("envelope", V2_WIRE):
+        mode = sp.get("mode")
+        override = mode.get("override") if isinstance(mode, dict) else None
+    return PromptCap.OVERRIDE if override is not None else PromptCap.APPEND
+
+
+# ---- tiers ------------------------------------------------------------------------------------
+
+
+def tier(rid: str) -> str:
+    """The official kit's tier of a requirement id (or of a ``ROW-``/``SCHEMA`` pseudo-id)."""
+    if rid == SCHEMA_ID:
+        return MANDATORY
+    r = REQUIREMENTS.get(rid)
+    if r is None or r.family is Family.P or not r.binds.lower().startswith("agent"):
+        return INFORMATIONAL
+    if r.is_normative:
+        return CAPABILITY if "★" in r.binds else MANDATORY
+    return ADVISORY if r.is_advisory else INFORMATIONAL
+
+
+def _row_id(ref: RowRef) -> str:
+    return f"ROW-{ref[0]}.{ref[1]}"
+
+
+def _row_text(tables: Tables, ref: RowRef) -> str:
+    return tables.table(ref[0])[ref[1]].describe()
+
+
+def citation(rid: str, tables: Tables) -> str:
+    if rid == SCHEMA_ID:
+        return "ACP schema (vendored: simulations/wire/schemas)"
+    if rid.startswith("ROW-"):
+        name, _, index = rid[4:].partition(".")
+        return f"model table row {name}[{index}]: {_row_text(tables, (name, int(index)))}"
+    r = REQUIREMENTS[rid]
+    return f"{r.source} ({r.keyword.value}): {r.text}"
+
+
+def row_ids(tables: Tables, revision: str, refs: Iterable[RowRef]) -> list[str]:
+    """The ids the agent rows ``refs`` stand for: their agent-binding rules of ``revision``,
+    or the row itself (``ROW-…``) where they cite none."""
+    rules = REVISIONS[revision].rules
+    out: list[str] = []
+    for ref in refs:
+        if ref[0] in _SKIP_TABLES:
+            continue
+        cited = [
+            r
+            for r in tables.table(ref[0])[ref[1]].reqs
+            if r in rules and REQUIREMENTS[r].binds.lower().startswith("agent")
+        ]
+        for rid in cited or [_row_id(ref)]:
+            if rid not in out:
+                out.append(rid)
+    return out
+
+
+# ---- tests from the model ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveTest:
+    """One path of the model run against a fresh agent; ``targets`` are the rows it reaches."""
+
+    name: str
+    trace: Trace
+    targets: tuple[RowRef, ...]
+    rows: tuple[RowRef, ...] = ()  # every agent row its path fires (``--only`` selects by them)
+
+
+def _has_big(p: tuple[Block, ...] | None) -> bool:
+    return p is not None and any(b.kind is BlockKind.TEXT and b.text == BIG for b in p)
+
+
+def live_bound(revision: str, caps: Caps, *, big: bool = False, bound: str = "small") -> Bound:
+    """``bound`` over ``revision``'s wire for one agent: its capability profile only, one
+    connection, restarts that keep the profile; without ``big`` no over-limit text."""
+    b = bound_for(bound, revision, "same")
+    scopes = []
+    for s in b.scopes:
+        d = s.domain
+        reopen = d.reopen_prompts
+        d = replace(
+            d,
+            profiles=(_scope_caps(caps, d.profiles, d.clients),),
+            max_connections=1,
+            prompts=tuple(p for p in d.prompts if big or not _has_big(p)),
+            reopen_prompts=None
+            if reopen is None
+            else tuple(p for p in reopen if big or not _has_big(p)),
+        )
+        scopes.append(replace(s, domain=d))
+    return replace(b, scopes=tuple(scopes))
+
+
+_METHODS = ("load_session", "resume", "fork", "close", "delete", "list")
+
+
+def _scope_caps(caps: Caps, profiles: Sequence[Caps], clients: Sequence[ClientKind]) -> Caps:
+    """The agent's profile as a scope explores it. A scope of conforming clients only sends
+    no method the agent does not advertise, so it keeps the methods its own profiles name
+    (its size stays what the bound chose); a scope with an adversarial client sends any
+    request and needs every method the agent advertises. The prompt capability is the
+    agent's."""
+    if any(c is not ClientKind.CONFORMING for c in clients):
+        return caps
+    used = {m for p in profiles for m in _METHODS if getattr(p, m)}
+    kept = {m: getattr(caps, m) and m in used for m in _METHODS}
+    return Caps(caps.system_prompt, **kept)
+
+
+def plan(
+    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
+) -> list[LiveTest]:
+    """One test per distinct shortest path to an agent table row reachable under ``caps``
+    (kept per process: a plan depends only on its arguments)."""
+    key = (tables, revision, caps, big, bound)
+    if key not in _PLANS:
+        _PLANS[key] = _plan(tables, revision, caps, big=big, bound=bound)
+    return list(_PLANS[key])
+
+
+_PLANS: dict[tuple[Tables, str, Caps, bool, str], list[LiveTest]] = {}
+
+
+def _plan(
+    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
+) -> list[LiveTest]:
+    b = live_bound(revision, caps, big=big, bound=bound)
+    ex = explore(tables, b, symmetry=True, workers=1)
+    engine = Compiled(tables)
+    fired = {ref for ref in ex.rows if ref[0] not in _SKIP_TABLES}
+    order: list[tuple[int, int, int]] = []  # (depth in scope, scope, node)
+    for si in range(len(b.scopes)):
+        reached = set(ex.parents[si]) | {ex.worlds.index(w) for w in _starts(b, si)}
+        order += [(len(ex.path(si, n)), si, n) for n in reached]
+    order.sort()
+    best: dict[RowRef, tuple[int, int, Request]] = {}
+    for _, si, n in order:
+        if len(best) == len(fired):
+            break
+        w = ex.worlds[n]
+        for req in requests(b.scopes[si], w):
+            step = engine.step(w, req)
+            if not step.reply.sent:
+                continue
+            for ref in step.rows:
+                if ref in fired and ref not in best:
+                    best[ref] = (si, n, req)
+    grouped: dict[Trace, list[str]] = {}
+    for ref in sorted(best):
+        si, n, req = best[ref]
+        trace = _with_turns(
+            ex.trace_to(si, n, req), tables, partial(_fires, tables=tables, ref=ref)
+        )
+        grouped.setdefault(trace, []).append(f"{ref[0]}.{ref[1]}")
+    first = {n: si for _, si, n in reversed(order)}  # each node's scope where it is shallowest
+    for wid, n in sorted(ex.witness_at.items()):
+        witness = WITNESSES[wid]
+        if n not in first:
+            continue
+        si = first[n]
+        last = None
+        if witness.kind == "step":
+            system = System(tables)
+            w = ex.worlds[n]
+            last = next(
+                (r for r in requests(b.scopes[si], w) if witness.fn(system.step(w, r))), None
+            )
+            if last is None:
+                continue
+        shows = partial(_shows, tables=tables, witness=witness)
+        trace = _with_turns(ex.trace_to(si, n, last), tables, shows)
+        grouped.setdefault(trace, []).append(wid)
+    for trace in list(grouped):  # a path that begins another one is run as part of it
+        longer = [o for o in grouped if len(o.requests) > len(trace.requests)]
+        prefix_of = [o for o in longer if o.requests[: len(trace.requests)] == trace.requests]
+        if prefix_of and trace.profile == prefix_of[0].profile:
+            grouped[prefix_of[0]] += grouped.pop(trace)
+    tests = []
+    for trace, names in grouped.items():
+        targets = tuple(_ref(x) for x in names if not x.startswith("W"))
+        fired_here = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
+        tests.append(LiveTest("+".join(names), trace, targets, tuple(sorted(fired_here))))
+    tests.sort(key=lambda t: (len(t.trace.requests), t.name))
+    return tests
+
+
+def _ref(name: str) -> RowRef:
+    table, _, index = name.partition(".")
+    return (table, int(index))
+
+
+def _fires(trace: Trace, tables: Tables, ref: RowRef) -> bool:
+    return any(ref in rs.step.rows for rs in replay(trace, tables))
+
+
+def _shows(trace: Trace, tables: Tables, witness: Witness) -> bool:
+    steps = [rs.step for rs in replay(trace, tables)]
+    if witness.kind == "step":
+        return any(witness.fn(st) for st in steps)
+    return any(witness.fn(st.after) for st in steps)
+
+
+def _with_turns(trace: Trace, tables: Tables, still: Callable[[Trace], bool]) -> Trace:
+    """``trace`` with a turn on every session right after it is created, so that a later
+    load has history to replay (and a resume history not to replay) — unless the test's
+    target no longer shows then (``still``), in which case ``trace`` itself."""
+    system = System(tables)
+    w = initial_world(trace.profile)
+    out: list[Request] = []
+    for req in trace.requests:
+        step = system.step(w, req)
+        out.append(req)
+        w = step.after
+        if req.method in ("session_new", "session_fork") and step.reply.ok:
+            turn = Request("session_prompt", req.conn, sid=step.reply.sid)
+            after_turn = system.step(w, turn)
+            if after_turn.reply.ok:
+                out.append(turn)
+                w = after_turn.after
+    longer = Trace(trace.profile, tuple(out))
+    return longer if longer != trace and still(longer) else trace
+
+
+def _starts(b: Bound, si: int) -> list[World]:
+    return [initial_world(p) for p in b.scopes[si].domain.profiles]
+
+
+# ---- running one test ------------------------------------------------------------------------
+
+
+@dataclass
+class Finding:
+    """One judged observation: ``rid`` got ``status`` at ``step`` (1-based, 0: before)."""
+
+    rid: str
+    status: str
+    message: str
+    step: int = 0
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TestRun:
+    """What one test saw: its findings, the wire in both directions, stderr, its duration."""
+
+    test: LiveTest
+    findings: list[Finding] = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    stderr: str = ""
+    seconds: float = 0.0
+    stopped_at: int | None = None  # the step of the first departure (None: ran to the end)
+    failure: str | None = None  # the agent failure that ended it (timeout, crash, …)
+    pids: list[int] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == FAIL]
+
+
+@dataclass
+class Options:
+    revision: str = DEFAULT_REVISION
+    timeout: float = 10.0
+    test_timeout: float = 60.0
+    stderr_limit: int = STDERR_LIMIT
+    cwd: str | None = None
+    unseen: PromptCap = PromptCap.APPEND  # the prompt capability where the wire shows none
+    scratch: str | None = None  # where each test's ``{store}`` directory is made
+    jobs: int = 1  # tests run side by side
+
+
+def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
+    """``argv`` with ``{store}`` replaced by a new directory: a fresh agent per test (and the
+    same one across the restarts of a test, which reuse this argv)."""
+    if not any("{store}" in a for a in argv):
+        return list(argv)
+    store = tempfile.mkdtemp(prefix="store-", dir=opts.scratch)
+    return [a.replace("{store}", store) for a in argv]
+
+
+class _Run:
+    """One test's live state: the model's session ids ↔ the agent's, what was sent."""
+
+    def __init__(
+        self, tables: Tables, revision: str, caps: Caps, introspect: dict[str, bool]
+    ) -> None:
+        self.tables = tables
+        self.revision = revision
+        self.wire = revision_wire(revision)
+        self.caps = caps
+        self.introspect = introspect  # shared by the run: {"available": bool} once known
+        self.live: dict[str, str] = {}  # model sid → live sid
+        self.model: dict[str, str] = {}  # live sid → model sid
+        self.turns: set[str] = set()  # model sids that had a successful turn
+        self.sent_texts: set[str] = set()
+
+    def sid(self, model_sid: str | None) -> str | None:
+        if model_sid is None:
+            return None
+        return self.live.get(model_sid, f"unknown-{model_sid}")
+
+    def params(self, req: Request) -> dict[str, Any]:
+        p = _params(req, self.wire)
+        p.pop("_meta", None)
+        if "sessionId" in p:
+            p["sessionId"] = self.sid(req.sid)
+        for b in req.system_prompt or ():
+            if b.kind is BlockKind.TEXT:
+                self.sent_texts.add(b.text)
+        return p
+
+    def normal(self, slot: Sequence[object]) -> tuple[str, ...]:
+        texts = self.sent_texts | _TEXTS
+        return tuple(s if isinstance(s, str) and s in texts else BASE for s in slot)
+
+
+def _ids_for(run: _Run, rs: ReplayedStep, keep: Callable[[str], bool]) -> list[str]:
+    ids = row_ids(run.tables, run.revision, rs.step.rows)
+    chosen = [r for r in ids if keep(r)]
+    if chosen:
+        return chosen
+    rows = [ref for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
+    return [_row_id(ref) for ref in rows] or ids
+
+
+def _not_specific(r: str) -> bool:
+    return r not in _SPECIFIC
+
+
+def _answer_text(a: Answer) -> str:
+    if a.error is not None:
+        return f"error {a.code}"
+    return "ok " + json.dumps(a.result, sort_keys=True)[:160]
+
+
+async def _compare(
+    agent: LiveAgent, run: _Run, i: int, rs: ReplayedStep, answer: Answer, out: TestRun
+) -> bool:
+    """Judge one answer against the model's step ``rs``; False at the first departure."""
+    req, reply, after = rs.step.request, rs.step.reply, rs.step.after
+    method = wire_method(req.method)
+    ids = _ids_for(run, rs, _not_specific)
+
+    def fail(rids: Iterable[str], message: str, **props: Any) -> bool:
+        for rid in rids:
+            status = PASS if tier(rid) == INFORMATIONAL else FAIL
+            note = message if status == FAIL else f"the agent chose: {message}"
+            out.findings.append(Finding(rid, status, f"step {i} {method}: {note}", i, props))
+        return False
+
+    expected = "ok" if reply.ok else f"error {reply.code}"
+    if reply.ok != (answer.error is None):
+        return fail(
+            ids,
+            f"expected {expected}, got {_answer_text(answer)}",
+            expected=expected,
+            observed=_answer_text(answer),
+        )
+    if answer.error is not None:
+        if answer.code != reply.code:
+            coded = [
+                r for r in ids if r in REQUIREMENTS and str(reply.code) in REQUIREMENTS[r].text
+            ]
+            rows = [_row_id(ref) for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
+            return fail(
+                coded or rows,
+                f"expected error {reply.code}, got error {answer.code}",
+                expected=reply.code,
+                observed=answer.code,
+            )
+        _passed(out, ids, i, method)
+        return True
+    result = answer.result if isinstance(answer.result, dict) else {}
+    if req.method == "initialize":
+        try:
+            got = caps_of(answer.result, run.wire, run.caps.system_prompt)
+        except ValueError as e:
+            return fail(ids or [SCHEMA_ID], str(e))
+        if got != run.caps:
+            return fail(
+                ids + row_ids(run.tables, run.revision, _targets_of(out)),
+                f"advertised {got.label()}, earlier {run.caps.label()}",
+            )
+    if req.method in ("session_new", "session_fork") and reply.sid is not None:
+        live = result.get("sessionId")
+        if not isinstance(live, str) or not live:
+            return fail([SCHEMA_ID], f"no sessionId in the result: {answer.result!r}")
+        if live in run.model:
+            return fail([_ABOUT_IDS], f"sessionId {live!r} handed out twice", sessionId=live)
+        run.live[reply.sid], run.model[live] = live, reply.sid
+        _passed(out, [_ABOUT_IDS], i, method)
+    if req.method == "session_list":
+        listed = result.get("sessions")
+        if not isinstance(listed, list):
+            return fail([SCHEMA_ID], f"no sessions array in the result: {answer.result!r}")
+        seen = {
+            run.model[s["sessionId"]]
+            for s in listed
+            if isinstance(s, dict) and s.get("sessionId") in run.model
+        }
+        deleted = {s.sid for s in rs.step.before.agent.store if s.status is Status.DELETED} & seen
+        if deleted:
+            return fail([_ABOUT_LIST], f"deleted session(s) listed: {sorted(deleted)}")
+        if seen != set(reply.listed):
+            rows = [_row_id(ref) for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
+            return fail(rows, f"listed {sorted(seen)}, the model lists {sorted(reply.listed)}")
+        _passed(out, [_ABOUT_LIST], i, method)
+    if req.method in ("session_load", "session_resume"):
+        live_sid = run.sid(req.sid) or ""
+        n = _history_updates(answer.notifications, live_sid)
+        if req.method == "session_resume" and n:
+            return fail([_ABOUT_REPLAY], f"{n} history update(s) before the resume answer")
+        if req.method == "session_load" and req.sid in run.turns and not n:
+            return fail([_ABOUT_REPLAY], "no history replayed before the load answer")
+        if req.method == "session_resume" or req.sid in run.turns:
+            _passed(out, [_ABOUT_REPLAY], i, method)
+    if req.method == "session_prompt" and req.sid is not None:
+        run.turns.add(req.sid)
+    slot_ids = [r for r in ids if _not_specific(r)]
+    if req.method in _ATTACH and reply.ok:
+        sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
+        session = after.agent.session(sid)
+        if session is not None and session.live is not None:
+            setters = [r for r in _slot_ids(run, rs) if r in slot_ids] or slot_ids
+            setters = setters or [_row_id(ref) for ref in rs.step.rows if ref[0] == "session"]
+            ok = await _check_slot(agent, run, i, method, sid, session.live, setters, out)
+            if not ok:
+                return False
+            slot_ids = [r for r in slot_ids if r not in setters]
+    _passed(out, slot_ids, i, method)
+    return True
+
+
+def _slot_ids(run: _Run, rs: ReplayedStep) -> list[str]:
+    """The ids of the rows that set the session's slot in this step: session/new's composing
+    row, or the session row of a load, resume or fork (not the validation on the way)."""
+    req = rs.step.request
+    setters = [
+        ref
+        for ref in rs.step.rows
+        if (ref[0] == "new_session" and _effect(run.tables, ref).startswith("compose"))
+        or (ref[0] == "session" and req.method != "session_new")
+    ]
+    return _ids_for(run, replace(rs, step=replace(rs.step, rows=tuple(setters))), _not_specific)
+
+
+def _effect(tables: Tables, ref: RowRef) -> str:
+    return tables.table(ref[0])[ref[1]].effect or ""
+
+
+def _targets_of(out: TestRun) -> tuple[RowRef, ...]:
+    return out.test.targets
+
+
+def _passed(out: TestRun, rids: Iterable[str], i: int, method: str) -> None:
+    for rid in rids:
+        out.findings.append(Finding(rid, PASS, f"step {i} {method}: as the reference", i))
+
+
+async def _check_slot(
+    agent: LiveAgent,
+    run: _Run,
+    i: int,
+    method: str,
+    sid: str | None,
+    expected: tuple[str, ...],
+    rids: list[str],
+    out: TestRun,
+) -> bool:
+    """Ask the agent which system slot the session's next turn would use; compare."""
+    if run.introspect.get("available") is False:
+        for rid in rids:
+            out.findings.append(
+                Finding(rid, NOT_OBSERVABLE, f"step {i} {method}: system slot not observable", i)
+            )
+        return True
+    answer = await agent.request(INTROSPECTION_METHOD, {"sessionId": run.sid(sid)})
+    if answer.error is not None and answer.code == -32601:
+        run.introspect["available"] = False
+        return await _check_slot(agent, run, i, method, sid, expected, rids, out)
+    run.introspect["available"] = True
+    slot = None if answer.error is not None else (answer.result or {}).get("systemSlot")
+    if not isinstance(slot, list):
+        observed = _answer_text(answer)
+        for rid in rids:
+            out.findings.append(
+                Finding(rid, FAIL, f"step {i} {method}: introspection answered {observed}", i)
+            )
+        return False
+    got = run.normal(slot)
+    if got == expected:
+        _passed(out, rids, i, method + " (system slot)")
+        return True
+    for rid in rids:
+        status = PASS if tier(rid) == INFORMATIONAL else FAIL
+        lead = "" if status == FAIL else "the agent chose: "
+        out.findings.append(
+            Finding(
+                rid,
+                status,
+                f"step {i} {method}: {lead}system slot [{', '.join(got)}], "
+                f"the model's [{', '.join(expected)}]",
+                i,
+                {"observed": list(got), "reference": list(expected)},
+            )
+        )
+    return False
+
+
+def _schema_findings(run: _Run, out: TestRun) -> None:
+    """Our requests and their answers (not the introspection) against the vendored schema."""
+    pending: set[tuple[int, object]] = set()
+    messages: list[dict[str, Any]] = []
+    for m in out.transcript:
+        msg, proc = m["message"], m["process"]
+        if m["direction"] == "send" and msg.get("method") != INTROSPECTION_METHOD:
+            pending.add((proc, msg.get("id")))
+            messages.append({**msg, "id": f"{proc}:{msg.get('id')}"})
+        elif m["direction"] == "recv" and "method" not in msg and (proc, msg.get("id")) in pending:
+            messages.append({**msg, "id": f"{proc}:{msg.get('id')}"})
+    problems = validate_transcript(messages, wire=run.wire)
+    problems = [p for p in problems if "has no response" not in p]
+    if problems:
+        out.findings.append(Finding(SCHEMA_ID, FAIL, "; ".join(problems[:3]), 0))
+    elif messages:
+        out.findings.append(Finding(SCHEMA_ID, PASS, f"{len(messages)} messages valid", 0))
+
+
+async def run_test(
+    argv: Sequence[str],
+    test: LiveTest,
+    tables: Tables,
+    caps: Caps,
+    opts: Options,
+    introspect: dict[str, bool],
+) -> TestRun:
+    """Run ``test`` against a fresh agent; always stops every process it started."""
+    out = TestRun(test)
+    run = _Run(tables, opts.revision, caps, introspect)
+    agent = LiveAgent(
+        _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
+    )
+    steps = replay(test.trace, tables)
+    t0 = time.perf_counter()
+    i = 0
+
+    async def drive() -> None:
+        nonlocal i
+        for i, rs in enumerate(steps, 1):
+            req = rs.step.request
+            if req.method == "connect":
+                await agent.start()
+                continue
+            if req.method == "restart":
+                await agent.stop()
+                continue
+            if not rs.step.reply.sent:
+                continue
+            answer = await agent.request(wire_method(req.method), run.params(req))
+            if not await _compare(agent, run, i, rs, answer, out):
+                out.stopped_at = i
+                return
+
+    try:
+        await asyncio.wait_for(drive(), opts.test_timeout)
+    except AgentFailure as e:
+        out.failure = str(e)
+    except TimeoutError:
+        out.failure = f"the test did not end within {opts.test_timeout:g} s (watchdog)"
+    finally:
+        await agent.stop()
+        out.seconds = time.perf_counter() - t0
+        out.transcript = [
+            {"direction": r.direction, "process": r.process, "message": r.message}
+            for r in agent.log
+        ]
+        out.stderr = agent.stderr_text()
+        out.pids = list(agent.pids)
+    if out.failure is not None:
+        out.stopped_at = i
+        rs = steps[i - 1] if 0 < i <= len(steps) else None
+        ids = _ids_for(run, rs, lambda r: True) if rs is not None else []
+        ids += [r for r in row_ids(tables, opts.revision, test.targets) if r not in ids]
+        where = f"step {i} {request_text(rs.step.request)}" if rs is not None else "start"
+        for rid in ids or [SCHEMA_ID]:
+            out.findings.append(Finding(rid, FAIL, f"{where}: {out.failure}", i))
+    _schema_findings(run, out)
+    return out
+
+
+# ---- the whole run ----------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """A conformance run: every requirement's tier, status and outcomes; the verdict."""
+
+    argv: list[str]
+    revision: str
+    caps: Caps | None
+    agent_info: Any
+    protocol_version: Any
+    runs: list[TestRun]
+    tables: Tables
+    planned: list[LiveTest]
+    started_at: str
+    finished_at: str = ""
+    interrupted: bool = False
+    startup_failure: str | None = None
+    introspection: bool | None = None
+    out_dir: Path | None = None
+    counterexamples: dict[str, Path] = field(default_factory=dict)
+
+    def requirements(self) -> dict[str, dict[str, Any]]:
+        """id → {tier, citation, status, outcomes}: every agent rule of the revision, and each
+        ROW/SCHEMA id a test touched."""
+        rules = REVISIONS[self.revision].rules
+        ids = [
+            r
+            for r in REQUIREMENTS
+            if r in rules and REQUIREMENTS[r].binds.lower().startswith("agent")
+        ]
+        ids.append(SCHEMA_ID)
+        outcomes: dict[str, list[dict[str, Any]]] = {r: [] for r in ids}
+        for run in self.runs:
+            per: dict[str, list[Finding]] = {}
+            for f in run.findings:
+                per.setdefault(f.rid, []).append(f)
+            for rid, found in per.items():
+                worst = _worst([f.status for f in found])
+                first = next(f for f in found if f.status == worst)
+                entry: dict[str, Any] = {
+                    "nodeid": f"conform::{run.test.name}",
+                    "status": worst,
+                    "message": first.message,
+                    "duration_s": round(run.seconds, 3),
+                    "properties": first.properties,
+                }
+                if worst == FAIL:
+                    entry["transcript"] = run.transcript
+                    entry["stderr"] = run.stderr
+                outcomes.setdefault(rid, []).append(entry)
+        targeted = {
+            rid for t in self.planned for rid in row_ids(self.tables, self.revision, t.targets)
+        }
+        out: dict[str, dict[str, Any]] = {}
+        for rid, got in sorted(outcomes.items(), key=lambda kv: _id_key(kv[0])):
+            if got:
+                status = _worst([o["status"] for o in got])
+            elif self.startup_failure is not None or self.interrupted or rid in targeted:
+                status = NOT_TESTED
+            else:
+                status = SKIPPED
+            out[rid] = {
+                "tier": tier(rid),
+                "citation": citation(rid, self.tables),
+                "status": status,
+                "outcomes": got,
+            }
+        return out
+
+    def verdict(self) -> dict[str, Any]:
+        reqs = self.requirements()
+        counts: dict[str, dict[str, int]] = {t: {} for t in TIERS}
+        for r in reqs.values():
+            c = counts[r["tier"]]
+            c[r["status"]] = c.get(r["status"], 0) + 1
+        blocking = [
+            rid
+            for rid, r in reqs.items()
+            if (r["tier"] in (MANDATORY, CAPABILITY) and r["status"] == FAIL)
+            or (r["tier"] == MANDATORY and r["status"] == NOT_TESTED)
+        ]
+        return {
+            "conformant": not blocking and self.startup_failure is None,
+            "blocked_by_auth": False,
+            "blocked_by_version_mismatch": False,
+            "tier_counts": counts,
+            "failing": blocking,
+        }
+
+    @property
+    def conformant(self) -> bool:
+        return bool(self.verdict()["conformant"])
+
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return 130
+        return 0 if self.conformant else 1
+
+
+# an id with a check that could not be observed is not PASS, whatever else passed
+def _id_key(rid: str) -> tuple[int, str, int]:
+    """Registry ids in registry order, then SCHEMA, then ROW ids by table and index."""
+    if rid in REQUIREMENTS:
+        return (0, "", list(REQUIREMENTS).index(rid))
+    if rid.startswith("ROW-"):
+        table, _, index = rid[4:].partition(".")
+        return (2, table, int(index))
+    return (1, rid, 0)
+
+
+_ORDER = {FAIL: 4, NOT_OBSERVABLE: 3, PASS: 2, SKIPPED: 1, NOT_TESTED: 0}
+
+
+def _worst(statuses: Iterable[str]) -> str:
+    return max(statuses, key=lambda s: _ORDER[s])
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps]:
+    """Start the agent once, initialize, read what it advertises, stop it."""
+    agent = LiveAgent(
+        _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
+    )
+    try:
+        await agent.start()
+        req = Request("initialize")
+        answer = await agent.request("initialize", _run_params(req, opts.revision))
+    finally:
+        await agent.stop()
+    if answer.error is not None:
+        raise AgentFailure(f"initialize answered error {answer.code}")
+    try:
+        return answer.result, caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
+    except ValueError as e:
+        raise AgentFailure(str(e)) from None
+
+
+def _run_params(req: Request, revision: str) -> dict[str, Any]:
+    p = _params(req, revision_wire(revision))
+    p.pop("_meta", None)
+    return p
+
+
+def select(
+    tests: Sequence[LiveTest], only: Iterable[str], tables: Tables, revision: str
+) -> list[LiveTest]:
+    """The tests whose path fires a row that stands for one of the ids ``only`` (or is one of
+    those rows, ``ROW-…``), or that reach one of them as a witness (``W…``)."""
+    wanted = set(only)
+    return [
+        t
+        for t in tests
+        if wanted & set(row_ids(tables, revision, t.rows or t.targets))
+        or wanted & {_row_id(r) for r in t.rows or t.targets}
+        or wanted & set(t.name.split("+"))  # the witnesses it reaches (W10, …)
+    ]
+
+
+async def _conform(
+    argv: Sequence[str],
+    tables: Tables,
+    opts: Options,
+    report: Report,
+    big: bool,
+    only: Sequence[str] | None,
+    walks: int,
+    steps: int,
+    seed: int,
+) -> None:
+    _stop_on_sigterm()
+    try:
+        result, caps = await _probe(argv, opts)
+    except AgentFailure as e:
+        report.startup_failure = str(e)
+        return
+    report.caps = caps
+    if isinstance(result, dict):
+        report.agent_info = result.get("agentInfo", result.get("info"))
+        report.protocol_version = result.get("protocolVersion")
+    tests = plan(tables, opts.revision, caps, big=big)
+    if only:
+        tests = select(tests, only, tables, opts.revision)
+    report.planned = tests
+    introspect: dict[str, bool] = {}
+    if opts.jobs > 1:  # side by side; the report keeps the plan's order
+        gate = asyncio.Semaphore(opts.jobs)
+
+        async def one(test: LiveTest) -> TestRun:
+            async with gate:
+                return await run_test(argv, test, tables, caps, opts, introspect)
+
+        report.runs += await asyncio.gather(*(one(t) for t in tests))
+    for test in tests if opts.jobs <= 1 else ():
+        report.runs.append(await run_test(argv, test, tables, caps, opts, introspect))
+    if walks:
+        b = live_bound(opts.revision, caps, big=big)
+        report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
+    report.introspection = introspect.get("available")
+
+
+def conform(
+    argv: Sequence[str],
+    *,
+    revision: str = DEFAULT_REVISION,
+    tables: Tables | None = None,
+    timeout: float = 10.0,
+    test_timeout: float = 60.0,
+    stderr_limit: int = STDERR_LIMIT,
+    big: bool = False,
+    only: Sequence[str] | None = None,
+    walks: int = 0,
+    steps: int = 20,
+    seed: int = 0,
+    cwd: str | None = None,
+    unseen: PromptCap = PromptCap.APPEND,
+    jobs: int = 1,
+) -> Report:
+    """Run the model's tests against the agent ``argv``; Ctrl-C ends it with what was found
+    (``Report.interrupted``)."""
+    if not argv:
+        raise ConformError("argument AGENT_CMD: give the agent's command after --")
+    if revision not in REVISIONS:
+        raise ConformError(f"argument --revision: unknown revision {revision!r}")
+    for name, value in (("--timeout", timeout), ("--test-timeout", test_timeout)):
+        if not value > 0:
+            raise ConformError(f"argument {name}: expected a number of seconds > 0, got {value}")
+    tables = REVISIONS[revision].tables if tables is None else tables
+    if jobs < 1:
+        raise ConformError(f"argument --jobs: expected a number >= 1, got {jobs}")
+    opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
+    report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
+    with _store_dir() as scratch:
+        opts.scratch = scratch
+        try:
+            _run_async(_conform(argv, tables, opts, report, big, only, walks, steps, seed))
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
+            report.interrupted = True
+    report.finished_at = _now()
+    return report
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM cancels the run like Ctrl-C (each test's agent is stopped on the way out); only
+    where the loop runs in the main thread (signal handlers live there)."""
+    task = asyncio.current_task()
+    if task is None or threading.current_thread() is not threading.main_thread():
+        return
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+
+
+def _run_async(coro: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run``, or, where this thread already runs an event loop (a notebook's
+    kernel), the same in a worker thread with a loop of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+@contextlib.contextmanager
+def _store_dir() -> Iterator[str]:
+    """A scratch directory for ``{store}`` in the agent command, removed afterwards."""
+    d = tempfile.mkdtemp(prefix="acp-sysprompt-conform-")
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# ---- output -------------------------------------------------------------------------------------
+
+
+def render(report: Report) -> str:
+    """The terminal table: requirements by tier with status, then the verdict line."""
+    lines = [
+        f"acp-sysprompt conform: {' '.join(report.argv)}",
+        f"revision {report.revision}; advertises "
+        f"{report.caps.label() if report.caps else '(nothing: no initialize answer)'}; "
+        f"{len(report.runs)} tests; introspection "
+        + {True: "answered", False: "not implemented (-32601)", None: "not asked"}[
+            report.introspection
+        ],
+    ]
+    if report.startup_failure:
+        lines.append(f"agent failed at startup: {report.startup_failure}")
+    reqs = report.requirements()
+    for t in TIERS:
+        rows = [(rid, r) for rid, r in reqs.items() if r["tier"] == t]
+        if not rows:
+            continue
+        lines.append(f"\n{t}")
+        for rid, r in rows:
+            note = ""
+            worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
+            if worst and (r["status"] != PASS or t == INFORMATIONAL):
+                note = "  " + worst[0]["message"]
+            lines.append(f"  {rid:18s} {r['status']:14s}{note}"[:160])
+    v = report.verdict()
+    for rid, path in report.counterexamples.items():
+        lines.append(f"counterexample {rid}: {path}")
+    if report.interrupted:
+        lines.append("\ninterrupted: the report holds the tests that ran")
+    verdict = "CONFORMANT" if v["conformant"] else f"NOT CONFORMANT ({', '.join(v['failing'])})"
+    if report.startup_failure:
+        verdict = "NOT CONFORMANT (the agent did not initialize)"
+    lines.append(f"\nVERDICT: {verdict}")
+    return "\n".join(lines)
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """The report with the official kit's field names where they mean the same."""
+    return {
+        "agent_command": report.argv,
+        "agent_info": report.agent_info,
+        "agent_capabilities": None if report.caps is None else report.caps.label(),
+        "protocol_version": report.protocol_version,
+        "schema_revision": report.revision,
+        "tck_version": "acp-sysprompt conform",
+        "started_at": report.started_at,
+        "finished_at": report.finished_at,
+        "interrupted": report.interrupted,
+        "startup_failure": report.startup_failure,
+        "introspection": report.introspection,
+        "requirements": report.requirements(),
+        "verdict": report.verdict(),
+        "counterexamples": {k: str(v) for k, v in report.counterexamples.items()},
+    }
+
+
+def write_json(report: Report, path: Path) -> None:
+    path.write_text(json.dumps(to_json(report), indent=1, default=str) + "\n", encoding="utf-8")
+
+
+def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
+    """Each failed id's first failing test in the project's counterexample forms, plus the live
+    wire (``live.ndjson``) and stderr (``stderr.txt``): ``out_dir/<id>/``."""
+    from simulations.outputs.forms import write_counterexample
+
+    written: dict[str, Path] = {}
+    for run in report.runs:
+        for f in run.failed:
+            if f.rid in written or tier(f.rid) not in (MANDATORY, CAPABILITY, ADVISORY):
+                continue
+            d = out_dir / f.rid
+            trace = run.test.trace
+            cut = run.stopped_at or len(trace.requests)
+            trace = Trace(trace.profile, trace.requests[:cut])
+            if f.rid in REQUIREMENTS:
+                write_counterexample(d, trace, report.tables, f.rid, report.revision, None)
+            else:  # SCHEMA: no registry id to review; the steps and the live wire
+                d.mkdir(parents=True, exist_ok=True)
+                steps = render_steps(trace, report.tables, REVISIONS[report.revision].states)
+                (d / "steps.md").write_text(f"```\n{steps}\n```\n", encoding="utf-8")
+                (d / "review.md").write_text(f"# {f.rid}: {citation(f.rid, report.tables)}\n")
+            with (d / "live.ndjson").open("w", encoding="utf-8") as fh:
+                for m in run.transcript:
+                    fh.write(json.dumps(m, sort_keys=True) + "\n")
+            (d / "stderr.txt").write_text(run.stderr, encoding="utf-8")
+            note = f"\n## Live run\n\n{f.rid} {f.status}: {f.message}\n"
+            with (d / "review.md").open("a", encoding="utf-8") as fh:
+                fh.write(note)
+            written[f.rid] = d
+    report.counterexamples = written
+    return written
+
+
+# ---- replaying a counterexample against an agent --------------------------------------------
+
+
+def replay_live(path: Path, argv: Sequence[str], *, timeout: float = 10.0) -> int:
+    """Run a ``trace.itf.json`` against the agent ``argv`` (fresh process), judged by the
+    revision it names: print each step and exit 1 if the agent departs from the model again."""
+    from simulations.outputs.forms import load_itf
+
+    if not timeout > 0:
+        raise ConformError(f"argument --timeout: expected a number of seconds > 0, got {timeout}")
+    try:
+        trace, meta = load_itf(path)
+    except OSError as e:
+        raise ConformError(f"argument file: cannot read {str(path)!r}: {e.strerror}") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise ConformError(f"argument file: not an ITF trace of this tool: {e}") from None
+    revision = str(meta.get("revision") or DEFAULT_REVISION)
+    if revision not in REVISIONS:
+        raise ConformError(f"argument file: unknown revision {revision!r}")
+    tables = REVISIONS[revision].tables
+    opts = Options(revision, timeout, max(60.0, timeout * 10))
+    test = LiveTest("replay", trace, ())
+    with _store_dir() as scratch:
+        opts.scratch = scratch
+        try:
+            run = _run_async(run_test(argv, test, tables, trace.profile, opts, {}))
+        except KeyboardInterrupt:
+            print("acp-sysprompt: interrupted", file=sys.stderr)
+            return 130
+    for i, req in enumerate(trace.requests, 1):
+        mark = "  ✗" if run.stopped_at == i else ""
+        print(f"{i:3d}  {request_text(req)}{mark}")
+    failed = run.failed
+    if not failed:
+        print(f"not reproduced: the agent answered every step as {revision} predicts")
+        return 0
+    ids = ", ".join(dict.fromkeys(f.rid for f in failed))
+    print(f"reproduced: {ids} at step {run.stopped_at}: {failed[0].message}")
+    return 1
+
+
+# ---- random walks (Hypothesis) -----------------------------------------------------------------
+# ``random_walks`` draws paths of up to ``steps`` requests over one scope of the live bound (the
+# requests the explorer enumerates there) and runs each like a row test; a walk with a FAIL is a
+# Hypothesis failure, so Hypothesis shrinks it and the shrunk run is reported. Requests a
+# conforming client would decline are skipped. Shrinking re-runs the agent: it stops after
+# ``SHRINK_RUNS`` x ``walks`` live runs (later candidates count as passing), so a run always
+# ends. The walks run in a worker thread with an event loop of its own.
+
+SHRINK_RUNS = 3  # live runs per walk that shrinking may use
+
+
+def draw_trace(data: st.DataObject, tables: Tables, b: Bound, steps: int) -> Trace:
+    """One walk: a scope, then up to ``steps`` requests the scope allows where they are drawn."""
+    si = data.draw(st.integers(0, len(b.scopes) - 1), label="scope")
+    scope = b.scopes[si]
+    caps = scope.domain.profiles[0]
+    engine = Compiled(tables)
+    client = ClientKind.ADVERSARIAL if ClientKind.ADVERSARIAL in scope.domain.clients else None
+    opening = [Request("connect", client=client or ClientKind.CONFORMING), Request("initialize")]
+    w = initial_world(caps)
+    for req in opening:
+        w = engine.step(w, req).after
+    chosen = list(opening)
+    for _ in range(data.draw(st.integers(1, steps), label="length")):
+        options = [r for r in requests(scope, w) if r.method != "connect"]
+        req = options[data.draw(st.integers(0, len(options) - 1), label="request")]
+        step = engine.step(w, req)
+        if not step.reply.sent:
+            continue
+        chosen.append(req)
+        w = step.after
+    return Trace(caps, tuple(chosen))
+
+
+async def random_walks(
+    argv: Sequence[str],
+    tables: Tables,
+    b: Bound,
+    caps: Caps,
+    opts: Options,
+    walks: int,
+    steps: int,
+    seed_value: int,
+) -> list[TestRun]:
+    """``walks`` random walks (Hypothesis, seeded), the failing one shrunk; their runs."""
+    return await asyncio.to_thread(_walks, argv, tables, b, opts, walks, steps, seed_value)
+
+
+def _walks(
+    argv: Sequence[str],
+    tables: Tables,
+    b: Bound,
+    opts: Options,
+    walks: int,
+    steps: int,
+    seed_value: int,
+) -> list[TestRun]:
+    runs: list[TestRun] = []
+    budget = [walks * (SHRINK_RUNS + 1)]
+    last_failed: list[TestRun] = []
+
+    @seed(seed_value)
+    @hypothesis_settings(walks, steps)
+    @given(st.data())
+    def walk(data: st.DataObject) -> None:
+        trace = draw_trace(data, tables, b, steps)
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        test = LiveTest(f"walk-{len(runs) + 1}", trace, ())
+        run = asyncio.run(run_test(argv, test, tables, trace.profile, opts, {}))
+        if any(f.status == FAIL for f in run.findings):
+            last_failed[:] = [run]
+            raise AssertionError(run.failed[0].message)
+        runs.append(run)
+
+    # the failing walk (shrunk as far as the budget allowed) is in last_failed; past the
+    # budget Hypothesis may report the failure as flaky, or several: all end here
+    with contextlib.suppress(Exception):
+        walk()
+    return runs + last_failed

@@ -1,0 +1,318 @@
+"""One agent process on stdio, spoken to through the official ACP Python SDK, always stopped.
+
+Scope
+    ``LiveAgent`` starts an agent command as a subprocess, binds its stdin/stdout to the SDK's
+    low-level ``acp.connection.Connection`` (raw dicts in, raw dicts out) and records every
+    message in both directions through the connection's observers. ``request`` sends one
+    JSON-RPC request and returns its raw result or error together with the notifications that
+    arrived before the answer. ``restart`` stops the process and starts the same command again;
+    ``stop`` closes stdin, then sends SIGTERM, then SIGKILL to the process group, and waits.
+
+    Whatever the agent does, a request ends: an answer, or ``AgentFailure`` naming what
+    happened — no answer within the per-response timeout, the process exited (a crash),
+    a line on stdout that is not a JSON object, stderr past its limit (a flood), or stdout or
+    stdin closed while the process runs.
+
+Abstractions
+    The SDK's own newline-delimited transport drops lines it cannot parse; ours (``_Lines``,
+    the SDK's message-level ``Transport`` seam) turns the first such line into a failure, so a
+    garbage-printing agent is named, not waited for. stderr is read all along (an unread pipe
+    would block the agent); the last ``STDERR_TAIL`` bytes are kept for the report. The agent
+    runs in its own process group (so a wrapper's children are stopped with it) and ignores
+    the terminal's Ctrl-C; the caller stops it.
+
+Source
+    agent-client-protocol 0.12.1 (``acp.connection.Connection``, ``StreamEvent``,
+    ``RequestError``); the stop ladder and report limits follow the official test kit
+    (agentclientprotocol/acp-tck: close stdin, SIGTERM, SIGKILL; stderr truncated to 20 kB).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.connection import Connection, StreamDirection, StreamEvent
+from acp.exceptions import RequestError
+
+STDERR_TAIL = 20 * 1024  # bytes of stderr kept for a report (the official kit keeps 20 kB)
+STDERR_LIMIT = 8 * 1024 * 1024  # more than this on stderr in one test is a flood
+LINE_LIMIT = 64 * 1024 * 1024  # the longest stdout line read
+GRACE = 0.5  # seconds each stop stage waits for the process to exit
+HISTORY = frozenset(  # session/update kinds that carry conversation history (a replay)
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
+
+
+class AgentFailure(Exception):
+    """The agent did something that ends the test; the message names it."""
+
+
+@dataclass
+class Answer:
+    """One request's answer: ``result`` or ``error`` (a JSON-RPC error object), and the
+    notifications received between sending it and the answer."""
+
+    result: Any = None
+    error: dict[str, Any] | None = None
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def code(self) -> int | None:
+        return None if self.error is None else int(self.error.get("code", 0))
+
+
+@dataclass
+class Record:
+    """One message on the wire: ``"send"`` (client → agent) or ``"recv"``, and the process
+    (0 for the first start, +1 per restart) it travelled to or from."""
+
+    direction: str
+    message: dict[str, Any]
+    process: int
+
+
+class _Lines:
+    """The SDK's message-level transport over the process's pipes; non-JSON is a failure."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, fatal: asyncio.Future[str]) -> None:
+        self.proc = proc
+        self.fatal = fatal
+
+    def _fail(self, why: str) -> None:
+        if not self.fatal.done():
+            self.fatal.set_result(why)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        stdin.write((json.dumps(message) + "\n").encode())
+        await stdin.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        while True:
+            try:
+                line = await stdout.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                self._fail(f"a line on stdout longer than {LINE_LIMIT} bytes")
+                return None
+            if not line:
+                self._fail("")  # end of stdout: the caller tells a crash from a closed pipe
+                return None
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if not isinstance(message, dict):
+                text = line.decode("utf-8", "replace").strip()
+                self._fail(f"non-JSON on stdout: {text[:120]!r}")
+                return None
+            return message
+
+    async def close(self) -> None:
+        stdin = self.proc.stdin
+        if stdin is not None and not stdin.is_closing():
+            with contextlib.suppress(Exception):
+                stdin.close()
+
+
+async def _refuse(method: str, params: Any, is_notification: bool) -> Any:
+    """Requests from the agent (permission, files, terminals): this client offers none."""
+    if is_notification:
+        return None
+    raise RequestError.method_not_found(method)
+
+
+class LiveAgent:
+    """An agent command on stdio; ``log`` holds every message of every process it started."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float = 10.0,
+        stderr_limit: int = STDERR_LIMIT,
+        cwd: str | None = None,
+    ) -> None:
+        if not argv:
+            raise ValueError("argv: an agent command is needed")
+        self.argv = list(argv)
+        self.timeout = timeout
+        self.stderr_limit = stderr_limit
+        self.cwd = cwd
+        self.log: list[Record] = []
+        self.stderr = bytearray()  # the last STDERR_TAIL bytes, over every process
+        self.stderr_bytes = 0  # stderr bytes of the current process
+        self.pids: list[int] = []  # every process started (for the leak checks of the tests)
+        self.starts = 0
+        self._proc: asyncio.subprocess.Process | None = None
+        self._conn: Connection | None = None
+        self._fatal: asyncio.Future[str] | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None
+
+    async def start(self) -> None:
+        if self._proc is not None:
+            return
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+                limit=LINE_LIMIT,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise AgentFailure(f"cannot start the agent {self.argv[0]!r}: {e.strerror}") from None
+        self._proc = proc
+        self.pids.append(proc.pid)
+        self.starts += 1
+        self.stderr_bytes = 0
+        fatal: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._fatal = fatal
+        epoch = self.starts - 1
+
+        def observe(event: StreamEvent) -> None:
+            way = "send" if event.direction is StreamDirection.OUTGOING else "recv"
+            self.log.append(Record(way, event.message, epoch))
+
+        self._conn = Connection(_refuse, _Lines(proc, fatal), observers=[observe])
+        self._stderr_task = asyncio.create_task(self._read_stderr(proc, fatal))
+
+    async def _read_stderr(
+        self, proc: asyncio.subprocess.Process, fatal: asyncio.Future[str]
+    ) -> None:
+        assert proc.stderr is not None
+        while chunk := await proc.stderr.read(65536):
+            self.stderr_bytes += len(chunk)
+            self.stderr += chunk
+            del self.stderr[:-STDERR_TAIL]
+            if self.stderr_bytes > self.stderr_limit and not fatal.done():
+                fatal.set_result(f"stderr flood: more than {self.stderr_limit} bytes")
+
+    async def _why(self, told: str) -> str:
+        """Name what ended the conversation: ``told`` by the transport, else exit or EOF."""
+        if told:
+            return told
+        proc = self._proc
+        if proc is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(proc.wait(), GRACE)
+            if proc.returncode is not None:
+                return f"the agent exited with code {proc.returncode} (crash)"
+        return "the agent closed its stdout (pipe closed) while still running"
+
+    async def request(self, method: str, params: dict[str, Any]) -> Answer:
+        """Send ``method`` and wait for its answer (at most ``timeout`` seconds)."""
+        if self._conn is None or self._fatal is None:
+            raise AgentFailure(f"{method}: the agent is not running")
+        fatal = self._fatal
+        if fatal.done():
+            raise AgentFailure(await self._why(fatal.result()))
+        before = len(self.log)
+        send = asyncio.ensure_future(self._conn.send_request(method, params))
+        try:
+            done, _ = await asyncio.wait(
+                {send, fatal}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        except BaseException:
+            send.cancel()
+            raise
+        if send not in done:
+            send.cancel()
+            with contextlib.suppress(BaseException):
+                await send
+            if fatal in done:
+                raise AgentFailure(await self._why(fatal.result()))
+            raise AgentFailure(f"no answer to {method} within {self.timeout:g} s (timeout)")
+        notes = [
+            r.message
+            for r in self.log[before:]
+            if r.direction == "recv" and "method" in r.message and "id" not in r.message
+        ]
+        try:
+            return Answer(result=send.result(), notifications=notes)
+        except RequestError as e:
+            error: dict[str, Any] = {"code": e.code, "message": str(e)}
+            if e.data is not None:
+                error["data"] = e.data
+            return Answer(error=error, notifications=notes)
+        except (ConnectionError, OSError):
+            if not fatal.done():  # stdout still open: the write failed
+                why = await self._why("")
+                if "(crash)" not in why:
+                    why = "the agent closed its stdin (pipe closed) while still running"
+                raise AgentFailure(why) from None
+            raise AgentFailure(await self._why(fatal.result())) from None
+
+    async def stop(self) -> None:
+        """Close stdin, then SIGTERM, then SIGKILL (the whole process group); wait for it."""
+        proc, conn, task = self._proc, self._conn, self._stderr_task
+        self._proc = self._conn = self._fatal = self._stderr_task = None
+        if proc is None:
+            return
+        try:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.close(), GRACE)
+            for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                if proc.returncode is not None:
+                    break
+                if sig is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, sig)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(proc.wait(), GRACE)
+            if proc.returncode is None:
+                await proc.wait()
+        finally:
+            # whatever the agent left in its group (a wrapper's children) goes too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", "replace")
+
+
+def history_updates(notes: Sequence[dict[str, Any]], session_id: str) -> int:
+    """How many of ``notes`` are session/update notifications carrying history of the session."""
+    n = 0
+    for m in notes:
+        params = m.get("params")
+        if m.get("method") != "session/update" or not isinstance(params, dict):
+            continue
+        update = params.get("update")
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        if params.get("sessionId") == session_id and kind in HISTORY:
+            n += 1
+    return n

@@ -1,0 +1,486 @@
+"""``acp-sysprompt conform``: a live agent on stdio judged by the model, and always cleaned up.
+
+The agents here are throwaway scripts written into ``tmp_path``: one that hangs, one that
+crashes, one that prints garbage, one that floods stderr, one that closes its stdout; and a
+tiny model-driven stand-in that can leave out the introspection extension. Against the
+reference agent (``python -m simulations.agent``): selections of the rfd-final and v1-stable
+suites conform (the whole suites: bench/conform_bench.py), and seven faulty builds (profile
+knobs, mutants) each fail their id.
+Each run must end within its timeouts with a FAIL naming the cause, and leave no process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from model.types import Caps, PromptCap
+from simulations.live.conform import (
+    CAPABILITY,
+    FAIL,
+    INFORMATIONAL,
+    MANDATORY,
+    NOT_OBSERVABLE,
+    PASS,
+    caps_of,
+    conform,
+    tier,
+    write_counterexamples,
+)
+from simulations.wire.acp import _agent_capabilities
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A model-driven agent: the revision's tables (or a mutant's) answer each request; the store
+# (the model's agent, pickled) survives a restart. Not the reference agent (simulations.agent):
+# a 60-line stand-in that lets these tests run without it.
+MODEL_AGENT = """
+import json, pickle, sys
+from pathlib import Path
+from model.machines import System
+from model.mutants import MUTANTS
+from model.revisions import REVISIONS
+from model.types import ClientKind, Request, initial_world
+from simulations.engines.trace import ReplayedStep
+from simulations.wire.acp import _response, request_of, revision_wire
+
+revision, store, mutant, introspect = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+caps = eval(sys.argv[5])
+tables = MUTANTS[mutant].tables if mutant != "none" else REVISIONS[revision].tables
+wire = revision_wire(revision)
+system = System(tables)
+if store.exists():
+    world, turns = pickle.loads(store.read_bytes())
+    world = system.step(world, Request("restart")).after
+else:
+    world, turns = initial_world(caps), {}
+world = system.step(world, Request("connect", client=ClientKind.ADVERSARIAL)).after
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\\n")
+    sys.stdout.flush()
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg or "method" not in msg:
+        continue
+    if msg["method"] == "_acp_sysprompt/system_slot":
+        if introspect != "yes":
+            send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+            continue
+        s = world.agent.session(msg["params"]["sessionId"])
+        slot = None if s is None or s.live is None else list(s.live)
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"systemSlot": slot}})
+        continue
+    req = request_of(msg, wire)
+    step = system.step(world, req)
+    world = step.after
+    if step.reply.ok and req.method == "session_prompt":
+        turns[req.sid] = turns.get(req.sid, 0) + 1
+    if step.reply.replayed:
+        for _ in range(turns.get(req.sid, 0)):
+            update = {"sessionUpdate": "agent_message_chunk",
+                      "content": {"type": "text", "text": "earlier"}}
+            send({"jsonrpc": "2.0", "method": "session/update",
+                  "params": {"sessionId": req.sid, "update": update}})
+    answer = _response(0, ReplayedStep(step, ()), wire)
+    answer["id"] = msg["id"]
+    answer.get("result", {}).pop("_meta", None) if isinstance(answer.get("result"), dict) else None
+    store.write_bytes(pickle.dumps((world, turns)))
+    send(answer)
+"""
+
+FULL = (
+    "Caps(system_prompt=PromptCap.OVERRIDE, load_session=True, resume=True, fork=True, "
+    "close=True, delete=True, list=True)"
+)
+
+
+def model_agent(
+    tmp_path: Path,
+    revision: str = "v1-stable",
+    mutant: str = "none",
+    introspect: bool = True,
+    caps: str = FULL,
+) -> list[str]:
+    script = tmp_path / "model_agent.py"
+    script.write_text(
+        "from model.types import Caps, PromptCap\n"
+        + MODEL_AGENT.replace("caps = eval(sys.argv[5])", f"caps = {caps}"),
+        encoding="utf-8",
+    )
+    store = tmp_path / "store.pickle"
+    return [
+        sys.executable,
+        str(script),
+        revision,
+        str(store),
+        mutant,
+        "yes" if introspect else "no",
+    ]
+
+
+def _env_argv(argv: list[str]) -> list[str]:
+    """Run the agent with this checkout on its path (the tests' cwd may be elsewhere)."""
+    return ["env", f"PYTHONPATH={ROOT}", *argv]
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (psutil-free: /proc)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _script(tmp_path: Path, name: str, body: str) -> list[str]:
+    p = tmp_path / f"{name}.py"
+    p.write_text(textwrap.dedent(body), encoding="utf-8")
+    return [sys.executable, str(p)]
+
+
+_INIT_OK = textwrap.dedent("""
+    import json, sys
+    caps = {"loadSession": False, "sessionCapabilities": {}}
+    def answer(msg):
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+            "result": {"protocolVersion": 1, "agentCapabilities": caps}}) + "\\n")
+        sys.stdout.flush()
+""")
+
+BAD_AGENTS = {
+    "hang": ("import time\ntime.sleep(60)\n", "timeout"),
+    "crash": ("import sys\nsys.stdin.readline()\nsys.exit(3)\n", "exited with code 3 (crash)"),
+    "garbage": (
+        "import sys, time\nsys.stdin.readline()\nprint('hello, I am not JSON', flush=True)\n"
+        "time.sleep(60)\n",
+        "non-JSON on stdout",
+    ),
+    "flood": (
+        "import sys\nsys.stdin.readline()\nwhile True:\n    sys.stderr.write('x' * 65536)\n",
+        "stderr flood",
+    ),
+    "closes-stdout": (
+        "import os, sys, time\nsys.stdin.readline()\nos.close(1)\ntime.sleep(60)\n",
+        "closed its stdout",
+    ),
+    # answers initialize, then hangs on the first session request: the per-test watchdog
+    "stalls-later": (
+        _INIT_OK + "\nmsg = json.loads(sys.stdin.readline())\nanswer(msg)\n"
+        "for line in sys.stdin:\n    msg = json.loads(line)\n"
+        "    if msg.get('method') == 'initialize':\n        answer(msg)\n"
+        "    else:\n        import time; time.sleep(60)\n",
+        "timeout",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_AGENTS))
+def test_a_misbehaving_agent_fails_naming_the_cause_and_leaves_no_process(
+    tmp_path: Path, name: str
+) -> None:
+    body, cause = BAD_AGENTS[name]
+    argv = _script(tmp_path, name, body)
+    t0 = time.perf_counter()
+    only = ["ROW-connection.17"] if name == "stalls-later" else None  # one test, not all
+    timeout = 0.5 if name == "hang" else 1.0
+    report = conform(
+        argv,
+        revision="rfd-final",
+        timeout=timeout,
+        test_timeout=3.0,
+        stderr_limit=1 << 20,
+        only=only,
+    )
+    took = time.perf_counter() - t0
+    assert not report.conformant and report.exit_code() == 1
+    failures = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
+    text = report.startup_failure or " ".join(failures)
+    assert cause in text, text
+    assert took < 12, took
+    pids = [pid for run in report.runs for pid in run.pids]
+    assert all(not alive(pid) for pid in pids)
+    assert "VERDICT: NOT CONFORMANT" in __import__(
+        "simulations.live.conform", fromlist=["render"]
+    ).render(report)
+
+
+def test_the_watchdog_ends_a_test_that_keeps_the_agent_busy(tmp_path: Path) -> None:
+    """Each answer in time, yet the whole test too slow: the per-test watchdog names it."""
+    body = _INIT_OK + (
+        "\nimport time\nfor line in sys.stdin:\n    msg = json.loads(line)\n"
+        "    time.sleep(0.4)\n"
+        "    if msg.get('method') == 'initialize':\n        answer(msg)\n"
+        "    else:\n        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'],"
+        " 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()\n"
+    )
+    argv = _script(tmp_path, "slow", body)
+    only = ["ROW-connection.10"]
+    report = conform(argv, revision="rfd-final", timeout=2.0, test_timeout=0.6, only=only)
+    msgs = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
+    assert any("watchdog" in m for m in msgs), msgs
+    assert all(not alive(pid) for run in report.runs for pid in run.pids)
+
+
+def test_caps_read_back_from_every_wire() -> None:
+    for wire in ("blocks", "envelope", "instructions"):
+        for cap in (PromptCap.NONE, PromptCap.APPEND, PromptCap.OVERRIDE):
+            c = Caps(system_prompt=cap, load_session=True, fork=True, list=True)
+            assert caps_of({"agentCapabilities": _agent_capabilities(c, wire)}, wire) == c
+    # the string wire shows no capability: the agent is what the run assumes
+    shown = {"agentCapabilities": _agent_capabilities(Caps(PromptCap.APPEND), "string")}
+    assert caps_of(shown, "string", PromptCap.NONE) == Caps(PromptCap.NONE)
+    assert caps_of(shown, "string") == Caps(PromptCap.APPEND)
+
+
+def test_tiers_follow_the_registry() -> None:
+    assert tier("S6") == MANDATORY  # an agent MUST
+    assert tier("T13") == CAPABILITY  # an advertising agent MUST
+    assert tier("T12") == "ADVISORY"  # SHOULD
+    assert tier("T15") == INFORMATIONAL and tier("T16") == INFORMATIONAL
+    assert tier("ROW-session.9") == INFORMATIONAL
+
+
+def reference(revision: str, *extra: str) -> list[str]:
+    """The reference agent (``python -m simulations.agent``), its store a scratch dir per run."""
+    argv = [sys.executable, "-m", "simulations.agent", "--revision", revision]
+    return [*argv, "--store", "{store}", *extra]
+
+
+def test_the_reference_agent_conforms_on_rfd_final() -> None:
+    """Restore, inheritance, composition and rejection tests, a list after a delete and a load
+    after a restart (11 of the 33; the whole suite, exit 0 on every revision, is
+    bench/conform_bench.py): exit 0, every MANDATORY id PASS."""
+    only = ["R16", "R17", "W10", "W4", "R9", "R7", "R15"]
+    argv = reference("rfd-final")
+    report = conform(argv, revision="rfd-final", cwd=str(ROOT), timeout=5, only=only, jobs=2)
+    reqs = report.requirements()
+    failed = {k: v["outcomes"][:1] for k, v in reqs.items() if v["status"] == FAIL}
+    assert report.conformant and report.exit_code() == 0, failed
+    assert report.introspection is True and len(report.runs) >= 10
+    assert all(r["status"] == PASS for r in reqs.values() if r["tier"] == MANDATORY)
+    for rid in ("R16", "R17", "R9", "R7", "R15"):
+        assert reqs[rid]["status"] == PASS, rid
+
+
+def test_the_reference_agent_conforms_on_v1_stable() -> None:
+    """The tests of load and resume with history, list after delete and override (the whole
+    suite: bench/conform_bench.py)."""
+    only = ["ROW-session.6", "ROW-session.15", "W10", "ROW-new_session.9"]
+    report = conform(reference("v1-stable"), cwd=str(ROOT), timeout=5, only=only, jobs=2)
+    reqs = report.requirements()
+    assert report.conformant and report.exit_code() == 0
+    assert all(r["status"] == PASS for r in reqs.values() if r["tier"] == MANDATORY)
+    assert reqs["T13"]["status"] == PASS
+
+
+# A live kill matrix: each faulty build of the reference agent (a profile knob or a mutant)
+# fails the id its departure breaks; --only keeps each to the tests that reach it.
+BUILDS = [
+    ("v1-stable", {"override_mode": "append"}, None, "T13", ["ROW-new_session.9"]),
+    ("v1-stable", {"text_blocks": "reject"}, None, "T8", ["ROW-new_session.10"]),
+    ("v1-stable", {"unsupported_blocks": "drop"}, None, "T9", ["ROW-new_session.4"]),
+    ("v1-stable", None, "v1_resume_ignores_unknown_mode", "T10", ["ROW-session.12"]),
+    ("rfd-final", None, "list_shows_deleted", "S7", ["S7"]),
+    ("rfd-final", None, "resume_replays_history", "S8", ["ROW-session.5"]),
+    # the over-limit text is sent only with big=True (the literal "big", a test-mode symbol)
+    ("rfd-final", {"size_limit": "drop"}, None, "R11", ["ROW-new_session.7"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("revision", "knobs", "mutant", "rid", "only"),
+    BUILDS,
+    ids=[b[2] or next(iter(b[1] or {})) for b in BUILDS],
+)
+def test_a_faulty_build_of_the_reference_agent_fails_its_id(
+    tmp_path: Path,
+    revision: str,
+    knobs: dict[str, str] | None,
+    mutant: str | None,
+    rid: str,
+    only: list[str],
+) -> None:
+    extra: list[str] = []
+    if knobs is not None:
+        profile = tmp_path / "faulty.toml"
+        lines = ['name = "faulty"', f'revision = "{revision}"']
+        lines += [f'{k} = "{v}"' for k, v in knobs.items()]
+        profile.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        extra = ["--profile", str(profile)]
+    if mutant is not None:
+        extra = ["--mutant", mutant]
+    argv = reference(revision, *extra)
+    big = knobs is not None and "size_limit" in knobs
+    report = conform(argv, revision=revision, cwd=str(ROOT), timeout=5, only=only, big=big)
+    reqs = report.requirements()
+    assert reqs[rid]["status"] == FAIL, {k: v["status"] for k, v in reqs.items()}
+    assert report.exit_code() == 1
+    assert all(not alive(pid) for run in report.runs for pid in run.pids)
+
+
+def test_without_introspection_slot_checks_are_not_observable(tmp_path: Path) -> None:
+    argv = _env_argv(model_agent(tmp_path, introspect=False))
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-new_session.9"])
+    reqs = report.requirements()
+    assert report.introspection is False
+    assert reqs["T13"]["status"] == NOT_OBSERVABLE
+
+
+def test_report_json_counterexample_and_live_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line: the kit's JSON fields, a failure in the counterexample forms, and
+    ``replay TRACE -- AGENT_CMD`` reproducing it against the faulty build, not the reference."""
+    from simulations.cli import main
+
+    out, cx = tmp_path / "r.json", tmp_path / "cx"
+    faulty = _env_argv(reference("v1-stable", "--mutant", "v1_override_keeps_default"))
+    only = ["--only", "ROW-new_session.9", "--timeout", "5"]
+    code = main(["conform", "--report-json", str(out), "--out", str(cx), *only, "--", *faulty])
+    printed = capsys.readouterr().out
+    assert code == 1 and "VERDICT: NOT CONFORMANT" in printed
+    data = json.loads(out.read_text())
+    for key in ("agent_command", "agent_capabilities", "requirements", "verdict", "started_at"):
+        assert key in data
+    t13 = data["requirements"]["T13"]
+    assert {"tier", "citation", "status", "outcomes"} <= t13.keys()
+    failed = [o for o in t13["outcomes"] if o["status"] == FAIL]
+    assert failed and "transcript" in failed[0] and "stderr" in failed[0]
+    assert data["verdict"]["conformant"] is False
+    for name in ("steps.md", "transcript.ndjson", "review.md", "trace.itf.json", "live.ndjson"):
+        assert (cx / "T13" / name).is_file()
+    trace = str(cx / "T13" / "trace.itf.json")
+    assert main(["replay", trace, "--timeout", "5", "--", *faulty]) == 1
+    assert "reproduced: " in capsys.readouterr().out
+    assert main(["replay", trace, "--timeout", "5", "--", *_env_argv(reference("v1-stable"))]) == 0
+    assert "not reproduced" in capsys.readouterr().out
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from simulations.cli import main
+
+    for args in (
+        ["conform"],
+        ["conform", "--timeout", "0", "--", "x"],
+        ["conform", "--revision", "nope", "--", "x"],
+        ["conform", "--walks", "-1", "--", "x"],
+        ["list", "--", "x"],
+    ):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_stops_the_run_and_still_writes_the_report(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C (or SIGTERM) mid-run: exit 130, the report of the tests that ran is written, no
+    agent process left."""
+    body = _INIT_OK + (
+        "\nimport time\nfor line in sys.stdin:\n    msg = json.loads(line)\n"
+        "    time.sleep(0.2)\n"
+        "    if msg.get('method') == 'initialize':\n        answer(msg)\n"
+        "    else:\n        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'],"
+        " 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()\n"
+    )
+    script = _script(tmp_path, "slow_agent", body)
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "simulations", "conform", "--revision", "rfd-final"]
+    cmd += ["--report-json", str(out), "--", *script]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _agents_of(script[1]):
+        time.sleep(0.05)  # the probe (or a first test) is running
+    time.sleep(0.6)
+    proc.send_signal(sig)
+    stdout, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert b"interrupted" in stdout and out.is_file()
+    assert json.loads(out.read_text())["interrupted"] is True
+    assert _agents_of(script[1]) == []
+
+
+def _agents_of(script: str) -> list[int]:
+    """Live processes running ``script`` (``python SCRIPT``; psutil-free: /proc)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmdline = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if cmdline[1:2] == [script.encode()] and alive(int(d.name)):
+                pids.append(int(d.name))
+    return pids
+
+
+_REFUSES_ALL = _INIT_OK + (
+    "\nfor line in sys.stdin:\n    msg = json.loads(line)\n"
+    "    if msg.get('method') == 'initialize':\n        answer(msg)\n"
+    "    else:\n        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'],"
+    " 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()\n"
+)
+
+
+def test_random_walks_find_and_shrink_a_departure(tmp_path: Path) -> None:
+    """An agent that refuses every session method: a walk fails, Hypothesis shrinks it, and
+    the one failing walk reported is short."""
+    argv = _script(tmp_path, "refuses", _REFUSES_ALL)
+    report = conform(argv, revision="rfd-final", timeout=2, only=["-"], walks=3, steps=4, seed=1)
+    walks = [r for r in report.runs if r.test.name.startswith("walk-")]
+    failing = [r for r in walks if r.failed]
+    assert report.planned == [] and walks and len(failing) == 1
+    assert len(failing[0].test.trace.requests) <= 3  # connect, initialize, one refused request
+    assert report.exit_code() == 1
+
+
+def test_a_malformed_answer_fails_the_schema_and_is_written_out(tmp_path: Path) -> None:
+    body = _REFUSES_ALL.replace('"loadSession": False', '"loadSession": "yes"')
+    argv = _script(tmp_path, "malformed", body)
+    report = conform(argv, revision="rfd-final", timeout=2, only=["ROW-connection.17"])
+    schema = report.requirements()["SCHEMA"]
+    assert schema["status"] == FAIL and "loadSession" in schema["outcomes"][0]["message"]
+    written = write_counterexamples(report, tmp_path / "cx")
+    assert "SCHEMA" in written
+    for name in ("steps.md", "review.md", "live.ndjson", "stderr.txt"):
+        assert (written["SCHEMA"] / name).is_file()
+
+
+def test_an_agent_that_ignores_sigterm_and_its_child_are_killed(tmp_path: Path) -> None:
+    """The stop ladder ends in SIGKILL to the whole process group: a wrapper's child too."""
+    marker = str(tmp_path / "child-marker")
+    body = f"""
+        import signal, subprocess, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", {marker!r}])
+        time.sleep(60)
+    """
+    argv = _script(tmp_path, "stubborn", body)
+    report = conform(argv, revision="rfd-final", timeout=0.5, test_timeout=3.0)
+    assert report.startup_failure is not None and "timeout" in report.startup_failure
+    time.sleep(0.1)
+    assert _agents_of(argv[1]) == []
+    children = [d for d in Path("/proc").iterdir() if d.name.isdigit() and _cmdline_has(d, marker)]
+    assert [d for d in children if alive(int(d.name))] == []
+
+
+def _cmdline_has(d: Path, text: str) -> bool:
+    try:
+        return text.encode() in (d / "cmdline").read_bytes()
+    except OSError:
+        return False
