@@ -68,6 +68,16 @@ Abstractions
       v2-draft): ``any`` valid value | ``same`` (the one it created the session with) |
       ``none``.
 
+    Turn-level operations (``model.operations``; a profile that sets one turns its request on
+    in the bound of its own check, which no other check sends):
+
+    * ``compaction`` — a compaction or slash-command turn (``session/prompt`` "/compact")
+      rebuilds the system slot: ``keep`` (the client's prompt stays) | ``lose`` (the slot
+      falls back to the agent's default; the store keeps the prompt).
+    * ``set_prompt`` — an extension method ``_session/set_system_prompt``: ``none`` (answered
+      -32601, as every reference agent does) | ``replace`` (it replaces an active session's
+      prompt, stored and live).
+
 
 Source
     aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); the discussion of
@@ -87,6 +97,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
+from model import operations
 from model.context import Ctx
 from model.effects import EFFECTS, compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect, swap_guard
@@ -131,6 +142,9 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "client_sends_prompt": ("capability", "always", "never"),
     "client_override": ("capability", "always"),
     "client_resends": ("any", "same", "none"),
+    # turn-level operations (model.operations): each turns its operation on in the bound
+    "compaction": ("keep", "lose"),
+    "set_prompt": ("none", "replace"),
 }
 # a client profile's knobs, as its file names them → the Profile field they set
 CLIENT_KNOBS = {k.removeprefix("client_"): k for k in CHOICES if k.startswith("client_")}
@@ -162,6 +176,8 @@ class Profile:
     client_override: str = "capability"
     client_resends: str = "any"
     client: str = ""  # the client profile's name, when one is paired with the agent
+    compaction: str = "keep"
+    set_prompt: str = "none"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
@@ -570,6 +586,8 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,
     "client_resends": _client_resends,
+    "compaction": operations.compaction,
+    "set_prompt": operations.set_prompt,
 }
 
 # the request a knob is about, where some wire cannot carry it, and how to say so

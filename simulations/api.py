@@ -34,6 +34,7 @@ from typing import Any, Literal, NoReturn
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
+from model.operations import OPERATION_KNOBS
 from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
@@ -161,9 +162,21 @@ def _advertised_by(profiles: tuple[Caps, ...], caps: frozenset[PromptCap]) -> tu
     return tuple(p for p in profiles if p.system_prompt in caps)
 
 
+def operations_for(profile: Profile | None) -> tuple[str, ...]:
+    """The turn-level operations ``profile``'s knobs need sent (``model.operations``): those
+    whose knob departs from the reference value. None for a revision, mutant or amendment."""
+    if profile is None:
+        return ()
+    return tuple(
+        op for knob, op in OPERATION_KNOBS.items() if getattr(profile, knob) != CHOICES[knob][0]
+    )
+
+
 def advertised(b: Bound, profile: Profile | None) -> Bound:
     """``b`` with only the capability profiles ``profile`` advertises (``advertises_prompt``);
-    a scope left without one is dropped, and a bound left without any is a usage error."""
+    a scope left without one is dropped, and a bound left without any is a usage error. Every
+    scope also sends the turn-level operations the profile's knobs need (``operations_for``)."""
+    b = b.with_operations(*operations_for(profile))
     caps = None if profile is None else profile.prompt_caps()
     if profile is None or caps is None:
         return b
@@ -244,7 +257,7 @@ def check(
         )
         result.amendment = amendment
         return result
-    domain = domain.restrict(rev.admits)
+    domain = domain.restrict(rev.admits).with_operations(*operations_for(profile))
     caps = None if profile is None else profile.prompt_caps()
     if profile is not None and caps is not None:
         domain = replace(domain, profiles=_advertised_by(domain.profiles, caps))
