@@ -358,6 +358,13 @@ def run_turn(c: Ctx) -> None:
 
 
 @effect
+def compact_keeping_slot(c: Ctx) -> None:
+    """A compaction (slash-command) turn: the conversation is summarised and the system slot
+    rebuilt as it was, the client's prompt included (the reference agent's choice)."""
+    c.reply = Reply()
+
+
+@effect
 def reply_unknown_session(c: Ctx) -> None:
     _fail(c, RESOURCE_NOT_FOUND, Reason.UNKNOWN_SESSION)
 

@@ -95,6 +95,16 @@ Abstractions
       (``_meta.systemPrompt``; ``simulations.wire.acp.meta_methods`` shows it there). The
       client's rules (R3, T2, …) are judged on the prompt wherever it travels.
 
+    Turn-level operations (``model.operations``; a profile that sets one turns its request on
+    in the bound of its own check, which no other check sends):
+
+    * ``compaction`` — a compaction or slash-command turn (``session/prompt`` "/compact")
+      rebuilds the system slot: ``keep`` (the client's prompt stays) | ``lose`` (the slot
+      falls back to the agent's default; the store keeps the prompt).
+    * ``set_prompt`` — an extension method ``_session/set_system_prompt``: ``none`` (answered
+      -32601, as every reference agent does) | ``replace`` (it replaces an active session's
+      prompt, stored and live).
+
 
 Source
     aaif-goose/goose#9971 (goose's ``_meta.systemPrompt``); openclaw/acpx#229 (acpx writes
@@ -115,6 +125,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
+from model import operations
 from model.context import Ctx
 from model.effects import EFFECTS, compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect, swap_guard
@@ -164,6 +175,9 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "client_override": ("capability", "always"),
     "client_resends": ("any", "same", "none"),
     "client_puts_prompt": ("field", "meta"),
+    # turn-level operations (model.operations): each turns its operation on in the bound
+    "compaction": ("keep", "lose"),
+    "set_prompt": ("none", "replace"),
 }
 # a client profile's knobs, as its file names them → the Profile field they set
 CLIENT_KNOBS = {k.removeprefix("client_"): k for k in CHOICES if k.startswith("client_")}
@@ -199,6 +213,8 @@ class Profile:
     client: str = ""  # the client profile's name, when one is paired with the agent
     restore: str = "stored"
     client_puts_prompt: str = "field"
+    compaction: str = "keep"
+    set_prompt: str = "none"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
@@ -909,6 +925,8 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "client_resends": _client_resends,
     "restore": _restore,
     "client_puts_prompt": _client_puts,
+    "compaction": operations.compaction,
+    "set_prompt": operations.set_prompt,
 }
 
 # the request a knob is about, where some wire cannot carry it, and how to say so

@@ -48,9 +48,14 @@ _DRAFT_RULES = _BASE_RULES | {"R8", "R10", "R11", "R18", "R20"}
 _V1_STABLE_RULES = _BASE_RULES | {f"T{i}" for i in range(1, 17)}
 
 
+# the requests that carry the prompt as session/new does on every wire: session/new itself and
+# the extension method that replaces a live session's prompt (model.tables.OPERATIONS)
+_AS_NEW = ("session_new", "session_set_prompt")
+
+
 def _blocks_only(req: Request) -> bool:
     """ContentBlock[] and a mode on session/new only (R19: nothing on load/resume/fork)."""
-    return req.method == "session_new" or (req.system_prompt is None and req.mode is None)
+    return req.method in _AS_NEW or (req.system_prompt is None and req.mode is None)
 
 
 def _string_only(req: Request) -> bool:
@@ -60,7 +65,7 @@ def _string_only(req: Request) -> bool:
         return False
     if sp is None:
         return True
-    return req.method == "session_new" and len(sp) == 1 and sp[0].kind is BlockKind.TEXT
+    return req.method in _AS_NEW and len(sp) == 1 and sp[0].kind is BlockKind.TEXT
 
 
 def _without(table: Table, *effects: str) -> Table:
@@ -91,7 +96,7 @@ def _string_tables() -> Tables:
 
 def _envelope_only(req: Request) -> bool:
     """``systemPrompt: {mode, content}`` on new, load, resume and fork; the mode is required."""
-    if req.method not in ("session_new", "session_load", "session_resume", "session_fork"):
+    if req.method not in (*_AS_NEW, "session_load", "session_resume", "session_fork"):
         return req.system_prompt is None and req.mode is None
     return (req.system_prompt is None) == (req.mode is None)
 
@@ -514,7 +519,7 @@ def _instructions_only(req: Request) -> bool:
     if sp is None:
         return req.mode is None
     return (
-        req.method == "session_new"
+        req.method in _AS_NEW
         and req.mode is not None
         and len(sp) == 1
         and sp[0].kind is BlockKind.TEXT

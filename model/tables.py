@@ -10,7 +10,12 @@ Scope
     * ``CONNECTION``  — the agent's side of one connection: initialize and method gates.
     * ``NEW_SESSION`` — one session/new request as gates: capability → validate → compose.
     * ``SESSION``     — one session in the agent's store: new, load, resume, fork, close,
-      delete, prompt.
+      delete, prompt, and the compaction turn.
+
+    ``OPERATIONS`` are turn-level requests only a domain that names them sends: a compaction
+    (slash-command) turn, whose rows every revision has, and an extension method that replaces
+    a live session's prompt, which every reference agent answers -32601 (a profile knob,
+    ``model.operations``, gives an agent that has it).
 
     Row order is priority order: ``transitions`` fires the first row whose guards all pass.
     Agent tables are total (every trigger has a row in every state), so the agent always answers.
@@ -68,7 +73,16 @@ SESSION_METHODS = (
     "session_list",
     "session_prompt",
 )
-CLIENT_REQUESTS = ("initialize", *SESSION_METHODS)
+# turn-level operations (issue 16): requests no bound sends unless its domain names them
+# (``simulations.engines.domain.Domain.operations``), so every pinned verdict stays as it was.
+# ``session_compact`` is a compaction (or any slash-command) turn: on the wire a session/prompt
+# whose text is "/compact" (ACP runs slash commands as prompt turns); the agent rebuilds the
+# system slot. ``session_set_prompt`` is an extension method that replaces a live session's
+# prompt (``_session/set_system_prompt``: ACP reserves ``_``-prefixed methods for extensions;
+# the stabilised schema has no such method, so the reference agents answer -32601).
+COMPACT, SET_PROMPT = "session_compact", "session_set_prompt"
+OPERATIONS = (COMPACT, SET_PROMPT)
+CLIENT_REQUESTS = ("initialize", *SESSION_METHODS, *OPERATIONS)
 ENVIRONMENT_EVENTS = ("connect", "restart")
 _GATED = ("session_load", "session_resume", "session_fork", "session_close", "session_delete")
 _SESSION_RULE = {"session_load": "S2", "session_resume": "S3", "session_fork": "S4"}
@@ -86,6 +100,9 @@ CLIENT: Table = (
     *(Row(m,              P.INITIALIZED,    None,          ("method_is_advertised",),               None,   (_SESSION_RULE.get(m, "S5"),))
       for m in (*_GATED, "session_list")),
     Row("session_prompt", P.INITIALIZED,    None,          (),                                      None,   ()),
+    Row(COMPACT,          P.INITIALIZED,    None,          (),                                      None,   ()),
+    # (the domain's set-prompt value is one non-empty text: what is left to check is the mode)
+    Row(SET_PROMPT,       P.INITIALIZED,    None,          ("mode_is_defined", "blocks_are_text"),  None,   ()),
 )
 
 AGENT: Table = (
@@ -103,6 +120,10 @@ CONNECTION: Table = (
     Row("session_list",   P.INITIALIZED,    None,          (),                                      "list_sessions",             ("S7",)),
     *(Row(m,              P.INITIALIZED,    None,          (),                                      None,                        ())
       for m in SESSION_METHODS if m != "session_list"),
+    Row(COMPACT,          P.UNINITIALIZED,  None,          (),                                      "reply_not_initialized",     ("S1",)),
+    Row(COMPACT,          P.INITIALIZED,    None,          (),                                      None,                        ()),
+    # no reference agent has the extension method: -32601 whatever the phase
+    Row(SET_PROMPT,       (P.UNINITIALIZED, P.INITIALIZED), None, (),                               "reply_method_not_found",    ()),
 )
 
 NEW_SESSION: Table = (
@@ -143,6 +164,10 @@ SESSION: Table = (
     Row("session_prompt", S.ACTIVE,                   None,      ("is_active_here",),        "run_turn",                   ("P1", "P2")),
     Row("session_prompt", (S.ACTIVE, *_ATTACHABLE, S.DELETED), None, (),                     "reply_session_unavailable",  ()),
     Row("session_prompt", S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
+    # a compaction turn: the reference agent keeps the slot the session runs under (P1, P2)
+    Row(COMPACT,          S.ACTIVE,                   None,      ("is_active_here",),        "compact_keeping_slot",       ("P1", "P2")),
+    Row(COMPACT,          (S.ACTIVE, *_ATTACHABLE, S.DELETED), None, (),                     "reply_session_unavailable",  ()),
+    Row(COMPACT,          S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
 )
 # fmt: on
 

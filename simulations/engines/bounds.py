@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from model.tables import OPERATIONS
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.engines.domain import Domain, text
 
@@ -53,6 +54,7 @@ class Scope:
             f"{len(d.prompts)} prompts, {len(d.modes)} modes, "
             f"{'+'.join(c.value for c in d.clients)} clients"
             + (", prompts re-sent" if d.attach_prompts else "")
+            + (f", operations {'+'.join(d.operations)}" if d.operations else "")
             + ")"
         )
 
@@ -74,6 +76,7 @@ class Scope:
                 if d.reopen_prompts is not None
                 else {}
             ),
+            **({"operations": list(d.operations)} if d.operations else {}),
         }
 
 
@@ -121,6 +124,16 @@ class Bound:
         if any(s.domain.attach_prompts for s in scopes):
             scopes += tuple(replace(s, domain=s.domain.restrict(admits)) for s in self.envelope)
         return replace(self, scopes=scopes)
+
+    def with_operations(self, *operations: str) -> Bound:
+        """The same bound whose every scope also sends ``operations`` (``Domain.operations``)."""
+        if not operations:
+            return self
+
+        def more(scopes: tuple[Scope, ...]) -> tuple[Scope, ...]:
+            return tuple(replace(s, domain=s.domain.with_operations(*operations)) for s in scopes)
+
+        return replace(self, scopes=more(self.scopes), envelope=more(self.envelope))
 
 
 def _prompt_label(p: tuple[Block, ...] | None) -> str:
@@ -277,9 +290,10 @@ _SCOPE_KEYS = (
     "clients",
     "prompts_on_load_resume_fork",
     "reopen_prompts",
+    "operations",
 )
 # the other scope fields have defaults: restart_profiles "any", prompts_on_load_resume_fork true,
-# no reopen_prompts
+# no reopen_prompts, no operations
 _SCOPE_REQUIRED = (
     "name",
     "connections",
@@ -398,6 +412,14 @@ def _scope(table: object, where: str) -> Scope:
             _prompt(p, f"{where}.reopen_prompts[{i}]", omitted_ok=False) or ()
             for i, p in enumerate(_list(table, "reopen_prompts", where))
         )
+    operations: list[str] = []
+    if "operations" in table:
+        for i, o in enumerate(_list(table, "operations", where)):
+            if o not in OPERATIONS:
+                raise BoundError(
+                    f"{where}.operations[{i}]: unknown operation {o!r}{_hint(str(o), OPERATIONS)}"
+                )
+            operations.append(str(o))
     domain = Domain(
         profiles=tuple(
             _profile(p, f"{where}.profiles[{i}]")
@@ -413,7 +435,7 @@ def _scope(table: object, where: str) -> Scope:
         max_connections=_count(table, "connections", where, 1),
         max_sessions=_count(table, "sessions", where, 1),
         reopen_prompts=reopen,
-    )
+    ).with_operations(*operations)
     return Scope(name, domain, _count(table, "restarts", where, 0), attach)
 
 
@@ -508,6 +530,8 @@ def _scope_toml(s: Scope, table: str) -> list[str]:
                 "what load/resume/fork re-send",
             )
         )
+    if d.operations:
+        fields.append(("operations", list(d.operations), "turn-level operations it sends"))
     out = ["", f"[[{table}]]"]
     for key, value, note in fields:
         line = f"{key} = {_toml(value)}"

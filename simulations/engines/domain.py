@@ -3,7 +3,9 @@
 Scope
     A ``Domain`` says which capability profiles the agent may start or restart with, which
     systemPrompt / systemPromptMode values clients send, which client kinds connect, and how
-    many connections and session ids exist. The Hypothesis machine samples from it; the
+    many connections and session ids exist, and which turn-level operations (a compaction
+    turn, an extension method that sets the prompt) it sends: none by default, so they are
+    opt-in. The Hypothesis machine samples from it; the
     enumerator ``requests`` lists every request it allows, for exhaustive engines.
 
 Abstractions
@@ -22,7 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from model.profiles import METHOD_FLAGS, Profile
+from model.operations import OPERATION_KNOBS
+from model.profiles import CHOICES, METHOD_FLAGS, Profile
+from model.tables import COMPACT, OPERATIONS, SET_PROMPT
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request, World
 
 T = BlockKind.TEXT
@@ -67,6 +71,10 @@ class Domain:
     attach_prompts: bool = False  # load/resume/fork may carry systemPrompt (v1-stable)
     # what load/resume/fork carry when they carry a prompt (None: the same as ``prompts``)
     reopen_prompts: tuple[tuple[Block, ...], ...] | None = None
+    # turn-level operations it sends (model.tables.OPERATIONS): none unless a check asks, so
+    # every bound and revision explores what it did before (what a set-prompt request carries:
+    # ``set_prompt_values``)
+    operations: tuple[str, ...] = ()
 
     @property
     def sids(self) -> tuple[str, ...]:
@@ -74,6 +82,27 @@ class Domain:
 
     def with_restarts(self, restarts: Literal["same", "any"]) -> Domain:
         return replace(self, restarts=restarts)
+
+    def with_operations(self, *operations: str) -> Domain:
+        """The domain that also sends ``operations`` (in ``OPERATIONS`` order, once each)."""
+        unknown = [o for o in operations if o not in OPERATIONS]
+        if unknown:
+            raise ValueError(f"unknown operation {unknown[0]!r}: expected one of {OPERATIONS}")
+        ops = tuple(o for o in OPERATIONS if o in (*self.operations, *operations))
+        return replace(self, operations=ops)
+
+    def set_prompt_values(self) -> tuple[tuple[tuple[Block, ...], str | None], ...]:
+        """The (systemPrompt, mode) pairs a set-prompt request carries (before ``admits``):
+        one text no session/new or re-send of the domain uses (``"c"`` unless taken), in every
+        mode of the domain.
+
+        One value keeps the monitor's sets of seen slots small (each value in each mode is a
+        slot more, and the states grow with the subsets of slots). A symbol no other prompt
+        uses is never renamed by symmetry reduction (``simulations.engines.symmetry``: only
+        permutations of the domain's prompt symbols are), so the reduction stays sound."""
+        used = {b.text for p in (*self.prompts, *(self.reopen_prompts or ())) if p for b in p}
+        fresh = next(x for x in (*"cdefgh", *(f"c{i}" for i in range(99))) if x not in used)
+        return tuple((text(fresh), m) for m in self.modes)
 
     def restrict(self, admits: Callable[[Request], bool]) -> Domain:
         """The prompts and modes a revision's wire can carry, and only its requests.
@@ -151,6 +180,13 @@ class Domain:
             for method in ("session_close", "session_delete", "session_prompt"):
                 for sid in self.sids:
                     yield Request(method, conn, sid=sid)
+            if COMPACT in self.operations:
+                for sid in self.sids:
+                    yield Request(COMPACT, conn, sid=sid)
+            if SET_PROMPT in self.operations:
+                for sid in self.sids:
+                    for sp, mode in self.set_prompt_values():
+                        yield Request(SET_PROMPT, conn, sid=sid, system_prompt=sp, mode=mode)
 
 
 DEFAULT_DOMAIN = Domain()
@@ -188,13 +224,26 @@ def _over_limit(prompt: tuple[Block, ...] | None) -> bool:
     return any(b.kind is BlockKind.TEXT and b.text == BIG for b in prompt or ())
 
 
+def operations_for(profile: Profile | None) -> tuple[str, ...]:
+    """The turn-level operations ``profile``'s knobs need sent (``model.operations``): those
+    whose knob departs from the reference value. None for a revision, mutant or amendment."""
+    if profile is None:
+        return ()
+    return tuple(
+        op for knob, op in OPERATION_KNOBS.items() if getattr(profile, knob) != CHOICES[knob][0]
+    )
+
+
 def profile_domain(d: Domain, profile: Profile) -> Domain | None:
     """``d`` as ``profile``'s agent meets it: only the capability profiles it advertises
     (``advertises_prompt``), each with only the session methods it advertises
     (``advertises_methods``) and, for an agent without a size limit (``size_limit = "none"``),
     no prompt over one — ``BIG`` stands for a prompt over the agent's limit, and this agent has
-    none to be over. None when no capability profile is left. The one place a profile narrows
-    a domain: the CLI's and the API's checks, both engines, and the report's profile rows."""
+    none to be over; and with the turn-level operations its knobs need sent
+    (``operations_for``). None when no capability profile is left. The one place a profile
+    narrows a domain: the CLI's and the API's checks, both engines, and the report's profile
+    rows."""
+    d = d.with_operations(*operations_for(profile))
     caps = profile.prompt_caps()
     if caps is not None:
         kept = _advertised_by(d.profiles, caps)

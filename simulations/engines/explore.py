@@ -57,7 +57,7 @@ import networkx as nx
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, Move, RowRef, Step, System
 from model.monitor import created, next_records, session_views, updated
-from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, REFERENCE, Tables
+from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS, REFERENCE, Tables
 from model.types import (
     SEALED,
     Agent,
@@ -829,14 +829,21 @@ def labelled(
 
 
 def coverage(ex: Exploration) -> dict[str, Any]:
-    """Rows fired (with counts), rows never fired, ids the fired rows cite, witnesses reached."""
+    """Rows fired (with counts), rows never fired, ids the fired rows cite, witnesses reached.
+
+    Rows of a turn-level operation the bound does not send (``Domain.operations``) cannot
+    fire: they are listed as ``rows_not_sent``, not as rows that never fired."""
     rows = []
     never = []
+    off = []
+    sent = {o for s in ex.bound.scopes for o in s.domain.operations}
     cited: set[str] = set()
     for name, i, row in ex.tables.rows():
         n = ex.rows.get((name, i), 0)
         rows.append({"table": name, "row": i, "describe": row.describe(), "fired": n})
-        if n == 0:
+        if n == 0 and row.trigger in OPERATIONS and row.trigger not in sent:
+            off.append(f"{name}:{i} {row.describe()}")
+        elif n == 0:
             never.append(f"{name}:{i} {row.describe()}")
         else:
             cited.update(row.reqs)
@@ -853,6 +860,7 @@ def coverage(ex: Exploration) -> dict[str, Any]:
         "cut": ex.cut,
         "rows": rows,
         "rows_never_fired": never,
+        "rows_not_sent": off,
         "ids_cited_by_fired_rows": sorted(cited, key=id_order),
         "ids_checked": sorted(CHECKS, key=id_order),
         "ids_violated": ex.violated,

@@ -48,7 +48,7 @@ from hypothesis.stateful import (
 
 from model.invariants import CHECKS, Check
 from model.machines import Step, System
-from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
+from model.tables import COMPACT, ENVIRONMENT_EVENTS, REFERENCE, SET_PROMPT, Tables
 from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_world
 from model.witnesses import WITNESSES
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
@@ -99,6 +99,8 @@ _NEEDS_SID = frozenset(
         "session_close",
         "session_delete",
         "close_and_reopen",
+        COMPACT,
+        SET_PROMPT,
     }
 )
 _ISSUING = frozenset({"session_new", "session_fork"})  # methods whose result is a fresh id
@@ -176,6 +178,22 @@ def moves(domain: Domain) -> tuple[tuple[str, tuple[Move, ...]], ...]:
             [(Request("restart", profile=p), *extra) for extra in ((), back) for p in restarts],
         )
     )
+    # turn-level operations, only where the domain sends them (after every other group, so a
+    # domain without them draws exactly as before)
+    if COMPACT in domain.operations:
+        groups.append((COMPACT, each(Request(COMPACT, c) for c in conns)))
+    if SET_PROMPT in domain.operations:
+        values = domain.set_prompt_values()
+        groups.append(
+            (
+                SET_PROMPT,
+                each(
+                    Request(SET_PROMPT, c, system_prompt=p, mode=m)
+                    for c in conns
+                    for p, m in values
+                ),
+            )
+        )
     return tuple((name, tuple(group)) for name, group in groups)
 
 

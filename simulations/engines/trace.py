@@ -48,7 +48,18 @@ def replay(
     return out
 
 
+# triggers whose wire method is not their name with a slash: the compaction turn is a prompt
+# turn whose text is the slash command; setting the prompt is an extension method
+_WIRE_NAMES = {
+    "session_compact": "session/prompt",
+    "session_set_prompt": "_session/set_system_prompt",
+}
+COMPACT_TEXT = "/compact"  # the prompt text of a compaction turn
+
+
 def wire_method(trigger: str) -> str:
+    if trigger in _WIRE_NAMES:
+        return _WIRE_NAMES[trigger]
     return trigger.replace("session_", "session/") if trigger.startswith("session_") else trigger
 
 
@@ -68,6 +79,8 @@ def request_text(req: Request) -> str:
         args.append("systemPrompt=[" + ", ".join(_block(b) for b in req.system_prompt) + "]")
     if req.mode is not None:
         args.append(f'systemPromptMode="{req.mode}"')
+    if req.method == "session_compact":
+        args.append(f'prompt="{COMPACT_TEXT}"')
     return f"{wire_method(req.method)}({', '.join(args)})"
 
 
@@ -121,6 +134,8 @@ def step_json(r: ReplayedStep) -> dict[str, Any]:
         ]
     if req.mode is not None:
         params["systemPromptMode"] = req.mode
+    if req.method == "session_compact":
+        params["prompt"] = COMPACT_TEXT
     if req.method == "connect":
         params = {"client": req.client.value}
     if req.method == "restart":

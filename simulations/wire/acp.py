@@ -93,7 +93,7 @@ from referencing import Registry, Resource
 from model.machines import Step
 from model.profiles import Profile
 from model.revisions import REVISIONS
-from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, Tables
+from model.tables import CLIENT_REQUESTS, COMPACT, ENVIRONMENT_EVENTS, SET_PROMPT, Tables
 from model.types import (
     Block,
     BlockKind,
@@ -104,7 +104,13 @@ from model.types import (
     Request,
 )
 from simulations.engines.stateful import Trace
-from simulations.engines.trace import ReplayedStep, replay, request_text, wire_method
+from simulations.engines.trace import (
+    COMPACT_TEXT,
+    ReplayedStep,
+    replay,
+    request_text,
+    wire_method,
+)
 
 CWD = "/work"
 # The introspection extension (README, "A live agent"): a request with params {"sessionId"}
@@ -118,12 +124,13 @@ _RFD_FIELDS = ("systemPrompt", "systemPromptMode", "sessionInstructions")
 WIRES = ("blocks", "string", "envelope", "envelope-v2", "instructions")
 V2_WIRE = "envelope-v2"  # the one wire whose messages are v2 messages
 # the model methods whose params carry the prompt on each wire
+# (the extension method that sets a live session's prompt carries it as session/new does)
 _PROMPT_METHODS: dict[str, tuple[str, ...]] = {
-    "blocks": ("session_new",),
-    "string": ("session_new",),
-    "envelope": ("session_new", "session_load", "session_resume", "session_fork"),
-    "envelope-v2": ("session_new", "session_resume", "session_fork"),
-    "instructions": ("session_new",),
+    "blocks": ("session_new", SET_PROMPT),
+    "string": ("session_new", SET_PROMPT),
+    "envelope": ("session_new", "session_load", "session_resume", "session_fork", SET_PROMPT),
+    "envelope-v2": ("session_new", "session_resume", "session_fork", SET_PROMPT),
+    "instructions": ("session_new", SET_PROMPT),
 }
 # alt-instructions' mode names for the model's mode strings: its replace is the model's
 # override; the model's unknown "replace" must stay unknown on this wire
@@ -256,6 +263,8 @@ def _params(req: Request, wire: str, meta: Collection[str] = ()) -> dict[str, An
         p = {"sessionId": req.sid, "cwd": CWD, "mcpServers": []}
     elif m == "session_prompt":
         p = {"sessionId": req.sid, "prompt": [{"type": "text", "text": "hello"}]}
+    elif m == COMPACT:  # a slash command is a prompt turn whose text names it
+        p = {"sessionId": req.sid, "prompt": [{"type": "text", "text": COMPACT_TEXT}]}
     elif m == "session_list":
         p = {}
     else:  # session/close, session/delete
@@ -283,7 +292,7 @@ def meta_methods(profile: Profile) -> tuple[str, ...]:
     and load, resume and fork where the agent restores what is re-sent (``restore =
     "resent"``) and the revision's own field is on session/new only."""
     wire = revision_wire(profile.revision)
-    own = _PROMPT_METHODS[wire]
+    own = tuple(m for m in _PROMPT_METHODS[wire] if m != SET_PROMPT)  # the extension: its own
     reopen = ("session_load", "session_resume", "session_fork")
     out = own if profile.client_puts_prompt == "meta" else ()
     if profile.restore == "resent":
@@ -354,6 +363,12 @@ def _prompt_of(params: Mapping[str, Any], wire: str) -> tuple[tuple[Block, ...] 
     return _blocks_of(sp.get("content"), "params.systemPrompt.content"), mode
 
 
+def _is_compaction(params: object) -> bool:
+    """A session/prompt whose prompt is the one text "/compact" (the compaction turn)."""
+    prompt = params.get("prompt") if isinstance(params, Mapping) else None
+    return prompt == [{"type": "text", "text": COMPACT_TEXT}]
+
+
 def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) -> Request:
     """The model's request for a JSON-RPC request message on ``wire`` (inverse of the
     transcript's request messages: ``transcript`` of the result shows the same params).
@@ -364,6 +379,10 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
     _check_wire(wire)
     method = message.get("method")
     trigger = method.replace("/", "_") if isinstance(method, str) else None
+    if method == wire_method(SET_PROMPT):
+        trigger = SET_PROMPT
+    elif trigger == "session_prompt" and _is_compaction(message.get("params")):
+        trigger = COMPACT
     if trigger not in CLIENT_REQUESTS:
         raise WireError(f"method: not a client request the model knows: {method!r}")
     params = message.get("params", {})
@@ -394,6 +413,8 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
             "info": dict(_V2_INFO),
             "capabilities": _agent_capabilities(conn.caps if conn else None, wire),
         }
+    if req.method == COMPACT:  # a prompt turn: its answer is a prompt response (no slot)
+        return {"messageId": f"m{n}"} if wire == V2_WIRE else {"stopReason": "end_turn"}
     if req.method == "session_prompt" and wire == V2_WIRE:  # v2 acknowledges the user message
         v2: dict[str, Any] = {"messageId": f"m{n}"}
         if reply.slot is not None:
@@ -671,6 +692,37 @@ def _validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
     return Draft202012Validator(schema, registry=_registry(directory, wire))
 
 
+@lru_cache(maxsize=32)
+def _ext_validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
+    """An extension (``_``-prefixed) method: no schema defines it (ACP leaves its params and
+    result free-form), so a message is checked as JSON-RPC 2.0 (a request with object params,
+    a response with an object result or an error) and the RFD fields it carries as ``wire``
+    defines them."""
+    if kind == "request":
+        params = {"allOf": [{"type": "object"}, _rfd_params(method, wire)]}
+        members = {"method": {"const": method}, "params": params}
+        required = ["jsonrpc", "id", "method", "params"]
+        one_of: list[Any] = []
+    else:
+        error = {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+        }
+        members = {"result": {"type": "object"}, "error": error}
+        required = ["jsonrpc", "id"]
+        one_of = [{"required": ["result"]}, {"required": ["error"]}]
+    schema: dict[str, Any] = {
+        "type": "object",
+        "required": required,
+        "additionalProperties": False,
+        "properties": {"jsonrpc": {"const": "2.0"}, "id": {}, **members},
+    }
+    if one_of:
+        schema["oneOf"] = one_of
+    return Draft202012Validator(schema, registry=_registry(directory, wire))
+
+
 def _problem(i: int, method: str, kind: str, wire: str, error: ValidationError) -> str:
     e = best_match([error])
     where = "/" + "/".join(str(p) for p in e.absolute_path)
@@ -711,6 +763,10 @@ def validate_transcript(
             if method is None:
                 problems.append(f"message {i}: response id {msg.get('id')!r} answers no request")
                 continue
+        if isinstance(method, str) and method.startswith("_"):  # an extension method
+            for error in _ext_validator(directory, method, kind, wire).iter_errors(dict(msg)):
+                problems.append(_problem(i, method, kind, wire, error))
+            continue
         if not isinstance(method, str) or method not in methods:
             where = (
                 "is not in the ACP v2 schema" if wire == V2_WIRE else "is in neither ACP v1 schema"
