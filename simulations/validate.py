@@ -933,7 +933,12 @@ class Result:
         )
         lines = [head]
         lines += [f.render() for f in self.findings]
-        lines += [f"note: {f.render()}" for f in self.notes]
+        guarantees = [f for f in self.notes if f.rid.startswith("P")]
+        lines += [
+            f"P id broken (end-to-end guarantee; exit code unaffected): {f.render()}"
+            for f in guarantees
+        ]
+        lines += [f"note: {f.render()}" for f in self.notes if f not in guarantees]
         if self.suppressed:
             lines.append(f"... and {self.suppressed:,} more wire problems (not listed)")
         n = len(self.failing)
@@ -1053,7 +1058,7 @@ def run(args: argparse.Namespace) -> int:
                 result.revision,
                 result.files,
                 result.findings,
-                [],
+                [f for f in result.notes if f.rid.startswith("P")],  # P ids: always shown
                 result.messages,
                 result.seconds,
                 result.suppressed,
