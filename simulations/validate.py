@@ -59,10 +59,13 @@ Abstractions
     model's reference agent took another) is a note, not a finding. P ids (the end-to-end
     guarantees, not rules of either party) are notes too; SHOULDs (T6) are advisory.
 
-    What the wire cannot show is not judged: the system slot a turn runs under is on the
-    wire only in our transcripts' ``_meta.systemSlot`` of a session/prompt result (the
-    model's observation); history replay on load is judged missing only where the log
-    recorded ``session/update`` notifications for that session before. Messages the model
+    What the wire cannot show is not judged: the system slot is on the wire only in our
+    transcripts' ``_meta.systemSlot`` (the model's observation) of a session/prompt result
+    (the slot of that turn) and of a session/new, load, resume or fork result (the slot the
+    session runs under from then on; where it differs from the model's, the step is judged
+    with it, and a later turn that departs is judged alone); history replay on load is
+    judged missing only where the log recorded ``session/update`` notifications for that
+    session before. Messages the model
     does not know (agent→client requests, notifications, ``_`` extensions) are checked
     against their schema definition and paired, nothing more.
 
@@ -113,6 +116,7 @@ from simulations.wire.acp import (
     SCHEMA_FILES,
     V2_WIRE,
     WireError,
+    attached_slot,
     load_schema,
     request_of,
     schema_registry,
@@ -128,6 +132,8 @@ _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
 _MEMO_LIMIT = 200_000
 _WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
 # what a table edit that drops a gate may raise when an effect meets a request it never expected
+_ATTACHING = ("session/new", "session/load", "session/resume", "session/fork")
+_ATTACH_METHODS = tuple(m.replace("/", "_") for m in _ATTACHING)
 _UNFIT = (ModelError, MachineError, ValueError, AssertionError, KeyError, TypeError)
 
 
@@ -436,6 +442,7 @@ class Stream:
         self.sids: dict[str, str] = {}  # the log's session id → the model's
         self.back: dict[str, str] = {}  # the model's session id → the log's
         self.attached: dict[str, Step] = {}  # model sid → the step that last attached it
+        self.shown: set[str] = set()  # model sids whose attaching result showed the slot
         self.history: set[str] = set()  # log sids with session/update notifications seen
         self.pending: dict[tuple[object, str, object], _Pending] = {}
         self.findings: dict[str, Finding] = {}
@@ -634,6 +641,8 @@ class Stream:
         result = msg.get("result")
         r = result if isinstance(result, Mapping) else {}
         out = _Observed(code=None)
+        if p.method in _ATTACHING:
+            out.slot = _slot_of(r)
         if p.method in ("session/new", "session/fork"):
             sid = r.get("sessionId")
             out.sid = sid if isinstance(sid, str) else None
@@ -646,11 +655,8 @@ class Stream:
                 if isinstance(s, Mapping) and isinstance(s.get("sessionId"), str)
             )
         elif p.method == "session/prompt":
-            meta = r.get("_meta")
-            slot = meta.get("systemSlot") if isinstance(meta, Mapping) else None
-            if isinstance(slot, list) and all(isinstance(x, str) for x in slot):
-                out.slot = tuple(slot)
-        elif p.method in ("session/load", "session/resume"):
+            out.slot = _slot_of(r)
+        if p.method in ("session/load", "session/resume"):
             if p.updates:
                 out.replayed = True
             elif p.method == "session/load" and p.log_sid in self.history:
@@ -692,8 +698,8 @@ class Stream:
             self.world = self.system.step(self.world, Request("restart", profile=caps)).after
             self.conns.clear()
             self._conn(name)
-            for m in list(self.attached):
-                del self.attached[m]
+            self.attached.clear()
+            self.shown.clear()
         elif self.world.agent.profile != caps:
             self.world = evolve(self.world, agent=evolve(self.world.agent, profile=caps))
 
@@ -714,28 +720,40 @@ class Stream:
             reply = Reply(code=got.code)
             self._note(line, f"{p.method}: the agent answered error {got.code}, the model succeeds")
             return Step(before, req, reply, observe(before, req, reply, before), step.rows), True
-        tables, tried = self.tables, step
-        for _ in range(4):  # drop the rows that refused until the model succeeds too
-            tables = _without_rows(tables, _error_rows(tried, tables))
+        for reading in _readings(req):
+            tried = self._succeeding(before, reading)
+            if tried is None:
+                continue
+            read = "" if reading == req else " (read as ignoring the systemPrompt it cannot take)"
+            self._note(
+                line,
+                f"{p.method}: the agent succeeded where the model answers error "
+                f"{step.reply.code}{self._rows_cite(step)}{read}",
+            )
+            as_sent = Step(before, req, tried.reply, tried.after, tried.rows)
+            return self._compare(as_sent, (), got, p, line)[0], True
+        self._note(line, f"{p.method}: the agent succeeded; the model has no way to (kept as is)")
+        return Step(before, req, Reply(sid=step.reply.sid), before, step.rows), False
+
+    def _succeeding(self, before: World, req: Request) -> Step | None:
+        """The model's step on ``req`` with the rows that refused it dropped, one after the
+        other, until it succeeds (None: no edit of the tables takes it)."""
+        tables = self.tables
+        for _ in range(5):
             try:
                 tried = System(tables).step(before, req)
             except _UNFIT:  # without those rows the tables cannot take this request
-                break
+                return None
             if tried.reply.ok:
-                self._note(
-                    line,
-                    f"{p.method}: the agent succeeded where the model answers error "
-                    f"{step.reply.code}{self._rows_cite(step)}",
-                )
-                return self._compare(tried, (), got, p, line)[0], True
-        self._note(line, f"{p.method}: the agent succeeded; the model has no way to (kept as is)")
-        return Step(before, req, Reply(sid=step.reply.sid), before, step.rows), False
+                return tried
+            tables = _without_rows(tables, _error_rows(tried, tables))
+        return None
 
     def _compare(
         self, step: Step, bad: tuple[str, ...], got: _Observed, p: _Pending, line: int
     ) -> tuple[Step, tuple[str, ...]]:
         """Both succeeded: put what the log shows into the reply (and the live prompt)."""
-        reply, changes = step.reply, dict[str, Any]()
+        reply, changes, altered = step.reply, dict[str, Any](), False
         if got.sid is not None and got.sid in self.sids:  # an id handed out before
             changes["sid"] = self.sids[got.sid]
         if got.listed is not None:
@@ -745,9 +763,15 @@ class Stream:
                 changes["listed"] = listed
         if got.replayed is not None and got.replayed != reply.replayed:
             changes["replayed"] = got.replayed
-        if got.slot is not None and got.slot != reply.slot and step.request.sid is not None:
+        attached = _attached_sid(step)
+        if got.slot is not None and attached is not None:
+            live = attached_slot(step)
+            if got.slot != live:  # the session runs under what the result shows
+                self._note(line, f"{p.method}: system slot {list(got.slot)}, the model has {live}")
+                step, altered = _with_slot(step, attached, got.slot), True
+        elif got.slot is not None and got.slot != reply.slot and step.request.sid is not None:
             return self._slot(step, got.slot, p, line)
-        if not changes:
+        if not changes and not altered:
             return step, bad
         followed = Step(step.before, step.request, evolve(reply, **changes), step.after, step.rows)
         return followed, self._checks(followed)
@@ -755,14 +779,22 @@ class Stream:
     def _slot(
         self, step: Step, slot: tuple[str, ...], p: _Pending, line: int
     ) -> tuple[Step, tuple[str, ...]]:
-        """The turn ran under ``slot``: the session's live prompt was that, since the step that
-        attached it. Judge that step again with it, then the turn."""
+        """The turn ran under ``slot``. Where the result that attached the session showed the
+        slot it ran under, the turn alone departed: judge it with that slot. Otherwise the
+        session's live prompt was ``slot`` since the step that attached it: judge that step
+        again with it, then the turn."""
         sid = step.request.sid
         assert sid is not None
         self._note(line, f"{p.method}: system slot {list(slot)}, the model has {step.reply.slot}")
+        if sid in self.shown:
+            req, reply = step.request, evolve(step.reply, slot=slot)
+            unseen = evolve(step.after, observed=step.before.observed)
+            after = observe(step.before, req, reply, unseen)
+            turn = Step(step.before, req, reply, after, step.rows)
+            return turn, self._checks(turn)
         bad: list[str] = []
         attach = self.attached.get(sid)
-        if attach is not None:
+        if attach is not None and sid not in self.shown:  # its result did not show the slot
             again = Step(
                 attach.before, attach.request, attach.reply, _with_live(attach.after, sid, slot)
             )
@@ -783,8 +815,16 @@ class Stream:
                 self.sids[got.sid] = model_sid
                 self.back[model_sid] = got.sid
                 self.attached[model_sid] = step
+                self._shown(model_sid, got)
         elif req.method in ("session_load", "session_resume") and step.reply.ok and req.sid:
             self.attached[req.sid] = step
+            self._shown(req.sid, got)
+
+    def _shown(self, sid: str, got: _Observed) -> None:
+        if got.slot is not None:
+            self.shown.add(sid)
+        else:
+            self.shown.discard(sid)
 
     def finish(self) -> None:
         for p in self.pending.values():
@@ -798,6 +838,43 @@ def _created(step: Step) -> str | None:
     before = {s.sid for s in step.before.agent.store}
     new = [s.sid for s in step.after.agent.store if s.sid not in before]
     return new[0] if new else step.reply.sid
+
+
+def _readings(req: Request) -> Iterator[Request]:
+    """``req`` as sent, then as an agent that ignored what it could not take: the mode (an
+    unknown or unadvertised one), then the whole systemPrompt."""
+    yield req
+    if req.mode is not None:
+        yield evolve(req, mode=None)
+    if req.system_prompt is not None or req.mode is not None:
+        yield evolve(req, system_prompt=None, mode=None)
+
+
+def _attached_sid(step: Step) -> str | None:
+    """The model's id of the session a successful new, load, resume or fork attached."""
+    method = step.request.method
+    if not step.reply.ok or method not in _ATTACH_METHODS:
+        return None
+    return _created(step) if method in ("session_new", "session_fork") else step.request.sid
+
+
+def _with_slot(step: Step, sid: str, slot: tuple[str, ...]) -> Step:
+    """``step`` with the attached session running under ``slot`` (for new and fork, also the
+    slot the monitor records it was created with: what a restore must give back)."""
+    after = _with_live(step.after, sid, slot)
+    o = after.obs(sid)
+    if step.request.method in ("session_new", "session_fork") and o is not None:
+        after = after.with_obs(evolve(o, composed=slot))
+    return Step(step.before, step.request, step.reply, after, step.rows)
+
+
+def _slot_of(result: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """A result's ``_meta.systemSlot`` (None: not recorded or not a list of strings)."""
+    meta = result.get("_meta")
+    slot = meta.get("systemSlot") if isinstance(meta, Mapping) else None
+    if isinstance(slot, list) and all(isinstance(x, str) for x in slot):
+        return tuple(slot)
+    return None
 
 
 def _with_live(world: World, sid: str, slot: tuple[str, ...]) -> World:
@@ -856,7 +933,12 @@ class Result:
         )
         lines = [head]
         lines += [f.render() for f in self.findings]
-        lines += [f"note: {f.render()}" for f in self.notes]
+        guarantees = [f for f in self.notes if f.rid.startswith("P")]
+        lines += [
+            f"P id broken (end-to-end guarantee; exit code unaffected): {f.render()}"
+            for f in guarantees
+        ]
+        lines += [f"note: {f.render()}" for f in self.notes if f not in guarantees]
         if self.suppressed:
             lines.append(f"... and {self.suppressed:,} more wire problems (not listed)")
         n = len(self.failing)
@@ -976,7 +1058,7 @@ def run(args: argparse.Namespace) -> int:
                 result.revision,
                 result.files,
                 result.findings,
-                [],
+                [f for f in result.notes if f.rid.startswith("P")],  # P ids: always shown
                 result.messages,
                 result.seconds,
                 result.suppressed,

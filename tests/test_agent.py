@@ -328,7 +328,10 @@ def _faulty_case(
     live, _ = run_live(trace, build_tables, wire, agent_args(revision, caps, tmp_path, *args))
     assert live == predicted  # the faulty build answers what its own tables say …
     differ = [i for i, (a, b) in enumerate(zip(live, reference, strict=True)) if a != b]
-    assert differ == [len(live) - 1]  # … which departs from the reference on the last turn
+    # … which departs from the reference where the load answers (its result shows the slot
+    # the session runs under) and on the last turn
+    assert differ == [len(live) - 3, len(live) - 1]
+    assert reference[-3]["result"]["_meta"]["systemSlot"] == [BASE, "a"]
     assert reference[-1]["result"]["_meta"]["systemSlot"] == [BASE, "a"]
 
 
@@ -370,7 +373,8 @@ def test_introspection_replay_and_restart(tmp_path: Path) -> None:
     try:
         call(agent, "initialize", protocolVersion=1)
         assert call(agent, "session/new", cwd="/w", mcpServers=[], systemPrompt=envelope)[1] == {
-            "sessionId": "s1"
+            "sessionId": "s1",
+            "_meta": {"systemSlot": [BASE, "a"]},
         }
         assert slot(agent, "s1") == {"systemSlot": [BASE, "a"]}
         assert slot(agent, "s9") == {"code": -32002, "message": "unknown session: s9"}
@@ -388,7 +392,7 @@ def test_introspection_replay_and_restart(tmp_path: Path) -> None:
         call(agent, "initialize", protocolVersion=1)
         assert slot(agent, "s1") == {"systemSlot": None}  # stored, not active
         notes, result = call(agent, "session/load", sessionId="s1", cwd="/w", mcpServers=[])
-        assert result == {}
+        assert result == {"_meta": {"systemSlot": [BASE, "a"]}}
         updates = [n["params"]["update"] for n in notes]
         assert updates == [
             {"sessionUpdate": "user_message_chunk", "content": hello[0]},
@@ -400,7 +404,7 @@ def test_introspection_replay_and_restart(tmp_path: Path) -> None:
         assert slot(agent, "s1") == {"systemSlot": [BASE, "a"]}
         call(agent, "session/close", sessionId="s1")
         notes, result = call(agent, "session/resume", sessionId="s1", cwd="/w", mcpServers=[])
-        assert (notes, result) == ([], {})
+        assert (notes, result) == ([], {"_meta": {"systemSlot": [BASE, "a"]}})
     finally:
         err = agent.stop()
     assert "restarted" in err and "Traceback" not in err
@@ -500,7 +504,8 @@ def test_the_store_is_what_a_restart_reads(tmp_path: Path) -> None:
     first.handle(1, "initialize", {"protocolVersion": 1})
     first.handle(2, "session/new", {"cwd": "/w", "mcpServers": [], "systemPrompt": []})
     assert first.handle(3, "session/new", {"cwd": "/w", "mcpServers": []}).response["result"] == {
-        "sessionId": "s1"
+        "sessionId": "s1",
+        "_meta": {"systemSlot": [BASE]},
     }
     second = ReferenceAgent(build, tmp_path)
     assert [(s.sid, s.status.value) for s in second.world.agent.store] == [("s1", "stored")]

@@ -3,10 +3,14 @@ clean captures report nothing, doctored captures and malformed lines are caught 
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -227,3 +231,152 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
         )
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert proc.stderr.startswith("acp-sysprompt: error: argument")
+
+
+# ---- every mutant's counterexample (the fixture tools/mutant_traces.py writes) --------------
+
+
+def _mutant_traces() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "mutant_traces", ROOT / "tools" / "mutant_traces.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TRACES = _mutant_traces()
+FIXTURE: dict[str, Any] = TRACES.read_fixture()
+# The shortest counterexample ends where nothing on the wire shows the departure yet (each
+# reason says what a later request would need). Pinned: if validate starts to report one of
+# them, this list must shrink.
+UNSEEN_ON_THE_WIRE = {
+    "created_despite_invalid_params": "the session stored despite the error is in no answer",
+    "error_still_detaches": "the session the failed close detached is never used again",
+    "restart_forgets_prompts": "a restart is no message; only a later load shows the loss",
+    "alt_restart_forgets_instructions": "a restart is no message; only a later load shows it",
+    "resume_replays_history": "the session has no turn: replaying its history sends nothing",
+}
+
+
+def _reported(result: Result) -> set[str]:
+    """Findings, and P ids from the notes (end-to-end guarantees are reported as notes)."""
+    return {f.rid for f in result.findings} | {f.rid for f in result.notes if f.rid[0] == "P"}
+
+
+def test_the_fixture_has_every_mutant() -> None:
+    assert sorted(FIXTURE) == sorted(MUTANTS)
+    assert all(FIXTURE[n]["id"] == m.violates for n, m in MUTANTS.items())
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_every_mutant_counterexample_reports_its_id(tmp_path: Path, name: str) -> None:
+    """The transcript ``counterexample --mutant NAME`` writes, validated against the mutant's
+    revision, reports the id the mutant declares (P ids among the notes) — except where the
+    shortest counterexample ends before the wire can show it (``UNSEEN_ON_THE_WIRE``)."""
+    m = MUTANTS[name]
+    trace = TRACES.trace_of(FIXTURE[name])
+    assert m.violates in replay(trace, m.tables)[-1].violated  # a counterexample of its id
+    path = _written(tmp_path, name, trace, m.violates, name)
+    reported = _reported(validate_files([path], m.revision))
+    assert (m.violates in reported) is (name not in UNSEEN_ON_THE_WIRE), sorted(reported)
+
+
+def test_a_later_request_shows_what_the_shortest_one_hides(tmp_path: Path) -> None:
+    """restart_forgets_prompts: add a load after the restart and the wire shows the loss."""
+    m = MUTANTS["restart_forgets_prompts"]
+    trace = TRACES.trace_of(FIXTURE["restart_forgets_prompts"])
+    assert trace.requests[-1].method == "restart"
+    longer = Trace(
+        trace.profile,
+        (
+            *trace.requests,
+            Request("connect"),
+            Request("initialize"),
+            Request("session_load", sid="s1"),
+        ),
+    )
+    path = _written(tmp_path, "longer", longer, m.violates, "restart_forgets_prompts")
+    assert "R16" in _reported(validate_files([path], m.revision))
+
+
+def test_an_attach_result_slot_is_judged(tmp_path: Path) -> None:
+    """A doctored session/new result whose _meta.systemSlot drops the client text breaks the
+    composition rule there, before any turn; the untouched transcript is clean."""
+    trace = Trace(OVERRIDE, (*OPEN, Request("session_new", system_prompt=A)))
+    path = _written(tmp_path, "clean", trace, "R21", None)
+    assert validate_files([path], "v1-stable").findings == []
+    lines = path.read_text().splitlines()
+    last = json.loads(lines[-1])
+    assert last["result"]["_meta"]["systemSlot"] == ["BASE", "a"]
+    last["result"]["_meta"]["systemSlot"] = ["BASE"]
+    path.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
+    assert "T12" in _ids(validate_files([path], "v1-stable"))
+
+
+# ---- the reference agent's recorded runs ------------------------------------------------------
+
+
+def _recorded(trace: Trace, revision: str, store: Path) -> list[dict[str, Any]]:
+    """A live run of ``python -m simulations.agent`` as a log: each request, the session/update
+    notifications the agent sent before its answer, the answer."""
+    test_agent = importlib.import_module("test_agent")
+    wire = REVISIONS[revision].wire
+    caps = trace.profile
+    args = test_agent.agent_args(revision, caps, store)
+    live, notes = test_agent.run_live(trace, REVISIONS[revision].tables, wire, args)
+    log: list[dict[str, Any]] = []
+    for k in range(0, len(live), 2):
+        log += [live[k], *notes[k // 2], live[k + 1]]
+    return log
+
+
+def test_the_reference_agent_recorded_run_reports_nothing(tmp_path: Path) -> None:
+    """A live v1-stable run (prompt, close, load with the prompt re-sent, restart, load again,
+    fork) validated as recorded: no finding, no departure noted; the same log with the
+    history replay dropped from the second load is caught (S8)."""
+    envelope = dict(system_prompt=A, mode="append")
+    trace = Trace(
+        Caps(PromptCap.OVERRIDE, load_session=True, resume=True, fork=True, close=True),
+        (
+            *OPEN,
+            Request("session_new", **envelope),  # type: ignore[arg-type]
+            Request("session_prompt", sid="s1"),
+            Request("session_close", sid="s1"),
+            Request("session_load", sid="s1", **envelope),  # type: ignore[arg-type]
+            Request("session_prompt", sid="s1"),
+            Request("restart"),
+            *OPEN,
+            Request("session_load", sid="s1", **envelope),  # type: ignore[arg-type]
+            Request("session_fork", sid="s1", **envelope),  # type: ignore[arg-type]
+            Request("session_prompt", sid="s2"),
+        ),
+    )
+    log = _recorded(trace, "v1-stable", tmp_path / "store")
+    assert any(m.get("method") == "session/update" for m in log)
+    path = tmp_path / "live.ndjson"
+    path.write_text("".join(json.dumps(m) + "\n" for m in log))
+    result = validate_files([path], "v1-stable")
+    assert result.findings == []
+    # no departure from the model; the P ids are the protocol's own gaps (P9: after the
+    # restart, the load's client cannot tell the prompt), noted for any agent
+    assert {n.rid for n in result.notes} <= {"P9"}
+    load = max(i for i, m in enumerate(log) if m.get("method") == "session/load")
+    answer = next(i for i in range(load + 1, len(log)) if log[i].get("id") == log[load]["id"])
+    replay_of_last = range(load + 1, answer)
+    assert replay_of_last and all(log[i]["method"] == "session/update" for i in replay_of_last)
+    doctored = [m for i, m in enumerate(log) if i not in replay_of_last]
+    path.write_text("".join(json.dumps(m) + "\n" for m in doctored))
+    assert "S8" in _ids(validate_files([path], "v1-stable"))
+
+
+def test_the_command_line_shows_a_p_id_without_notes(tmp_path: Path) -> None:
+    """P ids are reported (as notes, never failing): the plain output names them."""
+    trace = TRACES.trace_of(FIXTURE["turns_use_default_prompt"])
+    path = _written(tmp_path, "p1", trace, "P1", "turns_use_default_prompt")
+    cmd = [sys.executable, "-m", "simulations", "validate", str(path), "--revision", "rfd-final"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "P id broken (end-to-end guarantee; exit code unaffected)" in out.stdout
+    assert "P1" in out.stdout and "note:" not in out.stdout

@@ -44,7 +44,11 @@ Abstractions
     agent's environment, not JSON-RPC messages: they are not in the transcript. The connection
     a request travels on is put in ``params._meta.conn`` (ACP reserves ``_meta`` on every
     request for such metadata), and the system slot a turn ran under — which the model
-    observes but the wire never carries — in the prompt result's ``_meta.systemSlot``. Request
+    observes but the wire never carries — in the prompt result's ``_meta.systemSlot``; the
+    same observation is in the ``_meta.systemSlot`` of a successful session/new, load, resume
+    or fork result: the slot the session it attached runs under from then on
+    (``attached_slot``), so a composition or restore that went wrong shows where it happened,
+    before any turn. Request
     ids count up over the whole transcript. session/load's history replay
     (``session/update`` notifications) is not shown.
 
@@ -102,6 +106,7 @@ from model.types import (
     PromptCap,
     Reply,
     Request,
+    Slot,
 )
 from simulations.engines.stateful import Trace
 from simulations.engines.trace import (
@@ -404,8 +409,34 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
     )
 
 
+_ATTACHING = ("session_new", "session_load", "session_resume", "session_fork")
+
+
+def attached_slot(step: Step) -> Slot | None:
+    """The slot the session a successful new, load, resume or fork attaches runs under right
+    after it (the model's live prompt), shown in that result's ``_meta.systemSlot``; None for
+    other requests, errors, or a session the agent did not make active."""
+    req, reply = step.request, step.reply
+    if req.method not in _ATTACHING or not reply.ok:
+        return None
+    sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
+    session = step.after.agent.session(sid)
+    return None if session is None else session.live
+
+
+def _with_slot(result: dict[str, Any], step: Step) -> dict[str, Any]:
+    slot = attached_slot(step)
+    if slot is not None:
+        result["_meta"] = {"systemSlot": list(slot)}
+    return result
+
+
 def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
+    if req.method in ("session_new", "session_fork"):
+        return _with_slot({"sessionId": reply.sid}, step.step)
+    if req.method in _ATTACHING:
+        return _with_slot({}, step.step)
     if req.method == "initialize" and wire == V2_WIRE:
         conn = step.step.after.conn(req.conn)
         return {
@@ -426,8 +457,6 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
             "protocolVersion": 1,
             "agentCapabilities": _agent_capabilities(conn.caps if conn else None, wire),
         }
-    if req.method in ("session_new", "session_fork"):
-        return {"sessionId": reply.sid}
     if req.method == "session_list":
         return {"sessions": [{"sessionId": sid, "cwd": CWD} for sid in reply.listed]}
     if req.method == "session_prompt":
