@@ -14,7 +14,7 @@ import pytest
 from model.mutants import MUTANTS, Mutant
 from simulations.engines.domain import domain_for
 from simulations.engines.explore import smallest_bound_showing
-from simulations.engines.stateful import Violation, findings_of, machine_class, run
+from simulations.engines.stateful import Trace, Violation, findings_of, machine_class, run
 from simulations.engines.trace import replay
 
 MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem worth a look
@@ -23,24 +23,59 @@ MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem w
 SEED = 0
 
 
-@pytest.mark.parametrize("mutant", MUTANTS.values(), ids=lambda m: m.name)
-def test_hypothesis_catches_mutant_by_its_declared_id(mutant: Mutant) -> None:
-    """The focused machine fails on the mutant, with the declared id, after shrinking."""
+# Shrinking is most of a failing run's cost (about three quarters here), so every mutant is
+# found without it, and these, one or more per revision and kind of id (a client rule, an agent
+# rule, a step check reading the monitor, a P property, restore across a restart) and the ones
+# whose shrinking once went long or flaky, are also shrunk. The report's kill matrix (make
+# demo) shrinks every mutant and shows each length next to the BFS one.
+SHRUNK = (
+    "created_despite_invalid_params",
+    "turns_use_default_prompt",
+    "load_restores_default",
+    "restart_loses_store",
+    "v1_client_forks_with_unadvertised_override",
+    "v1_client_resends_without_capability",
+    "v2_resume_ignores_new_prompt",
+    "alt_restart_forgets_instructions",
+)
+
+
+def _caught(mutant: Mutant, shrink: bool) -> Trace:
+    """Hypothesis's focused machine fails on ``mutant`` with its declared id; the trace it
+    fails with (shrunk or as found)."""
     domain = domain_for(mutant.revision, mutant.admits)
     cls = machine_class(mutant.tables, domain, checks=[mutant.violates])
-    failure = run(cls, examples=1000, steps=50, seed_value=SEED).error
+    failure = run(cls, examples=1000, steps=50, seed_value=SEED, shrink=shrink).error
     assert isinstance(failure, Violation), failure
     assert failure.rid == mutant.violates
     assert mutant.violates in str(failure)
-    shrunk = findings_of(cls).failure
-    assert shrunk is not None and shrunk[0] == mutant.violates
-    assert 1 <= len(shrunk[1]) <= MAX_STEPS, shrunk
-    # the exhaustive engine: caught too, and its counterexample is no longer
+    found = findings_of(cls).failure
+    assert found is not None and found[0] == mutant.violates
+    assert mutant.violates in replay(found[1], mutant.tables)[-1].violated
+    return found[1]
+
+
+@pytest.mark.parametrize("mutant", MUTANTS.values(), ids=lambda m: m.name)
+def test_hypothesis_and_bfs_catch_mutant_by_its_declared_id(mutant: Mutant) -> None:
+    """The focused machine fails on the mutant, with the declared id; so does the exhaustive
+    engine, within the smallest bound that can show it."""
+    _caught(mutant, shrink=False)
     admits = None if mutant.revision == "rfd-final" else mutant.admits
     ex = smallest_bound_showing(mutant.tables, mutant.violates, admits)
     assert mutant.violates in ex.first, f"BFS misses {mutant.name} in every bound"
-    assert len(shrunk[1]) >= ex.length(mutant.violates), (ex.bound.name, shrunk[1])
     assert mutant.violates in replay(ex.trace(mutant.violates), mutant.tables)[-1].violated
+
+
+@pytest.mark.parametrize("name", SHRUNK)
+def test_hypothesis_shrinks_to_a_short_counterexample_no_shorter_than_bfs(name: str) -> None:
+    """Shrunk, the counterexample is short, and never shorter than the shortest one within the
+    bound (BFS's)."""
+    mutant = MUTANTS[name]
+    shrunk = _caught(mutant, shrink=True)
+    assert 1 <= len(shrunk) <= MAX_STEPS, shrunk
+    admits = None if mutant.revision == "rfd-final" else mutant.admits
+    ex = smallest_bound_showing(mutant.tables, mutant.violates, admits)
+    assert len(shrunk) >= ex.length(mutant.violates), (ex.bound.name, shrunk)
 
 
 def test_run_reports_a_mutant_failure_without_raising() -> None:

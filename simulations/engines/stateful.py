@@ -392,9 +392,13 @@ def findings_of(cls: type[RuleBasedStateMachine]) -> Findings:
 PHASES = (Phase.explicit, Phase.generate, Phase.shrink)
 
 
-def hypothesis_settings(examples: int, steps: int, derandomize: bool = False) -> settings:
+def hypothesis_settings(
+    examples: int, steps: int, derandomize: bool = False, shrink: bool = True
+) -> settings:
+    """The settings every run here uses; ``shrink=False`` stops at the first failing run
+    (found, not minimised: for a check that only asks whether a failure is found)."""
     return settings(
-        phases=PHASES,
+        phases=PHASES if shrink else tuple(p for p in PHASES if p is not Phase.shrink),
         max_examples=examples,
         stateful_step_count=steps,
         deadline=None,
@@ -417,9 +421,10 @@ def run(
     examples: int = 200,
     steps: int = 50,
     seed_value: int | None = None,
+    shrink: bool = True,
 ) -> RunResult:
     """Run a machine class outside pytest; a seed makes the run repeatable."""
-    test = get_state_machine_test(cls, settings=hypothesis_settings(examples, steps))
+    test = get_state_machine_test(cls, settings=hypothesis_settings(examples, steps, shrink=shrink))
     if seed_value is not None:
         test = seed(seed_value)(test)
     t0 = time.perf_counter()
