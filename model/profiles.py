@@ -128,7 +128,7 @@ from typing import Any
 from model import operations
 from model.context import Ctx
 from model.effects import EFFECTS, compose_default, effect, ignore_prompt_fields
-from model.mutants import edit_rows, insert_before, swap_effect, swap_guard
+from model.mutants import MUTANTS, edit_rows, insert_before, swap_effect, swap_guard
 from model.revisions import ALIASES, APPLY_RESENT, KEEP_STORED, REVISIONS, USE_DEFAULT
 from model.tables import Row, Tables
 from model.types import (
@@ -211,6 +211,9 @@ class Profile:
     client_override: str = "capability"
     client_resends: str = "any"
     client: str = ""  # the client profile's name, when one is paired with the agent
+    # a mutant of the same revision the knobs are applied over (``with_mutant``; "" = none):
+    # the agent is that deliberately broken build with this profile's departures on top
+    mutant: str = ""
     restore: str = "stored"
     client_puts_prompt: str = "field"
     compaction: str = "keep"
@@ -232,6 +235,16 @@ class Profile:
                     f"profile {self.name!r}: {knob}: {json.dumps(value)} is not one of {shown}"
                     f"{_did_you_mean(value, words)}"
                 )
+        if self.mutant and self.mutant not in MUTANTS:
+            raise ProfileError(
+                f"profile {self.name!r}: mutant: unknown mutant {self.mutant!r}"
+                f"{_did_you_mean(self.mutant, [*MUTANTS])}"
+            )
+        if self.mutant and MUTANTS[self.mutant].revision != self.revision:
+            raise ProfileError(
+                f"profile {self.name!r}: mutant: {self.mutant} is an edit of "
+                f"{MUTANTS[self.mutant].revision}, not of {self.revision}"
+            )
         if self.restore == "resent" and _reopens_with_prompt(REVISIONS[self.revision].tables):
             raise ProfileError(
                 f'profile {self.name!r}: restore: "resent" is on_load = "default" with '
@@ -272,8 +285,12 @@ class Profile:
         """The knobs set away from the revision's reference agent."""
         return {k: v for k, v in self.knobs().items() if v != CHOICES[k][0]}
 
+    def with_mutant(self, name: str) -> Profile:
+        """This profile over the tables of mutant ``name`` (one of its revision's mutants)."""
+        return dataclass_replace(self, mutant=name)
+
     def tables(self) -> Tables:
-        t = REVISIONS[self.revision].tables
+        t = MUTANTS[self.mutant].tables if self.mutant else REVISIONS[self.revision].tables
         done: list[str] = []
         # restore first: it widens the client's re-sends and adds the rows the other knobs
         # read (the mode readings, the client's re-send policy)
@@ -281,7 +298,12 @@ class Profile:
             try:
                 t = _EDITS[knob](t, value)
             except ValueError:  # each applies alone (checked on creation): one before took its row
-                other = next(k for k in done if self._clash(k, knob))
+                other = next((k for k in done if self._clash(k, knob)), None)
+                if other is None:  # the mutant's edit took it
+                    raise ProfileError(
+                        f"profile {self.name!r}: {knob}: {json.dumps(value)} cannot be combined "
+                        f"with mutant {self.mutant} (both edit the same row; drop one)"
+                    ) from None
                 raise ProfileError(
                     f"profile {self.name!r}: {knob}: {json.dumps(value)} cannot be combined "
                     f"with {other} = {json.dumps(getattr(self, other))} on revision "
@@ -1024,7 +1046,7 @@ def from_mapping(data: Mapping[str, Any], default_name: str | None = None) -> Pr
         raise ProfileError(
             f"profile {data.get('name', default_name)!r}: unknown field {unknown[0]!r}{hint}"
         )
-    for key in ("name", "summary", "source", "revision", "client"):
+    for key in ("name", "summary", "source", "revision", "client", "mutant"):
         if key in data and not isinstance(data[key], str):
             raise ProfileError(f"profile: {key}: expected a string, got {json.dumps(data[key])}")
     name = data.get("name", default_name)

@@ -34,7 +34,7 @@ from typing import Any, Literal, NoReturn
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED
 from model.mutants import MUTANTS
-from model.profiles import CHOICES, CLIENTS, PROFILES, Profile
+from model.profiles import CHOICES, CLIENTS, PROFILES, Profile, ProfileError
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -218,8 +218,11 @@ def check(
             )
         revision = amendment.base
     if profile is not None:
-        if mutant is not None:
-            raise UsageError("argument --profile: a profile and a mutant cannot be combined")
+        if mutant is not None and profile.mutant != mutant:  # the profile's knobs over it
+            try:
+                profile = profile.with_mutant(mutant)
+            except ProfileError as e:
+                raise UsageError(f"argument --mutant: {e}") from None
         refuse_other_revision(profile, revision)
         revision = profile.revision
     revision = revision_for(revision, mutant)
@@ -344,8 +347,8 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
                     causes[rid].append(knob)
         notes: dict[str, str] = {}
         for rid in [r for r, knobs in causes.items() if not knobs]:
-            if verdicts().get(rid) == VIOLATED:
-                notes[rid] = REVISION_ITSELF
+            if verdicts().get(rid) == VIOLATED:  # the build under the knobs breaks it too
+                notes[rid] = f"the mutant {p.mutant} itself" if p.mutant else REVISION_ITSELF
                 continue
             alone = [k for k, v in departures.items() if verdicts(**{k: v}).get(rid) == VIOLATED]
             causes[rid], notes[rid] = alone, EACH_ALONE if alone else TOGETHER
@@ -449,6 +452,8 @@ def _header(result: CheckResult) -> str:
         if result.profile.client:
             who = f"{result.profile.name} with client {result.profile.client}"
             what = f"profile {who} ({result.revision})"
+        if result.profile.mutant:
+            what = what[:-1] + f", over mutant {result.profile.mutant})"
     if result.amendment is not None:
         what = f"amendment {result.amendment.name} of {result.revision}"
     if result.engine == "bfs":

@@ -573,15 +573,21 @@ def _main(argv: Sequence[str] | None) -> int:
                 raise UsageError(f"argument --profile: {e}") from None
             refuse_other_revision(profile, args.revision)  # before the bound is announced
         if args.client is not None:
-            if args.mutant is not None or args.amend is not None:
+            if args.amend is not None:
                 raise UsageError(
                     "argument --client: a client profile pairs with an agent "
-                    "profile or a revision, not with --mutant or --amend"
+                    "profile, a revision or a mutant, not with --amend"
                 )
             try:
-                profile = pair(profile, load_client(args.client), args.revision)
+                rev = revision_for(args.revision, args.mutant) if profile is None else None
+                profile = pair(profile, load_client(args.client), rev)
             except ProfileError as e:
                 raise UsageError(f"argument --client: {e}") from None
+        if profile is not None and args.mutant is not None:  # the knobs over the mutant
+            try:
+                profile = profile.with_mutant(args.mutant)
+            except ProfileError as e:
+                raise UsageError(f"argument --mutant: {e}") from None
         amendment = None
         if args.amend is not None:
             try:

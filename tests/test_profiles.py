@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from model.mutants import MUTANTS
 from model.operations import OPERATION_KNOBS
 from model.profiles import (
     CHOICES,
@@ -568,7 +569,8 @@ def test_the_shipped_client_is_paired_with_its_revisions_reference_agent() -> No
         ('name = "c"\nresends = "sometimes"\n', [], 'resends: "sometimes" is not one of'),
         ('name = "c"\nrevision = "v1-stable"\n', ["--profile", "final-default-on-load"], "v1"),
         ('name = "c"\nresends = "none"\n', [], "has no effect on revision rfd-final"),
-        ('name = "c"\n', ["--mutant", "append_drops_base"], "not with --mutant"),
+        # a client documented on one wire, with a mutant of another revision
+        ('name = "c"\nrevision = "v1-stable"\n', ["--mutant", "append_drops_base"], "on v1"),
     ],
 )
 def test_bad_client_profiles_get_one_line_and_exit_2(
@@ -740,3 +742,41 @@ def test_causes_under_the_hypothesis_engine(capsys: pytest.CaptureFixture[str]) 
         rid: ["on_load"] for rid in ("R16", "P1", "P2", "P3")
     }
     assert out["cause_notes"] == {"P9": REVISION_ITSELF}
+
+
+def test_a_profile_combines_with_a_mutant_and_causes_tell_them_apart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--profile with --mutant: the knobs apply over the mutant's tables; each violated id is
+    put down to the knob or to the mutant (the build the knobs are applied over)."""
+    f = tmp_path / "p.toml"
+    f.write_text('name = "p"\non_load = "default"\n', encoding="utf-8")
+    args = ["check", "--profile", str(f), "--mutant", "fork_drops_parent_prompt"]
+    assert main([*args, "--bound", "small", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["mutant"] == "fork_drops_parent_prompt"
+    assert out["causes"]["R16"] == ["on_load"]
+    assert out["cause_notes"]["R17"] == "the mutant fork_drops_parent_prompt itself"
+    assert main([*args, "--bound", "tiny"]) == 1
+    assert "over mutant fork_drops_parent_prompt" in capsys.readouterr().out
+
+
+def test_a_client_profile_combines_with_a_mutant() -> None:
+    """A client paired with a mutant agent: the mutant's tables under the client's knobs."""
+    client = pair(None, CLIENTS["acpx-any-agent"], "v1-stable").with_mutant(
+        "v1_override_keeps_default"
+    )
+    assert client.tables() != pair(None, CLIENTS["acpx-any-agent"], "v1-stable").tables()
+    assert client.tables() != MUTANTS["v1_override_keeps_default"].tables
+
+
+@pytest.mark.parametrize(
+    ("mutant", "needle"),
+    [("nope", "unknown mutant 'nope'"), ("v1_override_keeps_default", "is an edit of v1-stable")],
+)
+def test_a_mutant_a_profile_cannot_take_is_one_line_and_exit_2(
+    mutant: str, needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--profile", "final-default-on-load", "--mutant", mutant]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
