@@ -651,12 +651,17 @@ def _advertises(t: Tables, value: Any) -> Tables:
     restores or forks it, as if it advertised append."""
     if value != "meta_only":
         return t
-    rows = t.new_session
-    kept = tuple(r for r in rows if "agent_lacks_prompt_capability" not in r.guards)
-    if kept == rows:
-        raise ValueError("no row ignores the prompt of an agent without the capability")
-    t = t.edit("new_session", kept)
+    t = _without_rows(t, "new_session", "agent_lacks_prompt_capability")
     return swap_guard(t, "session", "prompt_capability_here", None)
+
+
+def _without_rows(t: Tables, table: str, guard: str) -> Tables:
+    """``t`` without the rows of ``table`` that ``guard`` guards (ValueError: there are none)."""
+    rows = t.table(table)
+    kept = tuple(r for r in rows if guard not in r.guards)
+    if kept == rows:
+        raise ValueError(f"no row of {table} is guarded by {guard}")
+    return t.edit(table, kept)
 
 
 # the optional session methods (Caps fields) each ``advertises_methods`` value advertises
@@ -676,11 +681,7 @@ def _advertises_methods(t: Tables, value: Any) -> Tables:
     still serves every method, instead of answering -32601."""
     if value != "meta_only":
         return t
-    rows = t.connection
-    kept = tuple(r for r in rows if "method_not_advertised" not in r.guards)
-    if kept == rows:
-        raise ValueError("no row answers an unadvertised method")
-    return t.edit("connection", kept)
+    return _without_rows(t, "connection", "method_not_advertised")
 
 
 def _on_differ(t: Tables, value: Any) -> Tables:

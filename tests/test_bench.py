@@ -7,7 +7,6 @@ guard (the state count must match ``explore``) is checked here, with teeth.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from dataclasses import replace
@@ -16,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import script_module
 
 from model.tables import REFERENCE
 from model.types import World
@@ -27,12 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def floor() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("floor_bench", ROOT / "bench/floor_bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["floor_bench"] = module  # its dataclasses and pickles look themselves up there
-    spec.loader.exec_module(module)
-    return module
+    return script_module("bench/floor_bench.py", "floor_bench")
 
 
 @pytest.mark.parametrize("bound", ["tiny", "small"])

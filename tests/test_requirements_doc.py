@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import script_module
 
 from model.spec import REQUIREMENTS
 
@@ -15,13 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "write_requirements", ROOT / "tools" / "write_requirements.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("tools/write_requirements.py", "write_requirements")
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import script_module
 
 from model.mutants import MUTANTS
 from model.revisions import REVISIONS
@@ -236,17 +236,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 # ---- every mutant's counterexample (the fixture tools/mutant_traces.py writes) --------------
 
 
-def _mutant_traces() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "mutant_traces", ROOT / "tools" / "mutant_traces.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TRACES = _mutant_traces()
+TRACES = script_module("tools/mutant_traces.py", "mutant_traces")
 FIXTURE: dict[str, Any] = TRACES.read_fixture()
 # The shortest counterexample ends where nothing on the wire shows the departure yet (each
 # reason says what a later request would need). Pinned: if validate starts to report one of
