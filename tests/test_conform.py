@@ -295,6 +295,10 @@ BUILDS = [
     ("v1-stable", {"unsupported_blocks": "drop"}, None, "T9", ["ROW-new_session.4"]),
     ("v1-stable", None, "v1_resume_ignores_unknown_mode", "T10", ["ROW-session.12"]),
     ("rfd-final", None, "list_shows_deleted", "S7", ["S7"]),
+    # restore and inherit: the shortest load or fork of a row is of a session created without
+    # a prompt (stored = default), so only the mutants' own paths (M:…) show these faults
+    ("rfd-final", None, "load_restores_default", "R16", ["R16"]),
+    ("rfd-final", None, "fork_drops_parent_prompt", "R17", ["R17"]),
     ("rfd-final", None, "resume_replays_history", "S8", ["ROW-session.5"]),
     # the over-limit text is sent only with big=True (the literal "big", a test-mode symbol)
     ("rfd-final", {"size_limit": "drop"}, None, "R11", ["ROW-new_session.7"]),

@@ -65,7 +65,9 @@ from typing import Any, TypeVar
 from hypothesis import given, seed
 from hypothesis import strategies as st
 
+from model.invariants import CHECKS
 from model.machines import Compiled, RowRef, System
+from model.mutants import MUTANTS
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -356,6 +358,8 @@ def _plan(
         shows = partial(_shows, tables=tables, witness=witness)
         trace = _with_turns(ex.trace_to(si, n, last), tables, shows)
         grouped.setdefault(trace, []).append(wid)
+    for name, trace in _mutant_paths(tables, revision, b).items():
+        grouped.setdefault(_with_turns(trace, tables, lambda _: True), []).append(name)
     for trace in list(grouped):  # a path that begins another one is run as part of it
         longer = [o for o in grouped if len(o.requests) > len(trace.requests)]
         prefix_of = [o for o in longer if o.requests[: len(trace.requests)] == trace.requests]
@@ -363,11 +367,32 @@ def _plan(
             grouped[prefix_of[0]] += grouped.pop(trace)
     tests = []
     for trace, names in grouped.items():
-        targets = tuple(_ref(x) for x in names if not x.startswith("W"))
+        targets = tuple(_ref(x) for x in names if not x.startswith(("W", MUTANT_TEST)))
         fired_here = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
         tests.append(LiveTest("+".join(names), trace, targets, tuple(sorted(fired_here))))
     tests.sort(key=lambda t: (len(t.trace.requests), t.name))
     return tests
+
+
+MUTANT_TEST = "M:"  # a test named after the mutant whose shortest counterexample it runs
+
+
+def _mutant_paths(tables: Tables, revision: str, b: Bound) -> dict[str, Trace]:
+    """Model-based mutation testing: for each agent-side mutant of ``revision`` (an edit of the
+    revision's agent tables: ``model.mutants``), its shortest counterexample within the live
+    bound ``b``, when it has one. A path that reaches a row is not one that shows a fault in it
+    (the shortest load of a session is of one created without a prompt, where the stored and
+    the default prompt are the same); these paths do, for every fault the mutants stand for."""
+    out: dict[str, Trace] = {}
+    if tables != REVISIONS[revision].tables:  # only the revision's own tables have mutants
+        return out
+    for m in MUTANTS.values():
+        if m.revision != revision or m.tables.client != tables.client:
+            continue  # another revision's, or a client's fault: not the agent's to show
+        ex = explore(m.tables, b, checks=[CHECKS[m.violates]], until=m.violates)
+        if m.violates in ex.first:
+            out[MUTANT_TEST + m.name] = ex.trace(m.violates)
+    return out
 
 
 def _ref(name: str) -> RowRef:
