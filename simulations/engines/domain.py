@@ -91,6 +91,14 @@ class Domain:
         ops = tuple(o for o in OPERATIONS if o in (*self.operations, *operations))
         return replace(self, operations=ops)
 
+    def without_over_limit(self) -> Domain:
+        """The domain without the prompts over the agent's size limit (``BIG``), on session/new
+        and re-sent alike: for an agent without a limit, or one a run must not send it to."""
+        reopen = self.reopen_prompts
+        kept = None if reopen is None else tuple(p for p in reopen if not _over_limit(p))
+        prompts = tuple(p for p in self.prompts if not _over_limit(p))
+        return replace(self, prompts=prompts, reopen_prompts=kept)
+
     def set_prompt_values(self) -> tuple[tuple[tuple[Block, ...], str | None], ...]:
         """The (systemPrompt, mode) pairs a set-prompt request carries (before ``admits``):
         one text no session/new or re-send of the domain uses (``"c"`` unless taken), in every
@@ -184,8 +192,9 @@ class Domain:
                 for sid in self.sids:
                     yield Request(COMPACT, conn, sid=sid)
             if SET_PROMPT in self.operations:
+                values = self.set_prompt_values()
                 for sid in self.sids:
-                    for sp, mode in self.set_prompt_values():
+                    for sp, mode in values:
                         yield Request(SET_PROMPT, conn, sid=sid, system_prompt=sp, mode=mode)
 
 
@@ -259,11 +268,5 @@ def profile_domain(d: Domain, profile: Profile) -> Domain | None:
 
         d = replace(d, profiles=tuple(dict.fromkeys(only(c) for c in d.profiles)))
     if profile.size_limit == "none":
-        reopen = d.reopen_prompts
-        kept_reopen = None if reopen is None else tuple(p for p in reopen if not _over_limit(p))
-        d = replace(
-            d,
-            prompts=tuple(p for p in d.prompts if not _over_limit(p)),
-            reopen_prompts=kept_reopen,
-        )
+        d = d.without_over_limit()
     return d

@@ -74,7 +74,6 @@ from model.tables import Tables
 from model.types import (
     BASE,
     BIG,
-    Block,
     BlockKind,
     Caps,
     ClientKind,
@@ -254,27 +253,14 @@ class LiveTest:
     rows: tuple[RowRef, ...] = ()  # every agent row its path fires (``--only`` selects by them)
 
 
-def _has_big(p: tuple[Block, ...] | None) -> bool:
-    return p is not None and any(b.kind is BlockKind.TEXT and b.text == BIG for b in p)
-
-
 def live_bound(revision: str, caps: Caps, *, big: bool = False, bound: str = "small") -> Bound:
     """``bound`` over ``revision``'s wire for one agent: its capability profile only, one
     connection, restarts that keep the profile; without ``big`` no over-limit text."""
     b = bound_for(bound, revision, "same")
     scopes = []
     for s in b.scopes:
-        d = s.domain
-        reopen = d.reopen_prompts
-        d = replace(
-            d,
-            profiles=(_scope_caps(caps, d.profiles, d.clients),),
-            max_connections=1,
-            prompts=tuple(p for p in d.prompts if big or not _has_big(p)),
-            reopen_prompts=None
-            if reopen is None
-            else tuple(p for p in reopen if big or not _has_big(p)),
-        )
+        d = s.domain if big else s.domain.without_over_limit()
+        d = replace(d, profiles=(_scope_caps(caps, d.profiles, d.clients),), max_connections=1)
         scopes.append(replace(s, domain=d))
     return replace(b, scopes=tuple(scopes))
 
