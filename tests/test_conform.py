@@ -488,3 +488,46 @@ def _cmdline_has(d: Path, text: str) -> bool:
         return text.encode() in (d / "cmdline").read_bytes()
     except OSError:
         return False
+
+
+def test_a_cancelled_run_is_not_swallowed_while_an_agent_is_reaped() -> None:
+    """Ctrl-C cancels the run's task; if it lands while the transport waits for a task it has
+    cancelled itself (the agent's stderr reader in ``stop``), the cancellation goes on — the
+    run must not carry on as if nothing had been asked (it once did: exit 1 instead of 130)."""
+    import asyncio
+
+    from simulations.live.transport import _reap
+
+    async def slow_to_die() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.2)  # cleanup, while the run is interrupted
+            raise
+
+    async def run() -> str:
+        inner = asyncio.ensure_future(slow_to_die())
+        await asyncio.sleep(0)
+        inner.cancel()
+        await _reap(inner)
+        return "went on"
+
+    async def main() -> str:
+        outer = asyncio.ensure_future(run())
+        await asyncio.sleep(0.05)
+        outer.cancel()
+        try:
+            return await outer
+        except asyncio.CancelledError:
+            return "cancelled"
+
+    assert asyncio.run(main()) == "cancelled"
+
+    async def alone() -> str:  # the cancelled future's own CancelledError stays quiet
+        inner = asyncio.ensure_future(asyncio.sleep(10))
+        await asyncio.sleep(0)
+        inner.cancel()
+        await _reap(inner)
+        return "went on"
+
+    assert asyncio.run(alone()) == "went on"

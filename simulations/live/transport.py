@@ -140,6 +140,20 @@ async def _refuse(method: str, params: Any, is_notification: bool) -> Any:
     raise RequestError.method_not_found(method)
 
 
+async def _reap(fut: asyncio.Future[Any]) -> None:
+    """Wait for ``fut``, which was just cancelled, whatever it ends with — yet let a
+    cancellation of the waiting task itself through (Ctrl-C or SIGTERM cancel the run's main
+    task; swallowing that here would let the run go on as if nothing had been asked)."""
+    try:
+        await fut
+    except asyncio.CancelledError:
+        me = asyncio.current_task()
+        if me is not None and me.cancelling():
+            raise
+    except BaseException:  # the cancelled future's own end is of no interest
+        pass
+
+
 class LiveAgent:
     """An agent command on stdio; ``log`` holds every message of every process it started."""
 
@@ -242,8 +256,7 @@ class LiveAgent:
             raise
         if send not in done:
             send.cancel()
-            with contextlib.suppress(BaseException):
-                await send
+            await _reap(send)
             if fatal in done:
                 raise AgentFailure(await self._why(fatal.result()))
             raise AgentFailure(f"no answer to {method} within {self.timeout:g} s (timeout)")
@@ -293,8 +306,7 @@ class LiveAgent:
                 os.killpg(proc.pid, signal.SIGKILL)
             if task is not None:
                 task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+                await _reap(task)
 
     async def restart(self) -> None:
         await self.stop()
