@@ -535,3 +535,43 @@ def test_until_gives_the_full_searchs_counterexample_sooner(name: str) -> None:
     assert fast.trace(m.violates) == full.trace(m.violates)
     assert fast.length(m.violates) == full.length(m.violates)
     assert fast.states < full.states and not fast.complete and full.complete
+
+
+# ---- the collector ----------------------------------------------------------------------------
+
+
+def test_searches_run_with_fewer_collections_and_restore_the_thresholds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``explore`` and the Hypothesis driver ``run`` raise the collector's thresholds while they
+    search (a fifth of an exploration's CPU, bench/gc_bench.py) and put back what they found —
+    after an error too, and a caller's higher thresholds are never lowered."""
+    import gc
+
+    import simulations.engines.stateful as stateful
+    from simulations.engines.collector import THRESHOLDS, fewer_collections
+
+    defaults = (700, 10, 10)  # CPython's, whatever this process had
+    seen: list[tuple[int, int, int]] = []
+
+    def machine_test(*_: object, **__: object) -> object:
+        seen.append(gc.get_threshold())
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(stateful, "get_state_machine_test", machine_test)
+    old = gc.get_threshold()
+    try:
+        gc.set_threshold(*defaults)
+        explore(REFERENCE, "tiny", progress=lambda *_: seen.append(gc.get_threshold()), every=1)
+        assert len(seen) > 1 and set(seen) == {THRESHOLDS}
+        assert gc.get_threshold() == defaults
+        seen.clear()
+        with pytest.raises(RuntimeError):
+            stateful.run(stateful.machine_class(REFERENCE), examples=1, steps=1)
+        assert seen == [THRESHOLDS] and gc.get_threshold() == defaults
+        gc.set_threshold(1_000_000, 5, 5)
+        with fewer_collections():
+            assert gc.get_threshold() == (1_000_000, 20, 100)
+        assert gc.get_threshold() == (1_000_000, 5, 5)
+    finally:
+        gc.set_threshold(*old)

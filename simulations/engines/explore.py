@@ -72,6 +72,7 @@ from model.types import (
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.engines.bounds import BOUNDS, Bound, Scope
+from simulations.engines.collector import fewer_collections
 from simulations.engines.exploration import KEEP, Exploration, Parents, Progress, Store, id_order
 from simulations.engines.fanout import eligible, explore_split
 from simulations.engines.symmetry import Canonizer, Renaming
@@ -407,6 +408,7 @@ class _Hits:
             self.ex.witness_at.setdefault(wid, node)
 
 
+@fewer_collections()
 def explore(
     tables: Tables = REFERENCE,
     bound: Bound | str = "small",

@@ -51,6 +51,7 @@ from model.machines import Step, System
 from model.tables import COMPACT, ENVIRONMENT_EVENTS, REFERENCE, SET_PROMPT, Tables
 from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_world
 from model.witnesses import WITNESSES
+from simulations.engines.collector import fewer_collections
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 
 # Hypothesis (since 6.131) sometimes draws a value from the literals of every *local* module
@@ -416,6 +417,7 @@ class RunResult:
     error: BaseException | None = None
 
 
+@fewer_collections()
 def run(
     cls: type[RuleBasedStateMachine],
     examples: int = 200,
