@@ -31,7 +31,6 @@ from model.revisions import REVISIONS
 from model.tables import Tables
 from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
 from simulations.agent import (
-    AGENT_MESSAGE,
     STORE_FILE,
     Build,
     ReferenceAgent,
@@ -42,6 +41,7 @@ from simulations.agent import (
     parse_caps,
 )
 from simulations.api import UsageError
+from simulations.engines.conversation import AGENT_MESSAGE
 from simulations.engines.domain import domain_for, text
 from simulations.engines.scenarios import SCENARIOS
 from simulations.engines.stateful import Trace

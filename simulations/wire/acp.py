@@ -106,8 +106,8 @@ from model.types import (
     PromptCap,
     Reply,
     Request,
-    Slot,
 )
+from simulations.engines.observe import attached_slot
 from simulations.engines.stateful import Trace
 from simulations.engines.trace import (
     COMPACT_TEXT,
@@ -409,21 +409,6 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
     )
 
 
-_ATTACHING = ("session_new", "session_load", "session_resume", "session_fork")
-
-
-def attached_slot(step: Step) -> Slot | None:
-    """The slot the session a successful new, load, resume or fork attaches runs under right
-    after it (the model's live prompt), shown in that result's ``_meta.systemSlot``; None for
-    other requests, errors, or a session the agent did not make active."""
-    req, reply = step.request, step.reply
-    if req.method not in _ATTACHING or not reply.ok:
-        return None
-    sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
-    session = step.after.agent.session(sid)
-    return None if session is None else session.live
-
-
 def _with_slot(result: dict[str, Any], step: Step) -> dict[str, Any]:
     slot = attached_slot(step)
     if slot is not None:
@@ -435,7 +420,7 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
     if req.method in ("session_new", "session_fork"):
         return _with_slot({"sessionId": reply.sid}, step.step)
-    if req.method in _ATTACHING:
+    if req.method in ("session_load", "session_resume"):
         return _with_slot({}, step.step)
     if req.method == "initialize" and wire == V2_WIRE:
         conn = step.step.after.conn(req.conn)
