@@ -40,7 +40,9 @@ Abstractions
     appends the user's blocks, as given, and that chunk to the session's history; a fork
     starts with its parent's history; a reply that says ``replayed``, the model's
     session/load, streams the session's history as ``session/update`` notifications before
-    the result). The transcript ``simulations.wire.acp.transcript`` calls the same function.
+    the result; on the v2 wire each chunk carries the ``messageId`` v2 requires). The
+    transcript ``simulations.wire.acp.transcript`` calls the same function
+    (``simulations.wire.acp.session_updates``).
 
     Prompt texts are carried as given; each session's base prompt is the model's ``BASE``
     symbol, so the prompt result's ``_meta.systemSlot`` and the introspection extension show
@@ -103,7 +105,7 @@ from model.types import (
     sid_key,
 )
 from simulations.api import UsageError, refuse_other_revision, revision_for
-from simulations.engines.conversation import History, Update, converse, kept
+from simulations.engines.conversation import History, Update, kept
 from simulations.engines.trace import wire_method
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
@@ -111,6 +113,7 @@ from simulations.wire.acp import (
     request_of,
     response_message,
     revision_wire,
+    session_updates,
 )
 
 if TYPE_CHECKING:
@@ -442,9 +445,9 @@ class ReferenceAgent:
         step = Step(move.before, req, move.reply, move.after, move.rows)
         self.world = move.after
         prompt = params.get("prompt") if isinstance(params, Mapping) else None
-        self.history, updates = converse(self.history, step, prompt)
-        self._persist()
         ident: int | str = msg_id if msg_id is not None else 0
+        self.history, updates = session_updates(self.history, step, prompt, ident, self.wire)
+        self._persist()
         return Answer(response_message(ident, step, self.wire), updates)
 
     def _introspect(self, msg_id: int | str | None, params: object) -> Answer:

@@ -96,12 +96,17 @@ def test_transcript_pairs_each_sent_request_with_one_answer(case: str) -> None:
     trace, tables, _, _ = CASES[case]
     messages = transcript(trace, tables)
     sent = _sent_client_requests(trace, tables)
-    requests = [m for m in messages if "method" in m]
-    assert len(messages) == 2 * len(sent) == 2 * len(requests)
+    # the agent's notifications (a turn's chunk, a replay) come between a request and its answer
+    notes = [i for i, m in enumerate(messages) if "id" not in m]
+    assert all(messages[i]["method"] == "session/update" for i in notes)
+    assert all("id" in messages[i - 1] or i - 1 in notes for i in notes)
+    pairs = [m for m in messages if "id" in m]
+    requests = [m for m in pairs if "method" in m]
+    assert len(pairs) == 2 * len(sent) == 2 * len(requests)
     assert [m["method"] for m in requests] == [
         r.method.replace("session_", "session/") for r in sent
     ]
-    for req, resp in zip(messages[::2], messages[1::2], strict=True):
+    for req, resp in zip(pairs[::2], pairs[1::2], strict=True):
         assert req["jsonrpc"] == resp["jsonrpc"] == "2.0"
         assert resp["id"] == req["id"]
         assert ("result" in resp) != ("error" in resp)
@@ -196,8 +201,12 @@ def _error_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
          "neither ACP v1 schema"),
         ("response to no request", lambda ms: ms.append({"jsonrpc": "2.0", "id": 99,
                                                          "result": {}}), "answers no request"),
-        ("prompt result without stopReason", lambda ms: ms[5]["result"].pop("stopReason"),
-         "stopReason"),
+        ("prompt result without stopReason",
+         lambda ms: next(m["result"] for m in ms if "stopReason" in m.get("result", {})).pop(
+             "stopReason"), "stopReason"),
+        ("notification without its session",
+         lambda ms: next(m for m in ms if "id" not in m)["params"].pop("sessionId"),
+         "sessionId"),
     ],
 )  # fmt: skip
 def test_validate_transcript_has_teeth(what: str, edit: Any, expected: str) -> None:
@@ -696,3 +705,24 @@ def test_write_counterexample_uses_the_revisions_wire(tmp_path: Path) -> None:
     # an unknown revision keeps the final RFD's wire
     write_counterexample(tmp_path / "f", STRING_TRACE, REFERENCE, "P1", "x", None)
     assert written(tmp_path / "f") == transcript(STRING_TRACE, REFERENCE)
+
+
+def test_a_turn_streams_one_chunk_and_v2_chunks_carry_the_message_id() -> None:
+    """The transcript has the agent's session/update before a turn's answer, checked against
+    the schema of the wire: on v2 a chunk without its messageId is refused."""
+    trace = Trace(
+        OVERRIDE_AGENT, (*INIT, Request("session_new"), Request("session_prompt", sid="s1"))
+    )
+    for wire in ("blocks", "envelope-v2"):
+        messages = transcript(trace, REFERENCE, wire=wire)
+        assert [m.get("method") for m in messages][-3:] == [
+            "session/prompt",
+            "session/update",
+            None,
+        ]
+        update = messages[-2]["params"]["update"]
+        assert update["sessionUpdate"] == "agent_message_chunk"
+        assert update.get("messageId") == ("m3" if wire == "envelope-v2" else None)
+        assert validate_transcript(messages, wire=wire) == []
+    del update["messageId"]
+    assert any("session/update notification" in p for p in validate_transcript(messages, wire=wire))
