@@ -441,6 +441,32 @@ def test_write_counterexample_writes_exactly_five_files(tmp_path: Path) -> None:
     assert back == P1_TRACE and meta["requirement"] == "P1"
 
 
+def test_a_mutant_counterexample_goes_on_until_the_wire_shows_it(tmp_path: Path) -> None:
+    """created_despite_invalid_params: its shortest counterexample ends with an error that
+    stored a session, which no answer shows; the files add the list that shows it and say
+    so. The same trace written as a revision's counterexample (no mutant) is left as it is."""
+    m = MUTANTS["created_despite_invalid_params"]
+    trace = Trace(
+        OVERRIDE_AGENT,
+        (Request("connect", client=ClientKind.ADVERSARIAL), Request("initialize"),
+         Request("session_new", mode="append")),
+    )  # fmt: skip
+    paths = write_counterexample(tmp_path / "m", trace, m.tables, "R15", "rfd-final", m.name)
+    back, meta = load_itf(paths["trace.itf.json"])
+    assert back.requests == (*trace.requests, Request("session_list"))
+    assert meta["counterexample_steps"] == 3
+    note = "The counterexample ends at step 3. Step 4 only shows it on the wire"
+    for name in ("steps.md", "review.md"):
+        assert note in paths[name].read_text(), name
+    assert "counterexample ends at step 3" in paths["sequence.mmd"].read_text()
+    messages = [json.loads(x) for x in paths["transcript.ndjson"].read_text().splitlines()]
+    assert messages[-1]["result"]["sessions"][0]["sessionId"] == "s1"
+    plain = write_counterexample(tmp_path / "r", trace, m.tables, "R15", "rfd-final", None)
+    as_is, plain_meta = load_itf(plain["trace.itf.json"])
+    assert as_is == trace and "counterexample_steps" not in plain_meta
+    assert "only show" not in plain["review.md"].read_text()
+
+
 # ---- each revision's wire --------------------------------------------------------------------
 
 INIT = (CONNECT, Request("initialize"))
