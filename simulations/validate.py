@@ -112,7 +112,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jsonschema import Draft202012Validator
 from transitions.core import MachineError
@@ -445,12 +445,11 @@ class _Errored:
     step: Step  # as it was followed (the world unchanged)
 
 
-@dataclass(frozen=True)
-class _Moved:
+class _Moved(NamedTuple):
     """A model move the stream made (a step it settled, or a connection it opened), to re-run
     from another world: the request with the log's session id, and what the log answered."""
 
-    index: int
+    at: int  # its place among the stream's model moves (``Stream.moves``)
     request: Request
     log_sid: str | None = None
     code: int | None = None
@@ -553,13 +552,25 @@ class Stream:
             req = Request("connect", client=ClientKind.CONFORMING)
             self.world = self.system.step(self.world, req).after
             index = self.conns[name] = len(self.world.connections) - 1
-            self._moved(_Moved(self.moves, req))
+            self._moved(req)
         return index
 
-    def _moved(self, m: _Moved) -> None:
-        self.moved.append(m)
+    def _moved(
+        self,
+        req: Request,
+        log_sid: str | None = None,
+        code: int | None = None,
+        created: str | None = None,
+    ) -> None:
+        """Count a model move; keep it only while an errored answer may need it re-run."""
+        index = self.moves
         self.moves += 1
-        while self.errored and self.moved[0].index > self.errored[0].index + 1:
+        if not self.errored:
+            if self.moved:
+                self.moved.clear()
+            return
+        self.moved.append(_Moved(index, req, log_sid, code, created))
+        while self.errored and self.moved[0].at > self.errored[0].index + 1:
             self.errored.popleft()  # the moves after it are no longer all kept
 
     # ---- entries
@@ -756,7 +767,7 @@ class Stream:
         if got.code is not None:
             self.errored.append(_Errored(self.moves, line, p, step))
         created = got.sid if req.method in ("session_new", "session_fork") else None
-        self._moved(_Moved(self.moves, req, p.log_sid, got.code, created))
+        self._moved(req, p.log_sid, got.code, created)
         self.world = step.after
         self._map_ids(step, got, line)
         self.memo.trim()
@@ -813,7 +824,7 @@ class Stream:
         sids = dict(self.sids)
         try:
             for m in self.moved:
-                if m.index <= since:
+                if m.at <= since:
                     continue
                 step = self.system.step(world, _as_now(m.request, m.log_sid, sids))
                 if not _answers(step, m.code):
