@@ -8,7 +8,10 @@ Scope
     ``mermaid`` (a sequence diagram), ``review_markdown`` (a block to paste into a
     pull-request review) and ``itf`` (an Informal Trace Format file that ``load_itf`` reads
     back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run it).
-    ``write_counterexample`` writes all five files.
+    ``write_counterexample`` writes all five files; a mutant's counterexample goes on with
+    its observing epilogue (``shown_on_the_wire``: the steps after which the wire shows the
+    mutant answering otherwise than its revision's reference agent), and every form says
+    where the counterexample ends.
 
     Each spec revision has its own wire (``simulations.wire.acp``); every rendering takes it
     as ``wire=`` (default ``"blocks"``; ``review_markdown``, ``itf`` and
