@@ -7,10 +7,11 @@ folder (removed at the end): one connection, two sessions created with a prompt,
 cycle over and over — a turn on each session, close the first, load it re-sending its prompt, a
 turn on it, list — with request ids counting up over the whole file, so the model's world comes
 back to the same state every cycle (the cycle's messages are the model's own transcript of
-that cycle, ``simulations.wire.acp.transcript``). It then runs the command-line tool on it in a
-fresh process and prints the messages, seconds, messages/s and the peak RSS of that process
-(``resource.getrusage(RUSAGE_CHILDREN)``), and exits 1 if the run found anything (the log is
-conforming) or is over the targets: ≤ 30 s and ≤ 200 MiB.
+that cycle, ``simulations.wire.acp.transcript``, with the agent's session/update notifications:
+a chunk per turn, the history the load replays — the second cycle's, repeated). It then runs
+the command-line tool on it in a fresh process and prints the messages, seconds, messages/s
+and the peak RSS of that process (``resource.getrusage(RUSAGE_CHILDREN)``), and exits 1 if
+the run found anything (the log is conforming) or is over the targets: ≤ 30 s and ≤ 200 MiB.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def _cycle(revision: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     ]
     rev = REVISIONS[revision]
     msgs = transcript(Trace(profile, tuple(opening + cycle + cycle)), rev.tables, wire=rev.wire)
-    head = len(msgs) - 2 * 2 * len(cycle)
-    return msgs[:head], msgs[head + 2 * len(cycle) :]
+    asked = [i for i, m in enumerate(msgs) if "method" in m and "id" in m]  # not notifications
+    first, second = asked[-2 * len(cycle)], asked[-len(cycle)]
+    return msgs[:first], msgs[second:]
 
 
 def write_log(path: Path, messages: int, revision: str) -> int:
@@ -69,15 +71,16 @@ def write_log(path: Path, messages: int, revision: str) -> int:
         for m in opening:
             f.write(json.dumps(m, sort_keys=True) + "\n")
             written += 1
-        n = max(m["id"] for m in opening)
-        base = min(m["id"] for m in cycle)
+        n = max(m["id"] for m in opening if "id" in m)
+        base = min(m["id"] for m in cycle if "id" in m)
         lines = [json.dumps(m, sort_keys=True) for m in cycle]
-        templates = [(line, m["id"] - base) for line, m in zip(lines, cycle, strict=True)]
+        templates = [(line, m.get("id", 0) - base) for line, m in zip(lines, cycle, strict=True)]
+        requests = sum("id" in m and "method" in m for m in cycle)
         while written + len(cycle) <= messages:
             for line, offset in templates:
                 old = f'"id": {base + offset}'
                 f.write(line.replace(old, f'"id": {n + 1 + offset}', 1) + "\n")
-            n += len(cycle) // 2
+            n += requests
             written += len(cycle)
     return written
 

@@ -59,18 +59,39 @@ Abstractions
     model's reference agent took another) is a note, not a finding. P ids (the end-to-end
     guarantees, not rules of either party) are notes too; SHOULDs (T6) are advisory.
 
+    Some faults leave nothing on the wire where they happen; a later answer shows them, and
+    validation infers them from it:
+
+    - an error answer that nevertheless changed the store (R15 on session/new, P6 for any
+      request): when a later answer departs from the model (a session listed that no success
+      created, a session treated as detached), the errored answers kept (the last 16, within
+      the last 64 model moves, none across a restart) are tried, latest first: the errored
+      step's success path (the model's rows that refused it dropped; where that leaves no
+      row, the trigger's session rows without their guards), then the moves since, re-run;
+      if they answer as the log did and the departing answer is now the model's, the errored
+      step is judged with that effect — its ids at its answer's line — and validation goes
+      on from the explained world (a listed id no success created becomes the session the
+      effect created);
+    - a restart that lost stored prompts (R18; A18 on alt-instructions): a restart shows as
+      an initialize answered on an initialised connection. The first attach after it of a
+      session stored with a prompt whose result shows the slot the session would have if the
+      store had lost that prompt is reported R18 at that answer, naming the restart's line,
+      besides the restore id (R16) it breaks anyway: the wire cannot tell the two apart.
+
     What the wire cannot show is not judged: the system slot is on the wire only in our
     transcripts' ``_meta.systemSlot`` (the model's observation) of a session/prompt result
     (the slot of that turn) and of a session/new, load, resume or fork result (the slot the
     session runs under from then on; where it differs from the model's, the step is judged
     with it, and a later turn that departs is judged alone); history replay on load is
     judged missing only where the log recorded ``session/update`` notifications for that
-    session before. Messages the model
-    does not know (agent→client requests, notifications, ``_`` extensions) are checked
-    against their schema definition and paired, nothing more.
+    session before, and a resume judged replaying where notifications for the session come
+    before its answer (our transcripts carry the reference agent's notifications). Messages
+    the model does not know (agent→client requests, notifications, ``_`` extensions) are
+    checked against their schema definition and paired, nothing more.
 
     Streams: one pass over each log, constant memory in the number of messages (the model's
-    world grows with the sessions created, as the agent's store does). Model steps, checks and
+    world grows with the sessions created, as the agent's store does; the evidence kept for
+    hidden effects is bounded). Model steps, checks and
     schema verdicts are memoised (the model is pure: (world, request) → step).
 
 Source
@@ -86,11 +107,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jsonschema import Draft202012Validator
 from transitions.core import MachineError
@@ -112,11 +134,11 @@ from model.types import (
     evolve,
     initial_world,
 )
+from simulations.engines.observe import attached_slot
 from simulations.wire.acp import (
     SCHEMA_FILES,
     V2_WIRE,
     WireError,
-    attached_slot,
     load_schema,
     request_of,
     schema_registry,
@@ -131,6 +153,9 @@ MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
 _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
 _MEMO_LIMIT = 200_000
 _WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
+# later evidence: the errored answers kept as candidates for a hidden effect, and the steps
+# kept to re-run after one (older ones are forgotten: memory stays bounded)
+_ERRORED_KEPT, _STEPS_KEPT = 16, 64
 # what a table edit that drops a gate may raise when an effect meets a request it never expected
 _ATTACHING = ("session/new", "session/load", "session/resume", "session/fork")
 _ATTACH_METHODS = tuple(m.replace("/", "_") for m in _ATTACHING)
@@ -410,6 +435,27 @@ class _Pending:
     updates: int = 0  # session/update notifications for its session before the answer
 
 
+@dataclass(frozen=True)
+class _Errored:
+    """An answer that was an error, kept in case later answers show it changed the store."""
+
+    index: int  # its place among the stream's model moves (``Stream.moves``)
+    line: int  # the answer's line
+    pending: _Pending
+    step: Step  # as it was followed (the world unchanged)
+
+
+class _Moved(NamedTuple):
+    """A model move the stream made (a step it settled, or a connection it opened), to re-run
+    from another world: the request with the log's session id, and what the log answered."""
+
+    at: int  # its place among the stream's model moves (``Stream.moves``)
+    request: Request
+    log_sid: str | None = None
+    code: int | None = None
+    created: str | None = None  # new / fork: the log's id of the session it created
+
+
 @dataclass
 class _Memo:
     """Steps and their verdicts, shared by every stream of one run (the model is pure)."""
@@ -445,6 +491,14 @@ class Stream:
         self.shown: set[str] = set()  # model sids whose attaching result showed the slot
         self.history: set[str] = set()  # log sids with session/update notifications seen
         self.pending: dict[tuple[object, str, object], _Pending] = {}
+        # later evidence of earlier hidden effects (bounded): errored answers, recent moves
+        self.moves = 0
+        self.errored: deque[_Errored] = deque(maxlen=_ERRORED_KEPT)
+        self.moved: deque[_Moved] = deque(maxlen=_STEPS_KEPT)
+        # a restart seen (initialize answered on an initialised connection): its line, and the
+        # model's sessions stored then that no attach has shown since
+        self.restart_line = self._answer_line = 0
+        self.unattached: set[str] = set()
         self.findings: dict[str, Finding] = {}
         self.notes: dict[str, Finding] = {}
         self.messages = 0
@@ -495,10 +549,29 @@ class Stream:
     def _conn(self, name: object) -> int:
         index = self.conns.get(name)
         if index is None:
-            step = self.system.step(self.world, Request("connect", client=ClientKind.CONFORMING))
-            self.world = step.after
+            req = Request("connect", client=ClientKind.CONFORMING)
+            self.world = self.system.step(self.world, req).after
             index = self.conns[name] = len(self.world.connections) - 1
+            self._moved(req)
         return index
+
+    def _moved(
+        self,
+        req: Request,
+        log_sid: str | None = None,
+        code: int | None = None,
+        created: str | None = None,
+    ) -> None:
+        """Count a model move; keep it only while an errored answer may need it re-run."""
+        index = self.moves
+        self.moves += 1
+        if not self.errored:
+            if self.moved:
+                self.moved.clear()
+            return
+        self.moved.append(_Moved(index, req, log_sid, code, created))
+        while self.errored and self.moved[0].at > self.errored[0].index + 1:
+            self.errored.popleft()  # the moves after it are no longer all kept
 
     # ---- entries
 
@@ -668,11 +741,16 @@ class Stream:
         assert req is not None
         got = self._observed(p, e, msg)
         if req.method == "initialize" and got.code is None:
+            self._answer_line = e.line
             self._initialize(req, msg)
             req = evolve(req, conn=self.conns.get(self._conn_name(e, p.message), req.conn))
         step, bad = self._step(self.world, req)
-        reply = step.reply
         line = e.line
+        if self.errored and _departs(step, got, self.sids) and self._explained(p, got, line):
+            req = p.request
+            assert req is not None
+            step, bad = self._step(self.world, req)
+        reply = step.reply
         if (reply.code is None) != (got.code is None):
             step, judged = self._diverged(step, got, p, line)
             bad = self._checks(step) if judged else ()
@@ -684,9 +762,132 @@ class Stream:
         else:
             step, bad = self._compare(step, bad, got, p, line)
         self._judge(bad, p, line)
+        if self.unattached:
+            self._after_restart(step, got, p, line)
+        if got.code is not None:
+            self.errored.append(_Errored(self.moves, line, p, step))
+        created = got.sid if req.method in ("session_new", "session_fork") else None
+        self._moved(req, p.log_sid, got.code, created)
         self.world = step.after
         self._map_ids(step, got, line)
         self.memo.trim()
+
+    # ---- later evidence of what an earlier answer hid
+
+    def _explained(self, p: _Pending, got: _Observed, line: int) -> bool:
+        """The answer departs from the model: is it what an earlier errored answer's hidden
+        effect explains? For each kept errored answer (latest first) whose success path
+        changes the store (``_effect``), the moves since are re-run from the world that
+        effect leaves; if they answer as the log did and the departing request now gets what
+        the log shows, that answer is judged with the effect (its ids at its line: R15 for a
+        session/new, P6 in general) and validation goes on from the explained world."""
+        for cand in reversed(self.errored):
+            effect = self._effect(cand.step)
+            if effect is None:
+                continue
+            rerun = self._rerun(effect.after, cand.index, p, got)
+            if rerun is None:
+                continue
+            world, sids = rerun
+            self._note(
+                cand.line,
+                f"{cand.pending.method}: the agent answered error {cand.step.reply.code} yet "
+                f"changed its store as a success would (shown by the answer at line {line})",
+            )
+            self._judge(self._checks(effect), cand.pending, cand.line)
+            self.world, self.sids = world, sids
+            self.back = {v: k for k, v in sids.items()}
+            self.errored.clear()
+            assert p.request is not None
+            sid = None if p.log_sid is None else sids.get(p.log_sid, f"?{p.log_sid}")
+            p.request = evolve(p.request, sid=sid) if p.log_sid is not None else p.request
+            return True
+        return False
+
+    def _effect(self, step: Step) -> Step | None:
+        """``step`` (answered with an error) as the agent took it, if its success path changes
+        the store: the reply stays the error, the world is what success would leave."""
+        before, req = step.before, step.request
+        tried = self._succeeding(before, req)
+        if tried is None:  # a gate with no success row: the trigger's rows without guards
+            tried = self._succeeding(before, req, _unguarded(self.tables, req.method))
+        if tried is None or tried.after.agent.store == before.agent.store:
+            return None
+        after = observe(before, req, step.reply, evolve(tried.after, observed=before.observed))
+        return Step(before, req, step.reply, after, tried.rows)
+
+    def _rerun(
+        self, world: World, since: int, p: _Pending, got: _Observed
+    ) -> tuple[World, dict[str, str]] | None:
+        """The moves after ``since`` re-run from ``world``, then ``p``'s request: the world and
+        the id map if each answers as the log did (None: the log departs from this one too)."""
+        sids = dict(self.sids)
+        try:
+            for m in self.moved:
+                if m.at <= since:
+                    continue
+                step = self.system.step(world, _as_now(m.request, m.log_sid, sids))
+                if not _answers(step, m.code):
+                    return None
+                created = _created(step) if step.reply.ok else None
+                if m.created is not None and created is not None:
+                    sids[m.created] = created
+                world = step.after
+            assert p.request is not None
+            step = self.system.step(world, _as_now(p.request, p.log_sid, sids))
+        except _UNFIT:
+            return None
+        if not _answers(step, got.code):
+            return None
+        if got.listed is not None:  # ids the log lists and never saw created: the effect's
+            back = set(sids.values())
+            unseen = [s for s in got.listed if s not in sids]
+            free = [s for s in step.reply.listed if s not in back]
+            if len(unseen) != len(free):
+                return None
+            sids.update(zip(unseen, free, strict=True))
+            if sorted(sids[s] for s in got.listed) != sorted(step.reply.listed):
+                return None
+        return world, sids
+
+    def _after_restart(self, step: Step, got: _Observed, p: _Pending, line: int) -> None:
+        """The first attach of a session stored at the restart: where its result shows the
+        slot the session would have had if the store had lost its prompt at the restart,
+        report R18 (A18 on alt-instructions) with the restart's line; the wire cannot tell
+        that from a load that ignored the stored prompt (R16, judged as before)."""
+        sid = step.request.sid
+        if step.request.method not in _ATTACH_METHODS or sid not in self.unattached:
+            return
+        if not step.reply.ok:
+            return
+        self.unattached.discard(sid)
+        before = step.before
+        try:  # the model's own answer (``step`` may carry the slot the log showed)
+            model = _attach_slot(self.system.step(before, step.request))
+        except _UNFIT:
+            return
+        if got.slot is None or model is None or got.slot == model:
+            return
+        s = before.agent.session(sid)
+        assert s is not None
+        lost = evolve(before, agent=before.agent.with_session(evolve(s, blocks=None, mode=None)))
+        try:
+            forgot = self.system.step(lost, step.request)
+        except _UNFIT:
+            return
+        if _attach_slot(forgot) != got.slot:
+            return
+        restart = Step(before, Request("restart"), Reply(), lost)
+        ids = [r for r in self._checks(restart) if r in ("R18", "A18")]
+        for rid in ids:
+            self._report(
+                rid,
+                line,
+                f"{p.method} (line {p.line}): the session comes back without the prompt it "
+                f"was stored with, as if the restart at line {self.restart_line} lost it: "
+                f"{REQUIREMENTS[rid].text} (the wire cannot tell a store that lost the prompt "
+                "from a load that ignored it, R16)",
+            )
 
     def _initialize(self, req: Request, msg: dict[str, Any]) -> None:
         result = msg.get("result")
@@ -697,11 +898,15 @@ class Stream:
             name = next(k for k, v in self.conns.items() if v == req.conn)
             self.world = self.system.step(self.world, Request("restart", profile=caps)).after
             self.conns.clear()
+            self.errored.clear()  # hidden effects are not looked for across a restart
             self._conn(name)
             self.attached.clear()
             self.shown.clear()
+            self.restart_line = self._answer_line
+            self.unattached = {s.sid for s in self.world.agent.store if s.blocks is not None}
         elif self.world.agent.profile != caps:
             self.world = evolve(self.world, agent=evolve(self.world.agent, profile=caps))
+            self.errored.clear()
 
     def _note(self, line: int, text: str) -> None:
         self._report(NOTE, line, text)
@@ -735,10 +940,10 @@ class Stream:
         self._note(line, f"{p.method}: the agent succeeded; the model has no way to (kept as is)")
         return Step(before, req, Reply(sid=step.reply.sid), before, step.rows), False
 
-    def _succeeding(self, before: World, req: Request) -> Step | None:
+    def _succeeding(self, before: World, req: Request, tables: Tables | None = None) -> Step | None:
         """The model's step on ``req`` with the rows that refused it dropped, one after the
         other, until it succeeds (None: no edit of the tables takes it)."""
-        tables = self.tables
+        tables = self.tables if tables is None else tables
         for _ in range(5):
             try:
                 tried = System(tables).step(before, req)
@@ -838,6 +1043,43 @@ def _created(step: Step) -> str | None:
     before = {s.sid for s in step.before.agent.store}
     new = [s.sid for s in step.after.agent.store if s.sid not in before]
     return new[0] if new else step.reply.sid
+
+
+def _unguarded(tables: Tables, trigger: str) -> Tables:
+    """``tables`` whose session rows for ``trigger`` have no guards (what the agent did
+    anyway, where a guard left no row that succeeds)."""
+    rows = tables.session
+    return tables.edit(
+        "session", tuple(r._replace(guards=()) if r.trigger == trigger else r for r in rows)
+    )
+
+
+def _answers(step: Step, code: int | None) -> bool:
+    """The model's reply is what the log answered: success, or an error of that code."""
+    if code is None:
+        return step.reply.ok
+    return step.reply.error and code in (step.reply.code, _UNKNOWN_CODE)
+
+
+def _departs(step: Step, got: _Observed, sids: Mapping[str, str]) -> bool:
+    """The log's answer is not the model's: error for success or the other way, another
+    error code, or a list with ids the model does not list."""
+    if not _answers(step, got.code):
+        return True
+    if got.listed is None:
+        return False
+    return sorted(sids.get(s, f"?{s}") for s in got.listed) != sorted(step.reply.listed)
+
+
+def _as_now(req: Request, log_sid: str | None, sids: Mapping[str, str]) -> Request:
+    """``req`` with the model's id for the log's ``log_sid`` under ``sids``."""
+    if log_sid is None:
+        return req
+    return evolve(req, sid=sids.get(log_sid, f"?{log_sid}"))
+
+
+def _attach_slot(step: Step) -> tuple[str, ...] | None:
+    return attached_slot(step) if step.reply.ok else None
 
 
 def _readings(req: Request) -> Iterator[Request]:

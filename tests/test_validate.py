@@ -21,8 +21,9 @@ from simulations import api
 from simulations.engines.bounds import WIRE, Bound
 from simulations.engines.stateful import Trace
 from simulations.engines.trace import replay
-from simulations.outputs.forms import write_counterexample
+from simulations.outputs.forms import shown_on_the_wire, write_counterexample
 from simulations.validate import Result, validate_files
+from simulations.wire.acp import transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "validate"
@@ -238,16 +239,6 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 TRACES = script_module("tools/mutant_traces.py", "mutant_traces")
 FIXTURE: dict[str, Any] = TRACES.read_fixture()
-# The shortest counterexample ends where nothing on the wire shows the departure yet (each
-# reason says what a later request would need). Pinned: if validate starts to report one of
-# them, this list must shrink.
-UNSEEN_ON_THE_WIRE = {
-    "created_despite_invalid_params": "the session stored despite the error is in no answer",
-    "error_still_detaches": "the session the failed close detached is never used again",
-    "restart_forgets_prompts": "a restart is no message; only a later load shows the loss",
-    "alt_restart_forgets_instructions": "a restart is no message; only a later load shows it",
-    "resume_replays_history": "the session has no turn: replaying its history sends nothing",
-}
 
 
 def _reported(result: Result) -> set[str]:
@@ -262,33 +253,96 @@ def test_the_fixture_has_every_mutant() -> None:
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_every_mutant_counterexample_reports_its_id(tmp_path: Path, name: str) -> None:
-    """The transcript ``counterexample --mutant NAME`` writes, validated against the mutant's
-    revision, reports the id the mutant declares (P ids among the notes) — except where the
-    shortest counterexample ends before the wire can show it (``UNSEEN_ON_THE_WIRE``)."""
+    """The transcript ``counterexample --mutant NAME`` writes (the shortest counterexample and,
+    where the wire does not show it yet, the observing epilogue after which it does),
+    validated against the mutant's revision, reports the id the mutant declares (P ids among
+    the notes): all 55."""
     m = MUTANTS[name]
     trace = TRACES.trace_of(FIXTURE[name])
     assert m.violates in replay(trace, m.tables)[-1].violated  # a counterexample of its id
     path = _written(tmp_path, name, trace, m.violates, name)
-    reported = _reported(validate_files([path], m.revision))
-    assert (m.violates in reported) is (name not in UNSEEN_ON_THE_WIRE), sorted(reported)
+    assert m.violates in _reported(validate_files([path], m.revision))
 
 
-def test_a_later_request_shows_what_the_shortest_one_hides(tmp_path: Path) -> None:
-    """restart_forgets_prompts: add a load after the restart and the wire shows the loss."""
-    m = MUTANTS["restart_forgets_prompts"]
-    trace = TRACES.trace_of(FIXTURE["restart_forgets_prompts"])
-    assert trace.requests[-1].method == "restart"
-    longer = Trace(
-        trace.profile,
-        (
-            *trace.requests,
-            Request("connect"),
-            Request("initialize"),
-            Request("session_load", sid="s1"),
-        ),
-    )
-    path = _written(tmp_path, "longer", longer, m.violates, "restart_forgets_prompts")
-    assert "R16" in _reported(validate_files([path], m.revision))
+def _validated(tmp_path: Path, name: str) -> tuple[Result, list[dict[str, Any]]]:
+    """The mutant's written counterexample transcript, validated, and its messages."""
+    m = MUTANTS[name]
+    path = _written(tmp_path, name, TRACES.trace_of(FIXTURE[name]), m.violates, name)
+    log = [json.loads(line) for line in path.read_text().splitlines()]
+    return validate_files([path], m.revision), log
+
+
+def _log_file(tmp_path: Path, name: str, log: list[dict[str, Any]]) -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(m) + "\n" for m in log))
+    return path
+
+
+def test_a_later_answer_shows_what_an_error_hid(tmp_path: Path) -> None:
+    """An error that nevertheless changed the store is judged with that effect, at the errored
+    answer's line, once a later answer needs it: R15 (created_despite_invalid_params: the list
+    shows the session the refused session/new stored), P6 (error_still_detaches: the close
+    refused on another connection detached the session, so its own connection's close is
+    refused). Cut before that answer, the log shows nothing of it."""
+    result, log = _validated(tmp_path, "created_despite_invalid_params")
+    assert [m.get("method") for m in log][-2:] == ["session/list", None]
+    errored = next(i for i, m in enumerate(log, 1) if "error" in m)
+    assert (errored, len(log)) == (4, 6)
+    assert _ids(result) == {"R13": 3, "R15": 4}  # R13: the client sent a mode alone
+    assert "(shown by the answer at line 6)" in next(n.message for n in result.notes if n.line == 4)
+    cut = validate_files([_log_file(tmp_path, "cut.ndjson", log[:-2])], "rfd-final")
+    assert _ids(cut) == {"R13": 3}
+    result, log = _validated(tmp_path, "error_still_detaches")
+    errored = next(i for i, m in enumerate(log, 1) if "error" in m)
+    assert (errored, len(log)) == (8, 10) and "error" in log[-1]
+    assert {n.rid: n.line for n in result.notes if n.rid[0] == "P"} == {"P6": errored}
+    assert result.findings == []
+    cut = validate_files([_log_file(tmp_path, "cut2.ndjson", log[:-2])], "rfd-final")
+    assert cut.findings == [] and cut.notes == []
+
+
+def test_a_restart_that_lost_the_prompt_is_named_at_the_first_load(tmp_path: Path) -> None:
+    """restart_forgets_prompts (R18) and alt_restart_forgets_instructions (A18): the first load
+    after the restart (an initialize answered on an initialised connection) comes back without
+    the stored prompt; besides the restore id (R16, A12) the store's id is reported there,
+    naming the restart's line, and the message says the wire cannot tell the two apart."""
+    for name, rid, restore in (
+        ("restart_forgets_prompts", "R18", "R16"),
+        ("alt_restart_forgets_instructions", "A18", "A12"),
+    ):
+        result, log = _validated(tmp_path, name)
+        inits = [i for i, m in enumerate(log, 1) if "agentCapabilities" in m.get("result", {})]
+        assert len(inits) == 2 and log[-2]["method"] == "session/load"
+        found = {f.rid: f for f in result.findings}
+        assert found[rid].line == found[restore].line == len(log)
+        assert f"the restart at line {inits[1]}" in found[rid].message
+        assert "the wire cannot tell" in found[rid].message
+    # the reference agent's log of the same run: the load restores the prompt, nothing is said
+    trace = observed(TRACES.trace_of(FIXTURE["restart_forgets_prompts"]), "restart_forgets_prompts")
+    ref = REVISIONS["rfd-final"].tables
+    paths = write_counterexample(tmp_path / "ref", trace, ref, "R18", "rfd-final", None)
+    clean = validate_files([paths["transcript.ndjson"]], "rfd-final")
+    assert clean.findings == [] and {n.rid for n in clean.notes} == {"P9"}
+
+
+def test_a_resume_that_replays_shows_once_the_session_had_a_turn(tmp_path: Path) -> None:
+    """resume_replays_history (S8): the epilogue gives the session a turn, the next resume
+    streams it back as session/update notifications before its answer; without them the
+    same log is clean."""
+    result, log = _validated(tmp_path, "resume_replays_history")
+    assert _ids(result) == {"S8": len(log)}
+    replayed = [m for m in log[-4:] if m.get("method") == "session/update"]
+    assert [u["params"]["update"]["sessionUpdate"] for u in replayed] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+    ]
+    quiet = [m for m in log if m.get("method") != "session/update"]
+    assert validate_files([_log_file(tmp_path, "quiet.ndjson", quiet)], "rfd-final").findings == []
+
+
+def observed(trace: Trace, mutant: str) -> Trace:
+    """The trace with the mutant's observing epilogue (what its counterexample files show)."""
+    return shown_on_the_wire(trace, MUTANTS[mutant].tables, mutant)
 
 
 def test_an_attach_result_slot_is_judged(tmp_path: Path) -> None:
@@ -313,19 +367,17 @@ def _recorded(trace: Trace, revision: str, store: Path) -> list[dict[str, Any]]:
     notifications the agent sent before its answer, the answer."""
     test_agent = importlib.import_module("test_agent")
     wire = REVISIONS[revision].wire
-    caps = trace.profile
-    args = test_agent.agent_args(revision, caps, store)
-    live, notes = test_agent.run_live(trace, REVISIONS[revision].tables, wire, args)
-    log: list[dict[str, Any]] = []
-    for k in range(0, len(live), 2):
-        log += [live[k], *notes[k // 2], live[k + 1]]
+    args = test_agent.agent_args(revision, trace.profile, store)
+    log: list[dict[str, Any]] = test_agent.run_live(trace, REVISIONS[revision].tables, wire, args)
     return log
 
 
 def test_the_reference_agent_recorded_run_reports_nothing(tmp_path: Path) -> None:
-    """A live v1-stable run (prompt, close, load with the prompt re-sent, restart, load again,
-    fork) validated as recorded: no finding, no departure noted; the same log with the
-    history replay dropped from the second load is caught (S8)."""
+    """A live v1-stable run (prompt, close, a turn refused on the closed session, load with
+    the prompt re-sent, restart, load again, fork) validated as recorded: no finding, no
+    departure noted — an errored answer and a restart are where validate looks for hidden
+    effects, and there are none. The log is the model's transcript, notifications included.
+    The same log with the history replay dropped from the last load is caught (S8)."""
     envelope = dict(system_prompt=A, mode="append")
     trace = Trace(
         Caps(PromptCap.OVERRIDE, load_session=True, resume=True, fork=True, close=True),
@@ -334,6 +386,7 @@ def test_the_reference_agent_recorded_run_reports_nothing(tmp_path: Path) -> Non
             Request("session_new", **envelope),  # type: ignore[arg-type]
             Request("session_prompt", sid="s1"),
             Request("session_close", sid="s1"),
+            Request("session_prompt", sid="s1"),  # -32600: not attached
             Request("session_load", sid="s1", **envelope),  # type: ignore[arg-type]
             Request("session_prompt", sid="s1"),
             Request("restart"),
@@ -344,7 +397,9 @@ def test_the_reference_agent_recorded_run_reports_nothing(tmp_path: Path) -> Non
         ),
     )
     log = _recorded(trace, "v1-stable", tmp_path / "store")
-    assert any(m.get("method") == "session/update" for m in log)
+    assert log == transcript(trace, REVISIONS["v1-stable"].tables, wire="envelope")
+    assert sum(m.get("method") == "session/update" for m in log) == 9  # 3 chunks, 2 + 4 replayed
+    assert sum("error" in m for m in log) == 1
     path = tmp_path / "live.ndjson"
     path.write_text("".join(json.dumps(m) + "\n" for m in log))
     result = validate_files([path], "v1-stable")
