@@ -34,13 +34,15 @@ Abstractions
     profile: restarts are "same"), so stopping the process and starting it again with the same
     ``--store`` is a real restart. Without ``--store`` everything lives in memory.
 
-    Conversation content is not in the model: the agent keeps it beside the store. A
-    session/prompt that the model answers with success streams one ``agent_message_chunk``
-    before its result and appends the user's blocks (as given) and that chunk to the session's
-    history; a fork starts with its parent's history; a reply that says ``replayed`` (the
-    model's session/load) streams the session's history as ``session/update`` notifications
-    before the result. The transcript ``simulations.wire.acp.transcript`` shows requests and
-    responses only, so notifications are what a live transcript has beyond it.
+    Conversation content is not in the model: the agent keeps it beside the store, and what
+    it streams is ``simulations.engines.conversation.converse`` (a session/prompt that the
+    model answers with success streams one ``agent_message_chunk`` before its result and
+    appends the user's blocks, as given, and that chunk to the session's history; a fork
+    starts with its parent's history; a reply that says ``replayed``, the model's
+    session/load, streams the session's history as ``session/update`` notifications before
+    the result; on the v2 wire each chunk carries the ``messageId`` v2 requires). The
+    transcript ``simulations.wire.acp.transcript`` calls the same function
+    (``simulations.wire.acp.session_updates``).
 
     Prompt texts are carried as given; each session's base prompt is the model's ``BASE``
     symbol, so the prompt result's ``_meta.systemSlot`` and the introspection extension show
@@ -103,6 +105,7 @@ from model.types import (
     sid_key,
 )
 from simulations.api import UsageError, refuse_other_revision, revision_for
+from simulations.engines.conversation import History, Update, kept
 from simulations.engines.trace import wire_method
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
@@ -110,6 +113,7 @@ from simulations.wire.acp import (
     request_of,
     response_message,
     revision_wire,
+    session_updates,
 )
 
 if TYPE_CHECKING:
@@ -118,7 +122,6 @@ if TYPE_CHECKING:
 PROG = "python -m simulations.agent"
 STORE_FILE = "agent-store.json"
 STORE_FORMAT = "acp-sysprompt-agent-store/1"
-AGENT_MESSAGE = "(reference agent) turn done"  # the text every successful turn streams
 _STDIN_LIMIT = 50 * 1024 * 1024  # bytes of one incoming line, as the SDK's own agents allow
 # wire method name → the model's trigger
 _TRIGGERS = {wire_method(t): t for t in CLIENT_REQUESTS}
@@ -254,9 +257,6 @@ class StoreError(ValueError):
     """An unreadable store file; the message names the file and the field."""
 
 
-History = dict[str, list[dict[str, Any]]]  # sessionId → its session/update ``update`` objects
-
-
 def store_json(world: World, history: History) -> dict[str, Any]:
     """The agent's durable state as the store file holds it."""
     return {
@@ -272,7 +272,7 @@ def store_json(world: World, history: History) -> dict[str, Any]:
                 "content": None if s.blocks is None else list(s.blocks),
                 "mode": None if s.mode is None else s.mode.value,
                 "live": None if s.live is None else list(s.live),
-                "history": history.get(s.sid, []),
+                "history": list(history.get(s.sid, ())),
             }
             for s in world.agent.store
         ],
@@ -300,7 +300,7 @@ def _count(data: Mapping[str, Any], key: str) -> int:
     return value
 
 
-def _session_of(entry: object, where: str) -> tuple[Session, list[dict[str, Any]]]:
+def _session_of(entry: object, where: str) -> tuple[Session, tuple[Update, ...]]:
     if not isinstance(entry, Mapping):
         raise StoreError(f"{where}: expected an object, got {entry!r}")
     sid = entry.get("sessionId")
@@ -329,10 +329,10 @@ def _session_of(entry: object, where: str) -> tuple[Session, list[dict[str, Any]
         None if mode is None else modes[str(mode)],
         _texts(entry.get("live"), f"{where}.live"),
     )
-    return session, list(history)
+    return session, tuple(history)
 
 
-def read_store(path: Path, caps: Caps) -> tuple[World, History]:
+def read_store(path: Path, caps: Caps) -> tuple[World, dict[str, tuple[Update, ...]]]:
     """The world a store file describes (the agent advertising ``caps``, no connections, the
     monitor sealed) and the sessions' histories; StoreError names the field."""
     try:
@@ -347,7 +347,7 @@ def read_store(path: Path, caps: Caps) -> tuple[World, History]:
     if not isinstance(entries, list):
         raise StoreError(f"sessions: expected an array, got {entries!r}")
     sessions: list[Session] = []
-    history: History = {}
+    history: dict[str, tuple[Update, ...]] = {}
     for i, entry in enumerate(entries):
         session, h = _session_of(entry, f"sessions[{i}]")
         sessions.append(session)
@@ -386,10 +386,6 @@ def _error(msg_id: int | str | None, code: int, message: str) -> Answer:
     return Answer({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
-def _text_update(kind: str, block: object) -> dict[str, Any]:
-    return {"sessionUpdate": kind, "content": block}
-
-
 class ReferenceAgent:
     """One agent process of the model: its world, its tables and (optionally) its store."""
 
@@ -397,7 +393,7 @@ class ReferenceAgent:
         self.build = build
         self.system = System(build.tables)
         self.store = None if store is None else store / STORE_FILE
-        self.history: History = {}
+        self.history: dict[str, tuple[Update, ...]] = {}
         self.restarted = False  # it started on an existing store (a restart of the model)
         world = evolve(initial_world(build.caps), observed=SEALED)
         if store is not None:
@@ -421,8 +417,7 @@ class ReferenceAgent:
         return self.system.move(world, req).after
 
     def _persist(self) -> None:
-        kept = {s.sid for s in self.world.agent.store}
-        self.history = {sid: h for sid, h in self.history.items() if sid in kept}
+        self.history = kept(self.history, self.world)
         if self.store is None:
             return
         text = json.dumps(store_json(self.world, self.history), indent=1, sort_keys=True)
@@ -449,30 +444,11 @@ class ReferenceAgent:
             return _error(msg_id, INTERNAL_ERROR, f"the model could not step {method}: {e}")
         step = Step(move.before, req, move.reply, move.after, move.rows)
         self.world = move.after
-        updates = self._conversation(req, step, params)
-        self._persist()
+        prompt = params.get("prompt") if isinstance(params, Mapping) else None
         ident: int | str = msg_id if msg_id is not None else 0
+        self.history, updates = session_updates(self.history, step, prompt, ident, self.wire)
+        self._persist()
         return Answer(response_message(ident, step, self.wire), updates)
-
-    def _conversation(self, req: Request, step: Step, params: object) -> list[dict[str, Any]]:
-        """Keep each session's history; the updates to stream before the response."""
-        reply = step.reply
-        if not reply.ok:
-            return []
-        if reply.sid is not None:  # session/new, session/fork
-            inherited = self.history.get(req.sid or "", []) if req.method == "session_fork" else []
-            self.history[reply.sid] = [dict(u) for u in inherited]
-            return []
-        sid = req.sid or ""
-        if reply.replayed:
-            return [{"sessionId": sid, "update": u} for u in self.history.get(sid, [])]
-        if req.method != "session_prompt":
-            return []
-        blocks = params.get("prompt") if isinstance(params, Mapping) else None
-        said = _text_update("agent_message_chunk", {"type": "text", "text": AGENT_MESSAGE})
-        turn = [_text_update("user_message_chunk", b) for b in blocks or () if isinstance(b, dict)]
-        self.history.setdefault(sid, []).extend([*turn, said])
-        return [{"sessionId": sid, "update": said}]
 
     def _introspect(self, msg_id: int | str | None, params: object) -> Answer:
         sid = params.get("sessionId") if isinstance(params, Mapping) else None

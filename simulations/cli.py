@@ -5,8 +5,10 @@ Scope
     shortest transcript the engine found. ``explore`` writes the reachable-state graph (PNG,
     SVG, GraphML, DOT), the machines drawn from their tables and a coverage report;
     ``counterexample`` writes one counterexample in five forms (steps, JSON-RPC transcript,
-    Mermaid, PR review block, ITF trace); ``replay`` re-runs an ITF trace; ``report`` writes
-    the reviewer's report; ``list`` names the revisions, mutants, engines and bounds.
+    Mermaid, PR review block, ITF trace; a mutant's goes on with the steps after which the
+    wire shows it, ``simulations.outputs.forms.shown_on_the_wire``); ``replay`` re-runs an
+    ITF trace; ``report`` writes the reviewer's report; ``list`` names the revisions,
+    mutants, engines and bounds.
 
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
@@ -338,7 +340,7 @@ def _run_explore(args: argparse.Namespace) -> int:
 
 
 def _run_counterexample(args: argparse.Namespace) -> int:
-    from simulations.outputs.forms import write_counterexample
+    from simulations.outputs.forms import load_itf, write_counterexample
 
     args.revision = revision_for(args.revision, args.mutant)
     tables = tables_for(args.revision, args.mutant)
@@ -361,8 +363,13 @@ def _run_counterexample(args: argparse.Namespace) -> int:
         state = "holds" if ex.complete else "was not found before the interruption"
         print(f"acp-sysprompt: {rid} {state} within bound {bound.name}: no counterexample")
         return 1 if ex.complete else INTERRUPTED
-    paths = write_counterexample(out, ex.trace(rid), tables, rid, args.revision, args.mutant)
+    paths = write_counterexample(
+        out, ex.trace(rid), tables, rid, args.revision, args.mutant, bound=bound
+    )
     print(f"{rid} violated: shortest counterexample {ex.length(rid)} steps (bound {bound.name})")
+    shown = len(load_itf(paths["trace.itf.json"])[0]) - len(ex.trace(rid))
+    if shown:
+        print(f"  the mutant shows on the wire {shown} step(s) later (the observing epilogue)")
     for p in paths.values():
         print(f"  {p}")
     return 0

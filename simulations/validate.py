@@ -112,11 +112,11 @@ from model.types import (
     evolve,
     initial_world,
 )
+from simulations.engines.observe import attached_slot
 from simulations.wire.acp import (
     SCHEMA_FILES,
     V2_WIRE,
     WireError,
-    attached_slot,
     load_schema,
     request_of,
     schema_registry,

@@ -11,6 +11,7 @@ Every process is stopped in a ``finally``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import queue
 import random
@@ -31,7 +32,6 @@ from model.revisions import REVISIONS
 from model.tables import Tables
 from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
 from simulations.agent import (
-    AGENT_MESSAGE,
     STORE_FILE,
     Build,
     ReferenceAgent,
@@ -42,11 +42,12 @@ from simulations.agent import (
     parse_caps,
 )
 from simulations.api import UsageError
+from simulations.engines.conversation import AGENT_MESSAGE
 from simulations.engines.domain import domain_for, text
 from simulations.engines.scenarios import SCENARIOS
 from simulations.engines.stateful import Trace
 from simulations.engines.trace import replay
-from simulations.wire.acp import INTROSPECTION_METHOD, revision_wire, transcript
+from simulations.wire.acp import INTROSPECTION_METHOD, notification, revision_wire, transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 10.0  # seconds one answer may take before the test fails (it never should)
@@ -107,18 +108,15 @@ class Live:
 
 
 def _requests(messages: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    return iter(m for m in messages if "method" in m)
+    return iter(m for m in messages if "method" in m and "id" in m)
 
 
-def run_live(
-    trace: Trace, tables: Tables, wire: str, args: list[str]
-) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
-    """The live transcript of ``trace`` (requests and responses, as ``transcript`` has them)
-    and the notifications before each response. ``connect`` starts the process, ``restart``
+def run_live(trace: Trace, tables: Tables, wire: str, args: list[str]) -> list[dict[str, Any]]:
+    """The live transcript of ``trace``: each request ``transcript`` sends, the notifications
+    the agent sent before its answer, the answer. ``connect`` starts the process, ``restart``
     stops it: the next connect starts a new one on the same arguments (and store)."""
     sent = _requests(transcript(trace, tables, wire=wire))
     live: list[dict[str, Any]] = []
-    notes: list[list[dict[str, Any]]] = []
     agent: Live | None = None
     try:
         for req in trace.requests:
@@ -132,13 +130,12 @@ def run_live(
             else:
                 assert agent is not None
                 message = next(sent)
-                n, response = agent.request(message)
-                live += [message, response]
-                notes.append(n)
+                notes, response = agent.request(message)
+                live += [message, *notes, response]
     finally:
         if agent is not None:
             agent.stop()
-    return live, notes
+    return live
 
 
 def agent_args(revision: str, caps: Caps, store: Path, *more: str) -> list[str]:
@@ -205,19 +202,22 @@ def test_live_transcripts_equal_the_models(revision: str, tmp_path: Path) -> Non
     full = default_caps(wire)
     traces["walk"] = walk(revision, full, seed=1, steps=50)
     assert len(traces) >= 2  # rfd-final: 3 scenarios, v1-stable: 1 (a restart in it)
+    notified: dict[str, int] = {}
     for name, trace in traces.items():
         store = tmp_path / name
         expected = transcript(trace, tables, wire=wire)
-        live, notes = run_live(trace, tables, wire, agent_args(revision, trace.profile, store))
-        assert live == expected, name
+        live = run_live(trace, tables, wire, agent_args(revision, trace.profile, store))
+        assert live == expected, name  # requests, notifications and answers alike
         # the notifications: a streamed chunk per answered turn, the history on a replay
         replayed = [
             r
             for r in replay(trace, tables)
             if r.step.sent and r.step.request.method not in ("connect", "restart")
         ]
-        for r, n in zip(replayed, notes, strict=True):
+        asked = [i for i, m in enumerate(live) if "method" in m and "id" in m]
+        for r, i in zip(replayed, asked, strict=True):
             reply, req = r.step.reply, r.step.request
+            n = list(itertools.takewhile(lambda m: "id" not in m, live[i + 1 :]))
             if reply.ok and req.method == "session_prompt":
                 assert [x["params"]["update"]["sessionUpdate"] for x in n] == [
                     "agent_message_chunk"
@@ -225,7 +225,9 @@ def test_live_transcripts_equal_the_models(revision: str, tmp_path: Path) -> Non
             elif not (reply.ok and reply.replayed):
                 assert n == [], (name, req)
             assert all(x["params"]["sessionId"] == req.sid for x in n)
+        notified[name] = sum(m.get("method") == "session/update" for m in live)
         assert (store / STORE_FILE).is_file()
+    assert notified["walk"] > 0, notified
 
 
 def run_in_process(trace: Trace, build: Build, store: Path) -> list[dict[str, Any]]:
@@ -241,7 +243,7 @@ def run_in_process(trace: Trace, build: Build, store: Path) -> list[dict[str, An
             assert agent is not None
             message = next(sent)
             answer = agent.handle(message["id"], message["method"], message["params"])
-            out += [message, answer.response]
+            out += [message, *map(notification, answer.updates), answer.response]
     return out
 
 
@@ -325,13 +327,14 @@ def _faulty_case(
     trace = Trace(caps, _close_and_load(new))
     reference = transcript(trace, REVISIONS[revision].tables, wire=wire)
     predicted = transcript(trace, build_tables, wire=wire)
-    live, _ = run_live(trace, build_tables, wire, agent_args(revision, caps, tmp_path, *args))
+    live = run_live(trace, build_tables, wire, agent_args(revision, caps, tmp_path, *args))
     assert live == predicted  # the faulty build answers what its own tables say …
     differ = [i for i, (a, b) in enumerate(zip(live, reference, strict=True)) if a != b]
     # … which departs from the reference where the load answers (its result shows the slot
-    # the session runs under) and on the last turn
-    assert differ == [len(live) - 3, len(live) - 1]
-    assert reference[-3]["result"]["_meta"]["systemSlot"] == [BASE, "a"]
+    # the session runs under) and on the last turn (after its streamed chunk)
+    assert differ == [len(live) - 4, len(live) - 1]
+    assert live[-2]["method"] == "session/update"
+    assert reference[-4]["result"]["_meta"]["systemSlot"] == [BASE, "a"]
     assert reference[-1]["result"]["_meta"]["systemSlot"] == [BASE, "a"]
 
 

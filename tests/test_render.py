@@ -96,12 +96,17 @@ def test_transcript_pairs_each_sent_request_with_one_answer(case: str) -> None:
     trace, tables, _, _ = CASES[case]
     messages = transcript(trace, tables)
     sent = _sent_client_requests(trace, tables)
-    requests = [m for m in messages if "method" in m]
-    assert len(messages) == 2 * len(sent) == 2 * len(requests)
+    # the agent's notifications (a turn's chunk, a replay) come between a request and its answer
+    notes = [i for i, m in enumerate(messages) if "id" not in m]
+    assert all(messages[i]["method"] == "session/update" for i in notes)
+    assert all("id" in messages[i - 1] or i - 1 in notes for i in notes)
+    pairs = [m for m in messages if "id" in m]
+    requests = [m for m in pairs if "method" in m]
+    assert len(pairs) == 2 * len(sent) == 2 * len(requests)
     assert [m["method"] for m in requests] == [
         r.method.replace("session_", "session/") for r in sent
     ]
-    for req, resp in zip(messages[::2], messages[1::2], strict=True):
+    for req, resp in zip(pairs[::2], pairs[1::2], strict=True):
         assert req["jsonrpc"] == resp["jsonrpc"] == "2.0"
         assert resp["id"] == req["id"]
         assert ("result" in resp) != ("error" in resp)
@@ -196,8 +201,12 @@ def _error_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
          "neither ACP v1 schema"),
         ("response to no request", lambda ms: ms.append({"jsonrpc": "2.0", "id": 99,
                                                          "result": {}}), "answers no request"),
-        ("prompt result without stopReason", lambda ms: ms[5]["result"].pop("stopReason"),
-         "stopReason"),
+        ("prompt result without stopReason",
+         lambda ms: next(m["result"] for m in ms if "stopReason" in m.get("result", {})).pop(
+             "stopReason"), "stopReason"),
+        ("notification without its session",
+         lambda ms: next(m for m in ms if "id" not in m)["params"].pop("sessionId"),
+         "sessionId"),
     ],
 )  # fmt: skip
 def test_validate_transcript_has_teeth(what: str, edit: Any, expected: str) -> None:
@@ -430,6 +439,32 @@ def test_write_counterexample_writes_exactly_five_files(tmp_path: Path) -> None:
     assert str(paths["trace.itf.json"]) in paths["review.md"].read_text()
     back, meta = load_itf(paths["trace.itf.json"])
     assert back == P1_TRACE and meta["requirement"] == "P1"
+
+
+def test_a_mutant_counterexample_goes_on_until_the_wire_shows_it(tmp_path: Path) -> None:
+    """created_despite_invalid_params: its shortest counterexample ends with an error that
+    stored a session, which no answer shows; the files add the list that shows it and say
+    so. The same trace written as a revision's counterexample (no mutant) is left as it is."""
+    m = MUTANTS["created_despite_invalid_params"]
+    trace = Trace(
+        OVERRIDE_AGENT,
+        (Request("connect", client=ClientKind.ADVERSARIAL), Request("initialize"),
+         Request("session_new", mode="append")),
+    )  # fmt: skip
+    paths = write_counterexample(tmp_path / "m", trace, m.tables, "R15", "rfd-final", m.name)
+    back, meta = load_itf(paths["trace.itf.json"])
+    assert back.requests == (*trace.requests, Request("session_list"))
+    assert meta["counterexample_steps"] == 3
+    note = "The counterexample ends at step 3. Step 4 only shows it on the wire"
+    for name in ("steps.md", "review.md"):
+        assert note in paths[name].read_text(), name
+    assert "counterexample ends at step 3" in paths["sequence.mmd"].read_text()
+    messages = [json.loads(x) for x in paths["transcript.ndjson"].read_text().splitlines()]
+    assert messages[-1]["result"]["sessions"][0]["sessionId"] == "s1"
+    plain = write_counterexample(tmp_path / "r", trace, m.tables, "R15", "rfd-final", None)
+    as_is, plain_meta = load_itf(plain["trace.itf.json"])
+    assert as_is == trace and "counterexample_steps" not in plain_meta
+    assert "only show" not in plain["review.md"].read_text()
 
 
 # ---- each revision's wire --------------------------------------------------------------------
@@ -696,3 +731,24 @@ def test_write_counterexample_uses_the_revisions_wire(tmp_path: Path) -> None:
     # an unknown revision keeps the final RFD's wire
     write_counterexample(tmp_path / "f", STRING_TRACE, REFERENCE, "P1", "x", None)
     assert written(tmp_path / "f") == transcript(STRING_TRACE, REFERENCE)
+
+
+def test_a_turn_streams_one_chunk_and_v2_chunks_carry_the_message_id() -> None:
+    """The transcript has the agent's session/update before a turn's answer, checked against
+    the schema of the wire: on v2 a chunk without its messageId is refused."""
+    trace = Trace(
+        OVERRIDE_AGENT, (*INIT, Request("session_new"), Request("session_prompt", sid="s1"))
+    )
+    for wire in ("blocks", "envelope-v2"):
+        messages = transcript(trace, REFERENCE, wire=wire)
+        assert [m.get("method") for m in messages][-3:] == [
+            "session/prompt",
+            "session/update",
+            None,
+        ]
+        update = messages[-2]["params"]["update"]
+        assert update["sessionUpdate"] == "agent_message_chunk"
+        assert update.get("messageId") == ("m3" if wire == "envelope-v2" else None)
+        assert validate_transcript(messages, wire=wire) == []
+    del update["messageId"]
+    assert any("session/update notification" in p for p in validate_transcript(messages, wire=wire))

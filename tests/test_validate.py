@@ -313,12 +313,8 @@ def _recorded(trace: Trace, revision: str, store: Path) -> list[dict[str, Any]]:
     notifications the agent sent before its answer, the answer."""
     test_agent = importlib.import_module("test_agent")
     wire = REVISIONS[revision].wire
-    caps = trace.profile
-    args = test_agent.agent_args(revision, caps, store)
-    live, notes = test_agent.run_live(trace, REVISIONS[revision].tables, wire, args)
-    log: list[dict[str, Any]] = []
-    for k in range(0, len(live), 2):
-        log += [live[k], *notes[k // 2], live[k + 1]]
+    args = test_agent.agent_args(revision, trace.profile, store)
+    log: list[dict[str, Any]] = test_agent.run_live(trace, REVISIONS[revision].tables, wire, args)
     return log
 
 

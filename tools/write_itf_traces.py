@@ -32,7 +32,7 @@ def write_all(out: Path, names: list[str] | None = None) -> list[Path]:
         if m.violates not in ex.first:
             raise SystemExit(f"write_itf_traces: mutant {name} shows no {m.violates} up to default")
         paths = write_counterexample(
-            out / name, ex.trace(m.violates), m.tables, m.violates, "rfd-final", name
+            out / name, ex.trace(m.violates), m.tables, m.violates, m.revision, name, bound=ex.bound
         )
         written.append(paths["trace.itf.json"])
     return written

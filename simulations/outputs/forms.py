@@ -54,6 +54,8 @@ from model.types import (
     World,
     initial_world,
 )
+from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.observe import observing_epilogue, requests_in
 from simulations.engines.stateful import Trace
 from simulations.engines.trace import (
     ReplayedStep,
@@ -80,6 +82,7 @@ __all__ = [
     "mermaid",
     "replay_command",
     "review_markdown",
+    "shown_on_the_wire",
     "steps_markdown",
     "write_counterexample",
 ]
@@ -204,14 +207,22 @@ def steps_markdown(
     *,
     wire: str = "blocks",
     keep: Callable[[str], bool] | None = None,
+    counterexample: int | None = None,
 ) -> str:
-    """A Markdown table: one row per request, with only what that request changed."""
+    """A Markdown table: one row per request, with only what that request changed.
+
+    ``counterexample``: the number of steps that are the counterexample, where the trace goes
+    on with its observing epilogue (``shown_on_the_wire``); a row between says where it ends
+    and that the steps after it only show it on the wire.
+    """
     rows = [
         "| # | request | reply | what changed | violated |",
         "|---:|---|---|---|---|",
         f"| 0 | agent starts | | agent profile {_cell(trace.profile.label())} | |",
     ]
     for i, r in enumerate(replay(trace, tables, keep), 1):
+        if i - 1 == counterexample:
+            rows.append(f"| | {_cell(_epilogue_note(counterexample, len(trace)))} | | | |")
         step = r.step
         changed = "; ".join(changes(step.before, step.after))
         label = _request_label(step.request, wire)
@@ -220,6 +231,16 @@ def steps_markdown(
             f"| {_cell(changed)} | {_ids(r.violated, rid)} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _epilogue_note(counterexample: int, length: int) -> str:
+    one = length == counterexample + 1
+    shown = f"Step {length} only shows" if one else f"Steps {counterexample + 1}–{length} only show"
+    return (
+        f"*The counterexample ends at step {counterexample}. {shown} it on the wire: the "
+        "shortest continuation after which the faulty agent answers otherwise than the "
+        "reference agent (the observing epilogue).*"
+    )
 
 
 # ---- (c) the sequence diagram ----------------------------------------------------------------
@@ -252,8 +273,10 @@ def mermaid(
     *,
     wire: str = "blocks",
     keep: Callable[[str], bool] | None = None,
+    counterexample: int | None = None,
 ) -> str:
-    """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply."""
+    """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply (with
+    ``counterexample``, a note where the counterexample ends and its epilogue begins)."""
     steps = replay(trace, tables, keep)
     first = _first_violation(steps, rid)
     participants: dict[str, str] = {}
@@ -261,6 +284,11 @@ def mermaid(
         f"    Note over Agent: agent starts advertising {_advertised(trace.profile, wire)}"
     ]
     for i, r in enumerate(steps, 1):
+        if i - 1 == counterexample:
+            body.append(
+                f"    Note over Agent: the counterexample ends at step {counterexample}; "
+                "what follows only shows it on the wire"
+            )
         step, req = r.step, r.step.request
         epoch = step.before.restarts
         if req.method == "connect":
@@ -330,10 +358,13 @@ def review_markdown(
     shortest: bool = True,
     wire: str | None = None,
     profile: str | None = None,
+    counterexample: int | None = None,
 ) -> str:
     """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay.
 
     The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
+    ``counterexample``: how many steps are the counterexample, where the trace goes on with
+    the steps that only show it on the wire (``shown_on_the_wire``).
     """
     wire = wire_for(revision, wire)
     keep = keep_for(revision)
@@ -357,7 +388,9 @@ def review_markdown(
     else:
         bound = ", the shortest within the bound" if shortest else ""
         verdict = f"**violated** — found by {found_by}: {first} steps{bound}."
-        if first < len(steps):
+        if counterexample is not None and counterexample < len(steps):
+            verdict += " " + _epilogue_note(counterexample, len(steps)).strip("*")
+        elif first < len(steps):
             verdict += f" (The trace goes on to step {len(steps)}.)"
     lines = [
         f"### {rid} {status} — {subject}",
@@ -368,7 +401,9 @@ def review_markdown(
         "",
         verdict,
         "",
-        steps_markdown(trace, tables, rid, wire=wire, keep=keep).rstrip("\n"),
+        steps_markdown(
+            trace, tables, rid, wire=wire, keep=keep, counterexample=counterexample
+        ).rstrip("\n"),
         "",
         "Replay:",
         "",
@@ -525,8 +560,12 @@ def itf(
     *,
     wire: str | None = None,
     profile: str | None = None,
+    counterexample: int | None = None,
 ) -> dict[str, Any]:
     """The trace as ITF: state 0 is the starting world, state i the world after request i.
+
+    With ``counterexample`` (the trace goes on with its observing epilogue), ``#meta``'s
+    ``counterexample_steps`` says how many states after the first are the counterexample.
 
     Actions are the model's requests on every wire (``load_itf`` gives them back exactly, a
     prompt on session/load, resume or fork included); ``#meta.wire`` names the wire
@@ -555,7 +594,7 @@ def itf(
             }
         )
     what = f"revision {revision}" + (f", mutant {mutant}" if mutant else "")
-    meta = {
+    meta: dict[str, Any] = {
         "format": "ITF",
         "format-description": ITF_DESCRIPTION_URL,
         "source": "acp-sysprompt-model",
@@ -567,6 +606,8 @@ def itf(
         "agent_profile": profile,  # an implementation profile (model.profiles), if any
         "profile": caps_json(trace.profile),
     }
+    if counterexample is not None and counterexample < len(trace):
+        meta["counterexample_steps"] = counterexample
     return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
 
 
@@ -588,6 +629,24 @@ def load_itf(source: Path | str | Mapping[str, Any]) -> tuple[Trace, dict[str, A
 FILES = ("steps.md", "transcript.ndjson", "sequence.mmd", "review.md", "trace.itf.json")
 
 
+def shown_on_the_wire(
+    trace: Trace, tables: Tables, mutant: str | None, bound: Bound | None = None
+) -> Trace:
+    """A mutant's counterexample with its observing epilogue
+    (``simulations.engines.observe.observing_epilogue``, the slot shown as our transcripts
+    show it): the trace itself where the wire already shows the mutant answering otherwise
+    than its revision's reference agent, else the shortest continuation after which it does,
+    over the requests of the scope of ``bound`` (default: the ``default`` bound on the
+    revision's wire) the trace was found in. Without a mutant (a revision's, an amendment's
+    or a profile's counterexample), ``trace`` unchanged."""
+    m = MUTANTS.get(mutant) if mutant is not None else None
+    if m is None:
+        return trace
+    rev = REVISIONS[m.revision]
+    b = bound if bound is not None else BOUNDS["default"].restricted(rev.admits)
+    return observing_epilogue(trace, tables, rev.tables, requests_in(b, trace, tables))
+
+
 def write_counterexample(
     out_dir: Path | str,
     trace: Trace,
@@ -598,25 +657,33 @@ def write_counterexample(
     *,
     wire: str | None = None,
     profile: str | None = None,
+    bound: Bound | None = None,
 ) -> dict[str, Path]:
     """Write the five renderings of one counterexample into ``out_dir``; return their paths.
 
     Messages and labels follow ``wire``, by default the revision's (``revision_wire``); a
     shipped profile whose client writes the prompt in ``_meta`` (``meta_methods``) has its
-    transcript show it there.
+    transcript show it there. A mutant's counterexample goes on with its observing epilogue
+    (``shown_on_the_wire``; ``bound``: the bound it was found in), so its transcript shows
+    the departure; steps.md, review.md, the diagram and the ITF ``#meta`` say which steps are
+    the counterexample and which only show it on the wire.
     """
     wire = wire_for(revision, wire)
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = {name: d / name for name in FILES}
     keep = keep_for(revision)
+    shown = shown_on_the_wire(trace, tables, mutant, bound)
+    steps = len(trace) if len(shown) > len(trace) else None
+    trace = shown
     paths["steps.md"].write_text(
-        steps_markdown(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
+        steps_markdown(trace, tables, rid, wire=wire, keep=keep, counterexample=steps),
+        encoding="utf-8",
     )
     meta = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
     write_ndjson(transcript(trace, tables, wire=wire, meta=meta), paths["transcript.ndjson"])
     paths["sequence.mmd"].write_text(
-        mermaid(trace, tables, rid, wire=wire, keep=keep), encoding="utf-8"
+        mermaid(trace, tables, rid, wire=wire, keep=keep, counterexample=steps), encoding="utf-8"
     )
     review = review_markdown(
         trace,
@@ -627,9 +694,12 @@ def write_counterexample(
         path=paths["trace.itf.json"],
         wire=wire,
         profile=profile,
+        counterexample=steps,
     )
     paths["review.md"].write_text(review, encoding="utf-8")
-    doc = itf(trace, tables, rid, revision, mutant, wire=wire, profile=profile)
+    doc = itf(
+        trace, tables, rid, revision, mutant, wire=wire, profile=profile, counterexample=steps
+    )
     paths["trace.itf.json"].write_text(
         json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )

@@ -49,11 +49,16 @@ Abstractions
     or fork result: the slot the session it attached runs under from then on
     (``attached_slot``), so a composition or restore that went wrong shows where it happened,
     before any turn. Request
-    ids count up over the whole transcript. session/load's history replay
-    (``session/update`` notifications) is not shown.
+    ids count up over the whole transcript. Before an answer come the ``session/update``
+    notifications the reference agent sends (``simulations.engines.conversation``: one
+    ``agent_message_chunk`` per successful turn, the session's history on a load that
+    replays it), each exactly as ``python -m simulations.agent`` sends it (both call
+    ``session_updates``).
 
     Base fields are checked against the stable v1 schema; it has no session/fork, so fork
-    messages are checked against the unstable schema's ForkSessionRequest/Response. The RFD
+    messages are checked against the unstable schema's ForkSessionRequest/Response; a
+    ``session/update`` notification against ``SessionNotification`` (v2:
+    ``UpdateSessionNotification``) in the ``AgentNotification`` envelope. The RFD
     fields are checked per wire, and refused on methods the wire does not put them on: for
     "blocks" and "string" against shapes written here (no official schema has them), for
     "envelope" against the official ``SystemPrompt`` and ``SessionSystemPromptCapabilities``.
@@ -106,8 +111,9 @@ from model.types import (
     PromptCap,
     Reply,
     Request,
-    Slot,
 )
+from simulations.engines.conversation import USER_PROMPT, History, Update, converse
+from simulations.engines.observe import attached_slot
 from simulations.engines.stateful import Trace
 from simulations.engines.trace import (
     COMPACT_TEXT,
@@ -267,7 +273,7 @@ def _params(req: Request, wire: str, meta: Collection[str] = ()) -> dict[str, An
     elif m in ("session_load", "session_resume", "session_fork"):
         p = {"sessionId": req.sid, "cwd": CWD, "mcpServers": []}
     elif m == "session_prompt":
-        p = {"sessionId": req.sid, "prompt": [{"type": "text", "text": "hello"}]}
+        p = {"sessionId": req.sid, "prompt": [dict(b) for b in USER_PROMPT]}
     elif m == COMPACT:  # a slash command is a prompt turn whose text names it
         p = {"sessionId": req.sid, "prompt": [{"type": "text", "text": COMPACT_TEXT}]}
     elif m == "session_list":
@@ -409,21 +415,6 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
     )
 
 
-_ATTACHING = ("session_new", "session_load", "session_resume", "session_fork")
-
-
-def attached_slot(step: Step) -> Slot | None:
-    """The slot the session a successful new, load, resume or fork attaches runs under right
-    after it (the model's live prompt), shown in that result's ``_meta.systemSlot``; None for
-    other requests, errors, or a session the agent did not make active."""
-    req, reply = step.request, step.reply
-    if req.method not in _ATTACHING or not reply.ok:
-        return None
-    sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
-    session = step.after.agent.session(sid)
-    return None if session is None else session.live
-
-
 def _with_slot(result: dict[str, Any], step: Step) -> dict[str, Any]:
     slot = attached_slot(step)
     if slot is not None:
@@ -435,7 +426,7 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
     if req.method in ("session_new", "session_fork"):
         return _with_slot({"sessionId": reply.sid}, step.step)
-    if req.method in _ATTACHING:
+    if req.method in ("session_load", "session_resume"):
         return _with_slot({}, step.step)
     if req.method == "initialize" and wire == V2_WIRE:
         conn = step.step.after.conn(req.conn)
@@ -482,10 +473,27 @@ def response_message(msg_id: int | str, step: Step, wire: str = "blocks") -> dic
     return _response(msg_id, ReplayedStep(step, ()), _check_wire(wire))
 
 
+def session_updates(
+    history: History, step: Step, prompt: object, msg_id: int | str, wire: str
+) -> tuple[dict[str, tuple[Update, ...]], list[dict[str, Any]]]:
+    """The conversations after ``step`` and the ``session/update`` params the agent sends
+    before its answer to request ``msg_id`` (``simulations.engines.conversation.converse``;
+    on the v2 wire each chunk carries ``messageId`` ``m<msg_id>``, as the prompt result
+    does). The reference agent and ``transcript`` both call it."""
+    return converse(history, step, prompt, f"m{msg_id}" if wire == V2_WIRE else None)
+
+
+def notification(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``session/update`` notification message with ``params``."""
+    return {"jsonrpc": "2.0", "method": "session/update", "params": dict(params)}
+
+
 def transcript(
     trace: Trace, tables: Tables, *, wire: str = "blocks", meta: Collection[str] = ()
 ) -> list[dict[str, Any]]:
-    """The JSON-RPC 2.0 messages on the wire, in order: each sent request, then its answer.
+    """The JSON-RPC 2.0 messages on the wire, in order: each sent request, the
+    ``session/update`` notifications the reference agent sends before answering it (a turn's
+    chunk, a load's history replay: ``session_updates``), then its answer.
 
     ``wire`` (one of ``WIRES``, see ``revision_wire``) decides how systemPrompt and its
     capability look; a request that wire cannot carry raises ValueError. On the methods
@@ -494,15 +502,19 @@ def transcript(
     """
     _check_wire(wire)
     out: list[dict[str, Any]] = []
+    history: dict[str, tuple[Update, ...]] = {}
     n = 0
     for r in replay(trace, tables):
         req = r.step.request
         if req.method in ENVIRONMENT_EVENTS or not r.step.sent:
+            history, _ = converse(history, r.step)  # nothing on the wire; the store may shrink
             continue
         n += 1
         method = wire_method(req.method)
         params = _params(req, wire, meta)
         out.append({"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+        history, updates = session_updates(history, r.step, params.get("prompt"), n, wire)
+        out += [notification(u) for u in updates]
         out.append(_response(n, r, wire))
     return out
 
@@ -673,6 +685,38 @@ def _load_v2(directory: str | None) -> dict[str, MethodSchema]:
     }
 
 
+@lru_cache(maxsize=8)
+def _notifications(directory: str | None, wire: str) -> dict[str, tuple[str, str]]:
+    """Agent→client notification method → (URI, ``$defs`` name of its params): the v2 file
+    on the v2 wire, else the v1 files (stable first)."""
+    found: dict[str, tuple[str, str]] = {}
+    for uri in (_SDK_V2,) if wire == V2_WIRE else (_STABLE, _UNSTABLE):
+        for name, d in _resource(directory, uri)["$defs"].items():
+            if d.get("x-side") == "client" and name.endswith("Notification"):
+                method = d.get("x-method")
+                if isinstance(method, str):
+                    found.setdefault(method, (uri, name))
+    return found
+
+
+@lru_cache(maxsize=32)
+def _notification_validator(directory: str | None, method: str, wire: str) -> Any:
+    uri, name = _notifications(directory, wire)[method]
+    base = _SDK_V2 if wire == V2_WIRE else _STABLE
+    schema = {
+        "allOf": [{"$ref": f"{base}#/$defs/AgentNotification"}],
+        "type": "object",
+        "required": ["jsonrpc", "method", "params"],
+        "additionalProperties": False,
+        "properties": {
+            "jsonrpc": {"const": "2.0"},
+            "method": {"const": method},
+            "params": {"$ref": f"{uri}#/$defs/{name}"},
+        },
+    }
+    return Draft202012Validator(schema, registry=_registry(directory, wire))
+
+
 def _methods(directory: str | None, wire: str) -> dict[str, MethodSchema]:
     return _load_v2(directory) if wire == V2_WIRE else _load(directory)[1]
 
@@ -771,16 +815,25 @@ def validate_transcript(
     may appear (anywhere else they are refused), the params' field shapes and the initialize
     result's ``sessionCapabilities.systemPrompt`` — shape only for "blocks" and "string", the
     2026-11 schema's ``SystemPrompt`` and ``SessionSystemPromptCapabilities`` for "envelope".
+    An agent→client notification (``session/update``) is checked against the
+    AgentNotification envelope and its params ``$def``.
     The schemas are the vendored ones unless ``spec_dir`` (laid out like them) is given.
     """
     _check_wire(wire)
     directory = _dir(spec_dir)
     methods = _methods(directory, wire)
+    notifications = _notifications(directory, wire)
     pending: dict[Any, str] = {}
     problems: list[str] = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, Mapping):
             problems.append(f"message {i}: not a JSON object")
+            continue
+        if "method" in msg and "id" not in msg and msg["method"] in notifications:
+            method = msg["method"]
+            validator = _notification_validator(directory, method, wire)
+            for error in validator.iter_errors(dict(msg)):
+                problems.append(_problem(i, method, "notification", wire, error))
             continue
         if "method" in msg:
             method, kind = msg["method"], "request"
