@@ -243,7 +243,7 @@ def test_the_watchdog_ends_a_test_that_keeps_the_agent_busy(tmp_path: Path) -> N
     )
     argv = _script(tmp_path, "slow", body)
     only = ["ROW-connection.10"]
-    report = conform(argv, revision="rfd-final", timeout=2.0, test_timeout=0.6, only=only)
+    report = conform(argv, revision="rfd-final", timeout=2.0, test_timeout=0.3, only=only)
     msgs = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
     assert any("watchdog" in m for m in msgs), msgs
     assert all(not alive(pid) for run in report.runs for pid in run.pids)
@@ -411,10 +411,10 @@ def test_the_reference_agent_built_as_each_agent_side_mutant_fails_its_id(name: 
     setup = kill_setup(name, caps)
     if setup is None:
         # a fault only a second connection to the same agent shows (stdio is one): the
-        # mutant's shortest counterexample in the default bound closes from connection 1
+        # mutant's shortest counterexample in the default bound (its SHARED scope) needs one
         shortest = mutant_path(name, bound_for("default", m.revision, "same"))
-        assert shortest is not None and shortest.requests[-1].conn == 1
-        assert name == "error_still_detaches"
+        assert shortest is not None and any(r.conn == 1 for r in shortest.requests)
+        assert name == "error_still_detaches"  # the one exception (README, "conform")
         return
     shown, big = setup
     extra = ["--mutant", name] + ([] if shown == caps else ["--caps", caps_text(shown)])

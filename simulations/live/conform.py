@@ -93,6 +93,7 @@ from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore, requests
+from simulations.engines.observe import observing_epilogue, requests_in
 from simulations.engines.stateful import Trace, hypothesis_settings
 from simulations.engines.trace import (
     ReplayedStep,
@@ -130,6 +131,7 @@ SCHEMA_ID = "SCHEMA"  # every message's shape against the vendored ACP schema
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
+_REOPEN = _ATTACH[1:]
 _SKIP_TABLES = ("client", "agent")  # our own requests, and the environment's events
 _TEXTS = frozenset(b for b in ("a", "b", "", BIG))
 
@@ -369,6 +371,23 @@ def shown_slot(step: Step, sid: str | None, got: tuple[str, ...]) -> Step:
     return Step(step.before, step.request, step.reply, after, step.rows)
 
 
+def shown_forgotten(tables: Tables, step: Step, got: tuple[str, ...]) -> Step | None:
+    """``step`` (a load, resume or fork) as an agent showed it whose store had lost the prompt
+    of the session it re-opens or forks — the same session stored without one — where
+    ``tables`` then give that session the slot ``got``; None where they do not (or nothing was
+    stored). A restore that shows the default may have lost the prompt before it as well as
+    in it: no wire tells which."""
+    req = step.request
+    session = step.before.agent.session(req.sid)
+    if req.method not in _REOPEN or session is None or session.blocks is None:
+        return None
+    forgot = step.before.agent.with_session(replace(session, blocks=None, mode=None))
+    alt = _engine(tables).step(evolve(step.before, agent=forgot), req)
+    if _attached_slot(alt) != got:
+        return None
+    return Step(step.before, req, alt.reply, alt.after, alt.rows)
+
+
 def shown_error(step: Step, code: int) -> Step:
     """``step`` as an agent showed it that answered error ``code`` and, as an error should,
     changed nothing."""
@@ -599,12 +618,20 @@ def _mutant_paths(tables: Tables, revision: str, b: Bound) -> dict[str, Trace]:
 
 def mutant_path(name: str, b: Bound) -> Trace | None:
     """Mutant ``name``'s shortest counterexample within the bound ``b`` (None: it has none
-    there); kept per process."""
+    there), extended by its observing epilogue (``simulations.engines.observe``): a fault the
+    counterexample's last step leaves unseen (a refused request that stored a session all the
+    same, a restart that lost the stored prompts) goes on until the wire, the system slot
+    included, shows it. Kept per process."""
     key = (name, b)
     if key not in _MUTANT_PATHS:
         m = MUTANTS[name]
         ex = explore(m.tables, b, checks=[CHECKS[m.violates]], until=m.violates)
-        _MUTANT_PATHS[key] = ex.trace(m.violates) if m.violates in ex.first else None
+        trace = ex.trace(m.violates) if m.violates in ex.first else None
+        if trace is not None:  # on until the wire (the system slot: introspection) shows it
+            reference = REVISIONS[m.revision].tables
+            requests_at = requests_in(b, trace, m.tables)
+            trace = observing_epilogue(trace, m.tables, reference, requests_at, slot=True)
+        _MUTANT_PATHS[key] = trace
     return _MUTANT_PATHS[key]
 
 
@@ -995,6 +1022,10 @@ async def _check_slot(
     message = f"system slot [{', '.join(got)}], the model's [{', '.join(expected)}]"
     props = {"observed": list(got), "reference": list(expected)}
     broken = broken_by(run.revision, run.tables, rs.step, shown_slot(rs.step, sid, got))
+    forgot = shown_forgotten(run.tables, rs.step, got)
+    if forgot is not None:  # or the store lost the prompt before (R18, A18)
+        also = set(broken_by(run.revision, run.tables, rs.step, forgot))
+        broken = [r for r in REQUIREMENTS if r in also or r in broken]
     judged = judged_ids(run.revision)
     blamed = broken if any(r in judged for r in broken) else [*rids, *broken]
     for rid in blamed:
@@ -1029,12 +1060,22 @@ async def run_test(
     caps: Caps,
     opts: Options,
     introspect: dict[str, bool],
+    probe: _Probe | None = None,
 ) -> TestRun:
-    """Run ``test`` against a fresh agent; always stops every process it started."""
+    """Run ``test`` against a fresh agent — the run's first process (``probe``), already
+    initialized, where the test opens as it did; always stops every process it used."""
     out = TestRun(test)
     run = _Run(tables, opts.revision, caps, introspect)
-    agent = LiveAgent(
-        _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
+    opened = probe.take(run, test) if probe is not None else None
+    agent = (
+        opened.agent
+        if opened is not None
+        else LiveAgent(
+            _fresh_store(argv, opts),
+            timeout=opts.timeout,
+            stderr_limit=opts.stderr_limit,
+            cwd=opts.cwd,
+        )
     )
     steps = replay(test.trace, tables)
     t0 = time.perf_counter()
@@ -1045,14 +1086,18 @@ async def run_test(
         for i, rs in enumerate(steps, 1):
             req = rs.step.request
             if req.method == "connect":
-                await agent.start()
+                if opened is None or i > 1:
+                    await agent.start()
                 continue
             if req.method == "restart":
                 await agent.stop()
                 continue
             if not rs.step.reply.sent:
                 continue
-            answer = await agent.request(wire_method(req.method), run.params(req))
+            if opened is not None and i == 2:  # the probe's initialize, answered already
+                answer = opened.answer
+            else:
+                answer = await agent.request(wire_method(req.method), run.params(req))
             if not await _compare(agent, run, i, rs, answer, out):
                 out.stopped_at = i
                 return
@@ -1203,23 +1248,50 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps]:
-    """Start the agent once, initialize, read what it advertises, stop it."""
+@dataclass
+class _Probe:
+    """The agent process the run started first and initialized, with its answer: the first
+    test whose path opens the same way runs on it (one process fewer per run)."""
+
+    agent: LiveAgent
+    answer: Answer
+    params: dict[str, Any]
+    taken: bool = False
+
+    def take(self, run: _Run, test: LiveTest) -> _Probe | None:
+        """Itself, once, for a test whose path starts with connect and this initialize."""
+        reqs = test.trace.requests
+        if self.taken or len(reqs) < 2 or [r.method for r in reqs[:2]] != _OPENING:
+            return None
+        if reqs[1].conn != 0 or run.params(reqs[1]) != self.params:
+            return None
+        self.taken = True
+        return self
+
+
+_OPENING = ["connect", "initialize"]
+
+
+async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]:
+    """Start the agent once, initialize, read what it advertises; the process stays up for
+    the first test (``_Probe``), and is stopped on any failure."""
     agent = LiveAgent(
         _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
     )
+    params = _run_params(Request("initialize"), opts.revision)
     try:
         await agent.start()
-        req = Request("initialize")
-        answer = await agent.request("initialize", _run_params(req, opts.revision))
-    finally:
+        answer = await agent.request("initialize", params)
+        if answer.error is not None:
+            raise AgentFailure(f"initialize answered error {answer.code}")
+        try:
+            caps = caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
+        except ValueError as e:
+            raise AgentFailure(str(e)) from None
+    except BaseException:
         await agent.stop()
-    if answer.error is not None:
-        raise AgentFailure(f"initialize answered error {answer.code}")
-    try:
-        return answer.result, caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
-    except ValueError as e:
-        raise AgentFailure(str(e)) from None
+        raise
+    return answer.result, caps, _Probe(agent, answer, params)
 
 
 def _run_params(req: Request, revision: str) -> dict[str, Any]:
@@ -1256,14 +1328,35 @@ async def _conform(
 ) -> None:
     _stop_on_sigterm()
     try:
-        result, caps = await _probe(argv, opts)
+        result, caps, probe = await _probe(argv, opts)
     except AgentFailure as e:
         report.startup_failure = str(e)
         return
-    report.caps = caps
     if isinstance(result, dict):
         report.agent_info = result.get("agentInfo", result.get("info"))
         report.protocol_version = result.get("protocolVersion")
+    try:
+        await _run_plan(argv, tables, opts, report, big, only, (walks, steps, seed), caps, probe)
+    finally:
+        if not probe.taken:
+            await probe.agent.stop()
+
+
+async def _run_plan(
+    argv: Sequence[str],
+    tables: Tables,
+    opts: Options,
+    report: Report,
+    big: bool,
+    only: Sequence[str] | None,
+    walking: tuple[int, int, int],
+    caps: Caps,
+    probe: _Probe,
+) -> None:
+    """The plan (or the ``only`` part of it) and the walks, against the agent advertising
+    ``caps``; the first test that opens as the probe did runs on its process."""
+    walks, steps, seed = walking
+    report.caps = caps
     if only and all(x.startswith(MUTANT_TEST) for x in only):  # those mutants' tests alone
         names = [x.removeprefix(MUTANT_TEST) for x in only]
         tests = mutant_plan(tables, opts.revision, caps, names, big=big)
@@ -1278,11 +1371,11 @@ async def _conform(
 
         async def one(test: LiveTest) -> TestRun:
             async with gate:
-                return await run_test(argv, test, tables, caps, opts, introspect)
+                return await run_test(argv, test, tables, caps, opts, introspect, probe)
 
         report.runs += await asyncio.gather(*(one(t) for t in tests))
     for test in tests if opts.jobs <= 1 else ():
-        report.runs.append(await run_test(argv, test, tables, caps, opts, introspect))
+        report.runs.append(await run_test(argv, test, tables, caps, opts, introspect, probe))
     if walks:
         b = live_bound(opts.revision, caps, big=big)
         report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
