@@ -17,25 +17,50 @@ Scope
     where the agent answers the introspection method ``INTROSPECTION_METHOD``, the system
     slot each created or re-opened session would run under against the model's.
 
+    Besides the rows, each agent-side mutant of the revision (``model.mutants``) is a test
+    ``M:<mutant>``: its shortest counterexample within the live bound, extended by its
+    observing epilogue until the wire (the slot included) shows the fault, and never merged
+    into a longer path (model-based mutation testing: reaching a row is not showing a fault
+    in it). ``kill_setup`` says what a build needs for its fault to show live (``big``, or
+    the capability profile of its shortest counterexample); ``--only M:<names>`` plans those
+    paths alone. The process started to read the capabilities runs the first test that opens
+    with the same initialize.
+
     Results are per requirement id, in the official test kit's tiers (agentclientprotocol/
-    acp-tck): MANDATORY (a MUST on every agent), CAPABILITY (a MUST on an agent that advertises
-    the feature), ADVISORY (a SHOULD), INFORMATIONAL (the spec is silent or leaves a choice:
-    what the agent chose is recorded, never judged). ``Report.conformant`` is the kit's
-    verdict: no MANDATORY or CAPABILITY failure and no MANDATORY id left untested.
+    acp-tck), by who the id binds and its keyword kind (``tier``): MANDATORY (a MUST on every
+    agent, and a MAY whose options the agent may not go beyond: T15), CAPABILITY (the same on
+    an agent that advertises the feature, and a default of its field: R21), ADVISORY (a
+    SHOULD, and what the spec describes without a MUST: R18, R20, T14, T16, A8, A18: a FAIL
+    shows), INFORMATIONAL (the end-to-end P properties, opt-in definitions and ``ROW-`` ids:
+    recorded). A run judges the revision's rules on the agent and its statements about the
+    protocol that the agent's rows carry out (``judged_ids``). ``Report.conformant`` is the
+    kit's verdict: no MANDATORY or CAPABILITY failure and no MANDATORY id left untested.
 
 Abstractions
-    Ids come from the rows that fired: a departure at a step fails the agent-binding ids the
-    model's rows at that step cite (S6, S7, S8 only for what they are about: ids, list,
-    replay); rows that cite none, or only a rule on the client (the agent's answer to a client
-    that breaks it is not specified), report as ``ROW-<table>.<index>`` pseudo-ids in the
-    INFORMATIONAL tier, cited by the row itself. Checks that need the system slot are NOT
-    OBSERVABLE without the introspection method (-32601), never PASS. A test stops at its
-    first departure: past it the agent and the model no longer share a state. Live session
-    ids are mapped to the model's ``s1``, ``s2`` …; an id the model has not handed out is sent
-    as ``unknown-<id>``. The system slot is compared symbol by symbol: an entry equal to a text
+    Which ids a departure fails is the model's own judgement of what the agent showed
+    (``broken_by``): the model's step is redone as the agent showed it (``shown_slot``: the
+    session under the slot it reported; ``shown_error``: the request refused, nothing
+    changed; ``shown_created``: a refused request that stored a session, where a list shows
+    one the model has not; ``shown_forgotten``: a restore from a store that lost the prompt,
+    where that gives the slot shown), the ``model.invariants`` checks run on that step and
+    on a turn after it, as modelled and as shown, and the ids broken only as shown fail (P
+    ids at their tier). Where no check names a rule (a success the model refuses: the
+    refusing row; a slot no check reads), the ids the model's rows at that step cite fail
+    (S6, S7, S8 only for what they are about: ids, list, replay); rows that cite none, or only
+    a rule on the client (the agent's answer to a client that breaks it is not specified),
+    report as ``ROW-<table>.<index>`` pseudo-ids in the INFORMATIONAL tier, cited by the row
+    itself: what the agent chose. A choice id (MAY, MAY (either), silent: T11, T15, T16)
+    passes where the build of one of its options answers as the agent did
+    (``choice_options``: the revision's tables and each profile knob whose edited rows all
+    cite the id) and fails past them. Checks that need the system slot are NOT OBSERVABLE
+    without the introspection method (-32601), never PASS. A test stops at its first
+    departure: past it the agent and the model no longer share a state. Live session ids are
+    mapped to the model's ``s1``, ``s2`` …; an id the model has not handed out is sent as
+    ``unknown-<id>``. The system slot is compared symbol by symbol: an entry equal to a text
     this run sent is that text, any other entry is the agent's base prompt (``BASE``). The
     over-limit text ``big`` is left out unless ``big=True`` (it is sent as the literal text
-    ``big``, which only a test-mode agent takes as over its limit).
+    ``big``, which only a test-mode agent takes as over its limit: a plan for a real agent
+    never sends it).
 
 Source
     The official test kit's tiers, statuses, verdict and report field names
