@@ -433,6 +433,9 @@ def test_the_reference_agent_built_as_each_agent_side_mutant_fails_its_id(name: 
     assert len(report.runs) == 1, statuses
     assert reqs[m.violates]["status"] == FAIL, statuses
     assert reqs[m.violates]["tier"] == tier(m.violates)
+    # one process per start: the probe's runs the test (and a restart starts another)
+    restarts = sum(r.method == "restart" for r in report.runs[0].test.trace.requests)
+    assert len(report.runs[0].pids) == 1 + restarts
     blocking = [k for k, v in reqs.items() if v["status"] == FAIL and v["tier"] in BLOCKING]
     if tier(m.violates) in BLOCKING:
         assert m.violates in blocking and report.exit_code() == 1
@@ -487,6 +490,8 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         ["conform", "--timeout", "0", "--", "x"],
         ["conform", "--revision", "nope", "--", "x"],
         ["conform", "--walks", "-1", "--", "x"],
+        ["conform", "--only", "M:load_restores_defaults", "--", "x"],  # misspelt
+        ["conform", "--only", "M:load_restores_default", "--", "x"],  # rfd-final's, not v1-stable's
         ["list", "--", "x"],
     ):
         assert main(args) == 2, args

@@ -1436,6 +1436,13 @@ def conform(
     tables = REVISIONS[revision].tables if tables is None else tables
     if jobs < 1:
         raise ConformError(f"argument --jobs: expected a number >= 1, got {jobs}")
+    mutants = agent_mutants(revision)
+    for x in only or ():
+        if x.startswith(MUTANT_TEST) and x.removeprefix(MUTANT_TEST) not in mutants:
+            raise ConformError(
+                f"argument --only: {x}: not an agent-side mutant of {revision} "
+                f"(those: {', '.join(mutants) or 'none'})"
+            )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
     with _store_dir() as scratch:
