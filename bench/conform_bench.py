@@ -53,6 +53,7 @@ def main(argv: list[str]) -> int:
     planning = 0.0
     if caps is not None:
         live._PLANS.clear()  # measure the planning afresh
+        live._MUTANT_PATHS.clear()
         t1 = time.perf_counter()
         plan(report.tables, revision, caps)
         planning = time.perf_counter() - t1

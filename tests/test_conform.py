@@ -22,20 +22,34 @@ from pathlib import Path
 
 import pytest
 
-from model.types import Caps, PromptCap
+from model.machines import Step, System
+from model.mutants import MUTANTS
+from model.revisions import REVISIONS
+from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
+from simulations.agent import caps_text, default_caps
+from simulations.api import bound_for
+from simulations.engines.domain import text
 from simulations.live.conform import (
+    ADVISORY,
     CAPABILITY,
     FAIL,
     INFORMATIONAL,
     MANDATORY,
     NOT_OBSERVABLE,
     PASS,
+    Seen,
+    _judge,
+    agent_mutants,
     caps_of,
+    choice_options,
+    chosen,
     conform,
+    kill_setup,
+    mutant_path,
     tier,
     write_counterexamples,
 )
-from simulations.wire.acp import _agent_capabilities
+from simulations.wire.acp import _agent_capabilities, revision_wire
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -229,7 +243,7 @@ def test_the_watchdog_ends_a_test_that_keeps_the_agent_busy(tmp_path: Path) -> N
     )
     argv = _script(tmp_path, "slow", body)
     only = ["ROW-connection.10"]
-    report = conform(argv, revision="rfd-final", timeout=2.0, test_timeout=0.6, only=only)
+    report = conform(argv, revision="rfd-final", timeout=2.0, test_timeout=0.3, only=only)
     msgs = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
     assert any("watchdog" in m for m in msgs), msgs
     assert all(not alive(pid) for run in report.runs for pid in run.pids)
@@ -249,9 +263,57 @@ def test_caps_read_back_from_every_wire() -> None:
 def test_tiers_follow_the_registry() -> None:
     assert tier("S6") == MANDATORY  # an agent MUST
     assert tier("T13") == CAPABILITY  # an advertising agent MUST
-    assert tier("T12") == "ADVISORY"  # SHOULD
-    assert tier("T15") == INFORMATIONAL and tier("T16") == INFORMATIONAL
-    assert tier("ROW-session.9") == INFORMATIONAL
+    assert tier("A2") == MANDATORY  # a MUST about the protocol, carried out by the agent
+    assert tier("T15") == MANDATORY  # MAY (either): no third answer
+    assert tier("T11") == CAPABILITY  # MAY, on an advertising agent
+    assert tier("R21") == CAPABILITY  # a default of the capability's field
+    assert tier("T12") == ADVISORY  # SHOULD
+    descriptive = ("R18", "R20", "T14", "T16", "A8", "A18", "T7")
+    assert {tier(r) for r in descriptive} == {ADVISORY}
+    opt_in = ("R1", "R2", "T1", "P1", "P6", "R3", "R22", "ROW-session.9")
+    assert {tier(r) for r in opt_in} == {INFORMATIONAL}
+
+
+def _v1_steps(*reqs: Request) -> list[Step]:
+    """The v1-stable reference's steps for a conforming client's ``reqs`` after initialize."""
+    system = System(REVISIONS["v1-stable"].tables)
+    w = initial_world(default_caps("envelope"))
+    steps = []
+    for req in (Request("connect", client=ClientKind.CONFORMING), Request("initialize"), *reqs):
+        steps.append(system.step(w, req))
+        w = steps[-1].after
+    return steps
+
+
+def test_a_choice_passes_on_an_option_and_fails_past_them() -> None:
+    """T15 (MAY either) and T16 (silent): an answer some option's build gives (the profile
+    knobs on_load, fork_inherits, on_differ, ...) passes, naming it; any other fails."""
+    options = choice_options("v1-stable")
+    assert [o.label for o in options["T15"]] == [
+        "the reference's",
+        'on_load = "default"',
+        "fork_inherits = false",
+    ]
+    assert [o.label for o in options["T16"]][1:] == ['on_differ = "keep"', 'on_differ = "reject"']
+    new = Request("session_new", system_prompt=text("a"), mode="append")
+    close = Request("session_close", sid="s1")
+    omitted = _v1_steps(new, close, Request("session_load", sid="s1"))[-1]
+    assert omitted.reply.ok and omitted.rows[-1][0] == "session"
+    picks = {
+        slot: _judge("v1-stable", "T15", omitted, Seen(None, slot), "m")
+        for slot in ((BASE, "a"), (BASE,), ())
+    }
+    assert picks[(BASE, "a")] == (PASS, "the agent chose (the reference's): m")
+    assert picks[(BASE,)] == (PASS, 'the agent chose (on_load = "default"): m')
+    assert picks[()][0] == FAIL and "no option of T15" in picks[()][1]
+    differ = Request("session_load", sid="s1", system_prompt=text("b"), mode="append")
+    resent = _v1_steps(new, close, differ)[-1]
+    assert chosen("v1-stable", "T16", resent, Seen(-32602)).label == 'on_differ = "reject"'
+    assert chosen("v1-stable", "T16", resent, Seen(None, (BASE, "a"))).label == (
+        'on_differ = "keep"'
+    )
+    assert chosen("v1-stable", "T16", resent, Seen(None, (BASE,))) is None
+    assert chosen("v1-stable", "T16", resent, Seen(-32603)) is None  # another code: no option
 
 
 def reference(revision: str, *extra: str) -> list[str]:
@@ -287,52 +349,98 @@ def test_the_reference_agent_conforms_on_v1_stable() -> None:
     assert reqs["T13"]["status"] == PASS
 
 
-# A live kill matrix: each faulty build of the reference agent (a profile knob or a mutant)
-# fails the id its departure breaks; --only keeps each to the tests that reach it.
+# Faulty builds by profile knob: each fails the id its departure breaks; --only keeps each to
+# the tests that reach it. (Every agent-side mutant: the kill matrix below.)
 BUILDS = [
-    ("v1-stable", {"override_mode": "append"}, None, "T13", ["ROW-new_session.9"]),
-    ("v1-stable", {"text_blocks": "reject"}, None, "T8", ["ROW-new_session.10"]),
-    ("v1-stable", {"unsupported_blocks": "drop"}, None, "T9", ["ROW-new_session.4"]),
-    ("v1-stable", None, "v1_resume_ignores_unknown_mode", "T10", ["ROW-session.12"]),
-    ("rfd-final", None, "list_shows_deleted", "S7", ["S7"]),
-    # restore and inherit: the shortest load or fork of a row is of a session created without
-    # a prompt (stored = default), so only the mutants' own paths (M:…) show these faults
-    ("rfd-final", None, "load_restores_default", "R16", ["R16"]),
-    ("rfd-final", None, "fork_drops_parent_prompt", "R17", ["R17"]),
-    ("rfd-final", None, "resume_replays_history", "S8", ["ROW-session.5"]),
+    ("v1-stable", {"override_mode": "append"}, "T13", ["ROW-new_session.9"]),
+    ("v1-stable", {"text_blocks": "reject"}, "T8", ["ROW-new_session.10"]),
+    ("v1-stable", {"unsupported_blocks": "drop"}, "T9", ["ROW-new_session.4"]),
     # the over-limit text is sent only with big=True (the literal "big", a test-mode symbol)
-    ("rfd-final", {"size_limit": "drop"}, None, "R11", ["ROW-new_session.7"]),
+    ("rfd-final", {"size_limit": "drop"}, "R11", ["ROW-new_session.7"]),
 ]
 
 
 @pytest.mark.parametrize(
-    ("revision", "knobs", "mutant", "rid", "only"),
-    BUILDS,
-    ids=[b[2] or next(iter(b[1] or {})) for b in BUILDS],
+    ("revision", "knobs", "rid", "only"), BUILDS, ids=[next(iter(b[1])) for b in BUILDS]
 )
 def test_a_faulty_build_of_the_reference_agent_fails_its_id(
-    tmp_path: Path,
-    revision: str,
-    knobs: dict[str, str] | None,
-    mutant: str | None,
-    rid: str,
-    only: list[str],
+    tmp_path: Path, revision: str, knobs: dict[str, str], rid: str, only: list[str]
 ) -> None:
-    extra: list[str] = []
-    if knobs is not None:
-        profile = tmp_path / "faulty.toml"
-        lines = ['name = "faulty"', f'revision = "{revision}"']
-        lines += [f'{k} = "{v}"' for k, v in knobs.items()]
-        profile.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        extra = ["--profile", str(profile)]
-    if mutant is not None:
-        extra = ["--mutant", mutant]
-    argv = reference(revision, *extra)
-    big = knobs is not None and "size_limit" in knobs
+    profile = tmp_path / "faulty.toml"
+    lines = ['name = "faulty"', f'revision = "{revision}"']
+    lines += [f'{k} = "{v}"' for k, v in knobs.items()]
+    profile.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = reference(revision, "--profile", str(profile))
+    big = "size_limit" in knobs
     report = conform(argv, revision=revision, cwd=str(ROOT), timeout=5, only=only, big=big)
     reqs = report.requirements()
     assert reqs[rid]["status"] == FAIL, {k: v["status"] for k, v in reqs.items()}
     assert report.exit_code() == 1
+    assert all(not alive(pid) for run in report.runs for pid in run.pids)
+
+
+# The live kill matrix: the reference agent built as each agent-side mutant (model.mutants)
+# runs that mutant's test (--only M:<name>: its shortest counterexample within the live
+# bound) and fails the id the mutant declares. What the build needs to show it comes from the
+# domain (``kill_setup``): the over-limit text (R11, T9: sent only with big=True, the literal
+# "big" that only a test-mode agent takes as over its limit) and, where an unadvertised mode
+# is the fault (R15, A6), the capability profile of the mutant's own shortest counterexample.
+# An id whose tier is ADVISORY or INFORMATIONAL (R20, T12, T14, T16, A8, R18, A18, P1) fails
+# at that tier and, by the kit's verdict rule, the run exits 0 unless a MANDATORY or
+# CAPABILITY id fails beside it.
+AGENT_MUTANTS = agent_mutants()
+BLOCKING = (MANDATORY, CAPABILITY)
+
+
+def test_the_kill_matrix_covers_every_agent_side_mutant() -> None:
+    assert len(AGENT_MUTANTS) == 39
+    assert all(
+        MUTANTS[m].tables.client == REVISIONS[MUTANTS[m].revision].tables.client
+        for m in AGENT_MUTANTS
+    )
+    client_side = [m for m in MUTANTS if m not in AGENT_MUTANTS]
+    assert len(client_side) == 16 and all(
+        m.startswith(("client_", "v1_client_", "alt_client_")) for m in client_side
+    )
+
+
+@pytest.mark.parametrize("name", AGENT_MUTANTS)
+def test_the_reference_agent_built_as_each_agent_side_mutant_fails_its_id(name: str) -> None:
+    m = MUTANTS[name]
+    caps = default_caps(revision_wire(m.revision))
+    setup = kill_setup(name, caps)
+    if setup is None:
+        # a fault only a second connection to the same agent shows (stdio is one): the
+        # mutant's shortest counterexample in the default bound (its SHARED scope) needs one
+        shortest = mutant_path(name, bound_for("default", m.revision, "same"))
+        assert shortest is not None and any(r.conn == 1 for r in shortest.requests)
+        assert name == "error_still_detaches"  # the one exception (README, "conform")
+        return
+    shown, big = setup
+    extra = ["--mutant", name] + ([] if shown == caps else ["--caps", caps_text(shown)])
+    only = [f"M:{name}"]
+    report = conform(
+        reference(m.revision, *extra),
+        revision=m.revision,
+        cwd=str(ROOT),
+        timeout=5,
+        test_timeout=5,
+        only=only,
+        big=big,
+    )
+    reqs = report.requirements()
+    statuses = {k: (v["tier"], v["status"]) for k, v in reqs.items() if v["status"] != "SKIPPED"}
+    assert len(report.runs) == 1, statuses
+    assert reqs[m.violates]["status"] == FAIL, statuses
+    assert reqs[m.violates]["tier"] == tier(m.violates)
+    # one process per start: the probe's runs the test (and a restart starts another)
+    restarts = sum(r.method == "restart" for r in report.runs[0].test.trace.requests)
+    assert len(report.runs[0].pids) == 1 + restarts
+    blocking = [k for k, v in reqs.items() if v["status"] == FAIL and v["tier"] in BLOCKING]
+    if tier(m.violates) in BLOCKING:
+        assert m.violates in blocking and report.exit_code() == 1
+    else:  # the kit's verdict rule: only a MANDATORY or CAPABILITY failure makes exit 1
+        assert report.exit_code() == (1 if blocking else 0), statuses
     assert all(not alive(pid) for run in report.runs for pid in run.pids)
 
 
@@ -382,6 +490,8 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         ["conform", "--timeout", "0", "--", "x"],
         ["conform", "--revision", "nope", "--", "x"],
         ["conform", "--walks", "-1", "--", "x"],
+        ["conform", "--only", "M:load_restores_defaults", "--", "x"],  # misspelt
+        ["conform", "--only", "M:load_restores_default", "--", "x"],  # rfd-final's, not v1-stable's
         ["list", "--", "x"],
     ):
         assert main(args) == 2, args

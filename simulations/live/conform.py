@@ -17,25 +17,50 @@ Scope
     where the agent answers the introspection method ``INTROSPECTION_METHOD``, the system
     slot each created or re-opened session would run under against the model's.
 
+    Besides the rows, each agent-side mutant of the revision (``model.mutants``) is a test
+    ``M:<mutant>``: its shortest counterexample within the live bound, extended by its
+    observing epilogue until the wire (the slot included) shows the fault, and never merged
+    into a longer path (model-based mutation testing: reaching a row is not showing a fault
+    in it). ``kill_setup`` says what a build needs for its fault to show live (``big``, or
+    the capability profile of its shortest counterexample); ``--only M:<names>`` plans those
+    paths alone. The process started to read the capabilities runs the first test that opens
+    with the same initialize.
+
     Results are per requirement id, in the official test kit's tiers (agentclientprotocol/
-    acp-tck): MANDATORY (a MUST on every agent), CAPABILITY (a MUST on an agent that advertises
-    the feature), ADVISORY (a SHOULD), INFORMATIONAL (the spec is silent or leaves a choice:
-    what the agent chose is recorded, never judged). ``Report.conformant`` is the kit's
-    verdict: no MANDATORY or CAPABILITY failure and no MANDATORY id left untested.
+    acp-tck), by who the id binds and its keyword kind (``tier``): MANDATORY (a MUST on every
+    agent, and a MAY whose options the agent may not go beyond: T15), CAPABILITY (the same on
+    an agent that advertises the feature, and a default of its field: R21), ADVISORY (a
+    SHOULD, and what the spec describes without a MUST: R18, R20, T14, T16, A8, A18: a FAIL
+    shows), INFORMATIONAL (the end-to-end P properties, opt-in definitions and ``ROW-`` ids:
+    recorded). A run judges the revision's rules on the agent and its statements about the
+    protocol that the agent's rows carry out (``judged_ids``). ``Report.conformant`` is the
+    kit's verdict: no MANDATORY or CAPABILITY failure and no MANDATORY id left untested.
 
 Abstractions
-    Ids come from the rows that fired: a departure at a step fails the agent-binding ids the
-    model's rows at that step cite (S6, S7, S8 only for what they are about: ids, list,
-    replay); rows that cite none, or only a rule on the client (the agent's answer to a client
-    that breaks it is not specified), report as ``ROW-<table>.<index>`` pseudo-ids in the
-    INFORMATIONAL tier, cited by the row itself. Checks that need the system slot are NOT
-    OBSERVABLE without the introspection method (-32601), never PASS. A test stops at its
-    first departure: past it the agent and the model no longer share a state. Live session
-    ids are mapped to the model's ``s1``, ``s2`` …; an id the model has not handed out is sent
-    as ``unknown-<id>``. The system slot is compared symbol by symbol: an entry equal to a text
+    Which ids a departure fails is the model's own judgement of what the agent showed
+    (``broken_by``): the model's step is redone as the agent showed it (``shown_slot``: the
+    session under the slot it reported; ``shown_error``: the request refused, nothing
+    changed; ``shown_created``: a refused request that stored a session, where a list shows
+    one the model has not; ``shown_forgotten``: a restore from a store that lost the prompt,
+    where that gives the slot shown), the ``model.invariants`` checks run on that step and
+    on a turn after it, as modelled and as shown, and the ids broken only as shown fail (P
+    ids at their tier). Where no check names a rule (a success the model refuses: the
+    refusing row; a slot no check reads), the ids the model's rows at that step cite fail
+    (S6, S7, S8 only for what they are about: ids, list, replay); rows that cite none, or only
+    a rule on the client (the agent's answer to a client that breaks it is not specified),
+    report as ``ROW-<table>.<index>`` pseudo-ids in the INFORMATIONAL tier, cited by the row
+    itself: what the agent chose. A choice id (MAY, MAY (either), silent: T11, T15, T16)
+    passes where the build of one of its options answers as the agent did
+    (``choice_options``: the revision's tables and each profile knob whose edited rows all
+    cite the id) and fails past them. Checks that need the system slot are NOT OBSERVABLE
+    without the introspection method (-32601), never PASS. A test stops at its first
+    departure: past it the agent and the model no longer share a state. Live session ids are
+    mapped to the model's ``s1``, ``s2`` …; an id the model has not handed out is sent as
+    ``unknown-<id>``. The system slot is compared symbol by symbol: an entry equal to a text
     this run sent is that text, any other entry is the agent's base prompt (``BASE``). The
     over-limit text ``big`` is left out unless ``big=True`` (it is sent as the literal text
-    ``big``, which only a test-mode agent takes as over its limit).
+    ``big``, which only a test-mode agent takes as over its limit: a plan for a real agent
+    never sends it).
 
 Source
     The official test kit's tiers, statuses, verdict and report field names
@@ -58,18 +83,21 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hypothesis import given, seed
 from hypothesis import strategies as st
 
-from model.invariants import CHECKS
-from model.machines import Compiled, RowRef, System
+from model.invariants import CHECKS, violated_state, violated_step
+from model.machines import Compiled, RowRef, Step, System
+from model.monitor import observe
 from model.mutants import MUTANTS
+from model.profiles import CHOICES as PROFILE_CHOICES
+from model.profiles import CLIENT_KNOBS, Profile, ProfileError
 from model.revisions import REVISIONS
-from model.spec import REQUIREMENTS, Family
+from model.spec import REQUIREMENTS, Family, Keyword
 from model.tables import Tables
 from model.types import (
     BASE,
@@ -78,15 +106,19 @@ from model.types import (
     Caps,
     ClientKind,
     PromptCap,
+    Reply,
     Request,
+    Session,
     Status,
     World,
+    evolve,
     initial_world,
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore, requests
+from simulations.engines.observe import observing_epilogue, requests_in
 from simulations.engines.stateful import Trace, hypothesis_settings
 from simulations.engines.trace import (
     ReplayedStep,
@@ -124,6 +156,7 @@ SCHEMA_ID = "SCHEMA"  # every message's shape against the vendored ACP schema
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
+_REOPEN = _ATTACH[1:]
 _SKIP_TABLES = ("client", "agent")  # our own requests, and the environment's events
 _TEXTS = frozenset(b for b in ("a", "b", "", BIG))
 
@@ -190,17 +223,239 @@ def _prompt_cap(session: dict[str, Any], wire: str, unseen: PromptCap) -> Prompt
 
 # ---- tiers ------------------------------------------------------------------------------------
 
+# the keyword kinds of model.spec read as a choice the spec leaves the agent: MAY, MAY (either),
+# and a silence the model spells out as options (T16); a departure is judged against the
+# options (``choice_options``)
+_CHOICES = frozenset({Keyword.MAY, Keyword.MAY_EITHER, Keyword.SILENT})
+# statements of what an agent (or the protocol) does that are no MUST: a departure shows
+_DESCRIBES = frozenset(
+    {Keyword.DESCRIPTIVE, Keyword.INFORMATIVE, Keyword.STRUCTURAL, Keyword.SILENT}
+)
+
 
 def tier(rid: str) -> str:
-    """The official kit's tier of a requirement id (or of a ``ROW-``/``SCHEMA`` pseudo-id)."""
+    """The official kit's tier of a requirement id (or of a ``ROW-``/``SCHEMA`` pseudo-id), by
+    who it binds and its keyword kind (``model.spec``):
+
+    * a MUST (MUST NOT, both) — and a MAY or MAY (either), whose options the agent may pick
+      from but not go beyond (T11, T15) — is MANDATORY, or CAPABILITY where it binds an agent
+      that advertised the feature (``Agent★``); the same for a statement about the protocol
+      (``—``) that the agent's rows carry out (A2); a default (R21: what an omitted mode
+      means) is CAPABILITY: it binds whoever reads the field, an agent that advertised it;
+    * a SHOULD, and what the spec describes an agent (or the protocol) doing without a MUST —
+      descriptive, informative, a structural statement, a silence with options (R18, R20,
+      T14, T16, A8, A18) — is ADVISORY: its FAIL shows, the verdict does not follow it (the
+      kit's rule: only MANDATORY and CAPABILITY failures make an agent not conformant);
+    * the end-to-end properties (P), the opt-in definitions (R1, R2, T1), rules on the client
+      and the table rows that cite no agent rule (``ROW-``) are INFORMATIONAL: recorded. A P
+      id's FAIL shows there; a row's departure is what the agent chose."""
     if rid == SCHEMA_ID:
         return MANDATORY
     r = REQUIREMENTS.get(rid)
-    if r is None or r.family is Family.P or not r.binds.lower().startswith("agent"):
+    if r is None or r.family is Family.P:
         return INFORMATIONAL
-    if r.is_normative:
+    if not (r.binds.lower().startswith("agent") or r.binds == _PROTOCOL):
+        return INFORMATIONAL  # the client's, or no party's (a non-advertising agent's R22)
+    if r.keyword is Keyword.DEFAULT:
+        return CAPABILITY  # what an omitted field of the capability means: binds who reads it
+    if r.is_normative or r.keyword in (Keyword.MAY, Keyword.MAY_EITHER):
         return CAPABILITY if "★" in r.binds else MANDATORY
-    return ADVISORY if r.is_advisory else INFORMATIONAL
+    if r.is_advisory or r.keyword in _DESCRIBES:
+        return ADVISORY
+    return INFORMATIONAL
+
+
+_PROTOCOL = "—"  # model.spec's ``binds`` of a statement about the protocol
+
+
+@cache
+def judged_ids(revision: str) -> frozenset[str]:
+    """The registry ids a run of ``revision`` judges: its rules that bind an agent, and its
+    statements about the protocol (``—``: R18, R21, T16, A18 …) that a row of its agent's
+    tables cites (what the agent does is how they show). P ids are judged where a departure
+    breaks one (``_broken_by``), never listed otherwise."""
+    rev = REVISIONS[revision]
+    cited = {
+        rid
+        for name in rev.tables.NAMES
+        if name not in _SKIP_TABLES
+        for row in rev.tables.table(name)
+        for rid in row.reqs
+    }
+    return frozenset(
+        rid
+        for rid, r in REQUIREMENTS.items()
+        if rid in rev.rules
+        and (r.binds.lower().startswith("agent") or (r.binds == _PROTOCOL and rid in cited))
+    )
+
+
+# ---- the options of a choice -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to take a choice the spec leaves open: a build of the revision's agent."""
+
+    label: str  # "on_load = default"; the revision's own choice: "the reference's"
+    tables: Tables
+
+
+@cache
+def choice_options(revision: str) -> dict[str, tuple[Option, ...]]:
+    """For each choice id ``revision`` states (MAY, MAY (either), silent: T11, T15, T16), the
+    builds that take it: the revision's own tables, and each value of a profile knob
+    (``model.profiles.CHOICES``) whose every edited row cites that id — the knob changes that
+    choice and nothing else (``on_load``, ``fork_inherits`` for T15; ``on_differ``,
+    ``held_sessions`` for T16; ``empty_array`` for T11). An id with no such knob has the
+    reference's option alone."""
+    rev = REVISIONS[revision]
+    ids = [r for r in judged_ids(revision) if REQUIREMENTS[r].keyword in _CHOICES]
+    out: dict[str, list[Option]] = {r: [Option("the reference's", rev.tables)] for r in ids}
+    for knob, values in PROFILE_CHOICES.items():
+        if knob in CLIENT_KNOBS.values():
+            continue
+        for value in values[1:]:
+            try:
+                tables = Profile(f"{knob}={value}", revision=revision, **{knob: value}).tables()
+            except ProfileError:
+                continue  # no effect on this revision
+            edited = [
+                row
+                for name in Tables.NAMES
+                for row in set(rev.tables.table(name)) ^ set(tables.table(name))
+            ]
+            for rid in ids:
+                if edited and all(rid in row.reqs for row in edited):
+                    out[rid].append(Option(f"{knob} = {json.dumps(value)}", tables))
+    return {rid: tuple(options) for rid, options in out.items()}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the agent answered at a departure: its error code (None: success) and, where it
+    was asked, the system slot of the session the request attached."""
+
+    code: int | None
+    slot: tuple[str, ...] | None = None
+
+
+_ENGINES: dict[Tables, Compiled] = {}
+
+
+def _engine(tables: Tables) -> Compiled:
+    if tables not in _ENGINES:
+        _ENGINES[tables] = Compiled(tables)
+    return _ENGINES[tables]
+
+
+def chosen(revision: str, rid: str, step: Step, seen: Seen) -> Option | None:
+    """The option of choice id ``rid`` whose build answers ``step``'s request, from the same
+    world, as the agent did (``seen``), if any."""
+    for option in choice_options(revision).get(rid, ()):
+        alt = _engine(option.tables).step(step.before, step.request)
+        if alt.reply.ok != (seen.code is None) or (
+            seen.code is not None and alt.reply.code != seen.code
+        ):
+            continue
+        if seen.slot is not None and _attached_slot(alt) != seen.slot:
+            continue
+        return option
+    return None
+
+
+def _attached_slot(step: Step) -> tuple[str, ...] | None:
+    session = step.after.agent.session(_attached_sid(step))
+    return None if session is None else session.live
+
+
+def _judge(revision: str, rid: str, step: Step, seen: Seen, message: str) -> tuple[str, str]:
+    """The status and message of ``rid`` at a departure: a choice id passes where an option
+    gives what the agent answered and fails where none does; another INFORMATIONAL id
+    (a row, an opt-in) records what the agent chose; every other id fails."""
+    r = REQUIREMENTS.get(rid)
+    if r is not None and r.keyword in _CHOICES:
+        option = chosen(revision, rid, step, seen)
+        if option is not None:
+            return PASS, f"the agent chose ({option.label}): {message}"
+        labels = ", ".join(o.label for o in choice_options(revision).get(rid, ()))
+        return FAIL, f"{message}; no option of {rid} gives that ({labels})"
+    if tier(rid) == INFORMATIONAL and (r is None or r.family is not Family.P):
+        return PASS, f"the agent chose: {message}"
+    return FAIL, message
+
+
+def shown_slot(step: Step, sid: str | None, got: tuple[str, ...]) -> Step:
+    """``step`` as an agent showed it whose session ``sid`` runs under ``got`` after it."""
+    session = step.after.agent.session(sid)
+    if session is None:
+        return step
+    agent = step.after.agent.with_session(replace(session, live=got))
+    protocol = evolve(step.after, agent=agent, observed=step.before.observed)
+    after = observe(step.before, step.request, step.reply, protocol)
+    return Step(step.before, step.request, step.reply, after, step.rows)
+
+
+def shown_forgotten(tables: Tables, step: Step, got: tuple[str, ...]) -> Step | None:
+    """``step`` (a load, resume or fork) as an agent showed it whose store had lost the prompt
+    of the session it re-opens or forks — the same session stored without one — where
+    ``tables`` then give that session the slot ``got``; None where they do not (or nothing was
+    stored). A restore that shows the default may have lost the prompt before it as well as
+    in it: no wire tells which."""
+    req = step.request
+    session = step.before.agent.session(req.sid)
+    if req.method not in _REOPEN or session is None or session.blocks is None:
+        return None
+    forgot = step.before.agent.with_session(replace(session, blocks=None, mode=None))
+    alt = _engine(tables).step(evolve(step.before, agent=forgot), req)
+    if _attached_slot(alt) != got:
+        return None
+    return Step(step.before, req, alt.reply, alt.after, alt.rows)
+
+
+def shown_error(step: Step, code: int) -> Step:
+    """``step`` as an agent showed it that answered error ``code`` and, as an error should,
+    changed nothing."""
+    return Step(step.before, step.request, Reply(code=code), step.before, step.rows)
+
+
+def shown_created(step: Step) -> Step:
+    """``step`` (an error) as an agent showed it that stored a session all the same: the next
+    session id, stored, with no prompt."""
+    agent = step.before.agent
+    sid = f"s{agent.issued + 1}"
+    stored = evolve(agent, issued=agent.issued + 1).with_session(Session(sid, Status.STORED))
+    return Step(step.before, step.request, step.reply, evolve(step.before, agent=stored), step.rows)
+
+
+def broken_by(revision: str, tables: Tables, step: Step, shown: Step) -> list[str]:
+    """The ids the model's own checks (``model.invariants``) find broken where the agent showed
+    ``shown`` in place of the model's ``step``: the step and, where it attached a session, one
+    turn on that session after it, checked both ways; the ids (judged ones and P ids) broken
+    only as shown, in registry order."""
+    ids = judged_ids(revision)
+    checks = [c for c in CHECKS.values() if c.rid in ids or c.rid.startswith("P")]
+    steps = [c for c in checks if c.kind == "step"]
+    states = [c for c in checks if c.kind == "state"]
+    system = System(tables)
+
+    def broken(s: Step) -> set[str]:
+        out = {*violated_step(s, steps), *violated_state(s.after, states)}
+        sid = _attached_sid(s)
+        if sid is not None and s.reply.ok:
+            turn = system.step(s.after, Request("session_prompt", s.request.conn, sid=sid))
+            out |= {*violated_step(turn, steps), *violated_state(turn.after, states)}
+        return out
+
+    new = broken(shown) - broken(step)
+    return [rid for rid in REQUIREMENTS if rid in new]
+
+
+def _attached_sid(step: Step) -> str | None:
+    req, reply = step.request, step.reply
+    if req.method not in _ATTACH or not reply.ok:
+        return None
+    return reply.sid if req.method in ("session_new", "session_fork") else req.sid
 
 
 def _row_id(ref: RowRef) -> str:
@@ -222,18 +477,14 @@ def citation(rid: str, tables: Tables) -> str:
 
 
 def row_ids(tables: Tables, revision: str, refs: Iterable[RowRef]) -> list[str]:
-    """The ids the agent rows ``refs`` stand for: their agent-binding rules of ``revision``,
-    or the row itself (``ROW-…``) where they cite none."""
-    rules = REVISIONS[revision].rules
+    """The ids the agent rows ``refs`` stand for: the ids of ``revision`` they cite that a run
+    judges (``judged_ids``), or the row itself (``ROW-…``) where they cite none."""
+    judged = judged_ids(revision)
     out: list[str] = []
     for ref in refs:
         if ref[0] in _SKIP_TABLES:
             continue
-        cited = [
-            r
-            for r in tables.table(ref[0])[ref[1]].reqs
-            if r in rules and REQUIREMENTS[r].binds.lower().startswith("agent")
-        ]
+        cited = [r for r in tables.table(ref[0])[ref[1]].reqs if r in judged]
         for rid in cited or [_row_id(ref)]:
             if rid not in out:
                 out.append(rid)
@@ -346,7 +597,11 @@ def _plan(
         grouped.setdefault(trace, []).append(wid)
     for name, trace in _mutant_paths(tables, revision, b).items():
         grouped.setdefault(_with_turns(trace, tables, lambda _: True), []).append(name)
-    for trace in list(grouped):  # a path that begins another one is run as part of it
+    # a path that begins another one is run as part of it; a mutant's path is not: it ends
+    # where that fault shows, and a longer path would leave what it targets past there untested
+    for trace in list(grouped):
+        if any(x.startswith(MUTANT_TEST) for x in grouped[trace]):
+            continue
         longer = [o for o in grouped if len(o.requests) > len(trace.requests)]
         prefix_of = [o for o in longer if o.requests[: len(trace.requests)] == trace.requests]
         if prefix_of and trace.profile == prefix_of[0].profile:
@@ -363,22 +618,87 @@ def _plan(
 MUTANT_TEST = "M:"  # a test named after the mutant whose shortest counterexample it runs
 
 
+def agent_mutants(revision: str | None = None) -> list[str]:
+    """The agent-side mutants (``model.mutants``; of ``revision``, or of every revision): an
+    edit of a revision's agent tables, its client's table left as the revision's."""
+    return [
+        m.name
+        for m in MUTANTS.values()
+        if (revision is None or m.revision == revision)
+        and m.tables.client == REVISIONS[m.revision].tables.client
+    ]
+
+
 def _mutant_paths(tables: Tables, revision: str, b: Bound) -> dict[str, Trace]:
     """Model-based mutation testing: for each agent-side mutant of ``revision`` (an edit of the
     revision's agent tables: ``model.mutants``), its shortest counterexample within the live
     bound ``b``, when it has one. A path that reaches a row is not one that shows a fault in it
     (the shortest load of a session is of one created without a prompt, where the stored and
     the default prompt are the same); these paths do, for every fault the mutants stand for."""
-    out: dict[str, Trace] = {}
     if tables != REVISIONS[revision].tables:  # only the revision's own tables have mutants
-        return out
-    for m in MUTANTS.values():
-        if m.revision != revision or m.tables.client != tables.client:
-            continue  # another revision's, or a client's fault: not the agent's to show
+        return {}
+    paths = {name: mutant_path(name, b) for name in agent_mutants(revision)}
+    return {MUTANT_TEST + name: trace for name, trace in paths.items() if trace is not None}
+
+
+def mutant_path(name: str, b: Bound) -> Trace | None:
+    """Mutant ``name``'s shortest counterexample within the bound ``b`` (None: it has none
+    there), extended by its observing epilogue (``simulations.engines.observe``): a fault the
+    counterexample's last step leaves unseen (a refused request that stored a session all the
+    same, a restart that lost the stored prompts) goes on until the wire, the system slot
+    included, shows it. Kept per process."""
+    key = (name, b)
+    if key not in _MUTANT_PATHS:
+        m = MUTANTS[name]
         ex = explore(m.tables, b, checks=[CHECKS[m.violates]], until=m.violates)
-        if m.violates in ex.first:
-            out[MUTANT_TEST + m.name] = ex.trace(m.violates)
-    return out
+        trace = ex.trace(m.violates) if m.violates in ex.first else None
+        if trace is not None:  # on until the wire (the system slot: introspection) shows it
+            reference = REVISIONS[m.revision].tables
+            requests_at = requests_in(b, trace, m.tables)
+            trace = observing_epilogue(trace, m.tables, reference, requests_at, slot=True)
+        _MUTANT_PATHS[key] = trace
+    return _MUTANT_PATHS[key]
+
+
+_MUTANT_PATHS: dict[tuple[str, Bound], Trace | None] = {}
+
+
+def mutant_plan(
+    tables: Tables, revision: str, caps: Caps, names: Iterable[str], *, big: bool = False
+) -> list[LiveTest]:
+    """The tests ``M:<name>`` of the mutants ``names`` alone (what ``--only M:<name>`` runs),
+    without the rest of the plan: each mutant's path within the live bound, where it has one."""
+    if tables != REVISIONS[revision].tables:
+        return []
+    b = live_bound(revision, caps, big=big)
+    tests = []
+    for name in names:
+        trace = mutant_path(name, b) if name in agent_mutants(revision) else None
+        if trace is not None:
+            trace = _with_turns(trace, tables, lambda _: True)
+            fired = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
+            tests.append(LiveTest(MUTANT_TEST + name, trace, (), tuple(sorted(fired))))
+    return tests
+
+
+def kill_setup(name: str, caps: Caps) -> tuple[Caps, bool] | None:
+    """What a live run needs to show agent-side mutant ``name``'s fault, for an agent that
+    advertises ``caps`` by default, as its shortest counterexample in the revision's small
+    bound (restarts keep the profile: one build) has it: the over-limit text (``big``) where
+    it sends one, and ``caps`` where the live bound then has a path, else that
+    counterexample's own capability profile (an unadvertised mode is one only where override,
+    or replace, is not advertised). None where no live bound has a path (a fault only two
+    connections to one agent show: stdio is one)."""
+    m = MUTANTS[name]
+    shortest = mutant_path(name, bound_for("small", m.revision, "same"))
+    candidates = [(caps, False)]
+    if shortest is not None:
+        big = any(b.text == BIG for r in shortest.requests for b in r.system_prompt or ())
+        candidates = [(caps, big), (shortest.profile, big)]
+    for c, big in candidates:
+        if mutant_path(name, live_bound(m.revision, c, big=big)) is not None:
+            return c, big
+    return None
 
 
 def _ref(name: str) -> RowRef:
@@ -490,6 +810,7 @@ class _Run:
         self.model: dict[str, str] = {}  # live sid → model sid
         self.turns: set[str] = set()  # model sids that had a successful turn
         self.sent_texts: set[str] = set()
+        self.refused: list[Step] = []  # the steps answered with an error, as the model does
 
     def sid(self, model_sid: str | None) -> str | None:
         if model_sid is None:
@@ -538,15 +859,23 @@ async def _compare(
     method = wire_method(req.method)
     ids = _ids_for(run, rs, _not_specific)
 
+    answered = Seen(answer.code if answer.error is not None else None)
+
     def fail(rids: Iterable[str], message: str, **props: Any) -> bool:
         for rid in rids:
-            status = PASS if tier(rid) == INFORMATIONAL else FAIL
-            note = message if status == FAIL else f"the agent chose: {message}"
+            status, note = _judge(run.revision, rid, rs.step, answered, message)
             out.findings.append(Finding(rid, status, f"step {i} {method}: {note}", i, props))
         return False
 
     expected = "ok" if reply.ok else f"error {reply.code}"
     if reply.ok != (answer.error is None):
+        if answer.code is not None:  # refused what the model takes: the ids that refusal breaks
+            shown = shown_error(rs.step, answer.code)
+            ids = broken_by(run.revision, run.tables, rs.step, shown) or ids
+        else:  # took what the model refuses: the ids of the row that refuses it (the last)
+            fired = [ref for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
+            last = [r for r in row_ids(run.tables, run.revision, fired[-1:]) if _not_specific(r)]
+            ids = last or ids
         return fail(
             ids,
             f"expected {expected}, got {_answer_text(answer)}",
@@ -565,6 +894,7 @@ async def _compare(
                 expected=reply.code,
                 observed=answer.code,
             )
+        run.refused.append(rs.step)
         _passed(out, ids, i, method)
         return True
     result = answer.result if isinstance(answer.result, dict) else {}
@@ -598,6 +928,17 @@ async def _compare(
         deleted = {s.sid for s in rs.step.before.agent.store if s.status is Status.DELETED} & seen
         if deleted:
             return fail([_ABOUT_LIST], f"deleted session(s) listed: {sorted(deleted)}")
+        unknown = sorted(
+            str(s.get("sessionId"))
+            for s in listed
+            if isinstance(s, dict) and s.get("sessionId") not in run.model
+        )
+        if unknown:  # sessions only new and fork hand out: an answer that created nothing did
+            return fail(
+                _created_by_errors(run)
+                or [_row_id(r) for r in rs.step.rows if r[0] == "connection"],
+                f"listed session(s) {unknown} that no successful session/new or fork handed out",
+            )
         if seen != set(reply.listed):
             rows = [_row_id(ref) for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
             return fail(rows, f"listed {sorted(seen)}, the model lists {sorted(reply.listed)}")
@@ -620,12 +961,23 @@ async def _compare(
         if session is not None and session.live is not None:
             setters = [r for r in _slot_ids(run, rs) if r in slot_ids] or slot_ids
             setters = setters or [_row_id(ref) for ref in rs.step.rows if ref[0] == "session"]
-            ok = await _check_slot(agent, run, i, method, sid, session.live, setters, out)
+            ok = await _check_slot(agent, run, i, rs, sid, session.live, setters, out)
             if not ok:
                 return False
             slot_ids = [r for r in slot_ids if r not in setters]
     _passed(out, slot_ids, i, method)
     return True
+
+
+def _created_by_errors(run: _Run) -> list[str]:
+    """The ids broken had one of the requests the model (and the agent) refused so far in
+    this test created a session all the same (``shown_created``), in registry order."""
+    broken = {
+        rid
+        for step in run.refused
+        for rid in broken_by(run.revision, run.tables, step, shown_created(step))
+    }
+    return [rid for rid in REQUIREMENTS if rid in broken]
 
 
 def _slot_ids(run: _Run, rs: ReplayedStep) -> list[str]:
@@ -658,13 +1010,17 @@ async def _check_slot(
     agent: LiveAgent,
     run: _Run,
     i: int,
-    method: str,
+    rs: ReplayedStep,
     sid: str | None,
     expected: tuple[str, ...],
     rids: list[str],
     out: TestRun,
 ) -> bool:
-    """Ask the agent which system slot the session's next turn would use; compare."""
+    """Ask the agent which system slot the session's next turn would use; compare. A slot
+    other than the model's fails the ids the model's checks find broken by it
+    (``broken_by``), or, where they find no rule broken, ``rids`` (the rows that set it) and
+    the P ids they find; each judged by ``_judge``."""
+    method = wire_method(rs.step.request.method)
     if run.introspect.get("available") is False:
         for rid in rids:
             out.findings.append(
@@ -674,7 +1030,7 @@ async def _check_slot(
     answer = await agent.request(INTROSPECTION_METHOD, {"sessionId": run.sid(sid)})
     if answer.error is not None and answer.code == -32601:
         run.introspect["available"] = False
-        return await _check_slot(agent, run, i, method, sid, expected, rids, out)
+        return await _check_slot(agent, run, i, rs, sid, expected, rids, out)
     run.introspect["available"] = True
     slot = None if answer.error is not None else (answer.result or {}).get("systemSlot")
     if not isinstance(slot, list):
@@ -688,19 +1044,18 @@ async def _check_slot(
     if got == expected:
         _passed(out, rids, i, method + " (system slot)")
         return True
-    for rid in rids:
-        status = PASS if tier(rid) == INFORMATIONAL else FAIL
-        lead = "" if status == FAIL else "the agent chose: "
-        out.findings.append(
-            Finding(
-                rid,
-                status,
-                f"step {i} {method}: {lead}system slot [{', '.join(got)}], "
-                f"the model's [{', '.join(expected)}]",
-                i,
-                {"observed": list(got), "reference": list(expected)},
-            )
-        )
+    message = f"system slot [{', '.join(got)}], the model's [{', '.join(expected)}]"
+    props = {"observed": list(got), "reference": list(expected)}
+    broken = broken_by(run.revision, run.tables, rs.step, shown_slot(rs.step, sid, got))
+    forgot = shown_forgotten(run.tables, rs.step, got)
+    if forgot is not None:  # or the store lost the prompt before (R18, A18)
+        also = set(broken_by(run.revision, run.tables, rs.step, forgot))
+        broken = [r for r in REQUIREMENTS if r in also or r in broken]
+    judged = judged_ids(run.revision)
+    blamed = broken if any(r in judged for r in broken) else [*rids, *broken]
+    for rid in blamed:
+        status, note = _judge(run.revision, rid, rs.step, Seen(None, got), message)
+        out.findings.append(Finding(rid, status, f"step {i} {method}: {note}", i, props))
     return False
 
 
@@ -730,12 +1085,22 @@ async def run_test(
     caps: Caps,
     opts: Options,
     introspect: dict[str, bool],
+    probe: _Probe | None = None,
 ) -> TestRun:
-    """Run ``test`` against a fresh agent; always stops every process it started."""
+    """Run ``test`` against a fresh agent — the run's first process (``probe``), already
+    initialized, where the test opens as it did; always stops every process it used."""
     out = TestRun(test)
     run = _Run(tables, opts.revision, caps, introspect)
-    agent = LiveAgent(
-        _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
+    opened = probe.take(run, test) if probe is not None else None
+    agent = (
+        opened.agent
+        if opened is not None
+        else LiveAgent(
+            _fresh_store(argv, opts),
+            timeout=opts.timeout,
+            stderr_limit=opts.stderr_limit,
+            cwd=opts.cwd,
+        )
     )
     steps = replay(test.trace, tables)
     t0 = time.perf_counter()
@@ -746,14 +1111,18 @@ async def run_test(
         for i, rs in enumerate(steps, 1):
             req = rs.step.request
             if req.method == "connect":
-                await agent.start()
+                if opened is None or i > 1:
+                    await agent.start()
                 continue
             if req.method == "restart":
                 await agent.stop()
                 continue
             if not rs.step.reply.sent:
                 continue
-            answer = await agent.request(wire_method(req.method), run.params(req))
+            if opened is not None and i == 2:  # the probe's initialize, answered already
+                answer = opened.answer
+            else:
+                answer = await agent.request(wire_method(req.method), run.params(req))
             if not await _compare(agent, run, i, rs, answer, out):
                 out.stopped_at = i
                 return
@@ -809,14 +1178,10 @@ class Report:
     counterexamples: dict[str, Path] = field(default_factory=dict)
 
     def requirements(self) -> dict[str, dict[str, Any]]:
-        """id → {tier, citation, status, outcomes}: every agent rule of the revision, and each
-        ROW/SCHEMA id a test touched."""
-        rules = REVISIONS[self.revision].rules
-        ids = [
-            r
-            for r in REQUIREMENTS
-            if r in rules and REQUIREMENTS[r].binds.lower().startswith("agent")
-        ]
+        """id → {tier, citation, status, outcomes}: every id the revision's run judges
+        (``judged_ids``), and each P, ROW or SCHEMA id a test touched."""
+        judged = judged_ids(self.revision)
+        ids = [r for r in REQUIREMENTS if r in judged]
         ids.append(SCHEMA_ID)
         outcomes: dict[str, list[dict[str, Any]]] = {r: [] for r in ids}
         for run in self.runs:
@@ -908,23 +1273,50 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps]:
-    """Start the agent once, initialize, read what it advertises, stop it."""
+@dataclass
+class _Probe:
+    """The agent process the run started first and initialized, with its answer: the first
+    test whose path opens the same way runs on it (one process fewer per run)."""
+
+    agent: LiveAgent
+    answer: Answer
+    params: dict[str, Any]
+    taken: bool = False
+
+    def take(self, run: _Run, test: LiveTest) -> _Probe | None:
+        """Itself, once, for a test whose path starts with connect and this initialize."""
+        reqs = test.trace.requests
+        if self.taken or len(reqs) < 2 or [r.method for r in reqs[:2]] != _OPENING:
+            return None
+        if reqs[1].conn != 0 or run.params(reqs[1]) != self.params:
+            return None
+        self.taken = True
+        return self
+
+
+_OPENING = ["connect", "initialize"]
+
+
+async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]:
+    """Start the agent once, initialize, read what it advertises; the process stays up for
+    the first test (``_Probe``), and is stopped on any failure."""
     agent = LiveAgent(
         _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
     )
+    params = _run_params(Request("initialize"), opts.revision)
     try:
         await agent.start()
-        req = Request("initialize")
-        answer = await agent.request("initialize", _run_params(req, opts.revision))
-    finally:
+        answer = await agent.request("initialize", params)
+        if answer.error is not None:
+            raise AgentFailure(f"initialize answered error {answer.code}")
+        try:
+            caps = caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
+        except ValueError as e:
+            raise AgentFailure(str(e)) from None
+    except BaseException:
         await agent.stop()
-    if answer.error is not None:
-        raise AgentFailure(f"initialize answered error {answer.code}")
-    try:
-        return answer.result, caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
-    except ValueError as e:
-        raise AgentFailure(str(e)) from None
+        raise
+    return answer.result, caps, _Probe(agent, answer, params)
 
 
 def _run_params(req: Request, revision: str) -> dict[str, Any]:
@@ -961,17 +1353,42 @@ async def _conform(
 ) -> None:
     _stop_on_sigterm()
     try:
-        result, caps = await _probe(argv, opts)
+        result, caps, probe = await _probe(argv, opts)
     except AgentFailure as e:
         report.startup_failure = str(e)
         return
-    report.caps = caps
     if isinstance(result, dict):
         report.agent_info = result.get("agentInfo", result.get("info"))
         report.protocol_version = result.get("protocolVersion")
-    tests = plan(tables, opts.revision, caps, big=big)
-    if only:
-        tests = select(tests, only, tables, opts.revision)
+    try:
+        await _run_plan(argv, tables, opts, report, big, only, (walks, steps, seed), caps, probe)
+    finally:
+        if not probe.taken:
+            await probe.agent.stop()
+
+
+async def _run_plan(
+    argv: Sequence[str],
+    tables: Tables,
+    opts: Options,
+    report: Report,
+    big: bool,
+    only: Sequence[str] | None,
+    walking: tuple[int, int, int],
+    caps: Caps,
+    probe: _Probe,
+) -> None:
+    """The plan (or the ``only`` part of it) and the walks, against the agent advertising
+    ``caps``; the first test that opens as the probe did runs on its process."""
+    walks, steps, seed = walking
+    report.caps = caps
+    if only and all(x.startswith(MUTANT_TEST) for x in only):  # those mutants' tests alone
+        names = [x.removeprefix(MUTANT_TEST) for x in only]
+        tests = mutant_plan(tables, opts.revision, caps, names, big=big)
+    else:
+        tests = plan(tables, opts.revision, caps, big=big)
+        if only:
+            tests = select(tests, only, tables, opts.revision)
     report.planned = tests
     introspect: dict[str, bool] = {}
     if opts.jobs > 1:  # side by side; the report keeps the plan's order
@@ -979,11 +1396,11 @@ async def _conform(
 
         async def one(test: LiveTest) -> TestRun:
             async with gate:
-                return await run_test(argv, test, tables, caps, opts, introspect)
+                return await run_test(argv, test, tables, caps, opts, introspect, probe)
 
         report.runs += await asyncio.gather(*(one(t) for t in tests))
     for test in tests if opts.jobs <= 1 else ():
-        report.runs.append(await run_test(argv, test, tables, caps, opts, introspect))
+        report.runs.append(await run_test(argv, test, tables, caps, opts, introspect, probe))
     if walks:
         b = live_bound(opts.revision, caps, big=big)
         report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
@@ -1019,6 +1436,13 @@ def conform(
     tables = REVISIONS[revision].tables if tables is None else tables
     if jobs < 1:
         raise ConformError(f"argument --jobs: expected a number >= 1, got {jobs}")
+    mutants = agent_mutants(revision)
+    for x in only or ():
+        if x.startswith(MUTANT_TEST) and x.removeprefix(MUTANT_TEST) not in mutants:
+            raise ConformError(
+                f"argument --only: {x}: not an agent-side mutant of {revision} "
+                f"(those: {', '.join(mutants) or 'none'})"
+            )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
     with _store_dir() as scratch:
