@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from model.revisions import REVISIONS  # noqa: E402
 from model.types import Block, BlockKind, Caps, PromptCap, Request  # noqa: E402
-from simulations.engines.stateful import Trace  # noqa: E402
+from simulations.engines.trace import Trace  # noqa: E402
 from simulations.wire.acp import transcript  # noqa: E402
 
 TARGET_SECONDS, TARGET_BYTES = 30.0, 200 << 20

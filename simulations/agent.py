@@ -104,9 +104,9 @@ from model.types import (
     initial_world,
     sid_key,
 )
-from simulations.api import UsageError, refuse_other_revision, revision_for
 from simulations.engines.conversation import History, Update, kept
 from simulations.engines.trace import wire_method
+from simulations.usage import UsageError, refuse_other_revision, revision_for
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
     WireError,

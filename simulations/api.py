@@ -44,18 +44,17 @@ from simulations.engines.domain import DEFAULT_DOMAIN, Domain, profile_domain
 from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore
 from simulations.engines.scenarios import scenarios_for
-from simulations.engines.stateful import Trace, findings_of, machine_class, run
-from simulations.engines.trace import render_steps, replay, trace_json
+from simulations.engines.stateful import findings_of, machine_class, run
+from simulations.engines.trace import Trace, render_steps, replay, trace_json
+from simulations.usage import UsageError as UsageError
+from simulations.usage import refuse_other_revision as refuse_other_revision
+from simulations.usage import revision_for as revision_for
 
 ENGINES = {
     "bfs": "exhaustive breadth-first search within a bound (shortest counterexamples)",
     "hypothesis": "Hypothesis stateful testing (random transcripts, shrunk on failure)",
 }
 HOLDS, VIOLATED, NA = "holds", "violated", "n/a"
-
-
-class UsageError(Exception):
-    """Bad command-line input; the message names the argument."""
 
 
 @dataclass
@@ -94,34 +93,6 @@ class CheckResult:
             if strict or REQUIREMENTS[rid].family is not Family.P:
                 return 1
         return 0
-
-
-def revision_for(name: str | None, mutant: str | None = None) -> str:
-    """The revision a run is about: ``name`` (an alias resolved), else the mutant's, else
-    rfd-final. A mutant is an edit of one revision; naming another is a usage error."""
-    if mutant is not None and mutant not in MUTANTS:
-        raise UsageError(f"argument --mutant: unknown mutant {mutant!r} (see 'acp-sysprompt list')")
-    if name is None:
-        return MUTANTS[mutant].revision if mutant is not None else "rfd-final"
-    try:
-        revision = resolve(name).name
-    except KeyError as e:
-        raise UsageError(f"argument --revision: {e.args[0]}") from None
-    if mutant is not None and MUTANTS[mutant].revision != revision:
-        raise UsageError(
-            f"argument --mutant: {mutant} is an edit of {MUTANTS[mutant].revision}, not of "
-            f"{revision} (drop --revision)"
-        )
-    return revision
-
-
-def refuse_other_revision(profile: Profile, revision: str | None) -> None:
-    """A profile speaks its own revision's wire; naming another one is a usage error."""
-    if revision is not None and revision_for(revision) != profile.revision:
-        raise UsageError(
-            f"argument --profile: {profile.name} speaks {profile.revision}, "
-            f"not {revision} (drop --revision)"
-        )
 
 
 def tables_for(revision: str | None, mutant: str | None) -> Tables:

@@ -45,8 +45,7 @@ from simulations.api import UsageError
 from simulations.engines.conversation import AGENT_MESSAGE
 from simulations.engines.domain import domain_for, text
 from simulations.engines.scenarios import SCENARIOS
-from simulations.engines.stateful import Trace
-from simulations.engines.trace import replay
+from simulations.engines.trace import Trace, replay
 from simulations.wire.acp import INTROSPECTION_METHOD, notification, revision_wire, transcript
 
 ROOT = Path(__file__).resolve().parent.parent

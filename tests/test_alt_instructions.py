@@ -34,7 +34,7 @@ from model.types import (
 from simulations.api import check
 from simulations.cli import main
 from simulations.engines.domain import ALT_DOMAIN, DEFAULT_DOMAIN, text
-from simulations.engines.stateful import Trace
+from simulations.engines.trace import Trace
 from simulations.wire.acp import transcript, validate_transcript
 
 ALT = REVISIONS["alt-instructions"]

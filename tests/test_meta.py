@@ -22,7 +22,7 @@ from model.types import Caps, Request
 from simulations.api import check
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import DEFAULT_DOMAIN, text
-from simulations.engines.stateful import Trace
+from simulations.engines.trace import Trace
 from simulations.outputs.forms import write_counterexample
 from simulations.wire.acp import meta_methods, transcript
 

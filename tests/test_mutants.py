@@ -14,8 +14,8 @@ import pytest
 from model.mutants import MUTANTS, Mutant
 from simulations.engines.domain import domain_for
 from simulations.engines.explore import smallest_bound_showing
-from simulations.engines.stateful import Trace, Violation, findings_of, machine_class, run
-from simulations.engines.trace import replay
+from simulations.engines.stateful import Violation, findings_of, machine_class, run
+from simulations.engines.trace import Trace, replay
 
 MAX_STEPS = 12  # a shrunk counterexample longer than this is a search problem worth a look
 # An explicit seed, not derandomize: derandomize seeds from the machine class's source, so any

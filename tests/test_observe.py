@@ -21,8 +21,7 @@ from simulations.engines.observe import (
     requests_in,
     wire_departure,
 )
-from simulations.engines.stateful import Trace
-from simulations.engines.trace import request_text
+from simulations.engines.trace import Trace, request_text
 
 TRACES = script_module("tools/mutant_traces.py", "mutant_traces")
 FIXTURE: dict[str, Any] = TRACES.read_fixture()

@@ -51,8 +51,7 @@ from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore
-from simulations.engines.stateful import Trace
-from simulations.engines.trace import replay
+from simulations.engines.trace import Trace, replay
 from simulations.outputs.report import SUBJECTS, Subject, subject_bound
 
 _EXPLORED: dict[tuple[Any, ...], Exploration] = {}

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from model.questions import QUESTIONS, Question
-from simulations.engines.stateful import Trace
-from simulations.engines.trace import replay
+from simulations.engines.trace import Trace, replay
 from simulations.outputs.report import observations
 
 

@@ -17,8 +17,7 @@ from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Tables
 from model.types import Block, BlockKind, ClientKind, Request
 from simulations.engines.domain import MODES, PROMPTS, text
 from simulations.engines.scenarios import APPEND_AGENT, CONNECT, OVERRIDE_AGENT, SCENARIOS
-from simulations.engines.stateful import Trace
-from simulations.engines.trace import replay, request_text
+from simulations.engines.trace import Trace, replay, request_text
 from simulations.outputs.forms import (
     FILES,
     changes,

@@ -19,8 +19,7 @@ from model.revisions import REVISIONS
 from model.types import Block, BlockKind, Caps, PromptCap, Request
 from simulations import api
 from simulations.engines.bounds import WIRE, Bound
-from simulations.engines.stateful import Trace
-from simulations.engines.trace import replay
+from simulations.engines.trace import Trace, replay
 from simulations.outputs.forms import shown_on_the_wire, write_counterexample
 from simulations.validate import Result, validate_files
 from simulations.wire.acp import transcript

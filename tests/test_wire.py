@@ -12,7 +12,7 @@ from model.tables import REFERENCE
 from model.types import Block, BlockKind, ClientKind, Request
 from simulations.engines.domain import MODES, PROMPTS
 from simulations.engines.scenarios import OVERRIDE_AGENT
-from simulations.engines.stateful import Trace
+from simulations.engines.trace import Trace
 from simulations.wire.acp import WireError, request_of, transcript
 
 METHODS = ("session_new", "session_load", "session_resume", "session_fork", "session_prompt")

@@ -21,7 +21,7 @@ from typing import Any
 from model.mutants import MUTANTS
 from model.types import Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.engines.explore import smallest_bound_showing
-from simulations.engines.stateful import Trace
+from simulations.engines.trace import Trace
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests/fixtures/mutant_counterexamples.json"
 _FLAGS = ("load_session", "resume", "fork", "close", "delete", "list")

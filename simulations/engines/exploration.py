@@ -22,7 +22,6 @@ from model.machines import Compiled, RowRef
 from model.tables import Tables
 from model.types import Agent, Connection, Observed, Reply, Request, World, evolve
 from simulations.engines.bounds import Bound
-from simulations.engines.stateful import Trace
 from simulations.engines.symmetry import (
     IDENTITY,
     Canonizer,
@@ -32,6 +31,7 @@ from simulations.engines.symmetry import (
     open_connections,
     rename_request,
 )
+from simulations.engines.trace import Trace
 
 Progress = Callable[[int, int, int, float], None]  # states, transitions, depth, seconds
 KEEP = ("graph", "verdicts")  # what an exploration keeps (``explore(keep=...)``)

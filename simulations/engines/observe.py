@@ -50,8 +50,7 @@ from model.tables import ENVIRONMENT_EVENTS, Tables
 from model.types import Caps, Request, Slot, World, evolve, initial_world
 from simulations.engines.bounds import Bound
 from simulations.engines.conversation import Update, converse
-from simulations.engines.explore import requests
-from simulations.engines.stateful import Trace
+from simulations.engines.trace import Trace
 
 RequestsAt = Callable[[World], Iterable[Request]]
 UNSHOWN = "s0"  # a session id no agent hands out (they count from s1)
@@ -232,6 +231,10 @@ def requests_in(bound: Bound, trace: Trace, tables: Tables) -> RequestsAt:
     """``requests_at`` for ``observing_epilogue``: the requests of the scope of ``bound`` that
     ``trace`` was found in (a scope each of whose requests it could send at its step; of
     several, the one with the fewest requests after it), or of all its scopes if none."""
+    # here, not at the top: the wire mapping (and so the reference agent, whose start-up time
+    # every live test pays) imports this module and needs none of the explorer
+    from simulations.engines.explore import requests
+
     system = Compiled(tables)
     scopes = list(bound.scopes)
     world = initial_world(trace.profile)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from model.types import Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.engines.domain import Domain, text
-from simulations.engines.stateful import Trace
+from simulations.engines.trace import Trace
 
 FULL = {
     "load_session": True,

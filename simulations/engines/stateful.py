@@ -53,6 +53,7 @@ from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_worl
 from model.witnesses import WITNESSES
 from simulations.engines.collector import fewer_collections
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
+from simulations.engines.trace import Trace
 
 # Hypothesis (since 6.131) sometimes draws a value from the literals of every *local* module
 # loaded at the time (its "local constants"), re-read whenever sys.modules grows. The same
@@ -205,17 +206,6 @@ class Violation(AssertionError):
         self.rid = check.rid
         self.trace = trace
         super().__init__(f"{check.message()}\n  after {len(trace)} steps; world: {world!r}")
-
-
-@dataclass(frozen=True)
-class Trace:
-    """A replayable run: the agent's starting profile and the requests that reached the system."""
-
-    profile: Caps
-    requests: tuple[Request, ...]
-
-    def __len__(self) -> int:
-        return len(self.requests)
 
 
 @dataclass

@@ -23,7 +23,17 @@ from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
 from model.tables import REFERENCE, Tables
 from model.types import Block, BlockKind, Caps, Reply, Request, initial_world
-from simulations.engines.stateful import Trace
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A replayable run: the agent's starting profile and the requests that reached the system."""
+
+    profile: Caps
+    requests: tuple[Request, ...]
+
+    def __len__(self) -> int:
+        return len(self.requests)
 
 
 @dataclass(frozen=True)

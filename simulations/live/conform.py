@@ -119,9 +119,10 @@ from simulations.api import bound_for
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore, requests
 from simulations.engines.observe import observing_epilogue, requests_in
-from simulations.engines.stateful import Trace, hypothesis_settings
+from simulations.engines.stateful import hypothesis_settings
 from simulations.engines.trace import (
     ReplayedStep,
+    Trace,
     render_steps,
     replay,
     request_text,

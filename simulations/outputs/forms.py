@@ -59,9 +59,9 @@ from model.types import (
 )
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.observe import observing_epilogue, requests_in
-from simulations.engines.stateful import Trace
 from simulations.engines.trace import (
     ReplayedStep,
+    Trace,
     caps_json,
     replay,
     reply_text,

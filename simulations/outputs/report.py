@@ -41,8 +41,8 @@ from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import domain_for, profile_domain
 from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore, labelled, smallest_bound_showing
-from simulations.engines.stateful import Trace, findings_of, machine_class, run
-from simulations.engines.trace import replay, request_text
+from simulations.engines.stateful import findings_of, machine_class, run
+from simulations.engines.trace import Trace, replay, request_text
 from simulations.outputs.choices import choices_matrix, empty_array_changes_nothing, matrix_markdown
 
 P_IDS = tuple(f"P{i}" for i in range(1, 10))

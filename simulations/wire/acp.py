@@ -114,10 +114,10 @@ from model.types import (
 )
 from simulations.engines.conversation import USER_PROMPT, History, Update, converse
 from simulations.engines.observe import attached_slot
-from simulations.engines.stateful import Trace
 from simulations.engines.trace import (
     COMPACT_TEXT,
     ReplayedStep,
+    Trace,
     replay,
     request_text,
     wire_method,
