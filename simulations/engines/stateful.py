@@ -339,15 +339,21 @@ def machine_class(
             costs one draw whatever the run's swarm set; ``initialize`` and ``session_new``
             are always enabled.
             """
-            i = data.draw(methods)
+            # The draws go to the test case's ConjectureData directly, not through
+            # DataObject.draw: the same choices and spans (the traces found and shrunk are the
+            # same), without its per-draw bookkeeping for a falsifying example's "Draw n" notes
+            # and the global-random check, which were ~a quarter of a run's CPU (the machine
+            # reports its own steps). ``conjecture_data`` is Hypothesis's semi-stable attribute.
+            draw = data.conjecture_data.draw
+            i = draw(methods)
             name, group = groups[i]
             if not self._enabled(name):
                 allowed = [g for g in groups if self._enabled(g[0])]
                 name, group = allowed[i % len(allowed)]
-            move = group[data.draw(templates[name])]
+            move = group[draw(templates[name])]
             sid = None
             if name in _NEEDS_SID:
-                age = data.draw(ages)
+                age = draw(ages)
                 sid = self.sids[-1 - age % len(self.sids)]  # 0: the latest id handed out
             for req in move:
                 self._do(req if sid is None else replace(req, sid=sid))
