@@ -134,7 +134,7 @@ from model.types import (
     evolve,
     initial_world,
 )
-from simulations.engines.observe import attached_slot
+from simulations.engines.observe import attached_slot, prompt_lost
 from simulations.wire.acp import (
     SCHEMA_FILES,
     V2_WIRE,
@@ -863,19 +863,17 @@ class Stream:
         self.unattached.discard(sid)
         before = step.before
         try:  # the model's own answer (``step`` may carry the slot the log showed)
-            model = _attach_slot(self.system.step(before, step.request))
+            model = attached_slot(self.system.step(before, step.request))
         except _UNFIT:
             return
         if got.slot is None or model is None or got.slot == model:
             return
-        s = before.agent.session(sid)
-        assert s is not None
-        lost = evolve(before, agent=before.agent.with_session(evolve(s, blocks=None, mode=None)))
+        lost = prompt_lost(before, sid)
         try:
             forgot = self.system.step(lost, step.request)
         except _UNFIT:
             return
-        if _attach_slot(forgot) != got.slot:
+        if attached_slot(forgot) != got.slot:
             return
         restart = Step(before, Request("restart"), Reply(), lost)
         ids = [r for r in self._checks(restart) if r in ("R18", "A18")]
@@ -1076,10 +1074,6 @@ def _as_now(req: Request, log_sid: str | None, sids: Mapping[str, str]) -> Reque
     if log_sid is None:
         return req
     return evolve(req, sid=sids.get(log_sid, f"?{log_sid}"))
-
-
-def _attach_slot(step: Step) -> tuple[str, ...] | None:
-    return attached_slot(step) if step.reply.ok else None
 
 
 def _readings(req: Request) -> Iterator[Request]:

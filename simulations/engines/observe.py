@@ -57,16 +57,32 @@ UNSHOWN = "s0"  # a session id no agent hands out (they count from s1)
 _ATTACHING = ("session_new", "session_load", "session_resume", "session_fork")
 
 
+def attached_sid(step: Step) -> str | None:
+    """The session a successful new, load, resume or fork attaches (None: another request, or
+    an error)."""
+    req, reply = step.request, step.reply
+    if req.method not in _ATTACHING or not reply.ok:
+        return None
+    return reply.sid if req.method in ("session_new", "session_fork") else req.sid
+
+
 def attached_slot(step: Step) -> Slot | None:
     """The slot the session a successful new, load, resume or fork attaches runs under right
     after it (the model's live prompt), shown in that result's ``_meta.systemSlot``; None for
     other requests, errors, or a session the agent did not make active."""
-    req, reply = step.request, step.reply
-    if req.method not in _ATTACHING or not reply.ok:
-        return None
-    sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
-    session = step.after.agent.session(sid)
+    session = step.after.agent.session(attached_sid(step))
     return None if session is None else session.live
+
+
+def prompt_lost(world: World, sid: str | None) -> World:
+    """``world`` with session ``sid`` stored as if its store had lost the client's prompt and
+    mode (what a restart that forgets prompts leaves); ``world`` itself where it has no such
+    session."""
+    session = world.agent.session(sid)
+    if session is None:
+        return world
+    forgot = evolve(session, blocks=None, mode=None)
+    return evolve(world, agent=world.agent.with_session(forgot))
 
 
 @dataclass(frozen=True)
@@ -164,14 +180,21 @@ def wire_departure(
 ) -> int | None:
     """The 1-based step of ``trace`` at which the wire first shows the faulty agent
     (``tables``) answering otherwise than the reference one; None: nowhere."""
-    systems = (Compiled(tables), Compiled(reference))
+    return _replayed(trace, (Compiled(tables), Compiled(reference)), slot)[1]
+
+
+def _replayed(
+    trace: Trace, systems: tuple[Compiled, Compiled], slot: bool
+) -> tuple[_State, int | None]:
+    """Both agents run ``trace``: the state after it, and the 1-based step at which the wire
+    first showed them apart (None: nowhere; the state is then the one after the last step)."""
     start = _Side(initial_world(trace.profile), {})
     state: _State = (start, start, {})
     for i, req in enumerate(trace.requests, 1):
         state, same = _advance(state, req, systems, slot)
         if not same:
-            return i
-    return None
+            return state, i
+    return state, None
 
 
 def observing_epilogue(
@@ -199,12 +222,9 @@ def observing_epilogue(
     rest only show it on the wire.
     """
     systems = (Compiled(tables), Compiled(reference))
-    start = _Side(initial_world(trace.profile), {})
-    state: _State = (start, start, {})
-    for req in trace.requests:
-        state, same = _advance(state, req, systems, slot)
-        if not same:
-            return trace
+    state, departed = _replayed(trace, systems, slot)
+    if departed is not None:
+        return trace
     frontier: deque[tuple[_State, tuple[Request, ...]]] = deque([(state, ())])
     seen = {_key(state)}
     while frontier:
@@ -252,9 +272,11 @@ __all__ = [
     "UNSHOWN",
     "RequestsAt",
     "Shown",
+    "attached_sid",
     "attached_slot",
     "for_reference",
     "observing_epilogue",
+    "prompt_lost",
     "requests_in",
     "shows",
     "wire_departure",

@@ -118,7 +118,7 @@ from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore, requests
-from simulations.engines.observe import observing_epilogue, requests_in
+from simulations.engines.observe import attached_sid, attached_slot, prompt_lost
 from simulations.engines.stateful import hypothesis_settings
 from simulations.engines.trace import (
     ReplayedStep,
@@ -359,15 +359,10 @@ def chosen(revision: str, rid: str, step: Step, seen: Seen) -> Option | None:
             seen.code is not None and alt.reply.code != seen.code
         ):
             continue
-        if seen.slot is not None and _attached_slot(alt) != seen.slot:
+        if seen.slot is not None and attached_slot(alt) != seen.slot:
             continue
         return option
     return None
-
-
-def _attached_slot(step: Step) -> tuple[str, ...] | None:
-    session = step.after.agent.session(_attached_sid(step))
-    return None if session is None else session.live
 
 
 def _judge(revision: str, rid: str, step: Step, seen: Seen, message: str) -> tuple[str, str]:
@@ -407,9 +402,8 @@ def shown_forgotten(tables: Tables, step: Step, got: tuple[str, ...]) -> Step | 
     session = step.before.agent.session(req.sid)
     if req.method not in _REOPEN or session is None or session.blocks is None:
         return None
-    forgot = step.before.agent.with_session(replace(session, blocks=None, mode=None))
-    alt = _engine(tables).step(evolve(step.before, agent=forgot), req)
-    if _attached_slot(alt) != got:
+    alt = _engine(tables).step(prompt_lost(step.before, req.sid), req)
+    if attached_slot(alt) != got:
         return None
     return Step(step.before, req, alt.reply, alt.after, alt.rows)
 
@@ -442,7 +436,7 @@ def broken_by(revision: str, tables: Tables, step: Step, shown: Step) -> list[st
 
     def broken(s: Step) -> set[str]:
         out = {*violated_step(s, steps), *violated_state(s.after, states)}
-        sid = _attached_sid(s)
+        sid = attached_sid(s)
         if sid is not None and s.reply.ok:
             turn = system.step(s.after, Request("session_prompt", s.request.conn, sid=sid))
             out |= {*violated_step(turn, steps), *violated_state(turn.after, states)}
@@ -450,13 +444,6 @@ def broken_by(revision: str, tables: Tables, step: Step, shown: Step) -> list[st
 
     new = broken(shown) - broken(step)
     return [rid for rid in REQUIREMENTS if rid in new]
-
-
-def _attached_sid(step: Step) -> str | None:
-    req, reply = step.request, step.reply
-    if req.method not in _ATTACH or not reply.ok:
-        return None
-    return reply.sid if req.method in ("session_new", "session_fork") else req.sid
 
 
 def _row_id(ref: RowRef) -> str:
@@ -654,9 +641,9 @@ def mutant_path(name: str, b: Bound) -> Trace | None:
         ex = explore(m.tables, b, checks=[CHECKS[m.violates]], until=m.violates)
         trace = ex.trace(m.violates) if m.violates in ex.first else None
         if trace is not None:  # on until the wire (the system slot: introspection) shows it
-            reference = REVISIONS[m.revision].tables
-            requests_at = requests_in(b, trace, m.tables)
-            trace = observing_epilogue(trace, m.tables, reference, requests_at, slot=True)
+            from simulations.outputs.forms import shown_on_the_wire
+
+            trace = shown_on_the_wire(trace, m.tables, name, b)
         _MUTANT_PATHS[key] = trace
     return _MUTANT_PATHS[key]
 
