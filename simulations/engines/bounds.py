@@ -10,7 +10,9 @@ Scope
     A bound is data: ``bound_toml`` writes one as a TOML file (``acp-sysprompt bound show
     NAME``) and ``load_bound`` reads a named bound or such a file (``--bound FILE.toml``), so a
     spec author sets the constants of a check as a TLC user sets a model's. A file that
-    cannot be read raises ``BoundError`` naming the field: ``scopes[1].sessions: …``.
+    cannot be read raises ``BoundError`` naming the field: ``scopes[1].sessions: …``; so does
+    a count or a list past its limit (``LIMITS``), and a file that is too big, not UTF-8 or
+    nested too deeply (``model.files``).
 
 Abstractions
     The scopes of a bound are explored side by side, not mixed: a path uses the requests of
