@@ -26,14 +26,13 @@ Source
 
 from __future__ import annotations
 
-import difflib
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from model.files import InputError, close_match, parse_toml, read_text, shown
 from model.revisions import (
     CLIENT_RESENDS,
     ON_DIFFER,
@@ -102,8 +101,8 @@ class Amendment:
 
 
 def _suggest(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(choices)})"
+    close = close_match(word, choices)
+    return f" (did you mean {close!r}?)" if close else f" (known: {', '.join(choices)})"
 
 
 def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
@@ -112,17 +111,18 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
         raise AmendmentError(f"{where}: empty: an amendment needs name, base and edits")
     for key in data:
         if key not in _FIELDS:
-            raise AmendmentError(f"{where}: unknown field {key!r}" + _suggest(key, [*_FIELDS]))
+            raise AmendmentError(f"{where}: unknown field {shown(key)}" + _suggest(key, [*_FIELDS]))
     for key in ("name", "base"):
         if key not in data:
             raise AmendmentError(f"{where}: {key}: missing")
     for key in ("name", "base", "summary", "sentence"):
         if key in data and not isinstance(data[key], str):
-            raise AmendmentError(f"{where}: {key}: expected a string, got {data[key]!r}")
+            raise AmendmentError(f"{where}: {key}: expected a string, got {shown(data[key])}")
     base = data["base"]
     if base not in AMENDABLE:
         raise AmendmentError(
-            f"{where}: base: {base!r} is not built from choices (amendable: {', '.join(AMENDABLE)})"
+            f"{where}: base: {shown(base)} is not built from choices "
+            f"(amendable: {', '.join(AMENDABLE)})"
         )
     edits = data.get("edits")
     if not isinstance(edits, Mapping) or not edits:
@@ -130,24 +130,26 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
     out: list[tuple[str, str]] = []
     for key, value in edits.items():
         if key not in EDITS:
-            raise AmendmentError(f"{where}: edits.{key}: unknown edit" + _suggest(key, [*EDITS]))
+            raise AmendmentError(
+                f"{where}: edits: unknown edit {shown(key)}" + _suggest(key, [*EDITS])
+            )
         allowed, chosen, _ = EDITS[key]
         if value not in allowed:
             raise AmendmentError(
-                f"{where}: edits.{key}: {value!r} is not one of {', '.join(allowed)}"
+                f"{where}: edits.{key}: {shown(value)} is not one of {', '.join(allowed)}"
             )
         if value == chosen:
             raise AmendmentError(
-                f"{where}: edits.{key}: {value!r} is already {base}'s choice (no change)"
+                f"{where}: edits.{key}: {shown(value)} is already {base}'s choice (no change)"
             )
         out.append((key, value))
     fixes = data.get("fixes", [])
     if not isinstance(fixes, list):
-        raise AmendmentError(f"{where}: fixes: expected a list of P ids, got {fixes!r}")
+        raise AmendmentError(f"{where}: fixes: expected a list of P ids, got {shown(fixes)}")
     for rid in fixes:
         r = REQUIREMENTS.get(rid) if isinstance(rid, str) else None
         if r is None or r.family is not Family.P:
-            raise AmendmentError(f"{where}: fixes: {rid!r} is not a P id (P1-P9)")
+            raise AmendmentError(f"{where}: fixes: {shown(rid)} is not a P id (P1-P9)")
     return Amendment(
         name=data["name"],
         base=base,
@@ -161,9 +163,9 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
 
 def _parse(text: str, where: str) -> Amendment:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise AmendmentError(f"{where}: not valid TOML: {e}") from None
+        data = parse_toml(text, where)
+    except InputError as e:
+        raise AmendmentError(str(e)) from None
     return amendment_from_mapping(data, where)
 
 
@@ -191,7 +193,9 @@ def load_amendment(spec: str) -> Amendment:
             f"{spec!r} is neither a shipped amendment ({', '.join(AMENDMENTS)}) nor a .toml file"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, spec)
     except OSError as e:
         raise AmendmentError(f"cannot read {spec!r}: {e.strerror}") from None
+    except InputError as e:
+        raise AmendmentError(str(e)) from None
     return _parse(text, spec)

@@ -117,17 +117,25 @@ Source
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from dataclasses import replace as dataclass_replace
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 from model import operations
 from model.context import Ctx
 from model.effects import EFFECTS, compose_default, effect, ignore_prompt_fields
+from model.files import (
+    InputError,
+    clipped,
+    close_match,
+    parse_json,
+    parse_toml,
+    read_text,
+    shown,
+    shown_json,
+)
 from model.mutants import MUTANTS, edit_rows, insert_before, swap_effect, swap_guard
 from model.revisions import ALIASES, APPLY_RESENT, KEEP_STORED, REVISIONS, USE_DEFAULT
 from model.tables import Row, Tables
@@ -223,31 +231,31 @@ class Profile:
         object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
         if self.revision not in REVISIONS:
             raise ProfileError(
-                f"profile {self.name!r}: revision: {self.revision!r} is not one of "
+                f"profile {shown(self.name)}: revision: {shown(self.revision)} is not one of "
                 f"{', '.join(REVISIONS)}{_did_you_mean(self.revision, [*REVISIONS, *ALIASES])}"
             )
         for knob, allowed in CHOICES.items():
             value = getattr(self, knob)
             if value not in allowed or type(value) is not type(allowed[0]):
-                shown = ", ".join(json.dumps(a) for a in allowed)
+                listed = ", ".join(json.dumps(a) for a in allowed)
                 words = [a for a in allowed if isinstance(a, str)]
                 raise ProfileError(
-                    f"profile {self.name!r}: {knob}: {json.dumps(value)} is not one of {shown}"
+                    f"profile {shown(self.name)}: {knob}: {shown_json(value)} is not one of {listed}"
                     f"{_did_you_mean(value, words)}"
                 )
         if self.mutant and self.mutant not in MUTANTS:
             raise ProfileError(
-                f"profile {self.name!r}: mutant: unknown mutant {self.mutant!r}"
+                f"profile {shown(self.name)}: mutant: unknown mutant {shown(self.mutant)}"
                 f"{_did_you_mean(self.mutant, [*MUTANTS])}"
             )
         if self.mutant and MUTANTS[self.mutant].revision != self.revision:
             raise ProfileError(
-                f"profile {self.name!r}: mutant: {self.mutant} is an edit of "
+                f"profile {shown(self.name)}: mutant: {self.mutant} is an edit of "
                 f"{MUTANTS[self.mutant].revision}, not of {self.revision}"
             )
         if self.restore == "resent" and _reopens_with_prompt(REVISIONS[self.revision].tables):
             raise ProfileError(
-                f'profile {self.name!r}: restore: "resent" is on_load = "default" with '
+                f'profile {shown(self.name)}: restore: "resent" is on_load = "default" with '
                 f"fork_inherits = false on revision {self.revision} (its wire re-sends the prompt "
                 "on load, resume and fork, and the agent applies what is re-sent): write those"
             )
@@ -255,7 +263,7 @@ class Profile:
             why = _no_effect(self.revision, knob, value, self.restore)
             if why:
                 raise ProfileError(
-                    f"profile {self.name!r}: {knob}: {json.dumps(value)} has no effect on "
+                    f"profile {shown(self.name)}: {knob}: {shown_json(value)} has no effect on "
                     f"revision {self.revision} ({why}); drop it"
                 )
         self.tables()  # the knobs' edits apply one after the other
@@ -301,12 +309,12 @@ class Profile:
                 other = next((k for k in done if self._clash(k, knob)), None)
                 if other is None:  # the mutant's edit took it
                     raise ProfileError(
-                        f"profile {self.name!r}: {knob}: {json.dumps(value)} cannot be combined "
+                        f"profile {shown(self.name)}: {knob}: {shown_json(value)} cannot be combined "
                         f"with mutant {self.mutant} (both edit the same row; drop one)"
                     ) from None
                 raise ProfileError(
-                    f"profile {self.name!r}: {knob}: {json.dumps(value)} cannot be combined "
-                    f"with {other} = {json.dumps(getattr(self, other))} on revision "
+                    f"profile {shown(self.name)}: {knob}: {shown_json(value)} cannot be combined "
+                    f"with {other} = {shown_json(getattr(self, other))} on revision "
                     f"{self.revision} (both edit the same row; drop one)"
                 ) from None
             done.append(knob)
@@ -324,8 +332,8 @@ class Profile:
 
 def _did_you_mean(word: object, options: list[str]) -> str:
     """`` (did you mean "x"?)`` for the option closest to a misspelt ``word``, else ''."""
-    near = get_close_matches(word, options, n=1) if isinstance(word, str) else []
-    return f" (did you mean {json.dumps(near[0])}?)" if near else ""
+    near = close_match(word, options)
+    return f" (did you mean {json.dumps(near)}?)" if near else ""
 
 
 def _no_effect(revision: str, knob: str, value: Any, restore: str = "stored") -> str:
@@ -1045,11 +1053,11 @@ def from_mapping(data: Mapping[str, Any], default_name: str | None = None) -> Pr
     if unknown:
         hint = _did_you_mean(unknown[0], sorted(known)) or f" (fields: {', '.join(sorted(known))})"
         raise ProfileError(
-            f"profile {data.get('name', default_name)!r}: unknown field {unknown[0]!r}{hint}"
+            f"profile {shown(data.get('name', default_name))}: unknown field {shown(unknown[0])}{hint}"
         )
     for key in ("name", "summary", "source", "revision", "client", "mutant"):
         if key in data and not isinstance(data[key], str):
-            raise ProfileError(f"profile: {key}: expected a string, got {json.dumps(data[key])}")
+            raise ProfileError(f"profile: {key}: expected a string, got {shown_json(data[key])}")
     name = data.get("name", default_name)
     if name is None:
         raise ProfileError('profile: name: missing (a profile names its agent: name = "my-agent")')
@@ -1074,15 +1082,14 @@ def _read(spec: str, what: str, shipped: Mapping[str, Any], example: str) -> Any
             f"{spec!r} is neither a shipped {what} ({', '.join(shipped)}) nor a .toml or .json file"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, spec)
+        if not text.strip():
+            raise ProfileError(f'{spec}: empty file (a {what} needs at least name = "{example}")')
+        return (parse_toml if path.suffix == ".toml" else parse_json)(text, spec)
     except OSError as e:
         raise ProfileError(f"cannot read {spec!r}: {e.strerror}") from None
-    if not text.strip():
-        raise ProfileError(f'{spec}: empty file (a {what} needs at least name = "{example}")')
-    try:
-        return tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
-        raise ProfileError(f"{spec}: not valid {path.suffix[1:].upper()}: {e}") from None
+    except InputError as e:
+        raise ProfileError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -1105,7 +1112,7 @@ def pair(agent: Profile | None, client: Client, revision: str | None = None) -> 
     rev = ALIASES.get(rev, rev)
     if client.revision and ALIASES.get(client.revision, client.revision) != rev:
         raise ProfileError(
-            f"client {client.name!r}: revision: documented on {client.revision}, not {rev}"
+            f"client {shown(client.name)}: revision: documented on {clipped(client.revision)}, not {rev}"
         )
     base = agent if agent is not None else Profile(f"{rev} reference agent", revision=rev)
     fields_ = {CLIENT_KNOBS[k]: v for k, v in client.knobs}
@@ -1122,10 +1129,10 @@ def client_from_mapping(data: Mapping[str, Any]) -> Client:
     for key in data:
         if key not in known:
             hint = _did_you_mean(key, known) or f" (fields: {', '.join(known)})"
-            raise ProfileError(f"client profile: unknown field {key!r}{hint}")
+            raise ProfileError(f"client profile: unknown field {shown(key)}{hint}")
     for key in texts:
         if key in data and not isinstance(data[key], str):
-            raise ProfileError(f"client profile: {key}: expected a string, got {data[key]!r}")
+            raise ProfileError(f"client profile: {key}: expected a string, got {shown(data[key])}")
     name = data.get("name")
     if not name or not name.strip():
         raise ProfileError("client profile: name: missing (a client profile names its client)")
@@ -1134,10 +1141,10 @@ def client_from_mapping(data: Mapping[str, Any]) -> Client:
         if key in data:
             allowed = CHOICES[CLIENT_KNOBS[key]]
             if data[key] not in allowed:
-                shown = ", ".join(json.dumps(a) for a in allowed)
+                listed = ", ".join(json.dumps(a) for a in allowed)
                 raise ProfileError(
-                    f"client profile {name!r}: {key}: {json.dumps(data[key])} is not one of "
-                    f"{shown}{_did_you_mean(data[key], list(allowed))}"
+                    f"client profile {shown(name)}: {key}: {shown_json(data[key])} is not one of "
+                    f"{listed}{_did_you_mean(data[key], list(allowed))}"
                 )
             knobs.append((key, data[key]))
     text = {k: data[k] for k in texts if k in data and k != "name"}

@@ -12,7 +12,9 @@ Scope
 
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
-    mutant declares is violated, whatever its family); 2 on bad usage, with a one-line message.
+    mutant declares is violated, whatever its family); 2 on bad usage or a file that cannot be
+    read (``model.files``), with a one-line message; 3 when standard output cannot be written
+    (a full disk), with a one-line message; 130 when interrupted.
 
 Abstractions
     Long explorations show a progress line with states/s on a terminal; Ctrl-C stops them,
@@ -56,7 +58,14 @@ from simulations.api import (
     verdict_diff,
     with_causes,
 )
-from simulations.engines.bounds import BOUNDS, Bound, BoundError, bound_toml, load_bound
+from simulations.engines.bounds import (
+    BOUNDS,
+    Bound,
+    BoundError,
+    bound_toml,
+    limits_text,
+    load_bound,
+)
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.trace import render_steps, replay
@@ -209,7 +218,13 @@ def parser() -> argparse.ArgumentParser:
     )
     rp.add_argument("--quiet", action="store_true", help="no progress lines")
 
-    bd = sub.add_parser("bound", help="print a bound as the TOML file --bound FILE.toml reads")
+    bd = sub.add_parser(
+        "bound",
+        help="print a bound as the TOML file --bound FILE.toml reads",
+        description="Print a bound as the TOML file --bound FILE.toml reads. A bound file "
+        f"asks for {limits_text()} (per scope; blocks per prompt; scopes and envelope scopes "
+        "each); past a limit it is refused in one line naming the field.",
+    )
     bd.add_argument("action", choices=("show",))
     bd.add_argument("name", help=f"{', '.join(BOUNDS)} or a FILE.toml (checked, then printed)")
 
@@ -508,15 +523,67 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+OUTPUT_FAILED = 3  # standard output could not be written (a full disk, /dev/full, EIO)
+
+
+class _OutputFailed(Exception):
+    """Standard output refused a write (not a closed pipe): ``main`` says so in one line."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+
+
+class _Stdout:
+    """``sys.stdout`` while ``main`` runs: the same stream, whose write errors are told
+    apart from those of the files a command writes (a closed pipe stays BrokenPipeError)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._inner.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _OutputFailed(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._inner.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _OutputFailed(e) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _drop_stdout() -> None:
+    """Point the stdout file descriptor at /dev/null: the interpreter's last flush of what
+    is still buffered then succeeds, and prints no "Exception ignored" at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
     try:
         code = _main(argv)
-        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        sys.stdout.flush()  # a closed pipe or a full disk shows up here, not at interpreter exit
         return code
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         return 0
+    except _OutputFailed as e:
+        _drop_stdout()
+        print(f"acp-sysprompt: error: cannot write to standard output: {e}", file=sys.stderr)
+        return OUTPUT_FAILED
+    finally:
+        sys.stdout = stdout
 
 
 def _main(argv: Sequence[str] | None) -> int:

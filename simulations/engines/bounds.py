@@ -10,7 +10,9 @@ Scope
     A bound is data: ``bound_toml`` writes one as a TOML file (``acp-sysprompt bound show
     NAME``) and ``load_bound`` reads a named bound or such a file (``--bound FILE.toml``), so a
     spec author sets the constants of a check as a TLC user sets a model's. A file that
-    cannot be read raises ``BoundError`` naming the field: ``scopes[1].sessions: …``.
+    cannot be read raises ``BoundError`` naming the field: ``scopes[1].sessions: …``; so does
+    a count or a list past its limit (``LIMITS``), and a file that is too big, not UTF-8 or
+    nested too deeply (``model.files``).
 
 Abstractions
     The scopes of a bound are explored side by side, not mixed: a path uses the requests of
@@ -24,14 +26,13 @@ Source
 
 from __future__ import annotations
 
-import difflib
 import json
-import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from model.files import InputError, close_match, parse_toml, read_text, shown
 from model.tables import OPERATIONS
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.engines.domain import Domain, text
@@ -313,10 +314,39 @@ class BoundError(ValueError):
     """A bound that cannot be read; the message names the field (``scopes[1].sessions: …``)."""
 
 
-def _hint(word: str, choices: Iterable[str]) -> str:
+# the most a bound file may ask for, field by field (a count, or a list's length; "blocks":
+# the blocks of one prompt; "scopes": the [[scopes]] tables, and as many [[envelope]] ones).
+# Every shipped bound is far inside them (at most 2 connections, 2 sessions, 1 restart, 6
+# prompts, 4 modes); a search at the counts' limits would not end in a lifetime, but each world
+# of it stays small, so a run can be watched and stopped (``estimate`` warns before it starts).
+LIMITS: dict[str, int] = {
+    "connections": 8,
+    "sessions": 8,
+    "restarts": 8,
+    "scopes": 16,
+    "profiles": 32,
+    "prompts": 32,
+    "reopen_prompts": 32,
+    "blocks": 16,
+    "modes": 16,
+    "clients": 8,
+    "operations": 8,
+}
+
+
+def limits_text() -> str:
+    """The limits as one sentence (the ``bound`` command's help and the README say it)."""
+    return "at most " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in LIMITS.items())
+
+
+def _over(where: str, key: str, n: int, what: str) -> BoundError:
+    return BoundError(f"{where}: {n} {what}, over the limit of {LIMITS[key]}")
+
+
+def _hint(word: object, choices: Iterable[str]) -> str:
     known = list(choices)
-    close = difflib.get_close_matches(word, known, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+    close = close_match(word, known)
+    return f" (did you mean {close!r}?)" if close else f" (known: {', '.join(known)})"
 
 
 def profile_text(c: Caps) -> str:
@@ -332,11 +362,11 @@ def _profile(value: object, where: str) -> Caps:
     cap = cap.strip()
     caps = {p.value: p for p in PromptCap}
     if cap not in caps:
-        raise BoundError(f"{where}: unknown systemPrompt capability {cap!r}{_hint(cap, caps)}")
+        raise BoundError(f"{where}: unknown systemPrompt capability {shown(cap)}{_hint(cap, caps)}")
     flags: dict[str, bool] = {}
     for m in rest.split():
         if m not in _METHODS:
-            raise BoundError(f"{where}: unknown method {m!r}{_hint(m, _METHODS)}")
+            raise BoundError(f"{where}: unknown method {shown(m)}{_hint(m, _METHODS)}")
         flags[m] = True
     return Caps(caps[cap], **flags)
 
@@ -354,22 +384,28 @@ def _prompt(value: object, where: str, omitted_ok: bool = True) -> tuple[Block, 
         what = '"omitted" or ' if omitted_ok else ""
         raise BoundError(
             f'{where}: expected {what}a list of blocks (text symbols like "a", or '
-            f"{', '.join(repr(k) for k in _NON_TEXT)}), got {value!r}"
+            f"{', '.join(repr(k) for k in _NON_TEXT)}), got {shown(value)}"
         )
+    if len(value) > LIMITS["blocks"]:
+        raise _over(where, "blocks", len(value), "blocks")
     return tuple(Block(_NON_TEXT[b]) if b in _NON_TEXT else Block(BlockKind.TEXT, b) for b in value)
 
 
 def _list(table: dict[str, object], key: str, where: str) -> list[object]:
     value = table[key]
     if not isinstance(value, list) or not value:
-        raise BoundError(f"{where}.{key}: expected a non-empty list, got {value!r}")
+        raise BoundError(f"{where}.{key}: expected a non-empty list, got {shown(value)}")
+    if len(value) > LIMITS[key]:
+        raise _over(f"{where}.{key}", key, len(value), "entries")
     return value
 
 
 def _count(table: dict[str, object], key: str, where: str, least: int) -> int:
     value = table[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise BoundError(f"{where}.{key}: expected a whole number >= {least}, got {value!r}")
+        raise BoundError(f"{where}.{key}: expected a whole number >= {least}, got {shown(value)}")
+    if value > LIMITS[key]:
+        raise BoundError(f"{where}.{key}: {value} is over the limit of {LIMITS[key]}")
     return value
 
 
@@ -378,31 +414,31 @@ def _scope(table: object, where: str) -> Scope:
         raise BoundError(f"{where}: expected a table of scope fields")
     for key in table:
         if key not in _SCOPE_KEYS:
-            raise BoundError(f"{where}: unknown field {key!r}{_hint(key, _SCOPE_KEYS)}")
+            raise BoundError(f"{where}: unknown field {shown(key)}{_hint(key, _SCOPE_KEYS)}")
     missing = [k for k in _SCOPE_REQUIRED if k not in table]
     if missing:
-        raise BoundError(f"{where}: missing field {missing[0]!r}")
+        raise BoundError(f"{where}: missing field {shown(missing[0])}")
     name = table["name"]
     if not isinstance(name, str) or not name:
-        raise BoundError(f"{where}.name: expected a non-empty string, got {name!r}")
+        raise BoundError(f"{where}.name: expected a non-empty string, got {shown(name)}")
     restart_profiles = table.get("restart_profiles", "any")
     if restart_profiles not in ("any", "same"):
         raise BoundError(
-            f'{where}.restart_profiles: expected "any" or "same", got {restart_profiles!r}'
+            f'{where}.restart_profiles: expected "any" or "same", got {shown(restart_profiles)}'
         )
     modes = []
     for i, m in enumerate(_list(table, "modes", where)):
         if not isinstance(m, str):
-            raise BoundError(f"{where}.modes[{i}]: expected a string, got {m!r}")
+            raise BoundError(f"{where}.modes[{i}]: expected a string, got {shown(m)}")
         modes.append(None if m == _OMITTED else m)
     kinds = {k.value: k for k in ClientKind}
     clients = []
     for i, c in enumerate(_list(table, "clients", where)):
-        if c not in kinds:
+        if not isinstance(c, str) or c not in kinds:
             raise BoundError(
-                f"{where}.clients[{i}]: unknown client kind {c!r}{_hint(str(c), kinds)}"
+                f"{where}.clients[{i}]: unknown client kind {shown(c)}{_hint(c, kinds)}"
             )
-        clients.append(kinds[str(c)])
+        clients.append(kinds[c])
     attach = table.get("prompts_on_load_resume_fork", True)
     if not isinstance(attach, bool):
         raise BoundError(f"{where}.prompts_on_load_resume_fork: expected true or false")
@@ -417,7 +453,7 @@ def _scope(table: object, where: str) -> Scope:
         for i, o in enumerate(_list(table, "operations", where)):
             if o not in OPERATIONS:
                 raise BoundError(
-                    f"{where}.operations[{i}]: unknown operation {o!r}{_hint(str(o), OPERATIONS)}"
+                    f"{where}.operations[{i}]: unknown operation {shown(o)}{_hint(o, OPERATIONS)}"
                 )
             operations.append(str(o))
     domain = Domain(
@@ -443,18 +479,18 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     """A bound from the parsed TOML; ``BoundError`` names the first bad field."""
     for key in data:
         if key not in _BOUND_KEYS:
-            raise BoundError(f"{source}: unknown field {key!r}{_hint(key, _BOUND_KEYS)}")
+            raise BoundError(f"{source}: unknown field {shown(key)}{_hint(key, _BOUND_KEYS)}")
     if not data:
         raise BoundError(f"{source}: empty; start from 'acp-sysprompt bound show default'")
     name = data.get("name")
     if not isinstance(name, str) or not name:
-        raise BoundError(f"{source}: name: expected a non-empty string, got {name!r}")
+        raise BoundError(f"{source}: name: expected a non-empty string, got {shown(name)}")
     summary = data.get("summary", "")
     if not isinstance(summary, str):
-        raise BoundError(f"{source}: summary: expected a string, got {summary!r}")
+        raise BoundError(f"{source}: summary: expected a string, got {shown(summary)}")
     keep = data.get("keep", "graph")
     if keep not in ("graph", "verdicts"):
-        raise BoundError(f'{source}: keep: expected "graph" or "verdicts", got {keep!r}')
+        raise BoundError(f'{source}: keep: expected "graph" or "verdicts", got {shown(keep)}')
     if "scopes" not in data:
         raise BoundError(f"{source}: missing [[scopes]] (a bound needs at least one scope)")
     parts: dict[str, tuple[Scope, ...]] = {}
@@ -462,6 +498,8 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
         tables = data.get(key, [])
         if not isinstance(tables, list) or (key == "scopes" and not tables):
             raise BoundError(f"{source}: {key}: expected one or more [[{key}]] tables")
+        if len(tables) > LIMITS["scopes"]:
+            raise _over(f"{source}: {key}", "scopes", len(tables), f"[[{key}]] tables")
         try:
             parts[key] = tuple(_scope(t, f"{key}[{i}]") for i, t in enumerate(tables))
         except BoundError as e:
@@ -469,7 +507,7 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     names = [s.name for s in parts["scopes"] + parts["envelope"]]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
-        raise BoundError(f"{source}: scope name {dup!r} is used twice")
+        raise BoundError(f"{source}: scope name {shown(dup)} is used twice")
     return Bound(name, summary, parts["scopes"], parts["envelope"], keep=str(keep))
 
 
@@ -483,13 +521,11 @@ def load_bound(spec: str) -> Bound:
             f"unknown bound {spec!r} (choose from {', '.join(BOUNDS)}, or give a .toml file)"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        data = parse_toml(read_text(path, spec), spec)
     except OSError as e:
         raise BoundError(f"cannot read {spec!r}: {e.strerror}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise BoundError(f"{spec}: not valid TOML: {e}") from None
+    except InputError as e:
+        raise BoundError(str(e)) from None
     return bound_from_mapping(data, spec)
 
 

@@ -1,0 +1,164 @@
+"""Reading the files a user hands the tool (profiles, clients, bounds, amendments), safely.
+
+Scope
+    ``read_text`` reads a file of at most ``MAX_BYTES`` (it reads no more than one byte past
+    the limit, so ``/dev/zero`` or a FIFO that never ends costs the limit, not the machine)
+    and decodes it as UTF-8; ``parse_toml`` and ``parse_json`` parse that text and refuse a
+    document nested deeper than ``MAX_DEPTH``. Each failure is one ``InputError`` line naming
+    the file and, where there is one, the line: too big, not UTF-8 (a UTF-16 or UTF-32
+    byte-order mark is named as such), not valid TOML/JSON, nested too deeply. The loaders
+    (``model.profiles``, ``model.amend``, ``simulations.engines.bounds``) turn it into their
+    own error class.
+
+Abstractions
+    What a file says is echoed back in error messages only through ``shown`` (a repr cut at
+    ``SHOWN`` characters with "…"), and a misspelt word gets a "did you mean" suggestion only
+    when it is short (``close_match``): difflib over a long key costs memory and time out of
+    all proportion to a typo.
+
+Source
+    Ours.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "SHOWN",
+    "InputError",
+    "clipped",
+    "close_match",
+    "parse_json",
+    "parse_toml",
+    "read_text",
+    "shown",
+    "shown_json",
+]
+
+MAX_BYTES = 1 << 20  # 1 MiB: the shipped files are a few KiB
+MAX_DEPTH = 32  # tables and arrays inside each other; the formats need 4
+SHOWN = 60  # characters of a value echoed in an error message
+SUGGEST = 40  # longest word a "did you mean" is looked for
+
+
+class InputError(ValueError):
+    """A file that cannot be read as a document: one line naming the file (and line)."""
+
+
+def shown(value: object, limit: int = SHOWN) -> str:
+    """``repr(value)``, cut to ``limit`` characters with "…" when longer."""
+    text = repr(value[: limit + 1] if isinstance(value, str) else value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def clipped(text: str, limit: int = SHOWN) -> str:
+    """``text`` itself (no quotes), cut to ``limit`` characters with "…" when longer."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def shown_json(value: object, limit: int = SHOWN) -> str:
+    """``json.dumps(value)``, cut like ``shown`` (for messages that quote values as JSON)."""
+    try:
+        text = json.dumps(value[: limit + 1] if isinstance(value, str) else value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def close_match(word: object, choices: Iterable[str]) -> str | None:
+    """The choice closest to a misspelt ``word``, or None (also for a long or non-text word)."""
+    import difflib
+
+    if not isinstance(word, str) or len(word) > SUGGEST:
+        return None
+    near = difflib.get_close_matches(word, list(choices), n=1)
+    return near[0] if near else None
+
+
+def _size(n: int) -> str:
+    return f"{n // (1 << 20)} MiB" if n % (1 << 20) == 0 else f"{n:,} bytes"
+
+
+def read_text(path: Path, name: str, limit: int | None = None) -> str:
+    """The UTF-8 text of the file at ``path`` (``name`` in messages); ``InputError`` if it is
+    bigger than ``limit`` (default ``MAX_BYTES``) or not UTF-8. ``OSError`` passes through
+    (the caller says "cannot read")."""
+    limit = MAX_BYTES if limit is None else limit
+    with path.open("rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{name}: larger than the limit of {_size(limit)} for this file")
+    for bom, encoding in (
+        (codecs.BOM_UTF32_LE, "UTF-32"),  # before UTF-16: it starts with the same two bytes
+        (codecs.BOM_UTF32_BE, "UTF-32"),
+        (codecs.BOM_UTF16_LE, "UTF-16"),
+        (codecs.BOM_UTF16_BE, "UTF-16"),
+        (codecs.BOM_UTF8, "UTF-8 with a byte-order mark"),
+    ):
+        if data.startswith(bom):
+            raise InputError(
+                f"{name}: encoded as {encoding}; save it as UTF-8 (no byte-order mark)"
+            )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise InputError(
+            f"{name}: line {line}: not UTF-8 (byte 0x{data[e.start]:02x} at column {column}); "
+            "save it as UTF-8"
+        ) from None
+
+
+def _depth(value: object) -> int:
+    """How deep tables and arrays nest in ``value`` (iteratively: no recursion limit)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            deepest = max(deepest, d + 1)
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            deepest = max(deepest, d + 1)
+            stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
+def _too_deep(name: str) -> InputError:
+    return InputError(f"{name}: nested too deeply (at most {MAX_DEPTH} tables or arrays deep)")
+
+
+def parse_toml(text: str, name: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``; ``InputError`` naming ``name`` (and tomllib's line and
+    column) if it is not valid TOML or nests deeper than ``MAX_DEPTH``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{name}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise _too_deep(name) from None
+    if _depth(data) > MAX_DEPTH:
+        raise _too_deep(name)
+    return data
+
+
+def parse_json(text: str, name: str) -> Any:
+    """``json.loads(text)``; ``InputError`` as ``parse_toml``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{name}: not valid JSON: {e}") from None
+    except RecursionError:
+        raise _too_deep(name) from None
+    if _depth(data) > MAX_DEPTH:
+        raise _too_deep(name)
+    return data
