@@ -296,14 +296,15 @@ def test_a_malformed_answer_is_a_named_finding(tmp_path: Path, name: str) -> Non
 # passes the prompt on), recording the answer.
 _RELAY = """
     import json, os, subprocess, sys, threading
-    log, store = sys.argv[1], sys.argv[2]
+    log, store, root = sys.argv[1], sys.argv[2], sys.argv[3]
     def note(**kv):
         with open(log, "a") as f:
             f.write(json.dumps(kv) + "\\n")
     note(start=os.getcwd(), listing=sorted(os.listdir(".")), pwd=os.environ.get("PWD"))
     agent = subprocess.Popen(
         [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable", "--store", store],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": root})  # this checkout, from any directory
     lock = threading.Lock()
     def out(line):
         with lock:
@@ -341,7 +342,7 @@ def test_an_agent_that_asks_permission_conforms_in_a_fresh_directory(tmp_path: P
     Each test's agent runs in a fresh empty directory, removed afterwards, and every
     session/new, load, resume, fork and list names that directory as its cwd."""
     log = tmp_path / "log.ndjson"
-    argv = [*_script(tmp_path, "relay", _RELAY), str(log), "{store}"]
+    argv = [*_script(tmp_path, "relay", _RELAY), str(log), "{store}", str(ROOT)]
     only = ["W10", "ROW-session.6", "ROW-session.15", "ROW-session.19"]
     report = conform(argv, revision="v1-stable", timeout=5, only=only, jobs=2)
     assert report.conformant and report.exit_code() == 0, _failures(report)

@@ -7,15 +7,20 @@ Scope
     that one capability profile, one connection (stdio is one connection) and restarts that
     keep the profile, is explored breadth-first, and for every agent table row that can fire
     the shortest path that fires it is a test (rows that share a path share the test). Each
-    test runs in a fresh agent process; a restart in the path stops the process and starts the
-    same command again. ``walks`` adds Hypothesis random walks over the same requests
-    (``simulations.live.walks``). Every answer is compared with the model's prediction:
+    test runs in a fresh agent process, in a fresh empty directory (``_work_dir``: the cwd of
+    every session/new, load, resume, fork and list it sends; removed when the test ends); a
+    restart in the path stops the process and starts the same command again, there.
+    ``walks`` adds Hypothesis random walks over the same requests (``simulations.live.walks``).
+    Every answer is compared with the model's prediction:
     success or error and its code; the session ids handed out (fresh, S6) and used from then
     on; ``session/list`` contents (a deleted session listed is S7); history replayed before
     the answer of ``session/load`` and none on ``session/resume`` (S8); the capabilities
     re-advertised after a restart; the messages' shapes against the vendored schema; and,
     where the agent answers the introspection method ``INTROSPECTION_METHOD``, the system
-    slot each created or re-opened session would run under against the model's.
+    slot each created or re-opened session would run under against the model's (a slot is a
+    list of strings; anything else is a FAIL). A message the transport finds malformed
+    (``simulations.live.transport``) ends its test with a FAIL of ``SCHEMA`` and the step's
+    ids.
 
     Besides the rows, each agent-side mutant of the revision (``model.mutants``) is a test
     ``M:<mutant>``: its shortest counterexample within the live bound, extended by its

@@ -12,8 +12,8 @@ Scope
 
     It ends when the agent exits, or when asked to stop (SIGTERM, SIGINT, SIGHUP, or its parent
     — the conformance run — gone, via ``PR_SET_PDEATHSIG`` and a check of the parent pid):
-    every descendant gets SIGTERM (the agent first, where it is still running), ``GRACE``
-    seconds to exit, then SIGKILL, over and over until none is left, each one reaped. Then the
+    every descendant (the agent too, where it still runs) gets SIGTERM, ``GRACE`` seconds to
+    exit, then SIGKILL, over and over until none is left, each one reaped. Then the
     supervisor exits as the agent did: its exit code, or the signal that ended it.
 
 Abstractions
@@ -21,7 +21,9 @@ Abstractions
     process whose chain of parents reaches the supervisor. Where ``/proc`` or the subreaper
     call is missing (not Linux), the agent's process group is signalled instead, which stops
     what stayed in that group and nothing else. An agent that cannot be started (not found,
-    not executable) is one line on stderr and exit 127.
+    not executable) is one line on stderr and exit 127. It waits with every signal it
+    watches blocked (``sigtimedwait``), so none is lost between two looks, and it calls
+    ``waitpid(-1)`` freely: it has no other children to share them with.
 """
 
 from __future__ import annotations

@@ -6,25 +6,43 @@ Scope
     message in both directions through the connection's observers. ``request`` sends one
     JSON-RPC request and returns its raw result or error together with the notifications that
     arrived before the answer. ``restart`` stops the process and starts the same command again;
-    ``stop`` closes stdin, then sends SIGTERM, then SIGKILL to the process group, and waits.
+    ``stop`` closes stdin, then has the agent and every process it started stopped (SIGTERM,
+    then SIGKILL), waits, and closes the pipes.
 
     Whatever the agent does, a request ends: an answer, or ``AgentFailure`` naming what
     happened — no answer within the per-response timeout, the process exited (a crash),
-    a line on stdout that is not a JSON object, stderr past its limit (a flood), or stdout or
-    stdin closed while the process runs.
+    a line on stdout that is not a JSON object, a message whose JSON-RPC envelope is broken
+    (``MALFORMED``: an id that is no string or number, an error that is no object or whose
+    code is no integer, both or neither of result and error, nesting past ``MAX_DEPTH``, an
+    answer to an id never sent or a second answer to one), stderr past its limit (a flood),
+    or stdout or stdin closed while the process runs. ``check`` raises such a failure that
+    arrived after the last answer.
+
+    The agent's own requests are answered as a client that offered no file system and no
+    terminal would: ``session/request_permission`` with the outcome ``cancelled`` (no user
+    was asked, nothing is allowed), every other method -32601.
 
 Abstractions
-    The SDK's own newline-delimited transport drops lines it cannot parse; ours (``_Lines``,
-    the SDK's message-level ``Transport`` seam) turns the first such line into a failure, so a
-    garbage-printing agent is named, not waited for. stderr is read all along (an unread pipe
-    would block the agent); the last ``STDERR_TAIL`` bytes are kept for the report. The agent
-    runs in its own process group (so a wrapper's children are stopped with it) and ignores
-    the terminal's Ctrl-C; the caller stops it.
+    The SDK's own newline-delimited transport drops lines it cannot parse, and a broken
+    envelope can end its receive loop; ours (``_Lines``, the SDK's message-level ``Transport``
+    seam) turns the first such line into a failure, so a garbage-printing agent is named, not
+    waited for. stderr is read all along (an unread pipe would block the agent); the last
+    ``STDERR_TAIL`` bytes are kept for the report.
+
+    The agent runs under a supervisor (``simulations.live.supervise``, a small script with no
+    import of this project), in a session of its own (so it ignores the terminal's Ctrl-C),
+    in the working directory and with the environment ``LiveAgent`` is given (the caller's
+    environment, ``PWD`` set to that directory). The supervisor is a child subreaper: a process
+    the agent starts stays its descendant even after ``setsid`` or a double fork, and when the
+    agent exits or is stopped, every descendant is stopped and reaped before the supervisor
+    exits — as the agent did (its exit code, or its signal), which is what ``LiveAgent``
+    reports. ``pids`` are the supervisors'.
 
 Source
     agent-client-protocol 0.12.1 (``acp.connection.Connection``, ``StreamEvent``,
     ``RequestError``); the stop ladder and report limits follow the official test kit
-    (agentclientprotocol/acp-tck: close stdin, SIGTERM, SIGKILL; stderr truncated to 20 kB).
+    (agentclientprotocol/acp-tck: close stdin, SIGTERM, SIGKILL; stderr truncated to 20 kB);
+    JSON-RPC 2.0 (the envelope); the ACP schema's ``RequestPermissionOutcome`` (``cancelled``).
 """
 
 from __future__ import annotations
