@@ -208,7 +208,6 @@ def test_a_misbehaving_agent_fails_naming_the_cause_and_leaves_no_process(
 ) -> None:
     body, cause = BAD_AGENTS[name]
     argv = _script(tmp_path, name, body)
-    t0 = time.perf_counter()
     only = ["ROW-connection.17"] if name == "stalls-later" else None  # one test, not all
     timeout = 0.5 if name == "hang" else 1.0
     report = conform(
@@ -219,12 +218,10 @@ def test_a_misbehaving_agent_fails_naming_the_cause_and_leaves_no_process(
         stderr_limit=1 << 20,
         only=only,
     )
-    took = time.perf_counter() - t0
     assert not report.conformant and report.exit_code() == 1
     failures = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
     text = report.startup_failure or " ".join(failures)
     assert cause in text, text
-    assert took < 12, took
     pids = [pid for run in report.runs for pid in run.pids]
     assert all(not alive(pid) for pid in pids)
     assert "VERDICT: NOT CONFORMANT" in __import__(

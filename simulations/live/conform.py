@@ -7,15 +7,20 @@ Scope
     that one capability profile, one connection (stdio is one connection) and restarts that
     keep the profile, is explored breadth-first, and for every agent table row that can fire
     the shortest path that fires it is a test (rows that share a path share the test). Each
-    test runs in a fresh agent process; a restart in the path stops the process and starts the
-    same command again. ``walks`` adds Hypothesis random walks over the same requests
-    (``simulations.live.walks``). Every answer is compared with the model's prediction:
+    test runs in a fresh agent process, in a fresh empty directory (``_work_dir``: the cwd of
+    every session/new, load, resume, fork and list it sends; removed when the test ends); a
+    restart in the path stops the process and starts the same command again, there.
+    ``walks`` adds Hypothesis random walks over the same requests (``simulations.live.walks``).
+    Every answer is compared with the model's prediction:
     success or error and its code; the session ids handed out (fresh, S6) and used from then
     on; ``session/list`` contents (a deleted session listed is S7); history replayed before
     the answer of ``session/load`` and none on ``session/resume`` (S8); the capabilities
     re-advertised after a restart; the messages' shapes against the vendored schema; and,
     where the agent answers the introspection method ``INTROSPECTION_METHOD``, the system
-    slot each created or re-opened session would run under against the model's.
+    slot each created or re-opened session would run under against the model's (a slot is a
+    list of strings; anything else is a FAIL). A message the transport finds malformed
+    (``simulations.live.transport``) ends its test with a FAIL of ``SCHEMA`` and the step's
+    ids.
 
     Besides the rows, each agent-side mutant of the revision (``model.mutants``) is a test
     ``M:<mutant>``: its shortest counterexample within the live bound, extended by its
@@ -128,9 +133,10 @@ from simulations.engines.trace import (
     request_text,
     wire_method,
 )
-from simulations.live.transport import STDERR_LIMIT, AgentFailure, Answer, LiveAgent
+from simulations.live.transport import MALFORMED, STDERR_LIMIT, AgentFailure, Answer, LiveAgent
 from simulations.live.transport import history_updates as _history_updates
 from simulations.wire.acp import (
+    CWD,
     INTROSPECTION_METHOD,
     V2_WIRE,
     _params,
@@ -783,6 +789,12 @@ def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
     return [a.replace("{store}", store) for a in argv]
 
 
+def _work_dir(opts: Options) -> str:
+    """The directory a test's agent runs in and names as every session's cwd: ``opts.cwd``
+    where given, else a new empty one in the run's scratch directory (the test removes it)."""
+    return opts.cwd or tempfile.mkdtemp(prefix="cwd-", dir=opts.scratch)
+
+
 class _Run:
     """One test's live state: the model's session ids ↔ the agent's, what was sent."""
 
@@ -799,6 +811,7 @@ class _Run:
         self.turns: set[str] = set()  # model sids that had a successful turn
         self.sent_texts: set[str] = set()
         self.refused: list[Step] = []  # the steps answered with an error, as the model does
+        self.cwd = CWD  # the agent's working directory, sent as every session's cwd
 
     def sid(self, model_sid: str | None) -> str | None:
         if model_sid is None:
@@ -810,6 +823,8 @@ class _Run:
         p.pop("_meta", None)
         if "sessionId" in p:
             p["sessionId"] = self.sid(req.sid)
+        if "cwd" in p or req.method == "session_list":
+            p["cwd"] = self.cwd  # on session/list a filter: this test's sessions, no others
         for b in req.system_prompt or ():
             if b.kind is BlockKind.TEXT:
                 self.sent_texts.add(b.text)
@@ -908,19 +923,14 @@ async def _compare(
         listed = result.get("sessions")
         if not isinstance(listed, list):
             return fail([SCHEMA_ID], f"no sessions array in the result: {answer.result!r}")
-        seen = {
-            run.model[s["sessionId"]]
-            for s in listed
-            if isinstance(s, dict) and s.get("sessionId") in run.model
-        }
+        bad = [s for s in listed if not (isinstance(s, dict) and isinstance(_listed(s), str))]
+        if bad:
+            return fail([SCHEMA_ID], f"a listed session without a string sessionId: {bad[0]!r}")
+        seen = {run.model[s["sessionId"]] for s in listed if _listed(s) in run.model}
         deleted = {s.sid for s in rs.step.before.agent.store if s.status is Status.DELETED} & seen
         if deleted:
             return fail([_ABOUT_LIST], f"deleted session(s) listed: {sorted(deleted)}")
-        unknown = sorted(
-            str(s.get("sessionId"))
-            for s in listed
-            if isinstance(s, dict) and s.get("sessionId") not in run.model
-        )
+        unknown = sorted(str(_listed(s)) for s in listed if _listed(s) not in run.model)
         if unknown:  # sessions only new and fork hand out: an answer that created nothing did
             return fail(
                 _created_by_errors(run)
@@ -955,6 +965,11 @@ async def _compare(
             slot_ids = [r for r in slot_ids if r not in setters]
     _passed(out, slot_ids, i, method)
     return True
+
+
+def _listed(entry: object) -> object:
+    """The ``sessionId`` of a session/list entry (None where the entry is no object)."""
+    return entry.get("sessionId") if isinstance(entry, dict) else None
 
 
 def _created_by_errors(run: _Run) -> list[str]:
@@ -1020,9 +1035,12 @@ async def _check_slot(
         run.introspect["available"] = False
         return await _check_slot(agent, run, i, rs, sid, expected, rids, out)
     run.introspect["available"] = True
-    slot = None if answer.error is not None else (answer.result or {}).get("systemSlot")
-    if not isinstance(slot, list):
+    result = answer.result if answer.error is None else None
+    slot = result.get("systemSlot") if isinstance(result, dict) else None
+    if not isinstance(slot, list) or not all(isinstance(s, str) for s in slot):
         observed = _answer_text(answer)
+        if isinstance(slot, list):
+            observed += " (a systemSlot entry that is not a string)"
         for rid in rids:
             out.findings.append(
                 Finding(rid, FAIL, f"step {i} {method}: introspection answered {observed}", i)
@@ -1053,7 +1071,8 @@ def _schema_findings(run: _Run, out: TestRun) -> None:
     messages: list[dict[str, Any]] = []
     for m in out.transcript:
         msg, proc = m["message"], m["process"]
-        if m["direction"] == "send" and msg.get("method") != INTROSPECTION_METHOD:
+        # our requests (not the introspection; not our answers to the agent's requests)
+        if m["direction"] == "send" and msg.get("method") not in (None, INTROSPECTION_METHOD):
             pending.add((proc, msg.get("id")))
             messages.append({**msg, "id": f"{proc}:{msg.get('id')}"})
         elif m["direction"] == "recv" and "method" not in msg and (proc, msg.get("id")) in pending:
@@ -1087,9 +1106,10 @@ async def run_test(
             _fresh_store(argv, opts),
             timeout=opts.timeout,
             stderr_limit=opts.stderr_limit,
-            cwd=opts.cwd,
+            cwd=_work_dir(opts),
         )
     )
+    run.cwd = agent.cwd or CWD
     steps = replay(test.trace, tables)
     t0 = time.perf_counter()
     i = 0
@@ -1103,6 +1123,7 @@ async def run_test(
                     await agent.start()
                 continue
             if req.method == "restart":
+                agent.check()
                 await agent.stop()
                 continue
             if not rs.step.reply.sent:
@@ -1114,15 +1135,20 @@ async def run_test(
             if not await _compare(agent, run, i, rs, answer, out):
                 out.stopped_at = i
                 return
+        agent.check()
 
+    malformed = False
     try:
         await asyncio.wait_for(drive(), opts.test_timeout)
     except AgentFailure as e:
         out.failure = str(e)
+        malformed = out.failure.startswith(MALFORMED)
     except TimeoutError:
         out.failure = f"the test did not end within {opts.test_timeout:g} s (watchdog)"
     finally:
         await agent.stop()
+        if opts.cwd is None and agent.cwd is not None:
+            shutil.rmtree(agent.cwd, ignore_errors=True)
         out.seconds = time.perf_counter() - t0
         out.transcript = [
             {"direction": r.direction, "process": r.process, "message": r.message}
@@ -1135,6 +1161,7 @@ async def run_test(
         rs = steps[i - 1] if 0 < i <= len(steps) else None
         ids = _ids_for(run, rs, lambda r: True) if rs is not None else []
         ids += [r for r in row_ids(tables, opts.revision, test.targets) if r not in ids]
+        ids = [SCHEMA_ID, *ids] if malformed else ids  # a broken envelope: the schema too
         where = f"step {i} {request_text(rs.step.request)}" if rs is not None else "start"
         for rid in ids or [SCHEMA_ID]:
             out.findings.append(Finding(rid, FAIL, f"{where}: {out.failure}", i))
@@ -1289,7 +1316,10 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
     """Start the agent once, initialize, read what it advertises; the process stays up for
     the first test (``_Probe``), and is stopped on any failure."""
     agent = LiveAgent(
-        _fresh_store(argv, opts), timeout=opts.timeout, stderr_limit=opts.stderr_limit, cwd=opts.cwd
+        _fresh_store(argv, opts),
+        timeout=opts.timeout,
+        stderr_limit=opts.stderr_limit,
+        cwd=_work_dir(opts),
     )
     params = _run_params(Request("initialize"), opts.revision)
     try:
@@ -1303,6 +1333,8 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
             raise AgentFailure(str(e)) from None
     except BaseException:
         await agent.stop()
+        if opts.cwd is None and agent.cwd is not None:
+            shutil.rmtree(agent.cwd, ignore_errors=True)
         raise
     return answer.result, caps, _Probe(agent, answer, params)
 

@@ -6,25 +6,43 @@ Scope
     message in both directions through the connection's observers. ``request`` sends one
     JSON-RPC request and returns its raw result or error together with the notifications that
     arrived before the answer. ``restart`` stops the process and starts the same command again;
-    ``stop`` closes stdin, then sends SIGTERM, then SIGKILL to the process group, and waits.
+    ``stop`` closes stdin, then has the agent and every process it started stopped (SIGTERM,
+    then SIGKILL), waits, and closes the pipes.
 
     Whatever the agent does, a request ends: an answer, or ``AgentFailure`` naming what
     happened — no answer within the per-response timeout, the process exited (a crash),
-    a line on stdout that is not a JSON object, stderr past its limit (a flood), or stdout or
-    stdin closed while the process runs.
+    a line on stdout that is not a JSON object, a message whose JSON-RPC envelope is broken
+    (``MALFORMED``: an id that is no string or number, an error that is no object or whose
+    code is no integer, both or neither of result and error, nesting past ``MAX_DEPTH``, an
+    answer to an id never sent or a second answer to one), stderr past its limit (a flood),
+    or stdout or stdin closed while the process runs. ``check`` raises such a failure that
+    arrived after the last answer.
+
+    The agent's own requests are answered as a client that offered no file system and no
+    terminal would: ``session/request_permission`` with the outcome ``cancelled`` (no user
+    was asked, nothing is allowed), every other method -32601.
 
 Abstractions
-    The SDK's own newline-delimited transport drops lines it cannot parse; ours (``_Lines``,
-    the SDK's message-level ``Transport`` seam) turns the first such line into a failure, so a
-    garbage-printing agent is named, not waited for. stderr is read all along (an unread pipe
-    would block the agent); the last ``STDERR_TAIL`` bytes are kept for the report. The agent
-    runs in its own process group (so a wrapper's children are stopped with it) and ignores
-    the terminal's Ctrl-C; the caller stops it.
+    The SDK's own newline-delimited transport drops lines it cannot parse, and a broken
+    envelope can end its receive loop; ours (``_Lines``, the SDK's message-level ``Transport``
+    seam) turns the first such line into a failure, so a garbage-printing agent is named, not
+    waited for. stderr is read all along (an unread pipe would block the agent); the last
+    ``STDERR_TAIL`` bytes are kept for the report.
+
+    The agent runs under a supervisor (``simulations.live.supervise``, a small script with no
+    import of this project), in a session of its own (so it ignores the terminal's Ctrl-C),
+    in the working directory and with the environment ``LiveAgent`` is given (the caller's
+    environment, ``PWD`` set to that directory). The supervisor is a child subreaper: a process
+    the agent starts stays its descendant even after ``setsid`` or a double fork, and when the
+    agent exits or is stopped, every descendant is stopped and reaped before the supervisor
+    exits — as the agent did (its exit code, or its signal), which is what ``LiveAgent``
+    reports. ``pids`` are the supervisors'.
 
 Source
     agent-client-protocol 0.12.1 (``acp.connection.Connection``, ``StreamEvent``,
     ``RequestError``); the stop ladder and report limits follow the official test kit
-    (agentclientprotocol/acp-tck: close stdin, SIGTERM, SIGKILL; stderr truncated to 20 kB).
+    (agentclientprotocol/acp-tck: close stdin, SIGTERM, SIGKILL; stderr truncated to 20 kB);
+    JSON-RPC 2.0 (the envelope); the ACP schema's ``RequestPermissionOutcome`` (``cancelled``).
 """
 
 from __future__ import annotations
@@ -33,9 +51,12 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from acp.connection import Connection, StreamDirection, StreamEvent
@@ -45,6 +66,8 @@ STDERR_TAIL = 20 * 1024  # bytes of stderr kept for a report (the official kit k
 STDERR_LIMIT = 8 * 1024 * 1024  # more than this on stderr in one test is a flood
 LINE_LIMIT = 64 * 1024 * 1024  # the longest stdout line read
 GRACE = 0.5  # seconds each stop stage waits for the process to exit
+MAX_DEPTH = 64  # objects and arrays nested deeper than this in one message: malformed
+SUPERVISOR = str(Path(__file__).with_name("supervise.py"))  # run as a file: no package import
 HISTORY = frozenset(  # session/update kinds that carry conversation history (a replay)
     {
         "user_message_chunk",
@@ -72,7 +95,10 @@ class Answer:
 
     @property
     def code(self) -> int | None:
-        return None if self.error is None else int(self.error.get("code", 0))
+        if self.error is None:
+            return None
+        code = self.error.get("code")  # an integer: the transport refuses any other answer
+        return code if isinstance(code, int) else 0
 
 
 @dataclass
@@ -86,11 +112,15 @@ class Record:
 
 
 class _Lines:
-    """The SDK's message-level transport over the process's pipes; non-JSON is a failure."""
+    """The SDK's message-level transport over the process's pipes. A line that is not a JSON
+    object, or a message whose JSON-RPC envelope is broken, is a failure named here: the SDK
+    never sees it (it would drop the one, and the other can end its receive loop)."""
 
     def __init__(self, proc: asyncio.subprocess.Process, fatal: asyncio.Future[str]) -> None:
         self.proc = proc
         self.fatal = fatal
+        self.sent: set[tuple[str, object]] = set()  # the ids of our requests (``_id_key``)
+        self.answered: set[tuple[str, object]] = set()
 
     def _fail(self, why: str) -> None:
         if not self.fatal.done():
@@ -99,6 +129,8 @@ class _Lines:
     async def send(self, message: dict[str, Any]) -> None:
         stdin = self.proc.stdin
         assert stdin is not None
+        if "method" in message and "id" in message:
+            self.sent.add(_id_key(message["id"]))
         stdin.write((json.dumps(message) + "\n").encode())
         await stdin.drain()
 
@@ -116,15 +148,64 @@ class _Lines:
                 return None
             if not line.strip():
                 continue
+            text = line[:480].decode("utf-8", "replace").strip()
             try:
                 message = json.loads(line)
+            except RecursionError:
+                self._fail(
+                    f"{MALFORMED}: JSON nested deeper than {MAX_DEPTH} levels: {text[:120]!r}"
+                )
+                return None
             except ValueError:
                 message = None
             if not isinstance(message, dict):
-                text = line.decode("utf-8", "replace").strip()
                 self._fail(f"non-JSON on stdout: {text[:120]!r}")
                 return None
+            fault = self.fault(message, line)
+            if fault:
+                self._fail(f"{MALFORMED}: {fault}: {text[:120]!r}")
+                return None
             return message
+
+    def fault(self, m: dict[str, Any], line: bytes = b"") -> str:
+        """What breaks the JSON-RPC 2.0 envelope of ``m`` (empty: nothing), as a client that
+        sent ``sent`` and was answered ``answered`` reads it; an answer is recorded."""
+        if _deeper_than(m, line, MAX_DEPTH):
+            return f"JSON nested deeper than {MAX_DEPTH} levels"
+        if "method" in m:
+            if not isinstance(m["method"], str):
+                return "method is not a string"
+            if "id" in m and not _is_id(m["id"], null=True):
+                return f"the id of a request, {m['id']!r}, is neither a string, a number nor null"
+            if "params" in m and not isinstance(m["params"], dict | list):
+                return "params is neither an object nor an array"
+            return ""
+        if "id" not in m:
+            return "neither a request, a notification nor an answer (no method, no id)"
+        mid = m["id"]
+        if mid is None:
+            return "an answer with id null (the agent could not read a request)"
+        if not _is_id(mid):
+            return f"the id {mid!r} of an answer is neither a string nor a number"
+        if ("result" in m) == ("error" in m):
+            both = "result" in m
+            return f"an answer with {'both result and' if both else 'neither result nor'} error"
+        if "error" in m:
+            error = m["error"]
+            if not isinstance(error, dict):
+                return f"error is not an object: {error!r}"[:200]
+            code = error.get("code")
+            if not isinstance(code, int) or isinstance(code, bool):
+                return f"error.code {code!r} is not an integer"[:200]
+            if not isinstance(error.get("message"), str):
+                return "error.message is not a string"
+        key = _id_key(mid)
+        if key not in self.sent:
+            return f"an answer to id {mid!r}, which was never sent"
+        if key in self.answered:
+            return f"id {mid!r} answered twice"
+        self.answered.add(key)
+        return ""
 
     async def close(self) -> None:
         stdin = self.proc.stdin
@@ -133,10 +214,55 @@ class _Lines:
                 stdin.close()
 
 
-async def _refuse(method: str, params: Any, is_notification: bool) -> Any:
-    """Requests from the agent (permission, files, terminals): this client offers none."""
+MALFORMED = "a malformed JSON-RPC message on stdout"  # how a broken envelope is named
+
+
+def _is_id(value: object, *, null: bool = False) -> bool:
+    if value is None:
+        return null
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _id_key(value: object) -> tuple[str, object]:
+    """An id as JSON tells it apart: the number 1 and the string "1" are two ids."""
+    return ("s", value) if isinstance(value, str) else ("n", value)
+
+
+def _deeper_than(value: object, line: bytes, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``limit`` deep (a line with fewer
+    brackets than that cannot)."""
+    if line and line.count(b"[") + line.count(b"{") <= limit:
+        return False
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(v, dict):
+            stack += [(x, depth + 1) for x in v.values() if isinstance(x, dict | list)]
+        elif isinstance(v, list):
+            stack += [(x, depth + 1) for x in v if isinstance(x, dict | list)]
+    return False
+
+
+async def _answer_agent(method: str, params: Any, is_notification: bool) -> Any:
+    """A request from the agent, answered as a client that offered nothing but a user would:
+    ``session/request_permission`` gets the outcome ``cancelled`` (no one was asked: nothing
+    is allowed), and everything else — files, terminals, any method this client did not
+    offer in its capabilities — -32601. Notifications need no answer."""
     if is_notification:
         return None
+    if method == "session/request_permission":
+        if not (
+            isinstance(params, dict)
+            and isinstance(params.get("sessionId"), str)
+            and isinstance(params.get("toolCall"), dict)
+            and isinstance(params.get("options"), list)
+        ):
+            raise RequestError.invalid_params(
+                {"details": "expected sessionId, toolCall and options"}
+            )
+        return {"outcome": {"outcome": "cancelled"}}
     raise RequestError.method_not_found(method)
 
 
@@ -152,6 +278,30 @@ async def _reap(fut: asyncio.Future[Any]) -> None:
             raise
     except BaseException:  # the cancelled future's own end is of no interest
         pass
+
+
+SUPERVISOR_GRACE = 2.0  # seconds past its own ladder a supervisor may take to exit
+
+
+async def _wait(proc: asyncio.subprocess.Process, seconds: float) -> None:
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(proc.wait(), seconds)
+
+
+def _executable(command: str) -> str:
+    """``command`` as the supervisor will start it, checked first (so that an agent that
+    cannot be started is named at once): a path with a ``/`` made absolute (the agent runs in
+    another directory), a bare name looked up on ``PATH``."""
+    if os.sep not in command:
+        if shutil.which(command) is None:
+            raise AgentFailure(f"cannot start the agent {command!r}: not found on PATH")
+        return command
+    path = os.path.abspath(command)
+    if not os.path.isfile(path):
+        raise AgentFailure(f"cannot start the agent {command!r}: No such file or directory")
+    if not os.access(path, os.X_OK):
+        raise AgentFailure(f"cannot start the agent {command!r}: Permission denied")
+    return path
 
 
 class LiveAgent:
@@ -188,13 +338,22 @@ class LiveAgent:
     async def start(self) -> None:
         if self._proc is not None:
             return
+        argv = [_executable(self.argv[0]), *self.argv[1:]]
+        env = None if self.cwd is None else {**os.environ, "PWD": self.cwd}
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                sys.executable,
+                "-I",
+                "-S",
+                SUPERVISOR,
+                str(os.getpid()),
+                "--",
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
+                env=env,
                 limit=LINE_LIMIT,
                 start_new_session=True,
             )
@@ -212,7 +371,7 @@ class LiveAgent:
             way = "send" if event.direction is StreamDirection.OUTGOING else "recv"
             self.log.append(Record(way, event.message, epoch))
 
-        self._conn = Connection(_refuse, _Lines(proc, fatal), observers=[observe])
+        self._conn = Connection(_answer_agent, _Lines(proc, fatal), observers=[observe])
         self._stderr_task = asyncio.create_task(self._read_stderr(proc, fatal))
 
     async def _read_stderr(
@@ -280,8 +439,18 @@ class LiveAgent:
                 raise AgentFailure(why) from None
             raise AgentFailure(await self._why(fatal.result())) from None
 
+    def check(self) -> None:
+        """Raise ``AgentFailure`` if the transport has named a fault since the last answer (a
+        malformed message, an answer to no request, a flood): a test does not end as passed
+        with one unread."""
+        fatal = self._fatal
+        if fatal is not None and fatal.done() and fatal.result():
+            raise AgentFailure(fatal.result())
+
     async def stop(self) -> None:
-        """Close stdin, then SIGTERM, then SIGKILL (the whole process group); wait for it."""
+        """Close stdin; then SIGTERM to the supervisor, which stops the agent and every
+        descendant it left (SIGTERM, then SIGKILL: ``simulations.live.supervise``); wait for it,
+        and close the pipes (nothing of this process outlives the event loop)."""
         proc, conn, task = self._proc, self._conn, self._stderr_task
         self._proc = self._conn = self._fatal = self._stderr_task = None
         if proc is None:
@@ -290,20 +459,22 @@ class LiveAgent:
             if conn is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.close(), GRACE)
-            for sig in (None, signal.SIGTERM, signal.SIGKILL):
-                if proc.returncode is not None:
-                    break
-                if sig is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(proc.pid, sig)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(proc.wait(), GRACE)
+            await _wait(proc, GRACE)
             if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(proc.pid, signal.SIGTERM)
+                await _wait(proc, 2 * GRACE + SUPERVISOR_GRACE)
+            if proc.returncode is None:  # the supervisor itself is stuck: its group goes
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
                 await proc.wait()
         finally:
-            # whatever the agent left in its group (a wrapper's children) goes too
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            if proc.returncode is None:  # cancelled on the way: the supervisor cleans up alone
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(proc.pid, signal.SIGTERM)
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:  # a pipe a stray process still holds is closed here
+                transport.close()
             if task is not None:
                 task.cancel()
                 await _reap(task)
