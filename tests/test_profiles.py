@@ -192,11 +192,17 @@ def _violated(profile: Profile | None, bound: str = "small") -> frozenset[str]:
     return frozenset(rid for rid, v in r.verdicts.items() if v == "violated")
 
 
+@cache
+def _reference_violated(revision: str, bound: str) -> frozenset[str]:
+    """The ids violated by ``revision``'s reference agent, restarts same: one exploration per
+    revision and bound in each test process, not one per knob."""
+    r = check(revision=revision, bound=bound, domain=SAME)
+    return frozenset(rid for rid, v in r.verdicts.items() if v == "violated")
+
+
 def _breaks(profile: Profile, bound: str = "small") -> frozenset[str]:
     """What the profile breaks beyond its revision's reference agent."""
-    reference = check(revision=profile.revision, bound=bound, domain=SAME)
-    ref = {rid for rid, v in reference.verdicts.items() if v == "violated"}
-    return _violated(profile, bound) - ref
+    return _violated(profile, bound) - _reference_violated(profile.revision, bound)
 
 
 RESTORE_AND_INHERIT = {"R16", "R17", "P3", "P4"}
