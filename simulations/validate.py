@@ -163,6 +163,7 @@ STDIN = "-"  # the LOG argument that reads standard input
 _CHUNK = 256 << 10  # bytes read at a time while skipping an over-long line
 _MEMO_LIMIT = 20_000  # memoised steps (their worlds) and schema verdicts, each; then cleared
 _HISTORY_KEPT = 100_000  # log session ids whose session/update notifications were seen
+_OPEN_KEPT = 10_000  # open requests awaited at once (the oldest is then given up)
 _WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
 # later evidence: the errored answers kept as candidates for a hidden effect, and the steps
 # kept to re-run after one (older ones are forgotten: memory stays bounded)
@@ -509,7 +510,7 @@ class _Observed:
     replayed: bool | None = None  # load/resume: None when the log cannot tell
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     line: int
     method: str
@@ -519,6 +520,7 @@ class _Pending:
     log_sid: str | None = None
     updates: int = 0  # session/update notifications for its session before the answer
     seq: int = 0  # its place among the stream's requests (the oldest open one answers first)
+    given_up: bool = False  # more than _OPEN_KEPT requests opened after it: no longer awaited
 
 
 @dataclass(frozen=True)
@@ -546,16 +548,26 @@ _Key = tuple[object, str, object]  # an open request: (the log's connection, dir
 _OTHER = {C2A: (A2C, "?"), A2C: (C2A, "?"), None: (C2A, A2C, "?")}  # who may answer
 
 
+class _Queue:
+    """The open requests under one (direction, id), oldest first: ``entries[head:]`` as (key,
+    seq); a stale entry (answered, replaced) is skipped when it reaches the head, and stale
+    ones are swept when they outnumber the live ones (amortised constant time, small)."""
+
+    __slots__ = ("entries", "head", "live")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[_Key, int]] = []
+        self.head = 0
+        self.live = 0
+
+
 class _Open:
     """The open requests of one stream, found by id in constant time (amortised): each
     response looks up its id, never walks every unanswered request."""
 
     def __init__(self) -> None:
-        self.by_key: dict[_Key, _Pending] = {}  # in order of arrival
-        # (direction, id) → keys with their seq, oldest first; a stale entry (answered or
-        # replaced) is dropped when it reaches the front, or when stale ones outnumber live
-        self.by_id: dict[tuple[str, object], deque[tuple[_Key, int]]] = {}
-        self.live: dict[tuple[str, object], int] = {}
+        self.by_key: OrderedDict[_Key, _Pending] = OrderedDict()  # in order of arrival
+        self.by_id: dict[tuple[str, object], _Queue] = {}  # (direction, id) → its queue
         self.seq = 0
 
     def __contains__(self, key: _Key) -> bool:
@@ -567,18 +579,28 @@ class _Open:
     def values(self) -> Iterable[_Pending]:
         return self.by_key.values()
 
-    def add(self, key: _Key, p: _Pending) -> _Pending | None:
-        """Open ``p`` under ``key``; the request it replaces (an id reused), if any."""
+    def add(self, key: _Key, p: _Pending) -> list[_Pending]:
+        """Open ``p`` under ``key``; the requests no longer awaited: the one it replaces (an
+        id reused), and the oldest open one when more than _OPEN_KEPT are open."""
         self.seq += 1
         p.seq = self.seq
+        closed = []
         old = self.by_key.pop(key, None)
         if old is not None:
             self._dropped(key)
+            closed.append(old)
         self.by_key[key] = p
-        index = (key[1], key[2])
-        self.by_id.setdefault(index, deque()).append((key, p.seq))
-        self.live[index] = self.live.get(index, 0) + 1
-        return old
+        queue = self.by_id.get((key[1], key[2]))
+        if queue is None:
+            queue = self.by_id[key[1], key[2]] = _Queue()
+        queue.entries.append((key, p.seq))
+        queue.live += 1
+        if len(self.by_key) > _OPEN_KEPT:
+            oldest, given_up = self.by_key.popitem(last=False)
+            self._dropped(oldest)
+            given_up.given_up = True
+            closed.append(given_up)
+        return closed
 
     def take(self, mid: object, conn: object, direction: str | None) -> _Pending | None:
         """Close the oldest open request that a response of id ``mid`` answers: same id, on
@@ -589,14 +611,15 @@ class _Open:
             return None
         best: tuple[_Key, _Pending] | None = None
         for d in _OTHER[direction]:
-            if (d, mid) not in self.live:
+            queue = self.by_id.get((d, mid))
+            if queue is None:
                 continue
             if conn is not None:
                 key: _Key = (conn, d, mid)
                 p = self.by_key.get(key)
                 found = None if p is None else (key, p)
             else:
-                found = self._oldest((d, mid))
+                found = self._oldest(queue)
             if found is not None and (best is None or found[1].seq < best[1].seq):
                 best = found
         if best is None:
@@ -605,36 +628,36 @@ class _Open:
         self._dropped(best[0])
         return best[1]
 
-    def _oldest(self, index: tuple[str, object]) -> tuple[_Key, _Pending] | None:
-        queue = self.by_id.get(index)
-        while queue:
-            key, seq = queue[0]
-            p = self.by_key.get(key)
+    def _oldest(self, queue: _Queue) -> tuple[_Key, _Pending] | None:
+        """The oldest live entry of ``queue`` (stale ones before it are skipped for good)."""
+        entries, by_key = queue.entries, self.by_key
+        while queue.head < len(entries):
+            key, seq = entries[queue.head]
+            p = by_key.get(key)
             if p is not None and p.seq == seq:
                 return key, p
-            queue.popleft()
+            queue.head += 1
         return None
 
     def _dropped(self, key: _Key) -> None:
-        """One request under ``key`` is no longer open: drop stale entries of its index."""
+        """One request under ``key`` is no longer open: keep its queue small."""
         index = (key[1], key[2])
-        live = self.live[index] - 1
         queue = self.by_id[index]
-        if live == 0:
-            del self.by_id[index], self.live[index]
+        queue.live -= 1
+        if queue.live == 0:
+            del self.by_id[index]
             return
-        self.live[index] = live
-        if len(queue) > 2 * live + 8:
-            open_ = self.by_key
-            kept = [(k, q) for k, q in queue if k in open_ and open_[k].seq == q]
-            self.by_id[index] = deque(kept)
-        else:
-            self._oldest(index)
+        self._oldest(queue)
+        if len(queue.entries) > 2 * queue.live + 8:  # sweep the stale entries
+            by_key = self.by_key
+            queue.entries = [
+                (k, q) for k, q in queue.entries[queue.head :] if k in by_key and by_key[k].seq == q
+            ]
+            queue.head = 0
 
     def clear(self) -> None:
         self.by_key.clear()
         self.by_id.clear()
-        self.live.clear()
 
 
 def _digest(text: str) -> bytes:
@@ -834,9 +857,15 @@ class Stream:
             seen = self.loading.setdefault(p.log_sid, [0, 0])
             seen[0] += 1
             p.updates = -seen[1]  # the count at the answer, less the count now
-        replaced = self.pending.add(key, p)
-        if replaced is not None:
-            self._answered(replaced)
+        for closed in self.pending.add(key, p):
+            self._answered(closed)
+            if closed.given_up:
+                self._report(
+                    JSONRPC,
+                    closed.line,
+                    f"{closed.method} request id {closed.message['id']!r} still unanswered "
+                    f"with {_OPEN_KEPT:,} requests open after it: no longer awaited",
+                )
 
     def _answered(self, p: _Pending) -> None:
         """``p`` is no longer open: its session/update count is settled."""

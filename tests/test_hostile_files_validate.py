@@ -133,6 +133,24 @@ def test_unanswered_requests_are_looked_up_not_walked(tmp_path: Path) -> None:
     assert large < 6 * small, (small, large)
 
 
+def test_open_requests_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent that never answers: past _OPEN_KEPT open requests the oldest is given up (a
+    finding at its line), so what is kept stays bounded."""
+    monkeypatch.setattr(validate, "_OPEN_KEPT", 20, raising=False)
+    s = validate.Stream(REVISIONS["v1-stable"], "log")
+    messages = [INIT, INIT_OK]
+    messages += [{"jsonrpc": "2.0", "id": i, "method": "session/prompt"} for i in range(1, 51)]
+    most = 0
+    for line, m in enumerate(messages, 1):
+        s.feed(validate.Entry(line, m))
+        most = max(most, len(s.pending))
+    s.finish()
+    assert most == 20
+    given_up = sorted(f.line for f in s.findings.values() if "no longer awaited" in f.message)
+    unanswered = sorted(f.line for f in s.findings.values() if "has no answer" in f.message)
+    assert given_up == list(range(3, 33)) and unanswered == list(range(33, 53))
+
+
 # ---- 2. a line longer than the limit ---------------------------------------------------------
 
 
