@@ -89,10 +89,24 @@ Abstractions
     the model does not know (agent→client requests, notifications, ``_`` extensions) are
     checked against their schema definition and paired, nothing more.
 
-    Streams: one pass over each log, constant memory in the number of messages (the model's
-    world grows with the sessions created, as the agent's store does; the evidence kept for
-    hidden effects is bounded). Model steps, checks and
-    schema verdicts are memoised (the model is pure: (world, request) → step).
+    Streams: one pass over each log, time linear and memory constant in the number of
+    messages (the model's world grows with the sessions created, as the agent's store does;
+    the evidence kept for hidden effects is bounded). A response finds its request by id (the
+    open requests are indexed, never walked); at most _OPEN_KEPT (10,000) requests are
+    awaited at once, the oldest then given up (a jsonrpc finding at its line). Model steps,
+    checks and schema verdicts are memoised (the model is pure: (world, request) → step), at
+    most _MEMO_LIMIT of each, schema verdicts keyed by a digest of the text.
+
+    Hostile files: a log is read as bytes, one line at a time, at most LINE_LIMIT (16 MiB) a
+    line: a longer line is malformed at its number and skipped in chunks, never held. A line
+    that is not UTF-8 is malformed (never decoded with replacement characters, which would
+    make two session ids one), and so is JSON nested deeper than DEPTH_LIMIT (64; never a
+    RecursionError). A kit report is read whole, up to REPORT_LIMIT (64 MiB; a larger file is
+    read as lines). What a finding quotes from the log is cut to ECHO_LIMIT characters and
+    its unprintable characters escaped. A LOG may be a FIFO, ``/dev/stdin`` or ``-`` (stdin),
+    read as a stream; a directory, a missing or unreadable file and an empty log (no
+    message: nothing was judged, so it is not "clean") are UsageErrors, exit 2. The summary
+    counts violated ids, malformed lines and other wire problems apart.
 
 Source
     agentclientprotocol/acp-tck README "Reading the report" and ``src/tck/common/report.py``
@@ -1580,7 +1594,9 @@ def add_parser(sub: Any) -> None:
         "validate",
         help="judge recorded sessions (ndjson, acp-tck report, sacp-tee log) by the model",
     )
-    v.add_argument("logs", nargs="+", metavar="LOG")
+    v.add_argument(
+        "logs", nargs="+", metavar="LOG", help="a log file, a FIFO, /dev/stdin or - (stdin)"
+    )
     v.add_argument(
         "--revision",
         default="v1-stable",

@@ -7,7 +7,9 @@ Scope
     transcript (``simulations.wire.acp.transcript``, checked against the official schemas),
     ``mermaid`` (a sequence diagram), ``review_markdown`` (a block to paste into a
     pull-request review) and ``itf`` (an Informal Trace Format file that ``load_itf`` reads
-    back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run it).
+    back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run it; a file that is
+    not one — over ITF_LIMIT bytes, not UTF-8, not JSON, nested too deeply, a member missing
+    or of the wrong type — is a ValueError saying why, never another exception).
     ``write_counterexample`` writes all five files; a mutant's counterexample goes on with
     its observing epilogue (``shown_on_the_wire``: the steps after which the wire shows the
     mutant answering otherwise than its revision's reference agent), and every form says
