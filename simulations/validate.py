@@ -122,7 +122,6 @@ import argparse
 import hashlib
 import io
 import json
-import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
@@ -746,15 +745,15 @@ class Stream:
     # ---- reporting
 
     def _report(self, rid: str, line: int, message: str) -> None:
+        message = _echo(message)
         if rid.startswith("P") or rid == NOTE:
             key = rid if rid != NOTE else f"{NOTE}:{message}"
             if key not in self.notes:
-                if len(self.notes) >= _WIRE_LIMIT:  # departures: as many as the log has
+                if rid == NOTE and len(self.notes) >= _WIRE_LIMIT:  # a P id is always kept
                     return
-                self.notes[key] = Finding(rid, line, self.file, _echo(message), self.where, True)
+                self.notes[key] = Finding(rid, line, self.file, message, self.where, True)
             return
         # a requirement id once, at its first line; a wire problem at every line (capped)
-        message = _echo(message)
         key = rid if rid in REQUIREMENTS else f"{rid}:{line}:{message}"
         if key in self.findings:
             return
@@ -1570,7 +1569,7 @@ def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> 
         stdin = str(p) == STDIN
         name = "<stdin>" if stdin else str(p)
         try:  # only reading the log is guarded here: writing the verdict is the caller's
-            with open(sys.stdin.fileno(), "rb", closefd=False) if stdin else p.open("rb") as f:
+            with open(0, "rb", closefd=False) if stdin else p.open("rb") as f:
                 for s in _stream_file(f, name, rev, memo):
                     result.add(s)
         except OSError as e:
