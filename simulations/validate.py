@@ -95,7 +95,9 @@ Abstractions
     open requests are indexed, never walked); at most _OPEN_KEPT (10,000) requests are
     awaited at once, the oldest then given up (a jsonrpc finding at its line). Model steps,
     checks and schema verdicts are memoised (the model is pure: (world, request) → step), at
-    most _MEMO_LIMIT of each, schema verdicts keyed by a digest of the text.
+    most _MEMO_LIMIT of each, schema verdicts keyed by a digest of the text. Wire problems
+    past _WIRE_LIMIT per stream are counted, not kept; notes (departures) past it are dropped
+    (P ids are always kept).
 
     Hostile files: a log is read as bytes, one line at a time, at most LINE_LIMIT (16 MiB) a
     line: a longer line is malformed at its number and skipped in chunks, never held. A line
