@@ -89,10 +89,26 @@ Abstractions
     the model does not know (agent→client requests, notifications, ``_`` extensions) are
     checked against their schema definition and paired, nothing more.
 
-    Streams: one pass over each log, constant memory in the number of messages (the model's
-    world grows with the sessions created, as the agent's store does; the evidence kept for
-    hidden effects is bounded). Model steps, checks and
-    schema verdicts are memoised (the model is pure: (world, request) → step).
+    Streams: one pass over each log, time linear and memory constant in the number of
+    messages (the model's world grows with the sessions created, as the agent's store does;
+    the evidence kept for hidden effects is bounded). A response finds its request by id (the
+    open requests are indexed, never walked); at most _OPEN_KEPT (10,000) requests are
+    awaited at once, the oldest then given up (a jsonrpc finding at its line). Model steps,
+    checks and schema verdicts are memoised (the model is pure: (world, request) → step), at
+    most _MEMO_LIMIT of each, schema verdicts keyed by a digest of the text. Wire problems
+    past _WIRE_LIMIT per stream are counted, not kept; notes (departures) past it are dropped
+    (P ids are always kept).
+
+    Hostile files: a log is read as bytes, one line at a time, at most LINE_LIMIT (16 MiB) a
+    line: a longer line is malformed at its number and skipped in chunks, never held. A line
+    that is not UTF-8 is malformed (never decoded with replacement characters, which would
+    make two session ids one), and so is JSON nested deeper than DEPTH_LIMIT (64; never a
+    RecursionError). A kit report is read whole, up to REPORT_LIMIT (64 MiB; a larger file is
+    read as lines). What a finding quotes from the log is cut to ECHO_LIMIT characters and
+    its unprintable characters escaped. A LOG may be a FIFO, ``/dev/stdin`` or ``-`` (stdin),
+    read as a stream; a directory, a missing or unreadable file and an empty log (no
+    message: nothing was judged, so it is not "clean") are UsageErrors, exit 2. The summary
+    counts violated ids, malformed lines and other wire problems apart.
 
 Source
     agentclientprotocol/acp-tck README "Reading the report" and ``src/tck/common/report.py``
@@ -105,14 +121,16 @@ Source
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from jsonschema import Draft202012Validator
 from transitions.core import MachineError
@@ -151,7 +169,16 @@ _KIT_DIRS = {"sent": C2A, "received": A2C}
 # findings that are not requirement ids
 MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
 _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
-_MEMO_LIMIT = 200_000
+# hostile input: what one line, one kit report, one message's nesting and one echo may hold
+LINE_LIMIT = 16 << 20  # bytes of one log line; a longer line is malformed and skipped unread
+REPORT_LIMIT = 64 << 20  # bytes of a kit report (read whole); a larger file is read as lines
+DEPTH_LIMIT = 64  # nesting of one message's JSON; deeper is malformed (no recursion past it)
+ECHO_LIMIT = 1_000  # characters of one finding's message (it may quote the log)
+STDIN = "-"  # the LOG argument that reads standard input
+_CHUNK = 256 << 10  # bytes read at a time while skipping an over-long line
+_MEMO_LIMIT = 20_000  # memoised steps (their worlds) and schema verdicts, each; then cleared
+_HISTORY_KEPT = 100_000  # log session ids whose session/update notifications were seen
+_OPEN_KEPT = 10_000  # open requests awaited at once (the oldest is then given up)
 _WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
 # later evidence: the errored answers kept as candidates for a hidden effect, and the steps
 # kept to re-run after one (older ones are forgotten: memory stays bounded)
@@ -187,6 +214,17 @@ class Finding:
         where = f" [{self.where}]" if self.where else ""
         tag = " (advisory)" if self.advisory else ""
         return f"{self.file}:{self.line}{where}  {self.rid}{tag}  {self.message}"
+
+
+def _echo(text: str) -> str:
+    """``text`` (which may quote the log) as a finding repeats it: at most ECHO_LIMIT
+    characters, and nothing a terminal acts on (control characters, lone surrogates and other
+    unprintable characters are escaped)."""
+    if len(text) > ECHO_LIMIT:
+        text = f"{text[:ECHO_LIMIT]}... ({len(text) - ECHO_LIMIT:,} more characters)"
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text
 
 
 class UsageError(Exception):
@@ -325,17 +363,51 @@ def _unwrap(line: int, obj: Any) -> Entry:
                 msg["error"] = {"code": _UNKNOWN_CODE, "message": str(text)}
                 lost = True
         conn = obj.get("conn")
+        if conn is not None and not isinstance(conn, (str, int)):
+            return Entry(line, problem=f"conn: expected a name or a number, got {conn!r:.60}")
         return Entry(line, msg, _DIRECTIONS[d], conn, lost_code=lost)
     return Entry(line, obj)
+
+
+def _depth(obj: object) -> int:
+    """How deep ``obj`` nests (a scalar: 0), walked without recursion."""
+    deepest, todo = 0, [(obj, 1)]
+    while todo:
+        value, level = todo.pop()
+        if isinstance(value, dict):
+            items: Iterable[object] = value.values()
+        elif isinstance(value, list):
+            items = value
+        else:
+            continue
+        deepest = max(deepest, level)
+        todo.extend((v, level + 1) for v in items)
+    return deepest
+
+
+def _loads(text: str) -> tuple[Any, str | None]:
+    """(the JSON value, None), or (None, why it is not one a validator can judge)."""
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        return None, f"not JSON ({e.args[0] if e.args else e})"
+    except RecursionError:
+        return None, _TOO_DEEP
+    # only a text with more brackets than DEPTH_LIMIT can nest deeper: walk those alone
+    if text.count("[") + text.count("{") > DEPTH_LIMIT and _depth(obj) > DEPTH_LIMIT:
+        return None, _TOO_DEEP
+    return obj, None
+
+
+_TOO_DEEP = f"not JSON this tool reads: nested deeper than {DEPTH_LIMIT} levels"
 
 
 def _parse(line: int, text: str) -> Entry | None:
     if not text.strip():
         return None
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        return Entry(line, problem=f"not JSON ({e.args[0] if e.args else e})")
+    obj, problem = _loads(text)
+    if problem is not None:
+        return Entry(line, problem=problem)
     return _unwrap(line, obj)
 
 
@@ -344,6 +416,45 @@ def read_ndjson(lines: Iterable[str]) -> Iterator[Entry]:
         e = _parse(i, text)
         if e is not None:
             yield e
+
+
+def read_log(f: IO[bytes], limit: int | None = None) -> Iterator[Entry]:
+    """The entries of an ndjson log read as bytes, one line at a time: a line longer than
+    ``limit`` bytes (default LINE_LIMIT) is malformed and skipped in chunks, never held
+    whole; a line that is not valid UTF-8 is malformed, never decoded with replacement
+    characters (two distinct session ids must stay two)."""
+    cap = LINE_LIMIT if limit is None else limit
+    readline, n = f.readline, 0
+    while raw := readline(cap + 1):
+        n += 1
+        if len(raw) > cap and not raw.endswith(b"\n"):
+            size = len(raw)
+            del raw
+            while chunk := readline(_CHUNK):
+                size += len(chunk)
+                if chunk.endswith(b"\n"):
+                    break
+            yield Entry(n, problem=f"line longer than {cap:,} bytes ({size:,} bytes): not read")
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad = raw[e.start]
+            yield Entry(n, problem=f"not UTF-8 (byte {bad:#04x} at byte {e.start + 1} of the line)")
+            continue
+        try:  # _parse, inlined: this is the loop every line of a long log goes through
+            obj = json.loads(text)
+        except ValueError as e:
+            if text.strip():
+                yield Entry(n, problem=f"not JSON ({e.args[0] if e.args else e})")
+            continue
+        except RecursionError:
+            yield Entry(n, problem=_TOO_DEEP)
+            continue
+        if text.count("[") + text.count("{") > DEPTH_LIMIT and _depth(obj) > DEPTH_LIMIT:
+            yield Entry(n, problem=_TOO_DEEP)
+            continue
+        yield _unwrap(n, obj)
 
 
 @dataclass(frozen=True)
@@ -424,7 +535,7 @@ class _Observed:
     replayed: bool | None = None  # load/resume: None when the log cannot tell
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     line: int
     method: str
@@ -433,6 +544,8 @@ class _Pending:
     request: Request | None = None  # client requests the model knows (None: not modelled)
     log_sid: str | None = None
     updates: int = 0  # session/update notifications for its session before the answer
+    seq: int = 0  # its place among the stream's requests (the oldest open one answers first)
+    given_up: bool = False  # more than _OPEN_KEPT requests opened after it: no longer awaited
 
 
 @dataclass(frozen=True)
@@ -456,14 +569,137 @@ class _Moved(NamedTuple):
     created: str | None = None  # new / fork: the log's id of the session it created
 
 
+_Key = tuple[object, str, object]  # an open request: (the log's connection, direction, id)
+_OTHER = {C2A: (A2C, "?"), A2C: (C2A, "?"), None: (C2A, A2C, "?")}  # who may answer
+
+
+class _Queue:
+    """The open requests under one (direction, id), oldest first: ``entries[head:]`` as (key,
+    seq); a stale entry (answered, replaced) is skipped when it reaches the head, and stale
+    ones are swept when they outnumber the live ones (amortised constant time, small)."""
+
+    __slots__ = ("entries", "head", "live")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[_Key, int]] = []
+        self.head = 0
+        self.live = 0
+
+
+class _Open:
+    """The open requests of one stream, found by id in constant time (amortised): each
+    response looks up its id, never walks every unanswered request."""
+
+    def __init__(self) -> None:
+        self.by_key: OrderedDict[_Key, _Pending] = OrderedDict()  # in order of arrival
+        self.by_id: dict[tuple[str, object], _Queue] = {}  # (direction, id) → its queue
+        self.seq = 0
+
+    def __contains__(self, key: _Key) -> bool:
+        return key in self.by_key
+
+    def __len__(self) -> int:
+        return len(self.by_key)
+
+    def values(self) -> Iterable[_Pending]:
+        return self.by_key.values()
+
+    def add(self, key: _Key, p: _Pending) -> list[_Pending]:
+        """Open ``p`` under ``key``; the requests no longer awaited: the one it replaces (an
+        id reused), and the oldest open one when more than _OPEN_KEPT are open."""
+        self.seq += 1
+        p.seq = self.seq
+        closed = []
+        old = self.by_key.pop(key, None)
+        if old is not None:
+            self._dropped(key)
+            closed.append(old)
+        self.by_key[key] = p
+        queue = self.by_id.get((key[1], key[2]))
+        if queue is None:
+            queue = self.by_id[key[1], key[2]] = _Queue()
+        queue.entries.append((key, p.seq))
+        queue.live += 1
+        if len(self.by_key) > _OPEN_KEPT:
+            oldest, given_up = self.by_key.popitem(last=False)
+            self._dropped(oldest)
+            given_up.given_up = True
+            closed.append(given_up)
+        return closed
+
+    def take(self, mid: object, conn: object, direction: str | None) -> _Pending | None:
+        """Close the oldest open request that a response of id ``mid`` answers: same id, on
+        ``conn`` if the response names one, sent the other way if it states a direction."""
+        try:
+            hash(mid)
+        except TypeError:  # an id no request can have (a list, an object)
+            return None
+        best: tuple[_Key, _Pending] | None = None
+        for d in _OTHER[direction]:
+            queue = self.by_id.get((d, mid))
+            if queue is None:
+                continue
+            if conn is not None:
+                key: _Key = (conn, d, mid)
+                p = self.by_key.get(key)
+                found = None if p is None else (key, p)
+            else:
+                found = self._oldest(queue)
+            if found is not None and (best is None or found[1].seq < best[1].seq):
+                best = found
+        if best is None:
+            return None
+        del self.by_key[best[0]]
+        self._dropped(best[0])
+        return best[1]
+
+    def _oldest(self, queue: _Queue) -> tuple[_Key, _Pending] | None:
+        """The oldest live entry of ``queue`` (stale ones before it are skipped for good)."""
+        entries, by_key = queue.entries, self.by_key
+        while queue.head < len(entries):
+            key, seq = entries[queue.head]
+            p = by_key.get(key)
+            if p is not None and p.seq == seq:
+                return key, p
+            queue.head += 1
+        return None
+
+    def _dropped(self, key: _Key) -> None:
+        """One request under ``key`` is no longer open: keep its queue small."""
+        index = (key[1], key[2])
+        queue = self.by_id[index]
+        queue.live -= 1
+        if queue.live == 0:
+            del self.by_id[index]
+            return
+        self._oldest(queue)
+        if len(queue.entries) > 2 * queue.live + 8:  # sweep the stale entries
+            by_key = self.by_key
+            queue.entries = [
+                (k, q) for k, q in queue.entries[queue.head :] if k in by_key and by_key[k].seq == q
+            ]
+            queue.head = 0
+
+    def clear(self) -> None:
+        self.by_key.clear()
+        self.by_id.clear()
+
+
+def _digest(text: str) -> bytes:
+    """A small memo key for a long text (collisions: 2**-64 at a billion keys)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 @dataclass
 class _Memo:
-    """Steps and their verdicts, shared by every stream of one run (the model is pure)."""
+    """Steps and their verdicts, shared by every stream of one run (the model is pure).
+    Bounded: at most _MEMO_LIMIT of each, schema verdicts keyed by a digest of the
+    message's text (never the text itself: distinct payloads do not pile up)."""
 
     steps: dict[tuple[str, World, Request], tuple[Step, tuple[str, ...]]] = field(
         default_factory=dict
     )
-    schema: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    schema: dict[bytes, tuple[str, ...]] = field(default_factory=dict)
 
     def trim(self) -> None:
         if len(self.steps) > _MEMO_LIMIT:
@@ -478,7 +714,7 @@ class Stream:
     def __init__(self, revision: Revision, file: str, where: str = "", memo: _Memo | None = None):
         self.rev = revision
         self.wire = revision.wire
-        self.file, self.where = file, where
+        self.file, self.where = file, _echo(where)
         self.tables, self.system = _engine(revision.name)
         # the rules a client breaks (the CLIENT table's citations): judged at the request
         self.client_ids = frozenset(r for row in revision.tables.client for r in row.reqs)
@@ -489,8 +725,11 @@ class Stream:
         self.back: dict[str, str] = {}  # the model's session id → the log's
         self.attached: dict[str, Step] = {}  # model sid → the step that last attached it
         self.shown: set[str] = set()  # model sids whose attaching result showed the slot
-        self.history: set[str] = set()  # log sids with session/update notifications seen
-        self.pending: dict[tuple[object, str, object], _Pending] = {}
+        # log sids with session/update notifications seen (the latest _HISTORY_KEPT)
+        self.history: OrderedDict[str, None] = OrderedDict()
+        # per log sid with a load or resume open: its open ones, session/update seen so far
+        self.loading: dict[str, list[int]] = {}
+        self.pending = _Open()
         # later evidence of earlier hidden effects (bounded): errored answers, recent moves
         self.moves = 0
         self.errored: deque[_Errored] = deque(maxlen=_ERRORED_KEPT)
@@ -503,22 +742,28 @@ class Stream:
         self.notes: dict[str, Finding] = {}
         self.messages = 0
         self.suppressed = 0  # wire problems past _WIRE_LIMIT, counted only
+        self.kinds: dict[str, int] = {}  # wire problems (malformed, schema, jsonrpc) by kind
 
     # ---- reporting
 
     def _report(self, rid: str, line: int, message: str) -> None:
+        message = _echo(message)
         if rid.startswith("P") or rid == NOTE:
             key = rid if rid != NOTE else f"{NOTE}:{message}"
             if key not in self.notes:
+                if rid == NOTE and len(self.notes) >= _WIRE_LIMIT:  # a P id is always kept
+                    return
                 self.notes[key] = Finding(rid, line, self.file, message, self.where, True)
             return
         # a requirement id once, at its first line; a wire problem at every line (capped)
         key = rid if rid in REQUIREMENTS else f"{rid}:{line}:{message}"
         if key in self.findings:
             return
-        if rid not in REQUIREMENTS and len(self.findings) >= _WIRE_LIMIT:
-            self.suppressed += 1
-            return
+        if rid not in REQUIREMENTS:
+            self.kinds[rid] = self.kinds.get(rid, 0) + 1
+            if len(self.findings) >= _WIRE_LIMIT:
+                self.suppressed += 1
+                return
         advisory = rid in REQUIREMENTS and REQUIREMENTS[rid].is_advisory
         self.findings[key] = Finding(rid, line, self.file, message, self.where, advisory)
 
@@ -633,7 +878,29 @@ class Stream:
                 p.log_sid = req.sid
                 sid = None if req.sid is None else self.sids.get(req.sid, f"?{req.sid}")
                 p.request = evolve(req, conn=self._conn(conn), sid=sid)
-        self.pending[key] = p
+        if p.log_sid is not None and method in ("session/load", "session/resume"):
+            seen = self.loading.setdefault(p.log_sid, [0, 0])
+            seen[0] += 1
+            p.updates = -seen[1]  # the count at the answer, less the count now
+        for closed in self.pending.add(key, p):
+            self._answered(closed)
+            if closed.given_up:
+                self._report(
+                    JSONRPC,
+                    closed.line,
+                    f"{closed.method} request id {closed.message['id']!r} still unanswered "
+                    f"with {_OPEN_KEPT:,} requests open after it: no longer awaited",
+                )
+
+    def _answered(self, p: _Pending) -> None:
+        """``p`` is no longer open: its session/update count is settled."""
+        if p.log_sid is None or p.method not in ("session/load", "session/resume"):
+            return
+        seen = self.loading[p.log_sid]
+        p.updates += seen[1]
+        seen[0] -= 1
+        if seen[0] == 0:
+            del self.loading[p.log_sid]
 
     def _notification(self, e: Entry, msg: dict[str, Any], method: str, direction: str) -> None:
         self._schema_alone(e.line, method, "request", msg.get("params"))
@@ -642,27 +909,21 @@ class Stream:
         params = msg.get("params")
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
         if isinstance(sid, str):
-            self.history.add(sid)
-            for p in self.pending.values():
-                if p.log_sid == sid and p.method in ("session/load", "session/resume"):
-                    p.updates += 1
+            self.history[sid] = None
+            self.history.move_to_end(sid)
+            if len(self.history) > _HISTORY_KEPT:
+                self.history.popitem(last=False)
+            seen = self.loading.get(sid)
+            if seen is not None:  # a load or resume of it is open
+                seen[1] += 1
 
     def _response(self, e: Entry, msg: dict[str, Any]) -> None:
         mid = msg["id"]
-        conn = e.conn if e.conn is not None else None
-        p = None
-        for key in list(self.pending):
-            c, d, i = key
-            if (
-                i == mid
-                and (conn is None or c == conn)
-                and (e.direction is None or d != e.direction)
-            ):
-                p = self.pending.pop(key)
-                break
+        p = self.pending.take(mid, e.conn, e.direction)
         if p is None:
-            self._report(JSONRPC, e.line, f"response id {mid!r} answers no open request")
+            self._report(JSONRPC, e.line, f"response id {mid!r:.60} answers no open request")
             return
+        self._answered(p)
         error = msg.get("error")
         if "error" in msg and (
             not isinstance(error, Mapping) or not isinstance(error.get("code"), int)
@@ -697,7 +958,7 @@ class Stream:
         found = _sides()[2].get((method, kind))
         if found is None:
             return
-        key = f"{method}|{kind}|{json.dumps(value)}"
+        key = _digest(f"{method}|{kind}|{json.dumps(value)}")
         problems = self.memo.schema.get(key)
         if problems is None:
             errors = _def_validator(*found).iter_errors(value if value is not None else {})
@@ -1035,6 +1296,7 @@ class Stream:
                 JSONRPC, p.line, f"{p.method} request id {p.message['id']!r} has no answer"
             )
         self.pending.clear()
+        self.loading.clear()
 
 
 def _created(step: Step) -> str | None:
@@ -1120,14 +1382,14 @@ def _with_live(world: World, sid: str, slot: tuple[str, ...]) -> World:
     return evolve(world, agent=world.agent.with_session(evolve(s, live=slot)))
 
 
-def _schema_key(request: Mapping[str, Any], response: Mapping[str, Any]) -> str:
+def _schema_key(request: Mapping[str, Any], response: Mapping[str, Any]) -> bytes:
     """The pair with its ids normalised: equal keys validate alike (ids are only typed)."""
 
     def norm(m: Mapping[str, Any]) -> Mapping[str, Any]:
         mid = m.get("id")
         return dict(m, id=type(mid).__name__)
 
-    return json.dumps([norm(request), norm(response)])  # same producer, same key order
+    return _digest(json.dumps([norm(request), norm(response)]))  # same producer, key order
 
 
 # ---- files ---------------------------------------------------------------------------------
@@ -1142,10 +1404,26 @@ class Result:
     messages: int
     seconds: float
     suppressed: int = 0  # wire problems past the per-stream limit, counted only
+    malformed: int = 0  # malformed lines (listed or not), apart from the violated ids
+    wire: int = 0  # other wire problems (schema, jsonrpc; listed or not)
+
+    def add(self, s: Stream) -> None:
+        """Take in what one stream found."""
+        self.findings += s.findings.values()
+        self.notes += s.notes.values()
+        self.messages += s.messages
+        self.suppressed += s.suppressed
+        self.malformed += s.kinds.get(MALFORMED, 0)
+        self.wire += s.kinds.get(SCHEMA, 0) + s.kinds.get(JSONRPC, 0)
 
     @property
     def failing(self) -> list[Finding]:
         return [f for f in self.findings if not f.advisory]
+
+    @property
+    def violated(self) -> list[str]:
+        """The requirement ids violated (not advisory), each once, in order of report."""
+        return list(dict.fromkeys(f.rid for f in self.failing if f.rid in REQUIREMENTS))
 
     @property
     def exit_code(self) -> int:
@@ -1159,6 +1437,9 @@ class Result:
             "findings": [f.to_json() for f in self.findings],
             "notes": [f.to_json() for f in self.notes],
             "suppressed": self.suppressed,
+            "violated": self.violated,
+            "malformed": self.malformed,
+            "wire_problems": self.wire,
             "seconds": round(self.seconds, 3),
         }
 
@@ -1177,71 +1458,126 @@ class Result:
         lines += [f"note: {f.render()}" for f in self.notes if f not in guarantees]
         if self.suppressed:
             lines.append(f"... and {self.suppressed:,} more wire problems (not listed)")
-        n = len(self.failing)
-        lines.append("clean: no violation" if n == 0 else f"{n} violated id(s)")
+        lines.append(self.summary())
         return "\n".join(lines)
 
+    def summary(self) -> str:
+        """The closing line: violated ids, malformed lines and other wire problems, each
+        counted on its own (a malformed line is not a violated id)."""
+        if not self.failing:
+            return "clean: no violation"
+        counts = (
+            (len(self.violated), "violated id(s)"),
+            (self.malformed, "malformed line(s)"),
+            (self.wire, "other wire problem(s)"),
+        )
+        return ", ".join(f"{n:,} {what}" for n, what in counts if n)
 
-def _is_report(path: Path) -> Mapping[str, Any] | None:
-    """The parsed kit report if ``path`` holds one (one JSON document with requirements)."""
-    with path.open(encoding="utf-8", errors="replace") as f:
-        first = f.readline()
-        try:
-            json.loads(first)
-            return None  # a whole message on the first line: ndjson
-        except ValueError:
-            pass
-        if not first.lstrip().startswith("{"):
-            return None
+
+class _Prefixed(io.RawIOBase):
+    """Bytes already read from a stream that cannot seek back, then the rest of it."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]):
+        self._head: memoryview | None = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head is not None:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:] if n < len(self._head) else None
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _sniff(f: IO[bytes]) -> tuple[Mapping[str, Any] | None, IO[bytes]]:
+    """(the parsed kit report, None) if ``f`` holds one — one JSON document with
+    requirements, whose first line is not a whole message, of at most REPORT_LIMIT bytes —
+    else (None, the stream to read as ndjson from its first byte)."""
+    first = f.readline(LINE_LIMIT + 1)
+    head, report = first, None
+    if first.endswith(b"\n") and first.lstrip().startswith(b"{") and _loads_bytes(first) is None:
+        head += f.read(REPORT_LIMIT + 1 - len(first))
+        doc = _loads_bytes(head) if len(head) <= REPORT_LIMIT else None
+        if isinstance(doc, Mapping) and "requirements" in doc:
+            report = doc
+    if report is not None:
+        return report, f
+    if f.seekable():
         f.seek(0)
-        try:
-            doc = json.load(f)
-        except ValueError:
-            return None
-    return doc if isinstance(doc, Mapping) and "requirements" in doc else None
+        return None, f
+    return None, io.BufferedReader(_Prefixed(head, f), _CHUNK)
 
 
-def _stream_file(path: Path, revision: Revision, memo: _Memo) -> Iterator[Stream]:
-    report = _is_report(path)
+def _loads_bytes(raw: bytes) -> Any:
+    """The JSON value of ``raw`` (strict UTF-8, nested at most DEPTH_LIMIT), else None."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    obj, problem = _loads(text)
+    return obj if problem is None else None
+
+
+def _stream_file(f: IO[bytes], name: str, revision: Revision, memo: _Memo) -> Iterator[Stream]:
+    report, body = _sniff(f)
     if report is not None:
         for t in kit_transcripts(report):
-            s = Stream(revision, str(path), t.nodeid, memo)
+            s = Stream(revision, name, t.nodeid, memo)
             for e in t.entries:
                 s.feed(e)
             s.finish()
             yield s
         return
-    s = Stream(revision, str(path), "", memo)
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for e in read_ndjson(f):
-            s.feed(e)
+    s = Stream(revision, name, "", memo)
+    for e in read_log(body):
+        s.feed(e)
     s.finish()
+    if s.messages == 0:
+        raise UsageError(f"argument LOG: {name}: empty: no message to judge")
     yield s
 
 
+def _checked(paths: Iterable[Path | str]) -> list[Path]:
+    """The LOG arguments, each a file, a stream (a FIFO, a device) or ``-`` (stdin)."""
+    files = [Path(p) for p in paths]
+    for p in files:
+        if str(p) == STDIN:
+            continue
+        if p.is_dir():
+            raise UsageError(f"argument LOG: is a directory: {p}")
+        if not p.exists():
+            raise UsageError(f"argument LOG: no such file: {p}")
+    return files
+
+
 def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> Result:
-    """Validate each log against ``revision``; UsageError for a missing file or revision."""
+    """Validate each log against ``revision``; UsageError (one line naming the argument) for
+    a revision that does not exist, a LOG that is missing, a directory, unreadable or empty."""
     try:
         rev = resolve(revision)
     except KeyError as e:
         raise UsageError(f"argument --revision: {e.args[0]}") from None
-    files = [Path(p) for p in paths]
-    for p in files:
-        if not p.is_file():
-            raise UsageError(f"argument LOG: no such file: {p}")
+    files = _checked(paths)
     start = time.perf_counter()
     memo = _Memo()
-    findings: list[Finding] = []
-    notes: list[Finding] = []
-    messages = suppressed = 0
+    result = Result(rev.name, [str(p) for p in files], [], [], 0, 0.0)
     for p in files:
-        for s in _stream_file(p, rev, memo):
-            findings += s.findings.values()
-            notes += s.notes.values()
-            messages += s.messages
-            suppressed += s.suppressed
-    seconds = time.perf_counter() - start
-    return Result(rev.name, [str(p) for p in files], findings, notes, messages, seconds, suppressed)
+        stdin = str(p) == STDIN
+        name = "<stdin>" if stdin else str(p)
+        try:  # only reading the log is guarded here: writing the verdict is the caller's
+            with open(0, "rb", closefd=False) if stdin else p.open("rb") as f:
+                for s in _stream_file(f, name, rev, memo):
+                    result.add(s)
+        except OSError as e:
+            raise UsageError(f"argument LOG: cannot read {name}: {e.strerror or e}") from None
+    result.seconds = time.perf_counter() - start
+    return result
 
 
 def validate_messages(
@@ -1254,15 +1590,10 @@ def validate_messages(
     for i, m in enumerate(messages, 1):
         s.feed(_unwrap(i, m))
     s.finish()
-    return Result(
-        rev.name,
-        [file],
-        list(s.findings.values()),
-        list(s.notes.values()),
-        s.messages,
-        time.perf_counter() - start,
-        s.suppressed,
-    )
+    result = Result(rev.name, [file], [], [], 0, 0.0)
+    result.add(s)
+    result.seconds = time.perf_counter() - start
+    return result
 
 
 # ---- the command line ----------------------------------------------------------------------
@@ -1274,7 +1605,9 @@ def add_parser(sub: Any) -> None:
         "validate",
         help="judge recorded sessions (ndjson, acp-tck report, sacp-tee log) by the model",
     )
-    v.add_argument("logs", nargs="+", metavar="LOG")
+    v.add_argument(
+        "logs", nargs="+", metavar="LOG", help="a log file, a FIFO, /dev/stdin or - (stdin)"
+    )
     v.add_argument(
         "--revision",
         default="v1-stable",
@@ -1286,18 +1619,11 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = validate_files(args.logs, args.revision)
+    # printing is not guarded: a stdout that fails (a full disk) is the caller's to report
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        if not args.notes:
-            result = Result(
-                result.revision,
-                result.files,
-                result.findings,
-                [f for f in result.notes if f.rid.startswith("P")],  # P ids: always shown
-                result.messages,
-                result.seconds,
-                result.suppressed,
-            )
+        if not args.notes:  # P ids: always shown
+            result.notes = [f for f in result.notes if f.rid.startswith("P")]
         print(result.render())
     return result.exit_code

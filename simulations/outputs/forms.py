@@ -7,7 +7,9 @@ Scope
     transcript (``simulations.wire.acp.transcript``, checked against the official schemas),
     ``mermaid`` (a sequence diagram), ``review_markdown`` (a block to paste into a
     pull-request review) and ``itf`` (an Informal Trace Format file that ``load_itf`` reads
-    back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run it).
+    back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run it; a file that is
+    not one — over ITF_LIMIT bytes, not UTF-8, not JSON, nested too deeply, a member missing
+    or of the wrong type — is a ValueError saying why, never another exception).
     ``write_counterexample`` writes all five files; a mutant's counterexample goes on with
     its observing epilogue (``shown_on_the_wire``: the steps after which the wire shows the
     mutant answering otherwise than its revision's reference agent), and every form says
@@ -474,7 +476,7 @@ def _action(req: Request | None, profile: Caps) -> dict[str, Any]:
 def _request_from(a: Mapping[str, Any]) -> Request:
     sp = _unopt(a["systemPrompt"])
     profile = _unopt(a["profile"])
-    return Request(
+    req = Request(
         a["method"],
         _unint(a["conn"]),
         sid=_unopt(a["sessionId"]),
@@ -485,6 +487,12 @@ def _request_from(a: Mapping[str, Any]) -> Request:
         client=ClientKind(a["client"]),
         profile=None if profile is None else _caps_from(profile),
     )
+    texts = [b.text for b in req.system_prompt or ()]
+    if not all(isinstance(v, (str, type(None))) for v in (req.method, req.sid, req.mode, *texts)):
+        raise ValueError(
+            f"action: a method, session id, mode or text that is not a string: {a!r:.80}"
+        )
+    return req
 
 
 def _reply_itf(reply: Reply | None) -> dict[str, Any]:
@@ -614,17 +622,48 @@ def itf(
     return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
 
 
+ITF_LIMIT = 64 << 20  # bytes of an ITF file ``load_itf`` reads (ours are a few KiB)
+_ITF_META = ("requirement", "revision", "wire", "mutant", "agent_profile")
+
+
 def load_itf(source: Path | str | Mapping[str, Any]) -> tuple[Trace, dict[str, Any]]:
-    """Read an ITF file (or its parsed JSON) written by ``itf`` back into a Trace and its #meta."""
-    data: Mapping[str, Any]
+    """Read an ITF file (or its parsed JSON) written by ``itf`` back into a Trace and its #meta.
+
+    A file that is not one (over ITF_LIMIT bytes, not UTF-8, not JSON, nested too deeply for
+    the parser, a member missing or of the wrong type) raises ValueError saying why; OSError
+    for a file that cannot be read. Only whole files are read: a FIFO is read to its end.
+    """
+    data: Any
     if isinstance(source, Mapping):
         data = source
     else:
-        data = json.loads(Path(source).read_text(encoding="utf-8"))
-    meta = dict(data["#meta"])
-    profile = _caps_from(meta["profile"])
-    requests = tuple(_request_from(s["action"]) for s in data["states"][1:])
+        with Path(source).open("rb") as f:
+            raw = f.read(ITF_LIMIT + 1)
+        if len(raw) > ITF_LIMIT:
+            raise ValueError(f"larger than {ITF_LIMIT:,} bytes")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
+        except ValueError as e:
+            raise ValueError(_quoted(str(e))) from None
+    try:
+        meta = dict(data["#meta"])
+        for key in _ITF_META:
+            if not isinstance(meta.get(key, ""), (str, type(None))):
+                raise ValueError(f"#meta.{key}: expected a string, got {meta[key]!r:.60}")
+        profile = _caps_from(meta["profile"])
+        requests = tuple(_request_from(s["action"]) for s in data["states"][1:])
+    except (KeyError, TypeError, AttributeError, IndexError, RecursionError, ValueError) as e:
+        what = f"missing member {e}" if isinstance(e, KeyError) else f"{e}"
+        raise ValueError(_quoted(what)) from None
     return Trace(profile, requests), meta
+
+
+def _quoted(text: str, limit: int = 200) -> str:
+    """``text`` (it may quote the file) cut to ``limit`` characters, unprintables escaped."""
+    text = text if len(text) <= limit else f"{text[:limit]}..."
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 # ---- all five files --------------------------------------------------------------------------
