@@ -220,7 +220,9 @@ def test_patched_signatures_pick_the_candidate_building_every_one_picks(
             assert canon._canon_connections(x) == canon._canon_connections_and_symbols(x)
 
 
-@pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])
+@pytest.mark.parametrize(
+    "revision", ["rfd-final", pytest.param("v1-stable", marks=pytest.mark.exhaustive)]
+)
 def test_connection_symmetry_keeps_every_verdict(revision: str) -> None:
     """On the two-connection scope (``shared``), renaming connections (and forgetting closed
     ones) merges worlds and changes no verdict, shortest counterexample or witness: the same as
@@ -289,7 +291,9 @@ def _same_but_the_graph(graph: Exploration, verdicts: Exploration) -> None:
         verdicts.graph  # noqa: B018
 
 
-@pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])
+@pytest.mark.parametrize(
+    "revision", ["rfd-final", pytest.param("v1-stable", marks=pytest.mark.exhaustive)]
+)
 def test_verdict_only_exploration_equals_the_graph_mode_on_small(revision: str) -> None:
     """Same node numbers, verdicts, shortest counterexamples (trace by trace), witnesses,
     coverage and counts as the graph mode; only the graph, the worlds and edges are gone."""

@@ -101,7 +101,12 @@ def test_reuse_changes_nothing_under_mutants_at_small(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["claude-agent-acp-meta", "v1-stable", "alt-instructions"],  # alt: replace-only agents
+    # alt: replace-only agents; v1-stable (its envelope scope) in ``make exhaustive``
+    [
+        "claude-agent-acp-meta",
+        pytest.param("v1-stable", marks=pytest.mark.exhaustive),
+        "alt-instructions",
+    ],
 )
 def test_reuse_changes_nothing_for_a_profile_and_the_v1_stable_revision(name: str) -> None:
     tables, revision = (
