@@ -530,6 +530,7 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"argument --jobs: must be at least 1, got {args.jobs}")
     out = _out_dir(args.out)
+    _warn_size(bound_for(args.bound, "rfd-final"), tables_for("rfd-final", None), True)
 
     def say(text: str) -> None:
         if not args.quiet:

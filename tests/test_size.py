@@ -88,6 +88,18 @@ def test_explore_and_counterexample_warn_too(
         assert "sessions explodes" in capsys.readouterr().err
 
 
+def test_report_warns_about_large_not_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import simulations.outputs.report
+
+    monkeypatch.setattr(simulations.outputs.report, "build_report", lambda out, *a, **k: out)
+    for name, warned in (("large", True), ("default", False)):
+        code = main(["report", "--out", str(tmp_path), "--bound", name, "--no-kill-matrix"])
+        assert code == 0
+        assert ("acp-sysprompt: warning: bound large" in capsys.readouterr().err) is warned
+
+
 def test_a_ctrl_c_while_estimating_is_exit_130_in_one_line(
     example: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
