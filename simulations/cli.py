@@ -301,12 +301,12 @@ class _Interrupted(Exception):
     """Ctrl-C before a run started (while its size was estimated): exit 130, nothing written."""
 
 
-def _warn_size(bound: Bound, tables: Tables, symmetry: bool) -> None:
-    """Before a run: one line on stderr if the bound may be too big (``simulations.engines.size``).
-
-    Printed under ``--quiet`` too: it is a warning, not progress."""
+def _warn_size(bound: Bound, tables: Tables, symmetry: bool, keep: str | None = None) -> None:
+    """Before a run: one line on stderr if the bound may be too big (``simulations.engines.size``;
+    ``keep``: what the run keeps, default the bound's). Printed under ``--quiet`` too: it is a
+    warning, not progress."""
     try:
-        line = warning(estimate(tables, bound, symmetry))
+        line = warning(estimate(tables, bound, symmetry, keep=keep))
     except KeyboardInterrupt:
         raise _Interrupted from None
     if line is not None:
@@ -340,7 +340,7 @@ def _run_explore(args: argparse.Namespace) -> int:
     rid = _id(args.id) if args.id else None
     out = _out_dir(args.out)
     _announce(args, bound)
-    _warn_size(bound, tables, not args.no_symmetry)
+    _warn_size(bound, tables, not args.no_symmetry, keep="graph")  # explore draws the graph
     line = _progress(args, f"explore {bound.name}")
     ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:

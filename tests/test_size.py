@@ -86,6 +86,9 @@ def test_explore_and_counterexample_warn_too(
         with pytest.raises(SystemExit):
             main(argv)
         assert "sessions explodes" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # explore keeps the graph, whatever the bound says
+        main(["explore", "--bound", "large", "--out", str(tmp_path / "x")])
+    assert "kept as graph" in capsys.readouterr().err
 
 
 def test_report_warns_about_large_not_default(

@@ -154,16 +154,19 @@ def estimate(
     symmetry: bool = True,
     cap: int = SAMPLE_STATES,
     dimension: bool = True,
+    keep: str | None = None,
 ) -> Estimate:
-    """The guessed number of states of ``explore(tables, bound, symmetry)`` (module
-    docstring); with ``dimension``, and past ``WARN_STATES``, the dimension that explodes."""
+    """The guessed number of states of ``explore(tables, bound, symmetry, keep=keep)``
+    (module docstring; ``keep`` defaults to the bound's ``keep``, and sets what a state is
+    taken to cost); with ``dimension``, and past ``WARN_STATES``, the dimension that
+    explodes."""
     assert bound is not None
     many = [s for s in bound.scopes if s.domain.max_sessions > 1]
     samples = [sample(tables, s, symmetry, cap) for s in many]
     sizes = [sm.states_with(s.domain.max_sessions) for s, sm in zip(many, samples, strict=True)]
     est = Estimate(
         bound.name,
-        bound.keep,
+        bound.keep if keep is None else keep,
         tuple((s.name, n) for s, n in zip(many, sizes, strict=True)),
         not all(sm.complete for sm in samples),
     )
