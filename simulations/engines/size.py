@@ -43,6 +43,7 @@ Source
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -50,8 +51,11 @@ from dataclasses import dataclass, replace
 from model.tables import REFERENCE, Tables
 from simulations.engines.bounds import Bound, Scope
 
-# a one-session sample stops here (then the estimate is a floor): ~0.5 s of exploration
+# a one-session sample stops at this many states or CPU seconds (then the estimate is a
+# floor): the states stop the bounds measured (~0.4 s at most); the clock is for worlds that
+# are slow to expand (symmetry reduction tries n! orders of n connections)
 SAMPLE_STATES = 5_000
+SAMPLE_SECONDS = 1.0
 # past this many estimated states a run is warned about: a graph of 250,000 states is ~1.5 GB
 # and minutes of exploration, and the estimate may be up to ~2.7× low, so a bound of a
 # million states is warned about too
@@ -114,16 +118,43 @@ def machine_memory() -> int:
         return 0
 
 
-def sample(tables: Tables, scope: Scope, symmetry: bool = True, cap: int = SAMPLE_STATES) -> Sample:
+def sample(
+    tables: Tables,
+    scope: Scope,
+    symmetry: bool = True,
+    cap: int = SAMPLE_STATES,
+    seconds: float | None = None,
+) -> Sample:
     """``scope`` explored with one session id, no checks and no witnesses, up to ``cap``
-    states. A Ctrl-C during it is passed on (``explore`` would keep it as a partial result)."""
+    states or ``seconds`` of CPU time (default ``SAMPLE_SECONDS``), whichever comes first. A
+    Ctrl-C during it is passed on (``explore`` would keep it as a partial result)."""
     from simulations.engines.explore import explore
 
     one = replace(scope, domain=replace(scope.domain, max_sessions=1))
     b = Bound(f"sample of {scope.name}", "", (one,))
-    ex = explore(tables, b, symmetry, checks=[], witnesses=[], max_states=cap, workers=1)
-    if not ex.complete and ex.states < cap:
-        raise KeyboardInterrupt  # explore stopped for a Ctrl-C, not for the cap
+    deadline = time.process_time() + (SAMPLE_SECONDS if seconds is None else seconds)
+    late = False
+
+    def clock(states: int, transitions: int, depth: int, elapsed: float) -> None:
+        nonlocal late
+        if time.process_time() > deadline:
+            late = True
+            raise KeyboardInterrupt  # explore stops here and keeps what it found
+
+    ex = explore(
+        tables,
+        b,
+        symmetry,
+        checks=[],
+        witnesses=[],
+        max_states=cap,
+        workers=1,
+        progress=clock,
+        every=1,
+    )
+    ex.complete = ex.complete and not late
+    if not ex.complete and not late and ex.states < cap:
+        raise KeyboardInterrupt  # explore stopped for a Ctrl-C, not for the cap or the clock
     before = 0
     contexts: Counter[object] = Counter()
     for w in ex.worlds:
@@ -186,7 +217,7 @@ def estimate(
 
 
 def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):,.0f} MiB"
+    return f"{n / (1 << 30):,.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):,.0f} MiB"
 
 
 def warning(est: Estimate, memory: int | None = None) -> str | None:
