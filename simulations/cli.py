@@ -18,7 +18,9 @@ Scope
 
 Abstractions
     Long explorations show a progress line with states/s on a terminal; Ctrl-C stops them,
-    keeps what was found, writes it, and exits 130.
+    keeps what was found, writes it, and exits 130. Before one starts, a bound estimated past
+    ``simulations.engines.size.WARN_STATES`` states gets a one-line warning on stderr naming
+    the dimension that explodes (kept under ``--quiet``: a warning, not progress).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from model.invariants import NOT_CHECKED
 from model.profiles import ProfileError, load_client, load_profile, pair
 from model.revisions import REVISIONS, resolve
 from model.spec import REQUIREMENTS, Family
+from model.tables import Tables
 from simulations import validate
 from simulations.api import (
     ENGINES,
@@ -68,6 +71,7 @@ from simulations.engines.bounds import (
 )
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
+from simulations.engines.size import estimate, warning
 from simulations.engines.trace import render_steps, replay
 
 INTERRUPTED = 130
@@ -267,9 +271,10 @@ class _ProgressLine:
 
     def __call__(self, states: int, transitions: int, depth: int, seconds: float) -> None:
         rate = states / seconds if seconds > 0 else 0.0
+        guess = self.estimate(states, depth, rate)
         sys.stderr.write(
-            f"\r{self.what}: {states:,} states  {transitions:,} transitions  depth {depth}  "
-            f"{rate:,.0f} states/s  {seconds:.1f}s{self.estimate(states, depth, rate)}  "
+            f"\r{self.what}: {states:,} states  {transitions:,} transitions checked  "
+            f"depth {depth}  {rate:,.0f} states/s  {seconds:.1f}s{guess}  "
             "(Ctrl-C stops and keeps what was found)\x1b[K"
         )
         sys.stderr.flush()
@@ -290,6 +295,22 @@ def _announce(args: argparse.Namespace, bound: Bound) -> None:
     """Before a run: the bound it explores (stderr; --quiet drops it)."""
     if not args.quiet:
         print(f"acp-sysprompt: {bound.headline()}", file=sys.stderr, flush=True)
+
+
+class _Interrupted(Exception):
+    """Ctrl-C before a run started (while its size was estimated): exit 130, nothing written."""
+
+
+def _warn_size(bound: Bound, tables: Tables, symmetry: bool, keep: str | None = None) -> None:
+    """Before a run: one line on stderr if the bound may be too big (``simulations.engines.size``;
+    ``keep``: what the run keeps, default the bound's). Printed under ``--quiet`` too: it is a
+    warning, not progress."""
+    try:
+        line = warning(estimate(tables, bound, symmetry, keep=keep))
+    except KeyboardInterrupt:
+        raise _Interrupted from None
+    if line is not None:
+        print(f"acp-sysprompt: {line}", file=sys.stderr, flush=True)
 
 
 def _out_dir(path: Path) -> Path:
@@ -319,6 +340,7 @@ def _run_explore(args: argparse.Namespace) -> int:
     rid = _id(args.id) if args.id else None
     out = _out_dir(args.out)
     _announce(args, bound)
+    _warn_size(bound, tables, not args.no_symmetry, keep="graph")  # explore draws the graph
     line = _progress(args, f"explore {bound.name}")
     ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:
@@ -363,6 +385,7 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     rid = _id(args.id)
     out = _out_dir(args.out)
     _announce(args, bound)
+    _warn_size(bound, tables, not args.no_symmetry)
     line = _progress(args, f"search {rid} in {bound.name}")
     ex = explore(
         tables,
@@ -507,6 +530,7 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"argument --jobs: must be at least 1, got {args.jobs}")
     out = _out_dir(args.out)
+    _warn_size(bound_for(args.bound, "rfd-final"), tables_for("rfd-final", None), True)
 
     def say(text: str) -> None:
         if not args.quiet:
@@ -682,6 +706,13 @@ def _main(argv: Sequence[str] | None) -> int:
                 profile,
             )
             _announce(args, bound)
+            if amendment is not None:
+                tables = amendment.tables()
+            elif profile is not None:
+                tables = profile.tables()
+            else:
+                tables = tables_for(revision_for(args.revision, args.mutant), args.mutant)
+            _warn_size(bound, tables, not args.no_symmetry)
             line = _progress(args, "check")
         run_check = partial(
             check,
@@ -705,6 +736,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except UsageError as e:
         print(f"acp-sysprompt: error: {e}", file=sys.stderr)
         return 2
+    except _Interrupted:
+        print("acp-sysprompt: interrupted before the run started", file=sys.stderr)
+        return INTERRUPTED
     if amendment is not None and base is not None:
         diff = verdict_diff(base, result)
         if args.json:
