@@ -201,7 +201,7 @@ def test_every_shipped_bound_is_within_the_limits(tmp_path: Path) -> None:
     ("field", "line", "value"),
     [
         ("sessions", "sessions = 2", "sessions = 9223372036854775807"),
-        ("connections", "connections = 1", "connections = 9"),
+        ("connections", "connections = 1", "connections = 5"),  # 5! orders per world
         ("restarts", "restarts = 0", "restarts = 1000000"),
     ],
 )
@@ -218,6 +218,18 @@ def test_a_count_past_its_limit_is_refused_naming_field_value_and_limit(
     assert f"scopes[0].{field}: {number} is over the limit of {LIMITS[field]}" in str(e.value)
     err = _one_line(capsys, _argv("bound", f))
     assert f"scopes[0].{field}" in err and str(LIMITS[field]) in err
+
+
+def test_more_distinct_text_symbols_than_symmetry_can_permute_are_refused(tmp_path: Path) -> None:
+    """Symbol symmetry tries every permutation of a scope's text symbols: seven are 5,040
+    candidates per world, refused before the search starts."""
+    f = tmp_path / "symbols.toml"
+    seven = "prompts = [" + ", ".join(f'["{c}"]' for c in "abcdefg") + "]"
+    text = GOOD["bound"].replace('prompts = ["omitted", ["a"], ["b"]]', seven, 1)
+    assert text != GOOD["bound"]
+    f.write_text(text, "utf-8")
+    with pytest.raises(BoundError, match="7 distinct text symbols, over the limit of 6"):
+        load_bound(str(f))
 
 
 @pytest.mark.parametrize(

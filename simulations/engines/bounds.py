@@ -320,7 +320,8 @@ class BoundError(ValueError):
 # prompts, 4 modes); a search at the counts' limits would not end in a lifetime, but each world
 # of it stays small, so a run can be watched and stopped (``estimate`` warns before it starts).
 LIMITS: dict[str, int] = {
-    "connections": 8,
+    # connection symmetry tries every order of the open connections (n!): 4 is 24 orders
+    "connections": 4,
     "sessions": 8,
     "restarts": 8,
     "scopes": 16,
@@ -328,6 +329,9 @@ LIMITS: dict[str, int] = {
     "prompts": 32,
     "reopen_prompts": 32,
     "blocks": 16,
+    # distinct text symbols over a scope's prompts and reopen prompts: symbol symmetry tries
+    # every permutation of them (n!); 6 is 720
+    "symbols": 6,
     "modes": 16,
     "clients": 8,
     "operations": 8,
@@ -472,6 +476,14 @@ def _scope(table: object, where: str) -> Scope:
         max_sessions=_count(table, "sessions", where, 1),
         reopen_prompts=reopen,
     ).with_operations(*operations)
+    symbols = {
+        b.text
+        for p in (*domain.prompts, *(reopen or ()))
+        for b in p or ()
+        if b.kind is BlockKind.TEXT
+    }
+    if len(symbols) > LIMITS["symbols"]:  # symbol symmetry tries every permutation of them (n!)
+        raise _over(f"{where}.prompts", "symbols", len(symbols), "distinct text symbols")
     return Scope(name, domain, _count(table, "restarts", where, 0), attach)
 
 
