@@ -32,7 +32,7 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from model.amend import AmendmentError, load_amendment
 from model.invariants import NOT_CHECKED
@@ -73,6 +73,9 @@ from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import estimate, warning
 from simulations.engines.trace import render_steps, replay
+
+if TYPE_CHECKING:
+    from simulations.live.conform import Interrupt
 
 INTERRUPTED = 130
 
@@ -204,7 +207,9 @@ def parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         default=10.0,
-        help="with '-- AGENT_CMD ...': replay against that live agent; seconds per answer",
+        help="with '-- AGENT_CMD ...': replay against that live agent; seconds per answer "
+        "(0.05–3600; exit 0 not reproduced, 1 reproduced, 2 usage, 3 internal error, 130 "
+        "Ctrl-C)",
     )
     _conform_parser(sub)
 
@@ -449,15 +454,29 @@ def _run_replay(args: argparse.Namespace) -> int:
     return 1
 
 
+CONFORM_EXITS = (
+    "exit codes: 0 conformant; 1 not conformant (the verdict); 2 bad usage, or --out or "
+    "--report-json could not be written (checked before the run; a failure while writing, "
+    "after the verdict is printed); 3 internal error (a fault of acp-sysprompt, never the "
+    "agent's: the verdict of the tests that ran is printed, the traceback after it on "
+    "stderr); 130 Ctrl-C or SIGTERM (the report of the tests that ran is still printed and "
+    "written)"
+)
+
+
 def _conform_parser(sub: Any) -> None:
     c = sub.add_parser(
-        "conform", help="check a running agent on stdio against the model (-- AGENT_CMD ...)"
+        "conform",
+        help="check a running agent on stdio against the model (-- AGENT_CMD ...)",
+        description="Check a running agent on stdio against the model. " + CONFORM_EXITS,
     )
     c.add_argument("--revision", default="v1-stable", help="judge by this revision")
     c.add_argument("--report-json", type=Path, default=None, help="write the JSON report here")
     c.add_argument("--out", type=Path, default=None, help="write each failure's forms here")
-    c.add_argument("--timeout", type=float, default=10.0, help="seconds per answer (10)")
-    c.add_argument("--test-timeout", type=float, default=60.0, help="seconds per test (60)")
+    c.add_argument("--timeout", type=float, default=10.0, help="seconds per answer (10; 0.05–3600)")
+    c.add_argument(
+        "--test-timeout", type=float, default=60.0, help="seconds per test (60; 0.05–3600)"
+    )
     c.add_argument("--walks", type=int, default=0, help="random walks after the row tests")
     c.add_argument("--steps", type=_positive, default=20, help="requests per walk (20)")
     c.add_argument("--seed", type=_seed, default=0, help="the walks' seed (0)")
@@ -475,10 +494,32 @@ def _conform_parser(sub: Any) -> None:
 
 
 def _run_conform(args: argparse.Namespace) -> int:
+    """``conform``: outputs checked before the run, the verdict printed before anything that
+    can fail, Ctrl-C or SIGTERM at any point of it 130 (``interrupts``: a flag, never an
+    exception mid-way), a fault of this tool 3 (after the verdict, with its traceback)."""
+    from simulations.live.conform import INTERNAL_ERROR, interrupts
+
+    try:
+        with interrupts() as interrupt:
+            code = _conform_and_report(args, interrupt)
+    except KeyboardInterrupt:  # before the handler was set, or after it was taken down
+        print("acp-sysprompt: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except (UsageError, BrokenPipeError):
+        raise
+    except Exception:
+        return _internal_error(INTERNAL_ERROR)
+    return code
+
+
+def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     from model.types import PromptCap
     from simulations.live.conform import (
         ConformError,
+        check_output_dir,
+        check_output_file,
         conform,
+        counterexample_paths,
         render,
         write_counterexamples,
         write_json,
@@ -488,6 +529,10 @@ def _run_conform(args: argparse.Namespace) -> int:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     try:
+        if args.report_json is not None:
+            check_output_file(args.report_json, "--report-json")
+        if args.out is not None:
+            check_output_dir(args.out, "--out")
         report = conform(
             args.agent,
             revision=revision_for(args.revision),
@@ -500,24 +545,72 @@ def _run_conform(args: argparse.Namespace) -> int:
             seed=args.seed,
             unseen=PromptCap.APPEND if args.draft_agent == "takes-field" else PromptCap.NONE,
             jobs=args.jobs,
+            interrupt=interrupt,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None
     if args.out is not None:
-        write_counterexamples(report, args.out)
-    if args.report_json is not None:
-        write_json(report, args.report_json)
-    print(render(report))
-    return report.exit_code()
+        counterexample_paths(report, args.out)
+    print(render(report), flush=True)  # the verdict first: nothing after it can lose it
+    code = report.exit_code()
+    if report.internal_error is not None:
+        print(report.internal_error, file=sys.stderr, end="")
+    failed = []
+    for name, path, write in (
+        ("--out", args.out, partial(write_counterexamples, report)),
+        ("--report-json", args.report_json, partial(write_json, report)),
+    ):
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as e:
+            where = e.filename or path
+            failed.append(f"argument {name}: cannot write {str(where)!r}: {e.strerror}")
+    for line in failed:
+        print(f"acp-sysprompt: error: {line}", file=sys.stderr)
+    if report.internal_error is not None:
+        print(
+            "acp-sysprompt: internal error (a fault of acp-sysprompt, not of the agent; "
+            f"the traceback is above): exit {code}",
+            file=sys.stderr,
+        )
+        return code
+    if failed:
+        return 2
+    return INTERRUPTED if interrupt.stopping else code
+
+
+def _internal_error(code: int) -> int:
+    """A fault of this tool outside the run: its traceback, then one line naming it."""
+    import traceback
+
+    traceback.print_exc()
+    print(
+        f"acp-sysprompt: internal error (a fault of acp-sysprompt; the traceback is above): "
+        f"exit {code}",
+        file=sys.stderr,
+    )
+    return code
 
 
 def _run_live_replay(args: argparse.Namespace) -> int:
-    from simulations.live.conform import ConformError, replay_live
+    """``replay TRACE -- AGENT_CMD``: 0 not reproduced, 1 reproduced, 2 bad usage, 3 internal
+    error, 130 Ctrl-C or SIGTERM."""
+    from simulations.live.conform import INTERNAL_ERROR, ConformError, interrupts, replay_live
 
     try:
-        return replay_live(args.file, args.agent, timeout=args.timeout)
+        with interrupts() as interrupt:
+            return replay_live(args.file, args.agent, timeout=args.timeout, interrupt=interrupt)
     except ConformError as e:
         raise UsageError(str(e)) from None
+    except KeyboardInterrupt:  # before the handler was set, or after it was taken down
+        print("acp-sysprompt: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        raise
+    except Exception:
+        return _internal_error(INTERNAL_ERROR)
 
 
 def _run_report(args: argparse.Namespace) -> int:

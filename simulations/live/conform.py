@@ -78,13 +78,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as _dt
+import gc
 import json
+import math
+import os
 import shutil
 import signal
 import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -133,7 +137,14 @@ from simulations.engines.trace import (
     request_text,
     wire_method,
 )
-from simulations.live.transport import MALFORMED, STDERR_LIMIT, AgentFailure, Answer, LiveAgent
+from simulations.live.transport import (
+    MALFORMED,
+    STDERR_LIMIT,
+    AgentFailure,
+    Answer,
+    LiveAgent,
+    Record,
+)
 from simulations.live.transport import history_updates as _history_updates
 from simulations.wire.acp import (
     CWD,
@@ -752,7 +763,9 @@ class Finding:
 
 @dataclass
 class TestRun:
-    """What one test saw: its findings, the wire in both directions, stderr, its duration."""
+    """What one test saw: its findings, the wire in both directions, stderr, its duration.
+    The wire (``transcript``) is kept only for a test with a FAIL (the report and the
+    counterexample files show it); ``omitted`` counts what its byte cap left out of it."""
 
     test: LiveTest
     findings: list[Finding] = field(default_factory=list)
@@ -762,10 +775,240 @@ class TestRun:
     stopped_at: int | None = None  # the step of the first departure (None: ran to the end)
     failure: str | None = None  # the agent failure that ended it (timeout, crash, …)
     pids: list[int] = field(default_factory=list)
+    omitted: tuple[int, int] = (0, 0)  # notifications (messages, bytes) left out past the cap
+    _bounded: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.status == FAIL]
+
+    def report_transcript(self) -> list[dict[str, Any]]:
+        """The transcript as the JSON report holds it: at most ``REPORT_TRANSCRIPT`` bytes
+        (a head and a tail, the messages between counted), each message at most
+        ``REPORT_MESSAGE`` bytes."""
+        if self._bounded is None:
+            self._bounded = _bounded_transcript(self.transcript)
+        return self._bounded
+
+
+# ---- bounds on what the run keeps and shows -----------------------------------------------------
+# An agent decides how much it sends; the report must not. Agent-provided text that reaches a
+# finding, the terminal or the JSON report is clipped (``clip``); a test's wire is kept whole up
+# to ``TRANSCRIPT_HEAD`` bytes, past that its requests and answers are kept and its
+# notifications are reduced to what the checks read (``_BoundedLog``); more than
+# ``FLOOD_BYTES`` of notifications in one test is a FAIL naming the flood.
+
+TEXT_LIMIT = 200  # characters of agent-provided text shown in a line of the terminal
+MESSAGE_LIMIT = 400  # characters of a finding's message (its agent-provided part included)
+REPORT_MESSAGE = 4096  # bytes of one message in the JSON report's transcript
+REPORT_TRANSCRIPT = 256 * 1024  # bytes of one test's transcript in the JSON report
+REPORT_VALUE = 2048  # bytes of another agent-provided value in the JSON report (agent_info …)
+TRANSCRIPT_HEAD = 4 * 1024 * 1024  # bytes of a test's wire kept whole
+FLOOD_BYTES = 64 * 1024 * 1024  # bytes of notifications in one test past which it is a flood
+FLOOD_RUNS = 20_000  # runs of notifications (same session and kind) past the head: a flood
+
+
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    """``text``, or its first ``limit`` characters and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text.encode('utf-8', 'replace'))} bytes)"
+
+
+def _bounded_value(value: Any, limit: int = REPORT_VALUE) -> Any:
+    """A JSON value as the report holds it: itself, or, past ``limit`` bytes, its clipped text."""
+    text = json.dumps(value, default=str)
+    return value if len(text) <= limit else clip(text, TEXT_LIMIT)
+
+
+def _bounded_transcript(transcript: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    sized = []
+    for m in transcript:
+        n = len(json.dumps(m.get("message"), default=str))
+        if n > REPORT_MESSAGE:
+            m = {**m, "message": {"_clipped": _bounded_value(m.get("message"))}}
+        sized.append((m, min(n, REPORT_MESSAGE)))
+    if sum(n for _, n in sized) <= REPORT_TRANSCRIPT:
+        return [m for m, _ in sized]
+    head: list[dict[str, Any]] = []
+    tail: list[dict[str, Any]] = []
+    budget = REPORT_TRANSCRIPT // 2
+    i, j = 0, len(sized)
+    while i < j and budget >= sized[i][1]:
+        budget -= sized[i][1]
+        head.append(sized[i][0])
+        i += 1
+    budget = REPORT_TRANSCRIPT // 2
+    while j > i and budget >= sized[j - 1][1]:
+        budget -= sized[j - 1][1]
+        j -= 1
+        tail.append(sized[j][0])
+    left_out = {"messages": j - i, "bytes": sum(n for _, n in sized[i:j])}
+    return [*head, {"_omitted": left_out}, *reversed(tail)]
+
+
+class _BoundedLog(list[Record]):
+    """A ``LiveAgent.log`` with a byte cap: every message is kept whole while the wire is
+    under ``head`` bytes; past it our requests and their answers still are (the failing
+    part, and what the schema check reads), and anything else the agent started (a
+    notification, a request of its own and our answer to it, a stray response) becomes a
+    stub with the fields the checks read (method, session, update kind:
+    ``history_updates``), consecutive ones alike one stub with their count (``_omitted``).
+    ``flood`` names a flood: more than ``flood`` bytes of such messages in one test, or more
+    than ``FLOOD_RUNS`` stubs; the test then fails on it."""
+
+    def __init__(self, head: int | None = None, flood: int | None = None) -> None:
+        super().__init__()
+        self.head = TRANSCRIPT_HEAD if head is None else head
+        self.flood_bytes = FLOOD_BYTES if flood is None else flood
+        self.bytes = 0  # of every message logged
+        self.unasked = 0  # bytes of messages that are not our requests or their answers
+        self.stubs = 0
+        self.omitted = (0, 0)  # messages (count, bytes) reduced to stubs
+        self.flood: str | None = None
+        self._pending: set[tuple[int, str]] = set()
+
+    def append(self, record: Record) -> None:
+        m = record.message
+        size = len(json.dumps(m, default=str))
+        self.bytes += size
+        key = (record.process, json.dumps(m.get("id"), default=str))
+        ours = record.direction == "send" and "method" in m and "id" in m
+        if ours:
+            self._pending.add(key)
+        answer = record.direction == "recv" and "method" not in m and key in self._pending
+        if answer:
+            self._pending.discard(key)
+        if ours or answer or self.bytes <= self.head:
+            if not (ours or answer):
+                self._unasked(size)
+            super().append(record)
+            return
+        self._unasked(size)
+        self.omitted = (self.omitted[0] + 1, self.omitted[1] + size)
+        stub = _stub(m)
+        last = self[-1] if self else None
+        if last is not None and last.process == record.process and _same_stub(last.message, stub):
+            last.message["_omitted"]["messages"] += 1
+            last.message["_omitted"]["bytes"] += size
+            return
+        self.stubs += 1
+        if self.flood is None and self.stubs > FLOOD_RUNS:
+            self.flood = f"message flood: more than {FLOOD_RUNS} runs of notifications"
+        stub["_omitted"] = {"messages": 1, "bytes": size}
+        super().append(Record(record.direction, stub, record.process))
+
+    def _unasked(self, size: int) -> None:
+        self.unasked += size
+        if self.flood is None and self.unasked > self.flood_bytes:
+            self.flood = f"message flood: more than {self.flood_bytes} bytes of notifications"
+
+
+def _stub(m: dict[str, Any]) -> dict[str, Any]:
+    """What the checks read of a message the agent started: method, session, update kind."""
+    params = m.get("params")
+    params = params if isinstance(params, dict) else {}
+    update = params.get("update")
+    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+    stub: dict[str, Any] = {"jsonrpc": "2.0"}
+    if "method" in m:
+        stub["method"] = m.get("method")
+        stub["params"] = {"sessionId": params.get("sessionId"), "update": {"sessionUpdate": kind}}
+    if "id" in m:
+        stub["id"] = m.get("id")
+    return stub
+
+
+def _same_stub(last: dict[str, Any], stub: dict[str, Any]) -> bool:
+    """``last`` is a stub standing for messages like ``stub`` (their ids aside)."""
+    if "_omitted" not in last:
+        return False
+    return {k: v for k, v in last.items() if k not in ("_omitted", "id")} == {
+        k: v for k, v in stub.items() if k != "id"
+    } and ("id" in last) == ("id" in stub)
+
+
+# ---- interrupts ---------------------------------------------------------------------------------
+
+
+class Interrupted(Exception):
+    """The run was asked to stop (Ctrl-C, SIGTERM); raised only at a safe point."""
+
+
+class Interrupt:
+    """Ctrl-C and SIGTERM as a request to stop, never an exception at an arbitrary point.
+
+    While ``interrupts()`` is in force (in the main thread) both signals only ``set`` this:
+    the flag (``stopping``), and, where a run's task is attached, one cancellation of that
+    task, scheduled on its loop (``call_soon_threadsafe``: the handler changes none of the
+    loop's state itself). A cancellation can be swallowed on the way (the SDK's connection
+    close suppresses ``CancelledError``; Python 3.11's ``wait_for`` returns a result that
+    arrived beside it), so the run also reads the flag at every step and between tests
+    (``check``): it stops there at the latest. Later signals change nothing: the stop ladder
+    of each agent (bounded) is never cut short."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signum: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelled = False
+
+    @property
+    def stopping(self) -> bool:
+        return self.event.is_set()
+
+    def set(self, signum: int = signal.SIGINT, frame: object = None) -> None:
+        """The signal handler (also callable from code: a KeyboardInterrupt caught)."""
+        if self.signum is None:
+            self.signum = signum
+        self.event.set()
+        self._poke()
+
+    def _poke(self) -> None:
+        loop, task = self._loop, self._task
+        if loop is None or task is None or self._cancelled or not self.stopping:
+            return
+        self._cancelled = True
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(_cancel, task)
+
+    def attach(self, task: asyncio.Task[Any]) -> None:
+        """The run's task, on the running loop: a signal cancels it (once)."""
+        self._loop, self._task, self._cancelled = asyncio.get_running_loop(), task, False
+        self._poke()
+
+    def detach(self) -> None:
+        self._loop = self._task = None
+
+    def check(self) -> None:
+        if self.event.is_set():
+            raise Interrupted
+
+
+def _cancel(task: asyncio.Task[Any]) -> None:
+    if not task.done():
+        task.cancel()
+
+
+@contextlib.contextmanager
+def interrupts(interrupt: Interrupt | None = None) -> Iterator[Interrupt]:
+    """SIGINT and SIGTERM set ``interrupt`` (a new one by default) while the block runs; the
+    previous handlers come back after it. Off the main thread (where no handler can be
+    set) nothing is installed: a KeyboardInterrupt there is the caller's to map."""
+    it = Interrupt() if interrupt is None else interrupt
+    if threading.current_thread() is not threading.main_thread():
+        yield it
+        return
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in sigs}
+    for sig in sigs:
+        signal.signal(sig, it.set)
+    try:
+        yield it
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 @dataclass
@@ -778,6 +1021,7 @@ class Options:
     unseen: PromptCap = PromptCap.APPEND  # the prompt capability where the wire shows none
     scratch: str | None = None  # where each test's ``{store}`` directory is made
     jobs: int = 1  # tests run side by side
+    interrupt: Interrupt = field(default_factory=Interrupt)  # Ctrl-C, SIGTERM: stop
 
 
 def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
@@ -1110,6 +1354,9 @@ async def run_test(
         )
     )
     run.cwd = agent.cwd or CWD
+    if not isinstance(agent.log, _BoundedLog):
+        agent.log = _BoundedLog()
+    log = agent.log
     steps = replay(test.trace, tables)
     t0 = time.perf_counter()
     i = 0
@@ -1117,6 +1364,9 @@ async def run_test(
     async def drive() -> None:
         nonlocal i
         for i, rs in enumerate(steps, 1):
+            opts.interrupt.check()
+            if log.flood is not None:
+                raise AgentFailure(log.flood)
             req = rs.step.request
             if req.method == "connect":
                 if opened is None or i > 1:
@@ -1132,6 +1382,8 @@ async def run_test(
                 answer = opened.answer
             else:
                 answer = await agent.request(wire_method(req.method), run.params(req))
+            if log.flood is not None:
+                raise AgentFailure(log.flood)
             if not await _compare(agent, run, i, rs, answer, out):
                 out.stopped_at = i
                 return
@@ -1141,19 +1393,20 @@ async def run_test(
     try:
         await asyncio.wait_for(drive(), opts.test_timeout)
     except AgentFailure as e:
-        out.failure = str(e)
+        out.failure = clip(log.flood or str(e), MESSAGE_LIMIT)
         malformed = out.failure.startswith(MALFORMED)
     except TimeoutError:
-        out.failure = f"the test did not end within {opts.test_timeout:g} s (watchdog)"
+        out.failure = log.flood or f"the test did not end within {opts.test_timeout:g} s (watchdog)"
     finally:
         await agent.stop()
         if opts.cwd is None and agent.cwd is not None:
             shutil.rmtree(agent.cwd, ignore_errors=True)
         out.seconds = time.perf_counter() - t0
         out.transcript = [
-            {"direction": r.direction, "process": r.process, "message": r.message}
-            for r in agent.log
+            {"direction": r.direction, "process": r.process, "message": r.message} for r in log
         ]
+        out.omitted = log.omitted
+        log.clear()  # the probe's agent outlives its test: its wire is the test's now
         out.stderr = agent.stderr_text()
         out.pids = list(agent.pids)
     if out.failure is not None:
@@ -1166,6 +1419,11 @@ async def run_test(
         for rid in ids or [SCHEMA_ID]:
             out.findings.append(Finding(rid, FAIL, f"{where}: {out.failure}", i))
     _schema_findings(run, out)
+    for f in out.findings:  # what the agent sent may be long: the run keeps it bounded
+        f.message = clip(f.message, MESSAGE_LIMIT)
+        f.properties = {k: _bounded_value(v) for k, v in f.properties.items()}
+    if not out.failed:  # a passing test's wire is shown nowhere: not kept
+        out.transcript = []
     return out
 
 
@@ -1191,6 +1449,7 @@ class Report:
     introspection: bool | None = None
     out_dir: Path | None = None
     counterexamples: dict[str, Path] = field(default_factory=dict)
+    internal_error: str | None = None  # the traceback of a fault of this tool that ended it
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -1214,8 +1473,11 @@ class Report:
                     "properties": first.properties,
                 }
                 if worst == FAIL:
-                    entry["transcript"] = run.transcript
+                    entry["transcript"] = run.report_transcript()
                     entry["stderr"] = run.stderr
+                    if run.omitted[0]:
+                        n, size = run.omitted
+                        entry["transcript_omitted"] = {"messages": n, "bytes": size}
                 outcomes.setdefault(rid, []).append(entry)
         targeted = {
             rid for t in self.planned for rid in row_ids(self.tables, self.revision, t.targets)
@@ -1261,8 +1523,12 @@ class Report:
         return bool(self.verdict()["conformant"])
 
     def exit_code(self) -> int:
+        """3: a fault of this tool ended the run; 130: Ctrl-C or SIGTERM did; else the
+        verdict's: 0 conformant, 1 not."""
+        if self.internal_error is not None:
+            return INTERNAL_ERROR
         if self.interrupted:
-            return 130
+            return INTERRUPTED
         return 0 if self.conformant else 1
 
 
@@ -1321,16 +1587,18 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
         stderr_limit=opts.stderr_limit,
         cwd=_work_dir(opts),
     )
+    agent.log = _BoundedLog()
     params = _run_params(Request("initialize"), opts.revision)
     try:
         await agent.start()
         answer = await agent.request("initialize", params)
         if answer.error is not None:
-            raise AgentFailure(f"initialize answered error {answer.code}")
+            code = clip(json.dumps(answer.error.get("code"), default=str), TEXT_LIMIT)
+            raise AgentFailure(f"initialize answered error {code}")
         try:
             caps = caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
         except ValueError as e:
-            raise AgentFailure(str(e)) from None
+            raise AgentFailure(clip(str(e), MESSAGE_LIMIT)) from None
     except BaseException:
         await agent.stop()
         if opts.cwd is None and agent.cwd is not None:
@@ -1371,17 +1639,53 @@ async def _conform(
     steps: int,
     seed: int,
 ) -> None:
-    _stop_on_sigterm()
+    """The whole run as one task: it always returns, with what it found in ``report`` — an
+    interrupt (``Interrupt``) or a fault of this tool (``internal_error``) ends it early."""
+    interrupt = opts.interrupt
+    me = asyncio.current_task()
+    assert me is not None
+    interrupt.attach(me)
+    try:
+        interrupt.check()
+        await _probe_and_run(argv, tables, opts, report, big, only, (walks, steps, seed))
+    except (asyncio.CancelledError, Interrupted):
+        if not interrupt.stopping:
+            raise  # not ours to swallow
+        report.interrupted = True
+    except Exception:  # a fault of this tool, never the agent's: the tests that ran stand
+        report.internal_error = traceback.format_exc()
+    finally:
+        interrupt.detach()
+        _collect()
+
+
+def _collect() -> None:
+    """Free what the stopped agents left in reference cycles (their subprocess transports)
+    while the loop still runs: collected after it closed, each would print an ignored
+    "Event loop is closed" on stderr (an early end — an interrupt — leaves them there)."""
+    gc.collect()
+
+
+async def _probe_and_run(
+    argv: Sequence[str],
+    tables: Tables,
+    opts: Options,
+    report: Report,
+    big: bool,
+    only: Sequence[str] | None,
+    walking: tuple[int, int, int],
+) -> None:
     try:
         result, caps, probe = await _probe(argv, opts)
     except AgentFailure as e:
-        report.startup_failure = str(e)
+        report.startup_failure = clip(str(e), MESSAGE_LIMIT)
         return
     if isinstance(result, dict):
-        report.agent_info = result.get("agentInfo", result.get("info"))
-        report.protocol_version = result.get("protocolVersion")
+        report.agent_info = _bounded_value(result.get("agentInfo", result.get("info")))
+        report.protocol_version = _bounded_value(result.get("protocolVersion"))
     try:
-        await _run_plan(argv, tables, opts, report, big, only, (walks, steps, seed), caps, probe)
+        opts.interrupt.check()
+        await _run_plan(argv, tables, opts, report, big, only, walking, caps, probe)
     finally:
         if not probe.taken:
             await probe.agent.stop()
@@ -1399,7 +1703,8 @@ async def _run_plan(
     probe: _Probe,
 ) -> None:
     """The plan (or the ``only`` part of it) and the walks, against the agent advertising
-    ``caps``; the first test that opens as the probe did runs on its process."""
+    ``caps``; the first test that opens as the probe did runs on its process. Each finished
+    test is in ``report.runs`` as soon as it ends (an interrupted run keeps them)."""
     walks, steps, seed = walking
     report.caps = caps
     if only and all(x.startswith(MUTANT_TEST) for x in only):  # those mutants' tests alone
@@ -1411,20 +1716,67 @@ async def _run_plan(
             tests = select(tests, only, tables, opts.revision)
     report.planned = tests
     introspect: dict[str, bool] = {}
-    if opts.jobs > 1:  # side by side; the report keeps the plan's order
-        gate = asyncio.Semaphore(opts.jobs)
+    try:
+        if opts.jobs > 1:  # side by side; the report keeps the plan's order
+            await _side_by_side(argv, tests, tables, caps, opts, introspect, probe, report)
+        for test in tests if opts.jobs <= 1 else ():
+            opts.interrupt.check()
+            report.runs.append(await run_test(argv, test, tables, caps, opts, introspect, probe))
+        if walks:
+            opts.interrupt.check()
+            b = live_bound(opts.revision, caps, big=big)
+            report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
+            opts.interrupt.check()
+    finally:
+        report.introspection = introspect.get("available")
 
-        async def one(test: LiveTest) -> TestRun:
-            async with gate:
-                return await run_test(argv, test, tables, caps, opts, introspect, probe)
 
-        report.runs += await asyncio.gather(*(one(t) for t in tests))
-    for test in tests if opts.jobs <= 1 else ():
-        report.runs.append(await run_test(argv, test, tables, caps, opts, introspect, probe))
-    if walks:
-        b = live_bound(opts.revision, caps, big=big)
-        report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
-    report.introspection = introspect.get("available")
+async def _side_by_side(
+    argv: Sequence[str],
+    tests: Sequence[LiveTest],
+    tables: Tables,
+    caps: Caps,
+    opts: Options,
+    introspect: dict[str, bool],
+    probe: _Probe,
+    report: Report,
+) -> None:
+    """``tests`` at most ``opts.jobs`` at a time; every one has ended (its agent stopped)
+    before this returns or raises, and the finished ones are in ``report.runs``, in the
+    plan's order, whatever ended the others."""
+    gate = asyncio.Semaphore(opts.jobs)
+    done: list[TestRun | None] = [None] * len(tests)
+
+    async def one(k: int, test: LiveTest) -> None:
+        async with gate:
+            opts.interrupt.check()
+            done[k] = await run_test(argv, test, tables, caps, opts, introspect, probe)
+
+    try:
+        ends = await asyncio.gather(
+            *(one(k, t) for k, t in enumerate(tests)), return_exceptions=True
+        )
+    finally:
+        report.runs += [r for r in done if r is not None]
+    for end in ends:
+        if isinstance(end, BaseException):
+            raise end
+
+
+INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never the agent's)
+INTERRUPTED = 130  # Ctrl-C or SIGTERM
+TIMEOUT_RANGE = (0.05, 3600.0)  # seconds --timeout and --test-timeout may be
+
+
+def check_seconds(name: str, value: float) -> float:
+    """``value`` if it is a finite number of seconds in ``TIMEOUT_RANGE``; else ConformError
+    naming the argument ``name``."""
+    low, high = TIMEOUT_RANGE
+    if not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
+        raise ConformError(
+            f"argument {name}: expected seconds from {low:g} to {high:g}, got {value}"
+        )
+    return float(value)
 
 
 def conform(
@@ -1443,16 +1795,18 @@ def conform(
     cwd: str | None = None,
     unseen: PromptCap = PromptCap.APPEND,
     jobs: int = 1,
+    interrupt: Interrupt | None = None,
 ) -> Report:
-    """Run the model's tests against the agent ``argv``; Ctrl-C ends it with what was found
-    (``Report.interrupted``)."""
+    """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
+    or SIGTERM end the run with what was found (``Report.interrupted``; handled through
+    ``interrupt``, or one of its own while it runs), a fault of this tool with what was found
+    and its traceback (``Report.internal_error``). Bad arguments: ``ConformError``."""
     if not argv:
         raise ConformError("argument AGENT_CMD: give the agent's command after --")
     if revision not in REVISIONS:
         raise ConformError(f"argument --revision: unknown revision {revision!r}")
-    for name, value in (("--timeout", timeout), ("--test-timeout", test_timeout)):
-        if not value > 0:
-            raise ConformError(f"argument {name}: expected a number of seconds > 0, got {value}")
+    timeout = check_seconds("--timeout", timeout)
+    test_timeout = check_seconds("--test-timeout", test_timeout)
     tables = REVISIONS[revision].tables if tables is None else tables
     if jobs < 1:
         raise ConformError(f"argument --jobs: expected a number >= 1, got {jobs}")
@@ -1465,34 +1819,38 @@ def conform(
             )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
-    with _store_dir() as scratch:
-        opts.scratch = scratch
+    with interrupts(interrupt) as it:
+        opts.interrupt = it
         try:
-            _run_async(_conform(argv, tables, opts, report, big, only, walks, steps, seed))
-        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
-            report.interrupted = True
+            with _store_dir() as scratch:
+                opts.scratch = scratch
+                coro = _conform(argv, tables, opts, report, big, only, walks, steps, seed)
+                _run_async(coro, it)
+        except KeyboardInterrupt:  # off the main thread, where no handler could be set
+            it.set()
+        report.interrupted = report.interrupted or it.stopping
     report.finished_at = _now()
     return report
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM cancels the run like Ctrl-C (each test's agent is stopped on the way out); only
-    where the loop runs in the main thread (signal handlers live there)."""
-    task = asyncio.current_task()
-    if task is None or threading.current_thread() is not threading.main_thread():
-        return
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
-
-
-def _run_async(coro: Coroutine[Any, Any, _T]) -> _T:
+def _run_async(coro: Coroutine[Any, Any, _T], interrupt: Interrupt | None = None) -> _T:
     """``asyncio.run``, or, where this thread already runs an event loop (a notebook's
-    kernel), the same in a worker thread with a loop of its own."""
+    kernel), the same in a worker thread with a loop of its own; a KeyboardInterrupt while
+    this thread waits for it sets ``interrupt``, and the worker's run stops at its next
+    step."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
     with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        future = pool.submit(asyncio.run, coro)
+        while True:
+            try:
+                return future.result()
+            except KeyboardInterrupt:
+                if interrupt is None:
+                    raise
+                interrupt.set()  # then wait for the run to end: its agents are stopped
 
 
 @contextlib.contextmanager
@@ -1509,7 +1867,8 @@ def _store_dir() -> Iterator[str]:
 
 
 def render(report: Report) -> str:
-    """The terminal table: requirements by tier with status, then the verdict line."""
+    """The terminal table: requirements by tier with status, then the verdict line. What the
+    agent sent is clipped (``clip``): every line stays short, whatever it sent."""
     lines = [
         f"acp-sysprompt conform: {' '.join(report.argv)}",
         f"revision {report.revision}; advertises "
@@ -1520,7 +1879,7 @@ def render(report: Report) -> str:
         ],
     ]
     if report.startup_failure:
-        lines.append(f"agent failed at startup: {report.startup_failure}")
+        lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
     reqs = report.requirements()
     for t in TIERS:
         rows = [(rid, r) for rid, r in reqs.items() if r["tier"] == t]
@@ -1531,13 +1890,18 @@ def render(report: Report) -> str:
             note = ""
             worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
             if worst and (r["status"] != PASS or t == INFORMATIONAL):
-                note = "  " + worst[0]["message"]
-            lines.append(f"  {rid:18s} {r['status']:14s}{note}"[:160])
+                note = "  " + clip(worst[0]["message"])
+            lines.append(f"  {rid:18s} {r['status']:14s}{note}")
     v = report.verdict()
     for rid, path in report.counterexamples.items():
         lines.append(f"counterexample {rid}: {path}")
     if report.interrupted:
         lines.append("\ninterrupted: the report holds the tests that ran")
+    if report.internal_error is not None:
+        lines.append(
+            f"\ninternal error (a fault of acp-sysprompt, not of the agent): "
+            f"{clip(_last_line(report.internal_error))}; the report holds the tests that ran"
+        )
     verdict = "CONFORMANT" if v["conformant"] else f"NOT CONFORMANT ({', '.join(v['failing'])})"
     if report.startup_failure:
         verdict = "NOT CONFORMANT (the agent did not initialize)"
@@ -1545,19 +1909,29 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _last_line(text: str) -> str:
+    return next((line for line in reversed(text.splitlines()) if line.strip()), text)
+
+
 def to_json(report: Report) -> dict[str, Any]:
-    """The report with the official kit's field names where they mean the same."""
+    """The report with the official kit's field names where they mean the same; every field
+    bounded (what the agent sent: ``REPORT_VALUE``, ``REPORT_TRANSCRIPT``, …)."""
     return {
         "agent_command": report.argv,
-        "agent_info": report.agent_info,
+        "agent_info": _bounded_value(report.agent_info),
         "agent_capabilities": None if report.caps is None else report.caps.label(),
-        "protocol_version": report.protocol_version,
+        "protocol_version": _bounded_value(report.protocol_version),
         "schema_revision": report.revision,
         "tck_version": "acp-sysprompt conform",
         "started_at": report.started_at,
         "finished_at": report.finished_at,
         "interrupted": report.interrupted,
-        "startup_failure": report.startup_failure,
+        "internal_error": None
+        if report.internal_error is None
+        else clip(report.internal_error, REPORT_VALUE * 4),
+        "startup_failure": None
+        if report.startup_failure is None
+        else clip(report.startup_failure, MESSAGE_LIMIT),
         "introspection": report.introspection,
         "requirements": report.requirements(),
         "verdict": report.verdict(),
@@ -1566,7 +1940,66 @@ def to_json(report: Report) -> dict[str, Any]:
 
 
 def write_json(report: Report, path: Path) -> None:
-    path.write_text(json.dumps(to_json(report), indent=1, default=str) + "\n", encoding="utf-8")
+    """The JSON report to ``path`` (made whole before the file is opened)."""
+    text = json.dumps(to_json(report), indent=1, default=str) + "\n"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def check_output_file(path: Path, name: str) -> None:
+    """Before a run: ``path`` can be written (its directory exists, it is no directory, a
+    file can be opened there); else ConformError naming the argument ``name``. Nothing is
+    left behind (a file this made is removed again)."""
+    if path.is_dir():
+        raise ConformError(f"argument {name}: {str(path)!r} is a directory")
+    if not path.parent.is_dir():
+        raise ConformError(f"argument {name}: no directory {str(path.parent)!r}")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ConformError(f"argument {name}: cannot write {str(path)!r}: {e.strerror}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def check_output_dir(path: Path, name: str) -> None:
+    """Before a run: the directory ``path`` is one, or can be made, and a file can be written
+    in it (its nearest existing ancestor is tried where it does not exist yet); else
+    ConformError naming the argument ``name``. Nothing is made."""
+    if path.exists() and not path.is_dir():
+        raise ConformError(f"argument {name}: {str(path)!r} is not a directory")
+    there = path
+    while not there.exists() and there != there.parent:
+        there = there.parent
+    if not there.is_dir():
+        raise ConformError(f"argument {name}: {str(there)!r} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".acp-sysprompt-", dir=there)
+    except OSError as e:
+        why = f"cannot write in {str(there)!r}: {e.strerror}"
+        raise ConformError(f"argument {name}: {why}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def counterexample_paths(report: Report, out_dir: Path) -> dict[str, Path]:
+    """Where ``write_counterexamples`` puts each failed id's files (nothing is written):
+    ``report.counterexamples``, so that the table can name them before they are written."""
+    paths = {rid: out_dir / rid for rid, _, _ in _counterexamples(report)}
+    report.counterexamples = paths
+    return paths
+
+
+def _counterexamples(report: Report) -> list[tuple[str, TestRun, Finding]]:
+    """Each failed id (MANDATORY, CAPABILITY, ADVISORY) with its first failing test."""
+    chosen: dict[str, tuple[str, TestRun, Finding]] = {}
+    for run in report.runs:
+        for f in run.failed:
+            if f.rid not in chosen and tier(f.rid) in (MANDATORY, CAPABILITY, ADVISORY):
+                chosen[f.rid] = (f.rid, run, f)
+    return list(chosen.values())
 
 
 def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
@@ -1575,29 +2008,30 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
     from simulations.outputs.forms import write_counterexample
 
     written: dict[str, Path] = {}
-    for run in report.runs:
-        for f in run.failed:
-            if f.rid in written or tier(f.rid) not in (MANDATORY, CAPABILITY, ADVISORY):
-                continue
-            d = out_dir / f.rid
-            trace = run.test.trace
-            cut = run.stopped_at or len(trace.requests)
-            trace = Trace(trace.profile, trace.requests[:cut])
-            if f.rid in REQUIREMENTS:
-                write_counterexample(d, trace, report.tables, f.rid, report.revision, None)
-            else:  # SCHEMA: no registry id to review; the steps and the live wire
-                d.mkdir(parents=True, exist_ok=True)
-                steps = render_steps(trace, report.tables, REVISIONS[report.revision].states)
-                (d / "steps.md").write_text(f"```\n{steps}\n```\n", encoding="utf-8")
-                (d / "review.md").write_text(f"# {f.rid}: {citation(f.rid, report.tables)}\n")
-            with (d / "live.ndjson").open("w", encoding="utf-8") as fh:
-                for m in run.transcript:
-                    fh.write(json.dumps(m, sort_keys=True) + "\n")
-            (d / "stderr.txt").write_text(run.stderr, encoding="utf-8")
-            note = f"\n## Live run\n\n{f.rid} {f.status}: {f.message}\n"
-            with (d / "review.md").open("a", encoding="utf-8") as fh:
-                fh.write(note)
-            written[f.rid] = d
+    for rid, run, f in _counterexamples(report):
+        d = out_dir / rid
+        trace = run.test.trace
+        cut = run.stopped_at or len(trace.requests)
+        trace = Trace(trace.profile, trace.requests[:cut])
+        if rid in REQUIREMENTS:
+            write_counterexample(d, trace, report.tables, rid, report.revision, None)
+        else:  # SCHEMA: no registry id to review; the steps and the live wire
+            d.mkdir(parents=True, exist_ok=True)
+            steps = render_steps(trace, report.tables, REVISIONS[report.revision].states)
+            (d / "steps.md").write_text(f"```\n{steps}\n```\n", encoding="utf-8")
+            (d / "review.md").write_text(f"# {rid}: {citation(rid, report.tables)}\n")
+        with (d / "live.ndjson").open("w", encoding="utf-8") as fh:
+            for m in run.transcript:
+                fh.write(json.dumps(m, sort_keys=True) + "\n")
+        (d / "stderr.txt").write_text(run.stderr, encoding="utf-8")
+        note = f"\n## Live run\n\n{rid} {f.status}: {clip(f.message, MESSAGE_LIMIT)}\n"
+        if run.omitted[0]:
+            n, size = run.omitted
+            note += f"\n({n} messages, {size} bytes, past the first {TRANSCRIPT_HEAD} bytes of "
+            note += "the wire are shortened in live.ndjson: see their `_omitted`)\n"
+        with (d / "review.md").open("a", encoding="utf-8") as fh:
+            fh.write(note)
+        written[rid] = d
     report.counterexamples = written
     return written
 
@@ -1605,13 +2039,16 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
 # ---- replaying a counterexample against an agent --------------------------------------------
 
 
-def replay_live(path: Path, argv: Sequence[str], *, timeout: float = 10.0) -> int:
+def replay_live(
+    path: Path, argv: Sequence[str], *, timeout: float = 10.0, interrupt: Interrupt | None = None
+) -> int:
     """Run a ``trace.itf.json`` against the agent ``argv`` (fresh process), judged by the
-    revision it names: print each step and exit 1 if the agent departs from the model again."""
+    revision it names: print each step; 1 if the agent departs from the model again, 0 if
+    not, 130 on Ctrl-C or SIGTERM (through ``interrupt``, or one of its own). A fault of
+    this tool propagates; bad arguments: ``ConformError``."""
     from simulations.outputs.forms import load_itf
 
-    if not timeout > 0:
-        raise ConformError(f"argument --timeout: expected a number of seconds > 0, got {timeout}")
+    timeout = check_seconds("--timeout", timeout)
     try:
         trace, meta = load_itf(path)
     except OSError as e:
@@ -1624,23 +2061,50 @@ def replay_live(path: Path, argv: Sequence[str], *, timeout: float = 10.0) -> in
     tables = REVISIONS[revision].tables
     opts = Options(revision, timeout, max(60.0, timeout * 10))
     test = LiveTest("replay", trace, ())
-    with _store_dir() as scratch:
-        opts.scratch = scratch
+    run: TestRun | None = None
+    with interrupts(interrupt) as it:
+        opts.interrupt = it
         try:
-            run = _run_async(run_test(argv, test, tables, trace.profile, opts, {}))
-        except KeyboardInterrupt:
-            print("acp-sysprompt: interrupted", file=sys.stderr)
-            return 130
+            with _store_dir() as scratch:
+                opts.scratch = scratch
+                run = _run_async(_replay(argv, test, tables, trace.profile, opts), it)
+        except KeyboardInterrupt:  # off the main thread, where no handler could be set
+            it.set()
+    if run is None:
+        print("acp-sysprompt: interrupted", file=sys.stderr)
+        return INTERRUPTED
     for i, req in enumerate(trace.requests, 1):
         mark = "  ✗" if run.stopped_at == i else ""
         print(f"{i:3d}  {request_text(req)}{mark}")
     failed = run.failed
     if not failed:
         print(f"not reproduced: the agent answered every step as {revision} predicts")
-        return 0
-    ids = ", ".join(dict.fromkeys(f.rid for f in failed))
-    print(f"reproduced: {ids} at step {run.stopped_at}: {failed[0].message}")
-    return 1
+    else:
+        ids = ", ".join(dict.fromkeys(f.rid for f in failed))
+        print(f"reproduced: {ids} at step {run.stopped_at}: {clip(failed[0].message)}")
+    if it.stopping:
+        print("acp-sysprompt: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    return 1 if failed else 0
+
+
+async def _replay(
+    argv: Sequence[str], test: LiveTest, tables: Tables, caps: Caps, opts: Options
+) -> TestRun | None:
+    """``test`` as the run's task (``Interrupt.attach``); None where an interrupt ended it."""
+    me = asyncio.current_task()
+    assert me is not None
+    opts.interrupt.attach(me)
+    try:
+        opts.interrupt.check()
+        return await run_test(argv, test, tables, caps, opts, {})
+    except (asyncio.CancelledError, Interrupted):
+        if not opts.interrupt.stopping:
+            raise
+        return None
+    finally:
+        opts.interrupt.detach()
+        _collect()
 
 
 # ---- random walks (Hypothesis) -----------------------------------------------------------------
@@ -1687,8 +2151,17 @@ async def random_walks(
     steps: int,
     seed_value: int,
 ) -> list[TestRun]:
-    """``walks`` random walks (Hypothesis, seeded), the failing one shrunk; their runs."""
-    return await asyncio.to_thread(_walks, argv, tables, b, opts, walks, steps, seed_value)
+    """``walks`` random walks (Hypothesis, seeded), the failing one shrunk; their runs (on an
+    interrupt, those that ended: the walks stop at their next step)."""
+    work = asyncio.ensure_future(
+        asyncio.to_thread(_walks, argv, tables, b, opts, walks, steps, seed_value)
+    )
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        if not opts.interrupt.stopping:
+            raise
+        return await work
 
 
 def _walks(
@@ -1709,11 +2182,14 @@ def _walks(
     @given(st.data())
     def walk(data: st.DataObject) -> None:
         trace = draw_trace(data, tables, b, steps)
-        if budget[0] <= 0:
+        if budget[0] <= 0 or opts.interrupt.stopping:
             return
         budget[0] -= 1
         test = LiveTest(f"walk-{len(runs) + 1}", trace, ())
-        run = asyncio.run(run_test(argv, test, tables, trace.profile, opts, {}))
+        try:
+            run = asyncio.run(run_test(argv, test, tables, trace.profile, opts, {}))
+        except Interrupted:  # the rest of the walks return at once
+            return
         if any(f.status == FAIL for f in run.findings):
             last_failed[:] = [run]
             raise AssertionError(run.failed[0].message)

@@ -1,0 +1,522 @@
+"""``conform``'s results are never lost, its interrupts are race-free, its output is bounded.
+
+Hostile cases, each one a test that failed before the fix it names:
+
+* a Ctrl-C landing at any moment of a run (before the loop starts, in the probe, while the
+  plan is made, inside the SDK's connection close — which swallows a cancellation —, in a
+  stop ladder, between tests, while the table is rendered or the JSON written) ends in exit
+  130 with the verdict printed, the JSON written and no agent left (``Interrupt``);
+* an output path that cannot be written is refused before the run (exit 2, one line naming
+  the argument), one that fails while written (``/dev/full``) is named after the verdict;
+  a fault of the tool itself exits 3 after the verdict, with its traceback;
+* ``--timeout`` and ``--test-timeout`` outside 0.05–3600 s (``inf``, ``nan``, ``1e-9``) are
+  bad usage;
+* an agent's long text (a 1 MB initialize result, a 1 MB session id) is clipped wherever it
+  is shown: terminal, findings, JSON;
+* a passing test keeps no transcript; a failing one keeps its first bytes whole and its
+  flood of notifications as counted stubs; past a per-test cap the flood is a FAIL.
+
+The agents are small scripts in ``tmp_path``; the signals are sent to this process by a
+patched function at the moment named, so each case is the same every time (no sleep
+decides where the signal lands).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulations.live import conform as live
+from simulations.live import transport
+from simulations.live.conform import FAIL, ConformError, conform
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# answers initialize (no optional capability), hands out sessions, answers a turn after
+# NOTES session/update notifications of SIZE characters, refuses everything else; its stderr
+# is closed from the start
+CHATTY = """
+import json, os, sys
+NOTES, SIZE, INIT = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+os.close(2)  # no stderr, as a daemon might: its reader ends at once
+caps = {"loadSession": False, "sessionCapabilities": {}}
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\\n")
+    sys.stdout.flush()
+n = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg or "method" not in msg:
+        continue
+    m, i = msg["method"], msg["id"]
+    if m == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": caps}
+        if INIT == "huge-string":
+            result = "y" * 1_000_000
+        elif INIT == "huge-info":
+            result["agentInfo"] = {"name": "z" * 1_000_000, "version": "1"}
+        send({"jsonrpc": "2.0", "id": i, "result": result})
+    elif m == "session/new":
+        n += 1
+        sid = ("s" * 1_000_000 if INIT == "huge-sid" else "sess-") + str(n)
+        send({"jsonrpc": "2.0", "id": i, "result": {"sessionId": sid}})
+    elif m == "session/prompt":
+        sid = msg["params"]["sessionId"]
+        update = {"sessionUpdate": "agent_message_chunk",
+                  "content": {"type": "text", "text": "x" * SIZE}}
+        for _ in range(NOTES):
+            send({"jsonrpc": "2.0", "method": "session/update",
+                  "params": {"sessionId": sid, "update": update}})
+        send({"jsonrpc": "2.0", "id": i, "result": {"stopReason": "end_turn"}})
+    else:
+        send({"jsonrpc": "2.0", "id": i, "error": {"code": -32601, "message": "no"}})
+"""
+
+# three tests of the rfd-final plan for that agent, the last one failing (a restart, then
+# a session id handed out again: S6)
+ONLY = "W2,ROW-session.19,M:restart_loses_store"
+
+
+def chatty(tmp_path: Path, notes: int = 0, size: int = 10, init: str = "plain") -> list[str]:
+    script = tmp_path / "chatty_agent.py"
+    script.write_text(textwrap.dedent(CHATTY), encoding="utf-8")
+    return [sys.executable, str(script), str(notes), str(size), init]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def agents(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Every agent process the tests start (``LiveAgent.pids``): none may be left alive."""
+    started: list[int] = []
+    start = transport.LiveAgent.start
+
+    async def recording(self: transport.LiveAgent) -> None:
+        await start(self)
+        started.extend(p for p in self.pids if p not in started)
+
+    monkeypatch.setattr(transport.LiveAgent, "start", recording)
+    yield started
+    assert [p for p in started if alive(p)] == []
+
+
+def cli(args: list[str]) -> int | str:
+    """``acp-sysprompt ARGS`` in this process; a KeyboardInterrupt escaping it (or another
+    exception) is what it returned: the test fails on it rather than ending the session."""
+    from simulations.cli import main
+
+    try:
+        return main(args)
+    except KeyboardInterrupt:
+        return "KeyboardInterrupt escaped"
+    except Exception as e:  # the failure is what the test reports
+        return f"{type(e).__name__} escaped: {e}"
+
+
+def conform_cli(*args: str, agent: list[str]) -> int | str:
+    """``acp-sysprompt conform --revision rfd-final --timeout 5 ARGS -- AGENT``."""
+    return cli(["conform", "--revision", "rfd-final", "--timeout", "5", *args, "--", *agent])
+
+
+def _ctrl_c() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _on_call(
+    monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, nth: int = 1, after: bool = False
+) -> None:
+    """Ctrl-C at the ``nth`` call of ``owner.name`` (before it runs, or ``after`` it)."""
+    original = getattr(owner, name)
+    calls = [0]
+
+    def hit() -> None:
+        calls[0] += 1
+        if calls[0] == nth:
+            _ctrl_c()
+
+    if asyncio.iscoroutinefunction(original):
+
+        async def patched_async(*args: Any, **kwargs: Any) -> Any:
+            if not after:
+                hit()
+            result = await original(*args, **kwargs)
+            if after:
+                hit()
+            return result
+
+        monkeypatch.setattr(owner, name, patched_async)
+        return
+
+    def patched(*args: Any, **kwargs: Any) -> Any:
+        if not after:
+            hit()
+        result = original(*args, **kwargs)
+        if after:
+            hit()
+        return result
+
+    monkeypatch.setattr(owner, name, patched)
+
+
+def _in_sdk_close(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the SDK's connection close waits for its tasks inside
+    ``suppress(CancelledError)`` (acp.task.supervisor, 0.12.1): that close swallows the
+    cancellation of whoever waits for it. The same code, with the signal at that await."""
+    from contextlib import suppress
+
+    from acp.task import supervisor
+
+    calls = [0]
+
+    async def shutdown(self: Any) -> None:
+        self._closed = True
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        calls[0] += 1
+        for task in tasks:
+            if calls[0] == 2:  # the first test's agent (the probe's) is closing
+                _ctrl_c()
+            with suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+
+    monkeypatch.setattr(supervisor.TaskSupervisor, "shutdown", shutdown)
+
+
+def _as_a_test_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the last answer of a test is judged: the test's task ends in the same
+    turn of the loop as the cancellation reaches the run's task, waiting for it in
+    ``wait_for`` — which (Python 3.11) then returns the result and drops the cancellation."""
+    original = live._compare
+    calls = [0]
+
+    async def compare(*args: Any) -> bool:
+        going_on = await original(*args)
+        if not going_on:  # the test's departure: its last step
+            calls[0] += 1
+            if calls[0] == 1:
+                _ctrl_c()
+        return going_on
+
+    monkeypatch.setattr(live, "_compare", compare)
+
+
+MOMENTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
+    "as-a-test-ends": _as_a_test_ends,
+    "before-the-loop": lambda mp: _on_call(mp, live, "_store_dir"),
+    "in-the-probe": lambda mp: _on_call(mp, transport.LiveAgent, "request"),
+    "while-planning": lambda mp: _on_call(mp, live, "plan"),
+    "in-a-request": lambda mp: _on_call(mp, transport.LiveAgent, "request", nth=4),
+    "in-sdk-close": _in_sdk_close,
+    "in-a-stop-ladder": lambda mp: _on_call(mp, transport.LiveAgent, "stop", nth=2),
+    "between-tests": lambda mp: _on_call(mp, live, "run_test", nth=1, after=True),
+    "while-rendering": lambda mp: _on_call(mp, live, "render"),
+    "while-writing-json": lambda mp: _on_call(mp, live, "write_json"),
+}
+AFTER_THE_RUN = ("while-rendering", "while-writing-json")
+
+
+@pytest.mark.parametrize("moment", list(MOMENTS))
+def test_a_ctrl_c_at_any_moment_exits_130_with_the_report_written(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    agents: list[int],
+    moment: str,
+) -> None:
+    MOMENTS[moment](monkeypatch)
+    out = tmp_path / "r.json"
+    code = conform_cli("--only", ONLY, "--report-json", str(out), agent=chatty(tmp_path))
+    printed = capsys.readouterr().out
+    assert code == 130, (code, printed[-600:])
+    assert "VERDICT:" in printed
+    data = json.loads(out.read_text(encoding="utf-8"))
+    if moment not in AFTER_THE_RUN:  # past the run, the report it wrote is whole
+        assert data["interrupted"] is True and "interrupted" in printed
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
+
+
+def test_a_swallowed_cancellation_still_stops_the_run_at_its_next_step(
+    tmp_path: Path, agents: list[int]
+) -> None:
+    """The flag, not the cancellation, ends the run: an interrupt whose cancellation never
+    arrives (as if swallowed) stops the run before its next test, the tests that ran kept."""
+    interrupt = live.Interrupt()
+    ran: list[str] = []
+    original = live.run_test
+
+    async def then_interrupt(*args: Any, **kwargs: Any) -> live.TestRun:
+        run = await original(*args, **kwargs)
+        ran.append(run.test.name)
+        interrupt.event.set()  # the flag alone: no cancellation is sent
+        return run
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(live, "run_test", then_interrupt)
+        report = conform(
+            chatty(tmp_path),
+            revision="rfd-final",
+            timeout=5,
+            only=ONLY.split(","),
+            interrupt=interrupt,
+        )
+    assert report.interrupted and report.exit_code() == 130
+    assert len(ran) == 1 and [r.test.name for r in report.runs] == ran
+
+
+def test_side_by_side_an_interrupt_keeps_the_finished_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agents: list[int]
+) -> None:
+    """--jobs 2: the tests that ended before the interrupt are in the report (they were all
+    lost with the gather's result)."""
+    _on_call(monkeypatch, live, "run_test", nth=1, after=True)
+    report = conform(
+        chatty(tmp_path), revision="rfd-final", timeout=5, only=ONLY.split(","), jobs=2
+    )
+    assert report.interrupted and report.exit_code() == 130
+    assert report.runs, "the finished tests were lost"
+
+
+# ---- outputs: checked before the run, written after the verdict ---------------------------------
+
+
+def _one_line(err: str, name: str) -> None:
+    assert err.count("\n") == 1 and name in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("arg", "where"),
+    [
+        ("--report-json", "missing/r.json"),
+        ("--report-json", "."),
+        ("--report-json", "/proc/version"),
+        ("--out", "a-file"),
+        ("--out", "a-file/sub"),
+    ],
+)
+def test_an_unwritable_output_is_refused_before_the_run(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arg: str,
+    where: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    marker = tmp_path / "started"
+    agent = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+    code = cli(["conform", "--timeout", "2", arg, where, "--", *agent])
+    err = capsys.readouterr().err
+    assert code == 2, code
+    _one_line(err, arg)
+    assert not marker.exists()  # the agent never ran
+    assert [p.name for p in tmp_path.iterdir()] == ["a-file"]  # nothing made
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes where permissions say no")
+def test_an_output_without_permission_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        for arg, where in (("--report-json", locked / "r.json"), ("--out", locked / "cx")):
+            assert cli(["conform", arg, str(where), "--", "true"]) == 2
+            _one_line(capsys.readouterr().err, arg)
+    finally:
+        locked.chmod(0o700)
+
+
+def test_a_write_that_fails_after_the_run_is_named_after_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    """/dev/full opens, then every write fails: the verdict is printed first, then one line
+    naming --report-json, exit 2 (before: a traceback, no verdict, exit 1)."""
+    code = conform_cli(
+        "--only", "ROW-connection.17", "--report-json", "/dev/full", agent=chatty(tmp_path)
+    )
+    out, err = capsys.readouterr()
+    assert code == 2 and "VERDICT:" in out
+    _one_line(err, "--report-json")
+    assert "/dev/full" in err
+
+
+def test_a_fault_of_the_tool_exits_3_after_the_verdict_with_its_traceback(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    agents: list[int],
+) -> None:
+    calls = [0]
+    original = live._schema_findings
+
+    def broken(*args: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise RuntimeError("a bug in the tool")
+        original(*args)
+
+    monkeypatch.setattr(live, "_schema_findings", broken)
+    out = tmp_path / "r.json"
+    code = conform_cli("--only", ONLY, "--report-json", str(out), agent=chatty(tmp_path))
+    printed, err = capsys.readouterr()
+    assert code == 3, code
+    assert "VERDICT:" in printed and "internal error" in printed
+    assert "Traceback" in err and "RuntimeError: a bug in the tool" in err
+    assert err.strip().splitlines()[-1].startswith("acp-sysprompt: internal error")
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert "a bug in the tool" in data["internal_error"]
+    assert len(data["requirements"]["S6"]["outcomes"]) == 1  # the test that ran stands
+
+
+def test_a_fault_of_the_tool_in_a_live_replay_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from model.revisions import REVISIONS
+    from model.types import Caps, PromptCap
+    from simulations.outputs.forms import itf as to_itf
+
+    tables = REVISIONS["rfd-final"].tables
+    trace = live.plan(tables, "rfd-final", Caps(PromptCap.NONE))[0].trace
+    itf = tmp_path / "trace.itf.json"
+    itf.write_text(json.dumps(to_itf(trace, tables, "S6", "rfd-final", None)), encoding="utf-8")
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("a bug in the tool")
+
+    monkeypatch.setattr(live, "run_test", broken)
+    code = cli(["replay", str(itf), "--timeout", "5", "--", *chatty(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 3, code
+    assert "RuntimeError: a bug in the tool" in err
+
+
+# ---- timeouts: a sane range --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--timeout", "inf"],
+        ["--timeout", "nan"],
+        ["--timeout", "1e-9"],
+        ["--timeout", "4000"],
+        ["--test-timeout", "inf"],
+        ["--test-timeout", "0.01"],
+    ],
+)
+def test_a_timeout_outside_its_range_is_bad_usage(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["conform", *args, "--", "no-such-agent"]) == 2
+    _one_line(capsys.readouterr().err, args[0])
+
+
+def test_the_api_and_the_live_replay_check_the_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for bad in (float("inf"), float("nan"), 1e-9, 1e9):
+        with pytest.raises(ConformError, match="--timeout"):
+            conform(["no-such-agent"], timeout=bad)
+        with pytest.raises(ConformError, match="--test-timeout"):
+            conform(["no-such-agent"], test_timeout=bad)
+    assert cli(["replay", str(tmp_path / "t.itf.json"), "--timeout", "inf", "--", "x"]) == 2
+    _one_line(capsys.readouterr().err, "--timeout")
+
+
+# ---- an agent's long text: clipped wherever it is shown -----------------------------------------
+
+
+@pytest.mark.parametrize("init", ["huge-string", "huge-info", "huge-sid"])
+def test_an_agents_long_text_is_clipped_in_the_table_the_findings_and_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int], init: str
+) -> None:
+    out = tmp_path / "r.json"
+    agent = chatty(tmp_path, init=init)
+    code = conform_cli("--only", ONLY, "--report-json", str(out), agent=agent)
+    printed = capsys.readouterr().out
+    assert code == 1 and "VERDICT: NOT CONFORMANT" in printed, printed[-500:]
+    longest = max(len(line) for line in printed.splitlines())
+    assert longest < 400, longest
+    if init != "huge-info":
+        assert "bytes)" in printed  # the clip says how long the text was
+    assert out.stat().st_size < 200_000, out.stat().st_size
+    data = json.loads(out.read_text(encoding="utf-8"))
+    for r in data["requirements"].values():
+        for o in r["outcomes"]:
+            assert len(o["message"]) < 500
+
+
+# ---- a test's wire: kept only where it is shown, and bounded ------------------------------------
+
+
+def test_a_passing_test_keeps_no_transcript(tmp_path: Path, agents: list[int]) -> None:
+    report = conform(chatty(tmp_path), revision="rfd-final", timeout=5, only=ONLY.split(","))
+    passing = [r for r in report.runs if not r.failed]
+    failing = [r for r in report.runs if r.failed]
+    assert passing and failing
+    assert all(r.transcript == [] for r in passing)
+    assert all(r.transcript for r in failing)
+
+
+def test_a_flood_of_notifications_is_kept_short_and_past_the_cap_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agents: list[int]
+) -> None:
+    """Small caps stand in for the real ones (4 MiB kept whole, 64 MiB a flood): 300 kB of
+    notifications in a turn keeps 32 kB whole and the rest as one counted stub, the test
+    judged as before; 3 MB past a 1 MB cap fails naming the flood."""
+    monkeypatch.setattr(live, "TRANSCRIPT_HEAD", 32 * 1024, raising=False)
+    monkeypatch.setattr(live, "FLOOD_BYTES", 1024 * 1024, raising=False)
+    only = ["M:restart_loses_store"]  # turns, a restart, a session id handed out again: S6
+    small = conform(chatty(tmp_path, 300, 1000), revision="rfd-final", timeout=5, only=only)
+    run = small.runs[0]
+    assert [f.rid for f in run.failed] == ["S6"] and run.failure is None  # judged as before
+    stubs = [m["message"]["_omitted"] for m in run.transcript if "_omitted" in m["message"]]
+    assert stubs and run.omitted[0] == sum(s["messages"] for s in stubs)
+    assert run.omitted[0] > 250
+    kept = sum(len(json.dumps(m)) for m in run.transcript)
+    assert kept < 64 * 1024, kept
+    flood = conform(chatty(tmp_path, 3000, 1000), revision="rfd-final", timeout=5, only=only)
+    msgs = [f.message for f in flood.runs[0].findings if f.status == FAIL]
+    assert any("message flood" in m for m in msgs), msgs
+
+
+def test_the_bounded_log_keeps_requests_and_answers_and_counts_the_rest() -> None:
+    log = live._BoundedLog(head=200, flood=10_000)
+    note = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "a", "update": {"sessionUpdate": "agent_message_chunk"}},
+    }
+    log.append(transport.Record("send", {"jsonrpc": "2.0", "id": 0, "method": "x"}, 0))
+    for _ in range(20):
+        log.append(transport.Record("recv", note, 0))
+    log.append(transport.Record("recv", {"jsonrpc": "2.0", "id": 0, "result": {}}, 0))
+    log.append(transport.Record("recv", {"jsonrpc": "2.0", "id": 7, "result": {}}, 0))  # stray
+    kinds = [("_omitted" in r.message, r.message.get("id")) for r in log]
+    assert kinds[0] == (False, 0) and (False, 0) in kinds[1:]  # the request, its answer
+    assert any(stub for stub, _ in kinds) and (True, 7) in kinds  # the stray: a stub
+    assert transport.history_updates([r.message for r in log], "a") >= 1
+    assert log.flood is None
+    for _ in range(200):
+        log.append(transport.Record("recv", note, 0))
+    assert log.flood is not None and "flood" in log.flood
