@@ -14,13 +14,18 @@ Scope
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
     mutant declares is violated, whatever its family); 2 on bad usage or a file that cannot be
     read (``model.files``), with a one-line message; 3 when standard output cannot be written
-    (a full disk), with a one-line message; 130 when interrupted.
+    (a full disk), with a one-line message; 130 when interrupted. ``conform`` and ``replay …
+    -- AGENT_CMD`` also give 3 for a fault of this tool (after the verdict, with its
+    traceback), and 2 for an output that cannot be written (``CONFORM_EXITS``).
 
 Abstractions
     Long explorations show a progress line with states/s on a terminal; Ctrl-C stops them,
     keeps what was found, writes it, and exits 130. Before one starts, a bound estimated past
     ``simulations.engines.size.WARN_STATES`` states gets a one-line warning on stderr naming
     the dimension that explodes (kept under ``--quiet``: a warning, not progress).
+    ``conform`` and a live ``replay`` take Ctrl-C and SIGTERM as a flag for their whole run
+    (``simulations.live.conform.interrupts``): 130 wherever it lands, the report still printed
+    and written.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -515,9 +521,11 @@ def _run_conform(args: argparse.Namespace) -> int:
 def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     from model.types import PromptCap
     from simulations.live.conform import (
+        INTERNAL_ERROR,
         ConformError,
         check_output_dir,
         check_output_file,
+        clip_middle,
         conform,
         counterexample_paths,
         render,
@@ -553,8 +561,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         counterexample_paths(report, args.out)
     print(render(report), flush=True)  # the verdict first: nothing after it can lose it
     code = report.exit_code()
-    if report.internal_error is not None:
-        print(report.internal_error, file=sys.stderr, end="")
+    faults = [] if report.internal_error is None else [report.internal_error]
     failed = []
     for name, path, write in (
         ("--out", args.out, partial(write_counterexamples, report)),
@@ -562,20 +569,24 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     ):
         if path is None:
             continue
-        try:
+        try:  # each output on its own: one that fails does not keep the other from its file
             write(path)
         except OSError as e:
             where = e.filename or path
             failed.append(f"argument {name}: cannot write {str(where)!r}: {e.strerror}")
+        except Exception:
+            faults.append(traceback.format_exc())
+    for text in faults:
+        print(clip_middle(text, 20_000), file=sys.stderr)
     for line in failed:
         print(f"acp-sysprompt: error: {line}", file=sys.stderr)
-    if report.internal_error is not None:
+    if faults:
         print(
             "acp-sysprompt: internal error (a fault of acp-sysprompt, not of the agent; "
-            f"the traceback is above): exit {code}",
+            f"the traceback is above): exit {INTERNAL_ERROR}",
             file=sys.stderr,
         )
-        return code
+        return INTERNAL_ERROR
     if failed:
         return 2
     return INTERRUPTED if interrupt.stopping else code
@@ -583,8 +594,6 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
 
 def _internal_error(code: int) -> int:
     """A fault of this tool outside the run: its traceback, then one line naming it."""
-    import traceback
-
     traceback.print_exc()
     print(
         f"acp-sysprompt: internal error (a fault of acp-sysprompt; the traceback is above): "

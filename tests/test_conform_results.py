@@ -388,6 +388,25 @@ def test_a_fault_of_the_tool_exits_3_after_the_verdict_with_its_traceback(
     assert len(data["requirements"]["S6"]["outcomes"]) == 1  # the test that ran stands
 
 
+def test_a_fault_while_writing_one_output_still_writes_the_other(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    agents: list[int],
+) -> None:
+    def broken(*args: Any) -> None:
+        raise RuntimeError("a bug in the forms")
+
+    monkeypatch.setattr(live, "write_counterexamples", broken)
+    out, cx = tmp_path / "r.json", tmp_path / "cx"
+    agent = chatty(tmp_path)
+    code = conform_cli("--only", ONLY, "--out", str(cx), "--report-json", str(out), agent=agent)
+    printed, err = capsys.readouterr()
+    assert code == 3 and "VERDICT: NOT CONFORMANT" in printed
+    assert "RuntimeError: a bug in the forms" in err
+    assert json.loads(out.read_text(encoding="utf-8"))["verdict"]["conformant"] is False
+
+
 def test_a_fault_of_the_tool_in_a_live_replay_exits_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -41,6 +41,14 @@ Scope
     protocol that the agent's rows carry out (``judged_ids``). ``Report.conformant`` is the
     kit's verdict: no MANDATORY or CAPABILITY failure and no MANDATORY id left untested.
 
+    A run always returns its report: Ctrl-C or SIGTERM (``interrupts``) end it with the tests
+    that ran (``Report.interrupted``, exit 130), a fault of this tool with them and its
+    traceback (``Report.internal_error``, exit 3: never the agent's doing). Output paths are
+    checked before a run (``check_output_file``, ``check_output_dir``). What the agent sends
+    is bounded in what the run keeps and shows: text clipped (``clip``), the JSON report's
+    fields bounded, a passing test's wire dropped, a failing one's capped (``_BoundedLog``;
+    past ``FLOOD_BYTES`` a FAIL naming the flood).
+
 Abstractions
     Which ids a departure fails is the model's own judgement of what the agent showed
     (``broken_by``): the model's step is redone as the agent showed it (``shown_slot``: the
@@ -66,6 +74,15 @@ Abstractions
     over-limit text ``big`` is left out unless ``big=True`` (it is sent as the literal text
     ``big``, which only a test-mode agent takes as over its limit: a plan for a real agent
     never sends it).
+
+    An interrupt is a flag (``Interrupt``), never an exception raised wherever the signal
+    lands: the handler sets it and schedules one cancellation of the run's task on its loop;
+    the run reads the flag at every step and between tests, so a cancellation dropped on the
+    way (Python 3.11's ``wait_for`` returns a result that completed in the same turn, the
+    SDK's connection close suppresses ``CancelledError``) still stops it there, and the stop
+    ladders it runs on the way out are never cut. Past ``TRANSCRIPT_HEAD`` bytes of a test's
+    wire its notifications are kept as stubs holding what the checks read (method, session,
+    update kind), so the verdict is the one a whole transcript gives.
 
 Source
     The official test kit's tiers, statuses, verdict and report field names
@@ -813,6 +830,15 @@ def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text.encode('utf-8', 'replace'))} bytes)"
+
+
+def clip_middle(text: str, limit: int = REPORT_VALUE * 4) -> str:
+    """``text``, or its first and last ``limit // 2`` characters (a traceback's end names
+    the fault) and how much was left out between them."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… ({len(text) - 2 * half} characters left out)\n{text[-half:]}"
 
 
 def _bounded_value(value: Any, limit: int = REPORT_VALUE) -> Any:
@@ -1928,7 +1954,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "interrupted": report.interrupted,
         "internal_error": None
         if report.internal_error is None
-        else clip(report.internal_error, REPORT_VALUE * 4),
+        else clip_middle(report.internal_error),
         "startup_failure": None
         if report.startup_failure is None
         else clip(report.startup_failure, MESSAGE_LIMIT),
