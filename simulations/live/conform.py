@@ -79,10 +79,11 @@ Abstractions
     lands: the handler sets it and schedules one cancellation of the run's task on its loop;
     the run reads the flag at every step and between tests, so a cancellation dropped on the
     way (Python 3.11's ``wait_for`` returns a result that completed in the same turn, the
-    SDK's connection close suppresses ``CancelledError``) still stops it there, and the stop
-    ladders it runs on the way out are never cut. Past ``TRANSCRIPT_HEAD`` bytes of a test's
-    wire its notifications are kept as stubs holding what the checks read (method, session,
-    update kind), so the verdict is the one a whole transcript gives.
+    SDK's connection close suppresses ``CancelledError``) still stops it there; once it is on
+    its way out no cancellation follows, so the stop ladders it runs then are never cut.
+    Past ``TRANSCRIPT_HEAD`` bytes of a test's wire its notifications are kept as stubs
+    holding what the checks read (method, session, update kind), so the verdict is the one a
+    whole transcript gives.
 
 Source
     The official test kit's tiers, statuses, verdict and report field names
@@ -970,15 +971,17 @@ class Interrupt:
     loop's state itself). A cancellation can be swallowed on the way (the SDK's connection
     close suppresses ``CancelledError``; Python 3.11's ``wait_for`` returns a result that
     arrived beside it), so the run also reads the flag at every step and between tests
-    (``check``): it stops there at the latest. Later signals change nothing: the stop ladder
-    of each agent (bounded) is never cut short."""
+    (``check``): it stops there at the latest. Once it is on its way out (cancelled, or
+    ``check`` raised) no cancellation follows and later signals change nothing: the stop
+    ladders it runs then (bounded) are never cut short."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
         self.signum: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
-        self._cancelled = False
+        self._cancelled = False  # a cancellation was scheduled
+        self._leaving = False  # the run is on its way out (cancelled, or ``check`` raised)
 
     @property
     def stopping(self) -> bool:
@@ -997,24 +1000,30 @@ class Interrupt:
             return
         self._cancelled = True
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(_cancel, task)
+            loop.call_soon_threadsafe(self._deliver, task)
+
+    def _deliver(self, task: asyncio.Task[Any]) -> None:
+        """On the loop: cancel the run's task, unless it is on its way out already (then a
+        cancellation would only cut short the stop ladder it runs)."""
+        if not (self._leaving or task.done() or task is not self._task):
+            self._leaving = True
+            task.cancel()
 
     def attach(self, task: asyncio.Task[Any]) -> None:
         """The run's task, on the running loop: a signal cancels it (once)."""
-        self._loop, self._task, self._cancelled = asyncio.get_running_loop(), task, False
+        self._loop, self._task = asyncio.get_running_loop(), task
+        self._cancelled = self._leaving = False
         self._poke()
 
     def detach(self) -> None:
         self._loop = self._task = None
 
     def check(self) -> None:
+        """Raise ``Interrupted`` once the flag is set (on the loop: no cancellation comes
+        after it)."""
         if self.event.is_set():
+            self._leaving = True
             raise Interrupted
-
-
-def _cancel(task: asyncio.Task[Any]) -> None:
-    if not task.done():
-        task.cancel()
 
 
 @contextlib.contextmanager
@@ -1778,15 +1787,20 @@ async def _side_by_side(
             opts.interrupt.check()
             done[k] = await run_test(argv, test, tables, caps, opts, introspect, probe)
 
-    try:
-        ends = await asyncio.gather(
-            *(one(k, t) for k, t in enumerate(tests)), return_exceptions=True
-        )
+    tasks = [asyncio.ensure_future(one(k, t)) for k, t in enumerate(tests)]
+    if not tasks:
+        return
+    try:  # the first to end in an exception (an interrupt: ``check``) ends the others
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)
         report.runs += [r for r in done if r is not None]
-    for end in ends:
-        if isinstance(end, BaseException):
-            raise end
+    for task in tasks:
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None:
+            raise exc
 
 
 INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never the agent's)
