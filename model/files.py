@@ -25,7 +25,7 @@ from __future__ import annotations
 import codecs
 import json
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -137,28 +137,27 @@ def _too_deep(name: str) -> InputError:
     return InputError(f"{name}: nested too deeply (at most {MAX_DEPTH} tables or arrays deep)")
 
 
-def parse_toml(text: str, name: str) -> dict[str, Any]:
-    """``tomllib.loads(text)``; ``InputError`` naming ``name`` (and tomllib's line and
-    column) if it is not valid TOML or nests deeper than ``MAX_DEPTH``."""
+def _parse(
+    loads: Callable[[str], Any], bad: type[Exception], kind: str, text: str, name: str
+) -> Any:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{name}: not valid TOML: {e}") from None
+        data = loads(text)
+    except bad as e:
+        raise InputError(f"{name}: not valid {kind}: {e}") from None
     except RecursionError:
         raise _too_deep(name) from None
     if _depth(data) > MAX_DEPTH:
         raise _too_deep(name)
+    return data
+
+
+def parse_toml(text: str, name: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``; ``InputError`` naming ``name`` (and tomllib's line and
+    column) if it is not valid TOML or nests deeper than ``MAX_DEPTH``."""
+    data: dict[str, Any] = _parse(tomllib.loads, tomllib.TOMLDecodeError, "TOML", text, name)
     return data
 
 
 def parse_json(text: str, name: str) -> Any:
     """``json.loads(text)``; ``InputError`` as ``parse_toml``."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{name}: not valid JSON: {e}") from None
-    except RecursionError:
-        raise _too_deep(name) from None
-    if _depth(data) > MAX_DEPTH:
-        raise _too_deep(name)
-    return data
+    return _parse(json.loads, json.JSONDecodeError, "JSON", text, name)
