@@ -74,8 +74,9 @@ def _one_line_error(code: int, err: str, *words: str) -> None:
 
 
 def _warm() -> None:
-    """Load the schemas and the model once, so a measurement sees only the run."""
-    validate.validate_messages([INIT, INIT_OK])
+    """Load the schemas and the model once, so a measurement sees only the run (a
+    notification too: its schema is compiled on first use, ~1.5 MiB)."""
+    validate.validate_messages([INIT, INIT_OK, _update("s", "warm")])
 
 
 def _update(sid: str, text: str) -> dict[str, Any]:
@@ -154,12 +155,9 @@ def test_open_requests_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 # ---- 2. a line longer than the limit ---------------------------------------------------------
 
 
-def test_an_overlong_line_is_a_finding_and_never_held_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(validate, "LINE_LIMIT", 64 << 10, raising=False)
-    big = b'{"jsonrpc": "2.0", "method": "x", "params": {"t": "' + b"y" * (8 << 20)
-    log = _log(tmp_path, _line(INIT), big + b"\n", _line(INIT_OK), big)  # the last: no newline
+def _validated_with_peak(log: Path) -> tuple[validate.Result, int]:
+    """``validate_files([log])`` (the log removed afterwards) and the peak of Python memory
+    it allocated (tracemalloc), after a warm-up that loads the schemas."""
     _warm()
     tracemalloc.start()
     try:
@@ -168,6 +166,16 @@ def test_an_overlong_line_is_a_finding_and_never_held_whole(
     finally:
         tracemalloc.stop()
         log.unlink()
+    return result, peak
+
+
+def test_an_overlong_line_is_a_finding_and_never_held_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(validate, "LINE_LIMIT", 64 << 10, raising=False)
+    big = b'{"jsonrpc": "2.0", "method": "x", "params": {"t": "' + b"y" * (8 << 20)
+    log = _log(tmp_path, _line(INIT), big + b"\n", _line(INIT_OK), big)  # the last: no newline
+    result, peak = _validated_with_peak(log)
     found = {(f.rid, f.line) for f in result.findings}
     assert found == {("malformed", 2), ("malformed", 4)}, result.render()
     assert "longer than" in result.findings[0].message
@@ -182,14 +190,7 @@ def test_distinct_notifications_keep_memory_flat(tmp_path: Path) -> None:
     lines = [_line(INIT), _line(INIT_OK)]
     lines += [_line(_update("s", f"{i:08d}" + "z" * size)) for i in range(n)]
     log = _log(tmp_path, *lines)
-    _warm()
-    tracemalloc.start()
-    try:
-        result = validate.validate_files([log])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-        log.unlink()
+    result, peak = _validated_with_peak(log)
     assert not result.failing, result.render()
     assert peak < (n * size) // 2, peak  # 4.8 MiB of distinct text is not kept as memo keys
 
