@@ -1074,6 +1074,13 @@ def _work_dir(opts: Options) -> str:
     return opts.cwd or tempfile.mkdtemp(prefix="cwd-", dir=opts.scratch)
 
 
+async def _stop(agent: LiveAgent, opts: Options) -> None:
+    """Stop ``agent`` and remove the directory ``_work_dir`` made for it."""
+    await agent.stop()
+    if opts.cwd is None and agent.cwd is not None:
+        shutil.rmtree(agent.cwd, ignore_errors=True)
+
+
 class _Run:
     """One test's live state: the model's session ids ↔ the agent's, what was sent."""
 
@@ -1433,9 +1440,7 @@ async def run_test(
     except TimeoutError:
         out.failure = log.flood or f"the test did not end within {opts.test_timeout:g} s (watchdog)"
     finally:
-        await agent.stop()
-        if opts.cwd is None and agent.cwd is not None:
-            shutil.rmtree(agent.cwd, ignore_errors=True)
+        await _stop(agent, opts)
         out.seconds = time.perf_counter() - t0
         out.transcript = [
             {"direction": r.direction, "process": r.process, "message": r.message} for r in log
@@ -1635,9 +1640,7 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
         except ValueError as e:
             raise AgentFailure(clip(str(e), MESSAGE_LIMIT)) from None
     except BaseException:
-        await agent.stop()
-        if opts.cwd is None and agent.cwd is not None:
-            shutil.rmtree(agent.cwd, ignore_errors=True)
+        await _stop(agent, opts)
         raise
     return answer.result, caps, _Probe(agent, answer, params)
 
