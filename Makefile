@@ -3,6 +3,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Bytecode is cached under .venv (removed with it), never beside the sources, whatever the shell
+# sets: without a cache every Python process the tests start (xdist workers, notebook kernels,
+# agents under test, CLI runs) compiles the project again, and pytest rewrites the asserts of
+# every test module in each worker (about 60 CPU seconds of `make test`, bench/RESULTS.md).
+RUN    := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache PYTHONHASHSEED=0
 
 .PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check clean
 
@@ -16,8 +21,8 @@ $(STAMP): pyproject.toml
 # (verdict matrix of every revision and profile, the open choices, the amendments, findings to take
 # upstream, counterexamples, kill matrix, open questions).
 demo: $(STAMP)
-	-PYTHONHASHSEED=0 $(BIN)/acp-sysprompt check --revision v1-stable
-	PYTHONHASHSEED=0 $(BIN)/acp-sysprompt report --out out/report
+	-$(RUN) $(BIN)/acp-sysprompt check --revision v1-stable
+	$(RUN) $(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
 	$(BIN)/ruff check model simulations tests bench tools
@@ -30,14 +35,14 @@ typecheck: $(STAMP)
 # ones; one test alone: `.venv/bin/pytest tests/test_x.py::test_y`. Hypothesis's shrinking
 # depends on the string hash seed, so it is fixed: every run shrinks the same way.
 pytest: $(STAMP)
-	PYTHONHASHSEED=0 HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n auto --dist worksteal
+	$(RUN) HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n auto --dist worksteal
 
 test: lint typecheck pytest
 
 # The duplicate exhaustive runs left out of `make test` (pytest marker `exhaustive`): the
 # equivalences the suite checks on rfd-final, re-run on v1-stable's bigger bound.
 exhaustive: $(STAMP)
-	PYTHONHASHSEED=0 HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n auto --dist worksteal -m exhaustive
+	$(RUN) HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n auto --dist worksteal -m exhaustive
 
 # Jupyter Lab in the project's environment (installs the notebooks extra on first use).
 notebooks: $(STAMP)
