@@ -3,18 +3,31 @@
 Profiles: ``dev`` (fast, random), ``ci`` (derandomized, the budget the issue asks for:
 200 examples × 50 steps), ``thorough`` (for nightly or manual runs). Select one with
 HYPOTHESIS_PROFILE; ``make test`` uses ``ci``.
+
+Shared explorations (``simulations.engines.share``): the run makes one scratch folder, shared
+by its xdist workers and removed when it ends. A module that judges what the model says (not
+how the explorer finds it) asks for the ``shared_explorations`` fixture, and then a question
+explored by any test of such a module, or by a notebook's kernel, is answered from the folder.
+The modules that compare two explorations of one question (memo on and off, one worker or
+two, one process or two) never ask for it, and such a test in a sharing module asks for
+``own_explorations``: both sides must search.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from hypothesis import HealthCheck, settings
 
+from simulations.engines.share import SHARE
 from simulations.engines.stateful import PHASES
 
 _common = {
@@ -44,3 +57,43 @@ def script_module(relative: str, name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+RUN_SHARE = "ACP_SYSPROMPT_TEST_SHARE"  # the run's shared folder, set by the controller
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+        os.environ[RUN_SHARE] = tempfile.mkdtemp(prefix="acp-explorations-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        folder = os.environ.pop(RUN_SHARE, None)
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def shared_folder() -> dict[str, str]:
+    """The environment entry that turns the run's shared explorations on (for a kernel)."""
+    folder = os.environ.get(RUN_SHARE)
+    return {SHARE: folder} if folder else {}
+
+
+@pytest.fixture(scope="module")
+def shared_explorations() -> Iterator[None]:
+    """Explorations in this module (its module fixtures too: ``pytestmark`` asks for this one
+    first) are answered from the run's shared folder when another test of a module that asks
+    for it, or a notebook, already explored the question."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in shared_folder().items():
+            patch.setenv(name, value)
+        yield
+
+
+@pytest.fixture
+def own_explorations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test searches every exploration itself, in a module that shares them: it compares
+    two runs of one question (workers, processes), and an answer from the share would make both
+    sides one."""
+    monkeypatch.delenv(SHARE, raising=False)

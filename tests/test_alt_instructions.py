@@ -37,6 +37,9 @@ from simulations.engines.domain import ALT_DOMAIN, DEFAULT_DOMAIN, text
 from simulations.engines.trace import Trace
 from simulations.wire.acp import transcript, validate_transcript
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 ALT = REVISIONS["alt-instructions"]
 REPLACE_ONLY = Caps(PromptCap.REPLACE, load_session=True, fork=True)
 

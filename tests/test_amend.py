@@ -12,6 +12,9 @@ from model.revisions import REVISIONS, envelope_tables
 from simulations.api import CheckResult, check, keeps_promise, verdict_diff
 from simulations.cli import main
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 
 @pytest.fixture(scope="module")
 def base() -> CheckResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from simulations.outputs.choices import (
     DIMENSIONS,
     P_IDS,
@@ -9,6 +11,9 @@ from simulations.outputs.choices import (
     check_choices,
     matrix_markdown,
 )
+
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
 
 
 def test_the_reference_choices_cost_what_v1_stable_costs() -> None:

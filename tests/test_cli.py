@@ -16,6 +16,9 @@ from model.spec import REQUIREMENTS
 from simulations.cli import main
 from simulations.wire.acp import validate_transcript
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 QUICK = ["--bound", "small"]  # the exhaustive engine on its small bound (about 3 s)
 HYP = ["--engine", "hypothesis", "--examples", "30", "--steps", "20"]  # finds P3 in ~4 s
 
@@ -144,6 +147,7 @@ def test_bad_usage_is_one_line_and_exit_2(
     assert "Traceback" not in err
 
 
+@pytest.mark.usefixtures("own_explorations")
 def test_workers_change_nothing_but_the_time(capsys: pytest.CaptureFixture[str]) -> None:
     """``--workers`` (default 2 here) gives the JSON of a one-process run, but for seconds."""
     argv = ["check", "--mutant", "error_still_detaches", "--bound", "default", "--json"]
@@ -218,6 +222,7 @@ def test_counterexample_for_an_id_that_holds_says_so(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.usefixtures("own_explorations")  # the search must run to be interrupted
 def test_ctrl_c_writes_what_was_found_and_exits_130(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -51,6 +51,9 @@ from simulations.live.conform import (
 )
 from simulations.wire.acp import _agent_capabilities, revision_wire
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # A model-driven agent: the revision's tables (or a mutant's) answer each request; the store

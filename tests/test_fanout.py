@@ -71,7 +71,8 @@ def test_default_two_workers_is_the_sequential_exploration(
         ("small", True, None),
         ("small", False, None),
         ("default", False, None),
-        ("default", True, "error_still_detaches"),
+        # the same merge under a second mutant at default: ``make exhaustive``
+        pytest.param("default", True, "error_still_detaches", marks=pytest.mark.exhaustive),
         ("default", True, "restart_loses_store"),
         ("small", True, "fork_drops_parent_prompt"),
     ],

@@ -26,6 +26,9 @@ from simulations.engines.trace import Trace
 from simulations.outputs.forms import write_counterexample
 from simulations.wire.acp import meta_methods, transcript
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 SAME = DEFAULT_DOMAIN.with_restarts("same")
 
 

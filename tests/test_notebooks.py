@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import shared_folder
 from matplotlib.figure import Figure
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
@@ -35,6 +36,9 @@ from simulations.notebook import (
     violations_markdown,
     witness_markdown,
 )
+
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = (
@@ -59,7 +63,9 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
     """Run ``nb`` in a fresh kernel whose working directory is ``cwd``; wall seconds.
 
     The kernel's temporary folder (where the notebooks write their files, ``tempfile``) is a
-    scratch folder removed afterwards, so a test run leaves nothing in the system's /tmp.
+    scratch folder removed afterwards, so a test run leaves nothing in the system's /tmp. The
+    kernel answers a question the run already explored from the run's shared folder
+    (``conftest.shared_folder``): the notebooks ask many of the suite's questions again.
     """
     client = NotebookClient(
         nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
@@ -67,7 +73,7 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
     scratch = tempfile.mkdtemp(prefix="acp-notebook-test-")
     t0 = time.perf_counter()
     try:
-        client.execute(env={**os.environ, "TMPDIR": scratch})
+        client.execute(env={**os.environ, **shared_folder(), "TMPDIR": scratch})
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return time.perf_counter() - t0

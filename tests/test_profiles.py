@@ -54,6 +54,9 @@ from simulations.engines.explore import explore
 from simulations.engines.trace import Trace, replay
 from simulations.outputs.report import SUBJECTS, Subject, subject_bound
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 _EXPLORED: dict[tuple[Any, ...], Exploration] = {}
 
 

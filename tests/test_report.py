@@ -17,6 +17,9 @@ from simulations.outputs.report import (
 )
 from simulations.wire.acp import validate_transcript
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 
 def test_report_links_every_cross_to_a_counterexample(tmp_path: Path) -> None:
     subjects = tuple(s for s in SUBJECTS if s.label in ("rfd-final, stable agent", "rfd-draft"))
@@ -68,6 +71,7 @@ def test_counterexample_files_speak_for_their_revision_and_profile(
     assert main(["replay", str(itf), "--profile", "no-such-profile"]) == 2
 
 
+@pytest.mark.usefixtures("own_explorations")
 def test_the_kill_matrix_is_the_same_from_two_processes() -> None:
     names = ("append_drops_base", "client_skips_initialize")
 

@@ -18,6 +18,9 @@ from simulations.engines.domain import MODES, PROMPTS, Domain, text
 from simulations.engines.explore import explore
 from simulations.wire.acp import validate_transcript
 
+# a question another such module or a notebook explored is answered from the run's share
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
 
 @pytest.fixture(scope="module")
 def draft() -> CheckResult:

@@ -71,6 +71,7 @@ from model.types import (
     initial_world,
 )
 from model.witnesses import WITNESSES, Witness
+from simulations.engines import share
 from simulations.engines.bounds import BOUNDS, Bound, Scope
 from simulations.engines.collector import fewer_collections
 from simulations.engines.exploration import KEEP, Exploration, Parents, Progress, Store, id_order
@@ -442,6 +443,10 @@ def explore(
     search stops at the first BFS level that can no longer give a shorter one
     (``ex.first[rid]`` is the one the full search would give; the other ids, states and counts
     are partial, and ``ex.complete`` is False when something was left unexplored).
+
+    With ``ACP_SYSPROMPT_SHARE`` naming a directory, the same question asked in another
+    process is answered from there (``simulations.engines.share``; progress then reports only
+    the last line).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
@@ -450,9 +455,60 @@ def explore(
     if keep not in KEEP:
         raise ValueError(f"keep: {keep!r} is not one of {', '.join(KEEP)}")
     b = BOUNDS[bound] if isinstance(bound, str) else bound
+    search = partial(
+        _explore,
+        tables,
+        b,
+        symmetry,
+        checks,
+        progress,
+        every,
+        max_states,
+        engine,
+        memo,
+        witnesses,
+        workers,
+        keep,
+        until,
+    )
+    if share.directory() is None:
+        return search()
+    ex, hit = share.shared(
+        search,
+        tables,
+        b,
+        symmetry=symmetry,
+        checks=list(CHECKS.values()) if checks is None else checks,
+        witnesses=list(WITNESSES.values()) if witnesses is None else witnesses,
+        max_states=max_states,
+        engine=engine,
+        memo=memo,
+        keep=keep,
+        until=until,
+    )
+    return _last_report(ex, progress) if hit else ex
+
+
+def _explore(
+    tables: Tables,
+    b: Bound,
+    symmetry: bool = True,
+    checks: list[Check] | None = None,
+    progress: Progress | None = None,
+    every: int = 2000,
+    max_states: int | None = None,
+    engine: str = "compiled",
+    memo: bool = True,
+    witnesses: list[Witness] | None = None,
+    workers: int = 1,
+    keep: str = "graph",
+    until: str | None = None,
+) -> Exploration:
+    """``explore``'s search (its arguments checked, the share not consulted); also each
+    scope's search in a fan-out worker."""
     if keep == "graph" and until is None and eligible(b, symmetry, workers, max_states):
         run = partial(
-            explore,
+            _explore,
             tables,
             symmetry=symmetry,
             checks=checks,

@@ -1,0 +1,195 @@
+"""Explorations shared between processes: each question searched once, however many ask it.
+
+Scope
+    With the environment variable ``ACP_SYSPROMPT_SHARE`` naming a directory, ``explore``
+    looks its question up there before searching and leaves a complete answer there after.
+    The question is everything an exploration's result depends on: the tables together with
+    the guard and effect functions their rows name, the bound (its domain's functions
+    included), symmetry, the checks and witnesses evaluated (their functions), ``memo``,
+    ``keep``, ``until``, ``max_states``, the engine, and the source text of ``model`` and
+    ``simulations.engines``. How it is asked (progress reports, ``workers``) is not part of it.
+
+    Off unless the variable is set. It serves one run of many processes asking the same
+    questions: the test suite's xdist workers and the notebooks' kernels (``tests/conftest.py``
+    turns it on, with a folder it removes at the end, only for the modules that judge what
+    the model says; the modules that measure the explorer, where two runs are compared, always
+    search). An unreadable, truncated or foreign file is a miss; a store that fails is
+    skipped; a question that cannot be written down (a function whose closure holds something
+    ``pickle`` refuses) is searched every time.
+
+Abstractions
+    A function is written down as its module, name, code (bytecode, constants, names, nested
+    code), defaults and closure contents, so two functions with the same name and different
+    bodies (a test's stand-in, a mutant's closure over another value) ask different questions.
+    A function the tables name is looked up in ``GUARDS`` and ``EFFECTS`` at asking time,
+    so a replaced registry entry is a different question. A value a function reads from a
+    module global is covered only by the source text: the share is for one run of unchanged
+    code, not a cache to keep across edits.
+
+    An answer is the ``Exploration`` without its tables and bound (the asker's are equal, by
+    the question) and without its cached graph; it is written to a temporary file and renamed
+    into place, so a reader sees a whole answer or none. Two processes that ask at once both
+    search and both write the same answer.
+
+Source
+    Ours. ``pickle.Pickler.reducer_override`` (Python ≥ 3.8) for writing functions down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import tempfile
+import types
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from model.effects import EFFECTS
+from model.guards import GUARDS
+from model.tables import Tables
+from simulations.engines.bounds import Bound
+from simulations.engines.exploration import Exploration
+
+SHARE = "ACP_SYSPROMPT_SHARE"  # the environment variable naming the directory
+SOURCES = ("model", "simulations/engines")  # the code an answer depends on (its text is keyed)
+ROOT = Path(__file__).resolve().parents[2]
+SMALLEST = 0.05  # seconds: a quicker search is not worth a file (reading a small one costs ~1 ms)
+
+
+def directory() -> Path | None:
+    """The share's directory, if the variable names one that exists."""
+    value = os.environ.get(SHARE)
+    if not value:
+        return None
+    path = Path(value)
+    return path if path.is_dir() else None
+
+
+def _function(*_: object) -> None:
+    """Stands for a function in a written-down question (never called: only hashed)."""
+
+
+def _code(co: types.CodeType) -> tuple[object, ...]:
+    """A code object as plain data: what it does, not where it was compiled."""
+    return (
+        co.co_code,
+        tuple(_code(c) if isinstance(c, types.CodeType) else c for c in co.co_consts),
+        co.co_names,
+        co.co_varnames,
+        co.co_freevars,
+        co.co_cellvars,
+    )
+
+
+class _Writer(pickle.Pickler):
+    """``pickle`` that writes a function down by what it is, not by reference (see above).
+
+    A closure's contents are written by a shallow writer, which writes the functions it meets
+    as module, name and code only: deep enough to tell a closure over one value from one over
+    another, and finite when closures hold registries of closures.
+    """
+
+    def __init__(self, file: io.BytesIO, shallow: bool = False) -> None:
+        super().__init__(file, protocol=5)
+        self.shallow = shallow
+
+    def reducer_override(self, obj: Any) -> Any:
+        if not isinstance(obj, types.FunctionType) or obj is _function:
+            return NotImplemented  # ``_function`` itself is written by reference
+        what = (obj.__module__, obj.__qualname__, _code(obj.__code__))
+        if self.shallow:
+            return _function, what
+        cells = []
+        for cell in obj.__closure__ or ():
+            buf = io.BytesIO()
+            _Writer(buf, shallow=True).dump(_cell(cell))
+            cells.append(hashlib.sha256(buf.getvalue()).digest())
+        return _function, (*what, obj.__defaults__, obj.__kwdefaults__, tuple(cells))
+
+
+def _cell(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return _function
+
+
+_SOURCE: list[str] = []
+
+
+def _source() -> str:
+    """A digest of the text of every module an exploration runs (computed once per process)."""
+    if not _SOURCE:
+        h = hashlib.sha256()
+        for folder in SOURCES:
+            for path in sorted((ROOT / folder).rglob("*.py")):
+                h.update(str(path.relative_to(ROOT)).encode())
+                h.update(path.read_bytes())
+        _SOURCE.append(h.hexdigest())
+    return _SOURCE[0]
+
+
+def question(tables: Tables, bound: Bound, **options: object) -> str | None:
+    """The digest naming one exploration's answer, or None if it cannot be written down."""
+    named = sorted({n for _, _, row in tables.rows() for n in (*row.guards, row.effect) if n})
+    functions = [(n, GUARDS.get(n), EFFECTS.get(n)) for n in named]
+    buf = io.BytesIO()
+    try:
+        _Writer(buf).dump((_source(), tables, functions, bound, sorted(options.items())))
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+    return hashlib.sha256(buf.getvalue()).hexdigest()
+
+
+def answer(folder: Path, key: str, tables: Tables, bound: Bound) -> Exploration | None:
+    """The stored answer to ``key`` with the asker's tables and bound, or None."""
+    path = folder / f"{key}.pickle"
+    try:
+        with path.open("rb") as f:
+            ex = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+        return None
+    if not isinstance(ex, Exploration):
+        return None
+    ex.tables, ex.bound = tables, bound
+    return ex
+
+
+def keep(folder: Path, key: str, ex: Exploration) -> None:
+    """Store a complete answer (a whole file or none); a failure to store is not an error."""
+    if not ex.complete or ex.seconds < SMALLEST:
+        return
+    bare = replace(ex, tables=None, bound=None)  # type: ignore[arg-type]
+    bare.__dict__.pop("graph", None)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(bare, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, folder / f"{key}.pickle")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        return
+
+
+def shared(
+    search: Callable[[], Exploration], tables: Tables, bound: Bound, **options: object
+) -> tuple[Exploration, bool]:
+    """``search()``'s exploration, from the share if it holds the answer (``directory``), and
+    whether it came from there."""
+    folder = directory()
+    key = None if folder is None else question(tables, bound, **options)
+    if folder is None or key is None:
+        return search(), False
+    found = answer(folder, key, tables, bound)
+    if found is not None:
+        return found, True
+    ex = search()
+    keep(folder, key, ex)
+    return ex, False

@@ -1,0 +1,174 @@
+"""Shared explorations: an answer from the share is the search's, and only the same question
+gets it (``simulations.engines.share``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from model.effects import EFFECTS
+from model.guards import GUARDS
+from model.invariants import CHECKS
+from model.mutants import MUTANTS
+from model.tables import REFERENCE
+from simulations.engines import share
+from simulations.engines.bounds import BOUNDS
+from simulations.engines.exploration import Exploration
+from simulations.engines.explore import explore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(share.SHARE, str(tmp_path))
+    monkeypatch.setattr(share, "SMALLEST", 0.0)  # every answer is kept, however quick
+    return tmp_path
+
+
+def _same(a: Exploration, b: Exploration) -> None:
+    assert a.states == b.states and a.edges == b.edges and a.transitions == b.transitions
+    assert a.first == b.first and a.witness_at == b.witness_at
+    assert a.worlds == b.worlds and a.links == b.links and a.violations == b.violations
+    assert a.rows == b.rows and a.per_scope == b.per_scope and a.complete and b.complete
+
+
+def test_an_answer_from_the_share_is_the_search(folder: Path) -> None:
+    tables = MUTANTS["load_restores_default"].tables
+    searched = explore(tables, "tiny")
+    assert len(list(folder.glob("*.pickle"))) == 1
+    answered = explore(tables, "tiny")
+    assert answered is not searched and answered.tables is tables
+    assert answered.bound is BOUNDS["tiny"]
+    _same(answered, searched)
+    assert searched.first  # something to trace
+    assert all(answered.trace(rid) == searched.trace(rid) for rid in searched.first)
+    os.environ.pop(share.SHARE)
+    _same(explore(tables, "tiny"), searched)
+
+
+def test_an_answer_crosses_processes(folder: Path) -> None:
+    """Another process (another hash seed too) finds the answer this one left."""
+    explore(REFERENCE, "tiny")
+    (stored,) = folder.glob("*.pickle")
+    stamp = stored.stat().st_mtime_ns
+    code = (
+        "from simulations.engines.explore import explore; from simulations.engines import share;"
+        "share.SMALLEST = 0.0; ex = explore(bound='tiny'); print(ex.states)"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == explore(REFERENCE, "tiny").states
+    assert [p.name for p in folder.glob("*.pickle")] == [stored.name]
+    assert stored.stat().st_mtime_ns == stamp  # read, not written again
+
+
+def test_what_the_question_holds(folder: Path) -> None:
+    bound = BOUNDS["tiny"]
+    base = share.question(REFERENCE, bound, memo=True, keep="graph")
+    assert base is not None and base == share.question(REFERENCE, bound, memo=True, keep="graph")
+    assert base != share.question(REFERENCE, bound, memo=False, keep="graph")
+    assert base != share.question(REFERENCE, BOUNDS["small"], memo=True, keep="graph")
+    mutant = MUTANTS["load_restores_default"].tables
+    assert base != share.question(mutant, bound, memo=True, keep="graph")
+    checks = list(CHECKS.values())
+    one = share.question(REFERENCE, bound, checks=checks)
+    assert one != share.question(REFERENCE, bound, checks=checks[:-1])
+
+
+def test_a_function_with_another_body_under_the_same_name_is_another_question(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry entry replaced (a test's stand-in), or a check whose closure holds another
+    value, asks something else; the same function asks the same."""
+    bound = BOUNDS["tiny"]
+    before = share.question(REFERENCE, bound)
+    name = next(g for _, _, row in REFERENCE.rows() for g in row.guards)
+    monkeypatch.setitem(GUARDS, name, lambda *_: True)
+    assert share.question(REFERENCE, bound) != before
+    monkeypatch.undo()
+    assert share.question(REFERENCE, bound) == before
+    effect = next(row.effect for _, _, row in REFERENCE.rows() if row.effect)
+    original = EFFECTS[effect]
+    monkeypatch.setitem(EFFECTS, effect, lambda c: original(c))
+    assert share.question(REFERENCE, bound) != before
+
+    def check_for(value: int) -> object:
+        def fn(w: object) -> bool:
+            return value > 0
+
+        return fn
+
+    base = next(iter(CHECKS.values()))
+    one, other = (replace(base, fn=check_for(v)) for v in (1, 2))
+    assert share.question(REFERENCE, bound, checks=[one]) != share.question(
+        REFERENCE, bound, checks=[other]
+    )
+    assert share.question(REFERENCE, bound, checks=[one]) == share.question(
+        REFERENCE, bound, checks=[replace(base, fn=check_for(1))]
+    )
+
+
+def test_a_question_that_cannot_be_written_down_is_searched(folder: Path) -> None:
+    base = next(iter(CHECKS.values()))
+    held = sys.modules[__name__]  # a module in a closure: pickle refuses it
+
+    def fn(w: object) -> bool:
+        return held is not None
+
+    odd = replace(base, fn=fn)
+    assert share.question(REFERENCE, BOUNDS["tiny"], checks=[odd]) is None
+    ex = explore(REFERENCE, "tiny", checks=[odd])
+    assert ex.complete and not list(folder.glob("*"))
+
+
+def test_a_broken_or_foreign_file_is_a_miss_and_is_replaced(folder: Path) -> None:
+    searched = explore(REFERENCE, "tiny")
+    (stored,) = folder.glob("*.pickle")
+    for garbage in (b"", b"\x80\x05not a pickle", stored.read_bytes()[:100]):
+        stored.write_bytes(garbage)
+        _same(explore(REFERENCE, "tiny"), searched)
+        assert stored.stat().st_size > 1000  # the search's answer took its place
+    import pickle
+
+    stored.write_bytes(pickle.dumps({"not": "an exploration"}))
+    _same(explore(REFERENCE, "tiny"), searched)
+    assert not list(folder.glob(".*.part"))
+
+
+def test_only_complete_and_slow_enough_answers_are_kept(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    capped = explore(REFERENCE, "small", max_states=50)
+    assert not capped.complete and not list(folder.glob("*"))
+    monkeypatch.setattr(share, "SMALLEST", 3600.0)
+    assert explore(REFERENCE, "tiny").complete and not list(folder.glob("*"))
+
+
+def test_off_without_the_variable_or_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(share, "SMALLEST", 0.0)
+    monkeypatch.delenv(share.SHARE, raising=False)
+    explore(REFERENCE, "tiny")
+    monkeypatch.setenv(share.SHARE, str(tmp_path / "missing"))
+    explore(REFERENCE, "tiny")
+    monkeypatch.setenv(share.SHARE, "")
+    explore(REFERENCE, "tiny")
+    assert not list(tmp_path.rglob("*"))
+
+
+def test_progress_and_workers_are_not_part_of_the_question(folder: Path) -> None:
+    """A second asker with a progress callback (and workers) gets the answer and one last
+    progress line with its counts."""
+    searched = explore(REFERENCE, "small")
+    lines: list[tuple[int, int, int, float]] = []
+    answered = explore(REFERENCE, "small", workers=2, progress=lambda *a: lines.append(a))
+    _same(answered, searched)
+    assert lines == [(searched.states, searched.transitions, searched.depth, searched.seconds)]
