@@ -93,11 +93,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from model.machines import Step
 from model.profiles import Profile
@@ -122,6 +118,10 @@ from simulations.engines.trace import (
     request_text,
     wire_method,
 )
+
+if TYPE_CHECKING:  # jsonschema is imported where a message is validated: an agent never does
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 CWD = "/work"
 # The introspection extension (README, "A live agent"): a request with params {"sessionId"}
@@ -643,6 +643,8 @@ def load_schema(uri: str, spec_dir: Path | None = None) -> dict[str, Any]:
 
 def schema_registry(*uris: str, spec_dir: Path | None = None) -> Registry[Any]:
     """A ``referencing`` registry holding the schemas ``uris`` name (all of them if none)."""
+    from referencing import Registry, Resource
+
     registry: Registry[Any] = Registry()
     for uri in uris or tuple(_FILES):
         registry = registry.with_resource(uri, Resource.from_contents(load_schema(uri, spec_dir)))
@@ -651,6 +653,8 @@ def schema_registry(*uris: str, spec_dir: Path | None = None) -> Registry[Any]:
 
 @lru_cache(maxsize=8)
 def _load(directory: str | None) -> tuple[Registry[Any], dict[str, MethodSchema]]:
+    from referencing import Registry, Resource
+
     registry: Registry[Any] = Registry()
     methods: dict[str, MethodSchema] = {}
     for uri in (_STABLE, _UNSTABLE):  # stable first: the unstable file only fills gaps
@@ -714,7 +718,7 @@ def _notification_validator(directory: str | None, method: str, wire: str) -> An
             "params": {"$ref": f"{uri}#/$defs/{name}"},
         },
     }
-    return Draft202012Validator(schema, registry=_registry(directory, wire))
+    return _draft_2020_12(schema, directory, wire)
 
 
 def _methods(directory: str | None, wire: str) -> dict[str, MethodSchema]:
@@ -724,6 +728,8 @@ def _methods(directory: str | None, wire: str) -> dict[str, MethodSchema]:
 @lru_cache(maxsize=8)
 def _registry(directory: str | None, wire: str) -> Registry[Any]:
     """The two v1 schemas, plus those the wire reads (the 2026-11 one for the envelope)."""
+    from referencing import Resource
+
     registry = _load(directory)[0]
     for uri in _WIRE_SCHEMAS.get(wire, ()):
         registry = registry.with_resource(uri, Resource.from_contents(_resource(directory, uri)))
@@ -762,7 +768,7 @@ def _validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
         if method == "initialize":
             result["allOf"].append(_rfd_initialize_result(wire))
         schema = _envelope("AgentResponse", kind, base, result=result, error={})
-    return Draft202012Validator(schema, registry=_registry(directory, wire))
+    return _draft_2020_12(schema, directory, wire)
 
 
 @lru_cache(maxsize=32)
@@ -793,10 +799,18 @@ def _ext_validator(directory: str | None, method: str, kind: str, wire: str) -> 
     }
     if one_of:
         schema["oneOf"] = one_of
+    return _draft_2020_12(schema, directory, wire)
+
+
+def _draft_2020_12(schema: dict[str, Any], directory: str | None, wire: str) -> Any:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(schema, registry=_registry(directory, wire))
 
 
 def _problem(i: int, method: str, kind: str, wire: str, error: ValidationError) -> str:
+    from jsonschema.exceptions import best_match
+
     e = best_match([error])
     where = "/" + "/".join(str(p) for p in e.absolute_path)
     absent = e.validator == "not" and e.validator_value == {}
