@@ -3,11 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# Bytecode is cached under .venv (removed with it), never beside the sources, whatever the shell
-# sets: without a cache every Python process the tests start (xdist workers, notebook kernels,
-# agents under test, CLI runs) compiles the project again, and pytest rewrites the asserts of
-# every test module in each worker (about 60 CPU seconds of `make test`, bench/RESULTS.md).
-RUN    := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache PYTHONHASHSEED=0
+# Bytecode is cached (in __pycache__ folders, which git ignores and `make clean` removes),
+# whatever PYTHONDONTWRITEBYTECODE the shell sets: without it every Python process the tests
+# start (xdist workers, notebook kernels, agents under test, CLI runs) compiles the project
+# again, and pytest rewrites the asserts of every test module in each worker (about 60 CPU
+# seconds of `make test`, bench/RESULTS.md). The installed packages' bytecode is pip's.
+RUN    := PYTHONDONTWRITEBYTECODE= PYTHONHASHSEED=0
 
 .PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check clean
 
@@ -62,3 +63,4 @@ itf-check: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
