@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NoReturn
 
 from model.amend import AMENDMENTS, Amendment
-from model.invariants import CHECKS, NOT_CHECKED
+from model.invariants import CHECKS, NOT_CHECKED, Check
 from model.mutants import MUTANTS
 from model.profiles import CHOICES, CLIENTS, PROFILES, Profile, ProfileError
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
@@ -211,7 +211,15 @@ def check(
         wire = None if profile is None else profile.admits()
         b = advertised(bound_for(bound, revision, domain.restarts, wire), profile)
         result = from_exploration(
-            explore(tables, b, symmetry=symmetry, progress=progress, workers=workers, keep=b.keep),
+            explore(
+                tables,
+                b,
+                symmetry=symmetry,
+                checks=stated_checks(rev),
+                progress=progress,
+                workers=workers,
+                keep=b.keep,
+            ),
             revision,
             mutant,
             profile,
@@ -238,6 +246,7 @@ def check(
     targets = set(found.violations) | set(from_scenarios)
     if mutant is not None:
         targets.add(MUTANTS[mutant].violates)
+    targets = {rid for rid in targets if rev.states(rid)}  # the others' verdicts are n/a
     # 3. one focused run per id, so Hypothesis shrinks that id's counterexample
     counterexamples: dict[str, Trace] = {}
     shrunk: dict[str, bool] = {}
@@ -358,6 +367,13 @@ def _causes_lines(result: CheckResult) -> list[str]:
 
 # The families every verdict table lists; T and A ids appear only for a revision that states them.
 _LISTED = frozenset({Family.R, Family.S, Family.P})
+
+
+def stated_checks(rev: Revision) -> list[Check]:
+    """The checks of the ids ``rev`` states, in ``CHECKS`` order: the only ones a verdict of
+    ``rev`` reads (``_verdicts`` drops the others' counterexamples), so the only ones ``check``
+    evaluates. The states, edges and witnesses explored do not depend on the checks."""
+    return [c for c in CHECKS.values() if rev.states(c.rid)]
 
 
 def _verdicts(counterexamples: dict[str, Trace], rev: Revision) -> dict[str, str]:

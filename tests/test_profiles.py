@@ -64,9 +64,10 @@ def _explore_once(tables: Tables, bound: Bound, *args: Any, **kwargs: Any) -> Ex
     """``explore`` for this module's checks, each question answered once per process: the
     pins below ask the same ones many times over (a revision's reference agent, a knob alone,
     the re-runs behind causes). Only complete runs are kept; ``progress`` is not part of the
-    question."""
+    question; checks are named by their ids."""
     kwargs.pop("progress", None)
-    key = (tables, bound, args, tuple(sorted(kwargs.items())))
+    named = {k: tuple(c.rid for c in v) if k == "checks" and v else v for k, v in kwargs.items()}
+    key = (tables, bound, args, tuple(sorted(named.items())))
     found = _EXPLORED.get(key)
     if found is None:
         found = explore(tables, bound, *args, **kwargs)

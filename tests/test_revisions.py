@@ -254,3 +254,34 @@ def test_v2_counterexample_transcript_validates_against_the_v2_schema(tmp_path: 
     load = {**resumes[0], "method": "session/load", "id": 99}
     problems = validate_transcript([load], wire="envelope-v2")
     assert any("'session/load' is not in the ACP v2 schema" in p for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("revision", "mutant"),
+    [
+        ("rfd-final", None),
+        ("v1-stable", None),
+        ("v1-stable", "v1_load_without_prompt_empties_slot"),
+    ],
+)
+def test_check_evaluates_only_the_ids_its_revision_states(
+    revision: str, mutant: str | None
+) -> None:
+    """``check`` skips the checks of ids its revision does not state and gives what evaluating
+    every check gives: the same verdicts, counterexamples and counts."""
+    from model.invariants import CHECKS
+    from simulations.api import bound_for, from_exploration, stated_checks, tables_for
+
+    rev = REVISIONS[revision]
+    stated = {c.rid for c in stated_checks(rev)}
+    assert stated == {rid for rid in CHECKS if rev.states(rid)} and stated < set(CHECKS)
+    fast = check(revision=revision, mutant=mutant, bound="small")
+    b = bound_for("small", revision, "any", None)
+    full = from_exploration(explore(tables_for(revision, mutant), b), revision, mutant)
+    assert fast.verdicts == full.verdicts
+    assert {k: t.requests for k, t in fast.counterexamples.items()} == {
+        k: t.requests for k, t in full.counterexamples.items()
+    }
+    assert {k: v for k, v in fast.budget.items() if k != "seconds"} == {
+        k: v for k, v in full.budget.items() if k != "seconds"
+    }
