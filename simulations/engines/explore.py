@@ -44,13 +44,14 @@ Source
 
 from __future__ import annotations
 
+import inspect
 import time
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
+from functools import partial, wraps
+from typing import Any, ParamSpec
 
 import networkx as nx
 
@@ -409,6 +410,38 @@ class _Hits:
             self.ex.witness_at.setdefault(wid, node)
 
 
+_P = ParamSpec("_P")
+
+
+def _shared(search: Callable[_P, Exploration]) -> Callable[_P, Exploration]:
+    """``search``, answered from the share when another process asked the same question
+    (``simulations.engines.share``; off unless ``ACP_SYSPROMPT_SHARE`` names a folder). How it
+    is asked (progress, ``every``, ``workers``) is no part of the question; an answer from the
+    share gets the last progress line only."""
+    signature = inspect.signature(search)
+
+    @wraps(search)
+    def asked(*args: _P.args, **kwargs: _P.kwargs) -> Exploration:
+        if share.directory() is None:
+            return search(*args, **kwargs)
+        call = signature.bind(*args, **kwargs)
+        call.apply_defaults()
+        options = dict(call.arguments)
+        tables, bound = options.pop("tables"), options.pop("bound")
+        progress = options.pop("progress")
+        del options["every"], options["workers"]
+        b = BOUNDS[bound] if isinstance(bound, str) else bound
+        if options["checks"] is None:
+            options["checks"] = list(CHECKS.values())
+        if options["witnesses"] is None:
+            options["witnesses"] = list(WITNESSES.values())
+        ex, hit = share.shared(lambda: search(*args, **kwargs), tables, b, **options)
+        return _last_report(ex, progress) if hit else ex
+
+    return asked
+
+
+@_shared
 @fewer_collections()
 def explore(
     tables: Tables = REFERENCE,
@@ -445,8 +478,7 @@ def explore(
     are partial, and ``ex.complete`` is False when something was left unexplored).
 
     With ``ACP_SYSPROMPT_SHARE`` naming a directory, the same question asked in another
-    process is answered from there (``simulations.engines.share``; progress then reports only
-    the last line).
+    process is answered from there (``_shared``).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
@@ -455,60 +487,9 @@ def explore(
     if keep not in KEEP:
         raise ValueError(f"keep: {keep!r} is not one of {', '.join(KEEP)}")
     b = BOUNDS[bound] if isinstance(bound, str) else bound
-    search = partial(
-        _explore,
-        tables,
-        b,
-        symmetry,
-        checks,
-        progress,
-        every,
-        max_states,
-        engine,
-        memo,
-        witnesses,
-        workers,
-        keep,
-        until,
-    )
-    if share.directory() is None:
-        return search()
-    ex, hit = share.shared(
-        search,
-        tables,
-        b,
-        symmetry=symmetry,
-        checks=list(CHECKS.values()) if checks is None else checks,
-        witnesses=list(WITNESSES.values()) if witnesses is None else witnesses,
-        max_states=max_states,
-        engine=engine,
-        memo=memo,
-        keep=keep,
-        until=until,
-    )
-    return _last_report(ex, progress) if hit else ex
-
-
-def _explore(
-    tables: Tables,
-    b: Bound,
-    symmetry: bool = True,
-    checks: list[Check] | None = None,
-    progress: Progress | None = None,
-    every: int = 2000,
-    max_states: int | None = None,
-    engine: str = "compiled",
-    memo: bool = True,
-    witnesses: list[Witness] | None = None,
-    workers: int = 1,
-    keep: str = "graph",
-    until: str | None = None,
-) -> Exploration:
-    """``explore``'s search (its arguments checked, the share not consulted); also each
-    scope's search in a fan-out worker."""
     if keep == "graph" and until is None and eligible(b, symmetry, workers, max_states):
         run = partial(
-            _explore,
+            getattr(explore, "__wrapped__"),  # noqa: B009 (each scope's search: not the share)
             tables,
             symmetry=symmetry,
             checks=checks,
