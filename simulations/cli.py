@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from model.amend import AmendmentError, load_amendment
+from model.files import shown
 from model.invariants import NOT_CHECKED
 from model.profiles import ProfileError, load_client, load_profile, pair
 from model.revisions import REVISIONS, resolve
@@ -332,13 +333,18 @@ def _out_dir(path: Path) -> Path:
     return path
 
 
-def _id(rid: str) -> str:
+def _id(rid: str, revision: str) -> str:
     if rid not in REQUIREMENTS:
         raise UsageError(
-            f"argument --id: unknown requirement id {rid!r} (see docs/REQUIREMENTS.md)"
+            f"argument --id: unknown requirement id {shown(rid)} (see docs/REQUIREMENTS.md)"
         )
     if rid in NOT_CHECKED:
         raise UsageError(f"argument --id: {rid} is not checked: {NOT_CHECKED[rid]}")
+    if not resolve(revision).states(rid):  # its verdict is n/a: nothing to find or highlight
+        raise UsageError(
+            f"argument --id: {rid} is not a rule of {revision} "
+            f"(`acp-sysprompt check --revision {revision}` lists its ids)"
+        )
     return rid
 
 
@@ -348,7 +354,7 @@ def _run_explore(args: argparse.Namespace) -> int:
     args.revision = revision_for(args.revision, args.mutant)
     tables = tables_for(args.revision, args.mutant)
     bound = bound_for(args.bound, args.revision)
-    rid = _id(args.id) if args.id else None
+    rid = _id(args.id, args.revision) if args.id else None
     out = _out_dir(args.out)
     _announce(args, bound)
     _warn_size(bound, tables, not args.no_symmetry, keep="graph")  # explore draws the graph
@@ -393,7 +399,7 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     args.revision = revision_for(args.revision, args.mutant)
     tables = tables_for(args.revision, args.mutant)
     bound = bound_for(args.bound, args.revision)
-    rid = _id(args.id)
+    rid = _id(args.id, args.revision)
     out = _out_dir(args.out)
     _announce(args, bound)
     _warn_size(bound, tables, not args.no_symmetry)

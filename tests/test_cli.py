@@ -134,6 +134,10 @@ def test_text_output_shows_table_and_trace(capsys: pytest.CaptureFixture[str]) -
         (["explore", "--bound", "tiny", "--out", "/proc/nope/x"], "--out"),
         (["counterexample", "--id", "R99", "--out", "/tmp/x"], "--id"),
         (["counterexample", "--id", "R1", "--out", "/tmp/x"], "--id"),
+        (["counterexample", "--revision", "v1-stable", "--id", "R7", "--out", "/tmp/x"], "--id"),
+        (["explore", "--revision", "v1-stable", "--id", "R16", "--out", "/tmp/x"], "--id"),
+        (["counterexample", "--revision", "rfd-final", "--id", "T13", "--out", "/tmp/x"], "--id"),
+        (["counterexample", "--id", "R" * 10_000, "--out", "/tmp/x"], "--id"),
         (["replay", "/nonexistent/trace.itf.json"], "file"),
         (["frobnicate"], "command"),
     ],
@@ -144,6 +148,10 @@ def test_bad_usage_is_one_line_and_exit_2(
     code, out, err = _run(capsys, *argv)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and needle in err, err
+    assert len(err) < 1000  # a huge argument is not echoed whole
+    if "--revision" in argv and "--id" in argv:  # an id its revision does not state: n/a
+        rid, revision = argv[argv.index("--id") + 1], argv[argv.index("--revision") + 1]
+        assert f"{rid} is not a rule of {revision}" in err, err
     assert "Traceback" not in err
 
 
