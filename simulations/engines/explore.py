@@ -422,7 +422,8 @@ def _shared(search: Callable[_P, Exploration]) -> Callable[_P, Exploration]:
 
     @wraps(search)
     def asked(*args: _P.args, **kwargs: _P.kwargs) -> Exploration:
-        if share.directory() is None:
+        folder = share.directory()
+        if folder is None:
             return search(*args, **kwargs)
         call = signature.bind(*args, **kwargs)
         call.apply_defaults()
@@ -435,7 +436,7 @@ def _shared(search: Callable[_P, Exploration]) -> Callable[_P, Exploration]:
             options["checks"] = list(CHECKS.values())
         if options["witnesses"] is None:
             options["witnesses"] = list(WITNESSES.values())
-        ex, hit = share.shared(lambda: search(*args, **kwargs), tables, b, **options)
+        ex, hit = share.shared(folder, lambda: search(*args, **kwargs), tables, b, **options)
         return _last_report(ex, progress) if hit else ex
 
     return asked

@@ -45,6 +45,7 @@ import tempfile
 import types
 from collections.abc import Callable
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -118,19 +119,15 @@ def _cell(cell: types.CellType) -> object:
         return _function
 
 
-_SOURCE: list[str] = []
-
-
+@cache
 def _source() -> str:
     """A digest of the text of every module an exploration runs (computed once per process)."""
-    if not _SOURCE:
-        h = hashlib.sha256()
-        for folder in SOURCES:
-            for path in sorted((ROOT / folder).rglob("*.py")):
-                h.update(str(path.relative_to(ROOT)).encode())
-                h.update(path.read_bytes())
-        _SOURCE.append(h.hexdigest())
-    return _SOURCE[0]
+    h = hashlib.sha256()
+    for folder in SOURCES:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            h.update(str(path.relative_to(ROOT)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def question(tables: Tables, bound: Bound, **options: object) -> str | None:
@@ -163,8 +160,7 @@ def keep(folder: Path, key: str, ex: Exploration) -> None:
     """Store a complete answer (a whole file or none); a failure to store is not an error."""
     if not ex.complete or ex.seconds < SMALLEST:
         return
-    bare = replace(ex, tables=None, bound=None)  # type: ignore[arg-type]
-    bare.__dict__.pop("graph", None)
+    bare = replace(ex, tables=None, bound=None)  # type: ignore[arg-type]  # (no cached graph)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".part")
         try:
@@ -179,13 +175,16 @@ def keep(folder: Path, key: str, ex: Exploration) -> None:
 
 
 def shared(
-    search: Callable[[], Exploration], tables: Tables, bound: Bound, **options: object
+    folder: Path,
+    search: Callable[[], Exploration],
+    tables: Tables,
+    bound: Bound,
+    **options: object,
 ) -> tuple[Exploration, bool]:
-    """``search()``'s exploration, from the share if it holds the answer (``directory``), and
-    whether it came from there."""
-    folder = directory()
-    key = None if folder is None else question(tables, bound, **options)
-    if folder is None or key is None:
+    """``search()``'s exploration, from ``folder`` if it holds the answer, and whether it came
+    from there."""
+    key = question(tables, bound, **options)
+    if key is None:
         return search(), False
     found = answer(folder, key, tables, bound)
     if found is not None:
