@@ -1,55 +1,59 @@
-"""Spec amendments as data: a base revision plus a few edits, checked like a revision.
+"""Spec amendments as data: a base revision plus edits to its text, checked over every
+agent and client the edited text allows.
 
 Scope
     What the stabilised text leaves open (T6 the client's re-send, a SHOULD; T11 an empty
     array, a MAY; T15 an omitted prompt, either answer; T16 a prompt that differs, silent; and
-    reopening a prompted session where the capability is gone, silent) are the parameters of
-    ``model.revisions.envelope_tables``. An amendment fixes some of them: "the client MUST
-    re-send the value it created the session with" is ``client_resends = "same"``; "the agent
-    MUST reject a differing prompt with -32602" is ``on_differ = "reject"``. Checking an
-    amendment and its base side by side gives the verdict diff a spec author pastes into an
-    upstream issue (``acp-sysprompt check --amend``).
+    reopening a prompted session where the capability is gone, silent) are the choices of
+    ``model.population``. An amendment edits the text in three ways:
+
+    * ``[must]`` narrows an open choice (a MAY or a silence becomes a MUST): the values left
+      are the only ones the amended population allows ("the agent MUST keep the stored prompt
+      when the re-sent one is omitted" is ``on_omit = "stored"``).
+    * ``[[rules]]`` adds a rule with its own id and check: ``choice = value`` narrows as
+      ``must`` does, and the rule's check (``model.population_rules``) judges every step at
+      that choice's decision point: the agent must answer as one taking that value would.
+    * ``[reference]`` changes the reference build's value (the one ``check --reference``
+      judges); the population is unchanged.
+
+    ``check --amend`` judges the base and the amended population and holds the amendment to
+    its ``fixes``: each P id named must hold for every pair the amended text allows, and the
+    member that breaks a claim is named. Checking an amendment and its base side by side
+    gives the verdict diff a spec author pastes into an upstream issue.
 
 Abstractions
-    An ``Amendment`` is a name, a base revision that is built from choices (``AMENDABLE``),
-    the edits (choice name → value), the sentence it adds to the spec, and the P ids it claims
-    to turn from violated to holding (``fixes``; a test and ``check --amend`` hold it to that).
+    An ``Amendment``: a name, a base revision with a population (``AMENDABLE``), the three
+    kinds of edit, the sentence it adds to the spec and the P ids it claims (``fixes``).
     Amendments are TOML files: the shipped ones live in ``model/amendments/`` (package data)
     and ``load_amendment`` takes a shipped name or a path. Every malformed file gets one
-    ``AmendmentError`` line naming the field.
+    ``AmendmentError`` line naming the field. The README documents the format key by key.
 
 Source
-    The choices and their allowed values: ``model.revisions`` (T6, T11, T15, T16 of
+    The choices and their allowed values: ``model.population`` (T6, T11, T15, T16 of
     docs/REQUIREMENTS.md, paraphrasing the SystemPrompt descriptions of
     @agentclientprotocol/sdk 2.4.0 schema/v1/schema.unstable.json).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from model.files import InputError, close_match, parse_toml, read_text, shown
-from model.revisions import (
-    CLIENT_RESENDS,
-    ON_DIFFER,
-    ON_EMPTY,
-    ON_OMIT,
-    WITHOUT_CAPABILITY,
-    envelope_tables,
-)
+from model.population import CHOICES, POPULATIONS, Population
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 
 __all__ = [
     "AMENDABLE",
     "AMENDMENTS",
-    "EDITS",
     "Amendment",
     "AmendmentError",
+    "NewRule",
     "amendment_from_mapping",
     "load_amendment",
 ]
@@ -59,35 +63,62 @@ class AmendmentError(ValueError):
     """A malformed amendment; the message is one line naming the field."""
 
 
-# edit name → (allowed values, what the base revision chose, what each value says)
-EDITS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    "on_omit": (ON_OMIT, "keep", "T15: load/resume/fork without systemPrompt"),
-    "on_differ": (ON_DIFFER, "apply", "T16: a re-sent systemPrompt that differs"),
-    "on_empty": (ON_EMPTY, "reject", "T11: an empty content array"),
-    "client_resends": (CLIENT_RESENDS, "any", "T6: what a conforming client re-sends"),
-    "without_capability": (
-        WITHOUT_CAPABILITY,
-        "default",
-        "reopening a prompted session where systemPrompt is not advertised",
-    ),
-}
-# revisions whose tables are built from those choices
-AMENDABLE: dict[str, Callable[..., Tables]] = {"v1-stable": envelope_tables}
-_FIELDS = ("name", "base", "summary", "sentence", "fixes", "edits")
+# revisions whose text leaves choices open: the ones an amendment can edit
+AMENDABLE: dict[str, Population] = dict(POPULATIONS)
+_FIELDS = ("name", "base", "summary", "sentence", "fixes", "must", "reference", "rules")
+_RULE_FIELDS = ("id", "text", "choice", "value")
+_RULE_ID = re.compile(r"[A-Z]{1,3}[0-9]{1,3}")
+
+
+@dataclass(frozen=True)
+class NewRule:
+    """A rule an amendment adds: ``choice`` MUST take ``value``, checked under id ``rid``."""
+
+    rid: str
+    text: str
+    choice: str
+    value: str
 
 
 @dataclass(frozen=True)
 class Amendment:
     name: str
     base: str
-    edits: tuple[tuple[str, str], ...]
+    must: tuple[tuple[str, tuple[str, ...]], ...] = ()  # choice → the values still allowed
+    reference: tuple[tuple[str, str], ...] = ()  # choice → the reference build's new value
+    rules: tuple[NewRule, ...] = ()
     summary: str = ""
     sentence: str = ""  # the text the amendment adds to the spec
-    fixes: tuple[str, ...] = ()  # P ids it claims to turn from violated to holding
+    fixes: tuple[str, ...] = ()  # P ids it claims hold for every pair of the amended text
     source: str = ""  # the file it was read from ("" for one built in code)
 
+    def population(self) -> Population:
+        """The agents and clients the amended text allows, and its reference build."""
+        base = AMENDABLE[self.base]
+        narrowed = dict(self.must)
+        for r in self.rules:
+            narrowed[r.choice] = tuple(
+                v for v in narrowed.get(r.choice, (r.value,)) if v == r.value
+            )
+        pop = base.narrowed(narrowed)
+        allowed = dict(pop.allowed)
+        ref = {k: (v if v in allowed[k] else allowed[k][0]) for k, v in pop.reference}
+        ref.update(self.reference)
+        return pop.with_reference(ref)
+
     def tables(self) -> Tables:
-        return AMENDABLE[self.base](**dict(self.edits))
+        """The amended reference build's tables (``check --reference --amend``)."""
+        pop = self.population()
+        return pop.tables(pop.reference_member)
+
+    @property
+    def edits(self) -> tuple[tuple[str, str], ...]:
+        """Every edit as ``(key, value)`` lines, for tables and headers."""
+        return (
+            *((f"must.{k}", " | ".join(v)) for k, v in self.must),
+            *((f"rule {r.rid}", f"{r.choice} = {r.value}") for r in self.rules),
+            *((f"reference.{k}", v) for k, v in self.reference),
+        )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -95,7 +126,12 @@ class Amendment:
             "base": self.base,
             "summary": self.summary,
             "sentence": self.sentence,
-            "edits": dict(self.edits),
+            "must": {k: list(v) for k, v in self.must},
+            "rules": [
+                {"id": r.rid, "text": r.text, "choice": r.choice, "value": r.value}
+                for r in self.rules
+            ],
+            "reference": dict(self.reference),
             "fixes": list(self.fixes),
         }
 
@@ -105,10 +141,91 @@ def _suggest(word: str, choices: list[str]) -> str:
     return f" (did you mean {close!r}?)" if close else f" (known: {', '.join(choices)})"
 
 
+def _choice(where: str, field: str, key: object, base: Population) -> str:
+    names = [n for n, _ in base.allowed]
+    if not isinstance(key, str) or key not in names:
+        raise AmendmentError(
+            f"{where}: {field}: unknown choice {shown(key)}" + _suggest(str(key), names)
+        )
+    return key
+
+
+def _value(where: str, field: str, choice: str, value: object) -> str:
+    allowed = CHOICES[choice].values
+    if not isinstance(value, str) or value not in allowed:
+        raise AmendmentError(f"{where}: {field}: {shown(value)} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _table(where: str, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise AmendmentError(
+            f"{where}: {key}: expected a table of choice = value, got {shown(value)}"
+        )
+    return value
+
+
+def _must(
+    where: str, data: Mapping[str, Any], base: Population
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out = []
+    for key, value in _table(where, data, "must").items():
+        choice = _choice(where, "must", key, base)
+        raw = value if isinstance(value, list) else [value]
+        values = tuple(_value(where, f"must.{choice}", choice, v) for v in raw)
+        if not values:
+            raise AmendmentError(f"{where}: must.{choice}: an empty list allows no agent at all")
+        if set(values) >= set(dict(base.allowed)[choice]):
+            raise AmendmentError(
+                f"{where}: must.{choice}: {', '.join(values)} is every value {base.revision} "
+                "allows already (no change)"
+            )
+        out.append((choice, tuple(v for v in CHOICES[choice].values if v in values)))
+    return tuple(out)
+
+
+def _rules(where: str, data: Mapping[str, Any], base: Population) -> tuple[NewRule, ...]:
+    raw = data.get("rules", [])
+    if not isinstance(raw, list):
+        raise AmendmentError(
+            f"{where}: rules: expected an array of tables ([[rules]]), got {shown(raw)}"
+        )
+    out: list[NewRule] = []
+    for i, r in enumerate(raw):
+        at = f"rules[{i}]"
+        if not isinstance(r, Mapping):
+            raise AmendmentError(f"{where}: {at}: expected a table, got {shown(r)}")
+        for key in r:
+            if key not in _RULE_FIELDS:
+                raise AmendmentError(
+                    f"{where}: {at}: unknown field {shown(key)}"
+                    + _suggest(str(key), [*_RULE_FIELDS])
+                )
+        for key in _RULE_FIELDS:
+            if not isinstance(r.get(key), str) or not r[key]:
+                raise AmendmentError(f"{where}: {at}.{key}: missing (a string)")
+        rid = r["id"]
+        if not _RULE_ID.fullmatch(rid) or rid in REQUIREMENTS or any(x.rid == rid for x in out):
+            raise AmendmentError(
+                f"{where}: {at}.id: {shown(rid)} must be new and look like X1 (capital letters, "
+                "then digits; not an id of docs/REQUIREMENTS.md)"
+            )
+        choice = _choice(where, f"{at}.choice", r["choice"], base)
+        value = _value(where, f"{at}.value", choice, r["value"])
+        out.append(NewRule(rid, r["text"], choice, value))
+    return tuple(out)
+
+
 def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
     """An amendment from parsed TOML; ``where`` names it in errors (a file or a shipped name)."""
     if not isinstance(data, Mapping) or not data:
-        raise AmendmentError(f"{where}: empty: an amendment needs name, base and edits")
+        raise AmendmentError(f"{where}: empty: an amendment needs name, base and an edit")
+    if "edits" in data:
+        raise AmendmentError(
+            f"{where}: edits: the format changed: [must] narrows a choice (MAY → MUST), "
+            "[[rules]] adds a rule with its own id, [reference] changes the reference build"
+        )
     for key in data:
         if key not in _FIELDS:
             raise AmendmentError(f"{where}: unknown field {shown(key)}" + _suggest(key, [*_FIELDS]))
@@ -118,31 +235,22 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
     for key in ("name", "base", "summary", "sentence"):
         if key in data and not isinstance(data[key], str):
             raise AmendmentError(f"{where}: {key}: expected a string, got {shown(data[key])}")
-    base = data["base"]
-    if base not in AMENDABLE:
+    base_name = data["base"]
+    if base_name not in AMENDABLE:
         raise AmendmentError(
-            f"{where}: base: {shown(base)} is not built from choices "
+            f"{where}: base: {shown(base_name)} leaves no choice open "
             f"(amendable: {', '.join(AMENDABLE)})"
         )
-    edits = data.get("edits")
-    if not isinstance(edits, Mapping) or not edits:
-        raise AmendmentError(f"{where}: edits: missing or empty (a table of choice = value)")
-    out: list[tuple[str, str]] = []
-    for key, value in edits.items():
-        if key not in EDITS:
-            raise AmendmentError(
-                f"{where}: edits: unknown edit {shown(key)}" + _suggest(key, [*EDITS])
-            )
-        allowed, chosen, _ = EDITS[key]
-        if value not in allowed:
-            raise AmendmentError(
-                f"{where}: edits.{key}: {shown(value)} is not one of {', '.join(allowed)}"
-            )
-        if value == chosen:
-            raise AmendmentError(
-                f"{where}: edits.{key}: {shown(value)} is already {base}'s choice (no change)"
-            )
-        out.append((key, value))
+    base = AMENDABLE[base_name]
+    must = _must(where, data, base)
+    rules = _rules(where, data, base)
+    reference: list[tuple[str, str]] = []
+    for key, value in _table(where, data, "reference").items():
+        choice = _choice(where, "reference", key, base)
+        value = _value(where, f"reference.{choice}", choice, value)
+        reference.append((choice, value))
+    if not (must or rules or reference):
+        raise AmendmentError(f"{where}: no edit: give [must], [[rules]] or [reference]")
     fixes = data.get("fixes", [])
     if not isinstance(fixes, list):
         raise AmendmentError(f"{where}: fixes: expected a list of P ids, got {shown(fixes)}")
@@ -150,15 +258,34 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
         r = REQUIREMENTS.get(rid) if isinstance(rid, str) else None
         if r is None or r.family is not Family.P:
             raise AmendmentError(f"{where}: fixes: {shown(rid)} is not a P id (P1-P9)")
-    return Amendment(
+    a = Amendment(
         name=data["name"],
-        base=base,
-        edits=tuple(out),
+        base=base_name,
+        must=must,
+        reference=tuple(reference),
+        rules=rules,
         summary=data.get("summary", ""),
         sentence=data.get("sentence", ""),
         fixes=tuple(fixes),
         source=where,
     )
+    pop = a.population()
+    allowed = dict(pop.allowed)
+    for choice, values in allowed.items():
+        if not values:
+            raise AmendmentError(f"{where}: {choice}: the edits leave it no allowed value")
+    for choice, value in reference:
+        if value not in allowed[choice]:
+            raise AmendmentError(
+                f"{where}: reference.{choice}: {value!r} is not allowed by the amended text "
+                f"({', '.join(allowed[choice])})"
+            )
+        if value == dict(base.reference)[choice] and choice not in dict(must):
+            raise AmendmentError(
+                f"{where}: reference.{choice}: {value!r} is already {base_name}'s reference "
+                "(no change)"
+            )
+    return a
 
 
 def _parse(text: str, where: str) -> Amendment:

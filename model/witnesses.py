@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from model.context import Ctx
+from model.guards import GUARDS
 from model.machines import Step
 from model.monitor import requested_mode, root
 from model.types import INVALID_PARAMS, Attach, ClientKind, Mode, PromptCap, Reason, World
@@ -133,4 +135,157 @@ def some_turn_with_prompt_ignored(w: World) -> bool:
     return any(
         o.parent is None and o.requested and o.advertised is PromptCap.NONE and o.turns
         for o in w.observed
+    )
+
+
+@_w("W12", "state")
+def some_turn_of_prompted_session_after_reopen(w: World) -> bool:
+    """Expected reachable: a turn of a session created with a client prompt, after it was
+    loaded or resumed."""
+    return any(
+        o.parent is None
+        and o.requested is not None
+        and any(via in (Attach.LOAD, Attach.RESUME) for via, _ in o.turns)
+        for o in w.observed
+    )
+
+
+@_w("W13", "state")
+def some_session_with_turns_on_two_attachments(w: World) -> bool:
+    """Expected reachable: one session with turns under two attachments (say new, then load)."""
+    return any(len({via for via, _ in o.turns}) > 1 for o in w.observed)
+
+
+@_w("W14", "state")
+def some_turn_of_a_fork(w: World) -> bool:
+    """Expected reachable: a turn of a forked session."""
+    return any(o.parent is not None and o.turns for o in w.observed)
+
+
+@_w("W15", "step")
+def some_reopen_or_new_refused(step: Step) -> bool:
+    """Expected reachable: session/new, load, resume or fork answered with an error."""
+    return step.reply.error and step.request.method in (
+        "session_new",
+        "session_load",
+        "session_resume",
+        "session_fork",
+    )
+
+
+@_w("W16", "state")
+def some_turn_without_client_prompt(w: World) -> bool:
+    """Expected reachable: a turn of a session created without a client prompt."""
+    return any(o.parent is None and o.requested is None and o.turns for o in w.observed)
+
+
+@_w("W17", "state", per_session=False)
+def some_session_attached_away_from_its_creator(w: World) -> bool:
+    """Expected reachable: an active session on a connection other than the one (or the
+    restart epoch) it was created on."""
+    for o in w.observed:
+        s = w.agent.session(o.sid)
+        if (
+            s is not None
+            and s.conn is not None
+            and o.attach is not None
+            and o.created_on != (w.restarts, s.conn)
+        ):
+            return True
+    return False
+
+
+@_w("W18", "state")
+def some_turn_without_override_opt_in(w: World) -> bool:
+    """Expected reachable: a turn of a session whose creation did not ask for override."""
+    return any(o.turns and requested_mode(root(w, o)) is not Mode.OVERRIDE for o in w.observed)
+
+
+# the witness that makes each property non-vacuous: without it, nothing the property judges
+# happened within the bound (``premise``; the reports say "holds (vacuous: ...)")
+PREMISES: dict[str, tuple[str, str]] = {
+    "P1": ("W12", "no turn of a prompted session after load or resume"),
+    "P2": ("W13", "no session with turns on two attachments"),
+    "P3": ("W12", "no turn of a prompted session after load or resume"),
+    "P4": ("W14", "no turn of a forked session"),
+    "P5": ("W1", "no turn of a session created with a prompt in append mode"),
+    "P6": ("W15", "no new, load, resume or fork answered with an error"),
+    "P7": ("W16", "no turn of a session created without a prompt"),
+    "P8": ("W18", "no turn of a session created without override"),
+    "P9": ("W17", "no session attached away from the connection that created it"),
+}
+
+
+def vacuous(rid: str, reached: set[str] | frozenset[str]) -> str | None:
+    """Why ``rid`` holds vacuously given the witnesses ``reached`` (None: it does not)."""
+    premise = PREMISES.get(rid)
+    if premise is None or premise[0] in reached:
+        return None
+    return f"{premise[1]} within the bound"
+
+
+# ---- decision points: where an open choice of a revision changes what the agent does ------
+#
+# A step reaches the decision point of an agent choice (``model.population``) when the rows
+# that choice adds or swaps could answer it: its request re-opens (load, resume, fork) an
+# existing session and satisfies those rows' guards (or, for T11, carries an empty array on
+# any method). Each is a superset of where the choice's rows are selected, so a search that
+# never reaches it would have taken the same steps under every value of the choice
+# (``simulations.engines.population`` relies on that to share one search between members).
+
+DECISIONS: dict[str, Witness] = {}
+_REOPEN = ("session_load", "session_resume", "session_fork")
+# what the agent refuses before it looks at whether a re-sent prompt differs (T9, T10)
+_REFUSED_FIRST = ("has_non_text_block", "mode_not_advertised", "request_exceeds_size_limit")
+
+
+def _decision(choice: str) -> Callable[[Callable[[Ctx], bool]], Callable[[Ctx], bool]]:
+    def deco(fn: Callable[[Ctx], bool]) -> Callable[[Ctx], bool]:
+        def reached(step: Step) -> bool:
+            return fn(Ctx(step.before, step.request, target=step.request.sid))
+
+        reached.__doc__ = fn.__doc__
+        reached.__name__ = reached.__qualname__ = fn.__name__
+        reached.__module__ = fn.__module__
+        DECISIONS[choice] = Witness(f"D:{choice}", fn.__name__, "step", reached)
+        return fn
+
+    return deco
+
+
+def _reopens(c: Ctx) -> bool:
+    return c.req.method in _REOPEN and c.world.agent.session(c.req.sid) is not None
+
+
+@_decision("on_omit")
+def reopen_without_prompt(c: Ctx) -> bool:
+    """Reached: a session reopened without systemPrompt where the capability is advertised."""
+    return _reopens(c) and GUARDS["carries_no_prompt"](c) and GUARDS["prompt_capability_here"](c)
+
+
+@_decision("on_differ")
+def reopen_with_other_prompt(c: Ctx) -> bool:
+    """Reached: a session reopened with a prompt other than the stored one (capability on)."""
+    return (
+        _reopens(c)
+        and GUARDS["carries_prompt"](c)
+        and GUARDS["prompt_capability_here"](c)
+        and not any(GUARDS[g](c) for g in _REFUSED_FIRST)
+        and GUARDS["prompt_differs_from_stored"](c)
+    )
+
+
+@_decision("on_empty")
+def empty_content_array(c: Ctx) -> bool:
+    """Reached: a request whose systemPrompt has an empty content array."""
+    return c.req.system_prompt is not None and len(c.req.system_prompt) == 0
+
+
+@_decision("without_capability")
+def reopen_prompted_without_capability(c: Ctx) -> bool:
+    """Reached: a session stored with a prompt reopened where systemPrompt is not advertised."""
+    return (
+        _reopens(c)
+        and not GUARDS["prompt_capability_here"](c)
+        and GUARDS["session_has_stored_prompt"](c)
     )

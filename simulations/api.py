@@ -39,6 +39,7 @@ from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from model.types import Request
+from model.witnesses import WITNESSES, vacuous
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain, profile_domain
 from simulations.engines.exploration import Exploration, Progress
@@ -480,6 +481,9 @@ def render(result: CheckResult) -> str:
         r = REQUIREMENTS[rid]
         how = CHECKS[rid].name if verdict != NA else _na_reason(rid, result.revision)
         mark = "✗ " if verdict == VIOLATED else "  "
+        why = vacuous(rid, result.witnesses) if verdict == HOLDS else None
+        if why is not None:
+            how += f"  (vacuous: {why})"
         lines.append(f"{rid:4s} {r.keyword.value:16s} {mark}{verdict:7s} {how}")
     for rid, trace in result.counterexamples.items():
         r = REQUIREMENTS[rid]
@@ -536,6 +540,12 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "shrunk": result.shrunk,
         "budget": result.budget,
         "witnesses": sorted(result.witnesses),
+        "witnesses_missed": sorted(set(WITNESSES) - result.witnesses, key=lambda w: int(w[1:])),
+        "vacuous": {
+            rid: why
+            for rid, v in result.verdicts.items()
+            if v == HOLDS and (why := vacuous(rid, result.witnesses)) is not None
+        },
         "seconds": round(result.seconds, 3),
         "complete": result.complete,
     }

@@ -40,9 +40,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from model.amend import AmendmentError, load_amendment
+from model.amend import Amendment, AmendmentError, load_amendment
 from model.files import shown
 from model.invariants import NOT_CHECKED
+from model.population import population_of
 from model.profiles import ProfileError, load_client, load_profile, pair
 from model.revisions import REVISIONS, resolve
 from model.spec import REQUIREMENTS, Family
@@ -80,6 +81,13 @@ from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import estimate, warning
 from simulations.engines.trace import render_steps, replay
+from simulations.outputs.population import (
+    amendment_report,
+    check_population,
+    population_json,
+    render_population,
+    rule_checks,
+)
 
 if TYPE_CHECKING:
     from simulations.live.conform import Interrupt
@@ -178,7 +186,17 @@ def parser() -> argparse.ArgumentParser:
         "restart may bring another (default: same with --profile, which describes one build; "
         "else any)",
     )
-    c.add_argument("--strict", action="store_true", help="a violated P id also exits 1")
+    c.add_argument(
+        "--strict",
+        action="store_true",
+        help="a violated P id (with a population: a P id some pair loses) also exits 1",
+    )
+    c.add_argument(
+        "--reference",
+        action="store_true",
+        help="a revision that leaves choices open (v1-stable) is checked over every agent and "
+        "client it allows; this checks its reference build alone",
+    )
     c.add_argument("--json", action="store_true")
 
     e = sub.add_parser("explore", help="write the reachable-state graph, pictures and coverage")
@@ -801,6 +819,8 @@ def _main(argv: Sequence[str] | None) -> int:
             except AmendmentError as e:
                 raise UsageError(f"argument --amend: {e}") from None
         restarts = args.restarts or restarts_default(profile)
+        if _population_run(args, profile, amendment):
+            return _run_population(args, amendment, restarts)
         line = None
         if args.engine == "bfs":
             rev = amendment.base if amendment else profile.revision if profile else args.revision
@@ -863,6 +883,82 @@ def _main(argv: Sequence[str] | None) -> int:
     if not result.complete:
         return INTERRUPTED
     return result.exit_code(args.strict)
+
+
+def _population_run(args: argparse.Namespace, profile: object, amendment: object) -> bool:
+    """A revision that leaves choices open, checked as a revision: over its population."""
+    if args.reference or args.engine != "bfs" or profile is not None or args.mutant:
+        return False
+    if amendment is not None:
+        return True
+    return population_of(revision_for(args.revision, None)).build is not None
+
+
+class _PopulationLine:
+    """Progress of a population check on stderr: searches done, shared, left, ETA."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, searched: int, shared: int, total: int, seconds: float) -> None:
+        left = total - searched - shared
+        rate = seconds / searched if searched else 0.0
+        eta = f"~{left * rate:,.0f}s left at most (estimate)" if searched else "ETA unknown"
+        sys.stderr.write(
+            f"\rpopulation: {searched} searches, {shared} shared, {left} of {total} left  "
+            f"{seconds:.1f}s  {eta}  (Ctrl-C stops and keeps what was found)\x1b[K"
+        )
+        sys.stderr.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def _run_population(args: argparse.Namespace, amendment: Amendment | None, restarts: str) -> int:
+    revision = amendment.base if amendment is not None else revision_for(args.revision, None)
+    bound = bound_for(args.bound, revision, restarts)
+    _announce(args, bound)
+    line = None
+    if not args.quiet and (args.progress or sys.stderr.isatty()):
+        line = _PopulationLine()
+    run = partial(
+        check_population,
+        revision,
+        bound,
+        restarts,
+        workers=args.workers,
+        symmetry=not args.no_symmetry,
+        progress=line,
+    )
+    if amendment is None:
+        result = run()
+        if line is not None:
+            line.done()
+        print(
+            json.dumps(population_json(result), indent=2)
+            if args.json
+            else render_population(result)
+        )
+        return result.exit_code(args.strict) if result.judged.complete else INTERRUPTED
+    rules = rule_checks(amendment)
+    base = run(extra=rules)
+    amended = run(
+        population=amendment.population(),
+        title=f"amendment {amendment.name} of {revision}",
+        extra=rules,
+    )
+    if line is not None:
+        line.done()
+    report = amendment_report(amendment, base, amended)
+    if args.json:
+        print(json.dumps(report.json(), indent=2))
+    else:
+        print(render_population(amended) + "\n" + report.render())
+    if not (base.judged.complete and amended.judged.complete):
+        return INTERRUPTED
+    return 0 if report.kept else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

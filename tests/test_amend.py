@@ -1,4 +1,5 @@
-"""Spec amendments as data: every shipped one keeps its claims, a bad one gets one line."""
+"""Spec amendments as data: every shipped one keeps its claims over every agent and client
+the amended text allows; a bad one gets one line."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from model.amend import AMENDMENTS, EDITS, AmendmentError, load_amendment
-from model.revisions import REVISIONS, envelope_tables
-from simulations.api import CheckResult, check, keeps_promise, verdict_diff
+from model.amend import AMENDABLE, AMENDMENTS, AmendmentError, load_amendment
+from model.population import CHOICES
+from model.revisions import REVISIONS
+from simulations.api import CheckResult, bound_for, check
 from simulations.cli import main
+from simulations.engines.population import HELD_BY_ALL
+from simulations.outputs.population import P_IDS, check_population, rule_checks
 
 # a question another such module or a notebook explored is answered from the run's share
 pytestmark = pytest.mark.usefixtures("shared_explorations")
@@ -38,27 +42,29 @@ def test_five_amendments_ship_smallest_first() -> None:
 
 
 @pytest.mark.parametrize("name", list(AMENDMENTS))
-def test_each_shipped_amendment_fixes_what_it_names_and_breaks_nothing(
+def test_each_shipped_amendment_keeps_its_claims_for_every_pair_it_allows(
     base: CheckResult, name: str
 ) -> None:
+    """Each claimed P id holds for every agent × client the amended text allows (small
+    bound), each is a real gap of v1-stable's reference build, and each added rule holds for
+    every member the amended text allows."""
     a = AMENDMENTS[name]
-    amended = check(amendment=a, workers=2)
-    diff = verdict_diff(base, amended)
-    fixed = {c.rid for c in diff if c.before == "violated" and c.after == "holds"}
-    assert set(a.fixes) <= fixed, (name, diff)
-    assert [c.rid for c in diff if c.after == "violated"] == [], name
-    assert all(base.verdicts[p] == "violated" for p in a.fixes)  # a claim about a real gap
-    assert keeps_promise(a, diff)
-    # every disappearing counterexample is the base's own
-    assert all(c.trace == base.counterexamples[c.rid] for c in diff if c.before == "violated")
+    b = bound_for("small", "v1-stable", "any")
+    pc = check_population("v1-stable", b, "any", a.population(), workers=2, extra=rule_checks(a))
+    j = pc.judged
+    assert j.complete
+    for p in a.fixes:
+        assert j.verdict(p) == HELD_BY_ALL, (name, p, [dict(x) for x, _ in j.losing(p)])
+        assert base.verdicts[p] == "violated"  # a claim about a real gap
+    assert j.rules_broken() == {}, name
 
 
-def test_the_combined_amendment_leaves_only_p9(base: CheckResult) -> None:
-    amended = check(amendment=AMENDMENTS["stable-prompt"], workers=2)
-    stated = REVISIONS["v1-stable"]
-    assert [r for r, v in amended.verdicts.items() if v == "violated" and r[0] == "P"] == ["P9"]
-    assert amended.verdicts["T6"] == "violated"  # the client may still omit: agents keep
-    assert stated.states("T6")
+def test_the_combined_amendment_leaves_only_p9() -> None:
+    a = AMENDMENTS["stable-prompt"]
+    b = bound_for("small", "v1-stable", "any")
+    j = check_population("v1-stable", b, "any", a.population(), extra=rule_checks(a)).judged
+    assert [p for p in P_IDS if j.verdict(p) != HELD_BY_ALL] == ["P9"]
+    assert len(j.outcomes) == 6  # on_empty × client_resends are still open
 
 
 def test_a_claim_the_amendment_does_not_keep_exits_1(
@@ -66,45 +72,57 @@ def test_a_claim_the_amendment_does_not_keep_exits_1(
 ) -> None:
     f = tmp_path / "overclaims.toml"
     f.write_text(
-        'name = "overclaims"\nbase = "v1-stable"\nfixes = ["P9"]\n[edits]\non_differ = "keep"\n',
+        'name = "overclaims"\nbase = "v1-stable"\nfixes = ["P4"]\n[must]\non_differ = "keep"\n',
         encoding="utf-8",
     )
-    code = main(["check", "--amend", str(f), "--bound", "small", "--quiet", "--json"])
+    code = main(["check", "--amend", str(f), "--bound", "tiny", "--quiet", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 1 and data["keeps_claims"] is False
-    assert data["amendment"]["edits"] == {"on_differ": "keep"}
-    changed = {d["id"]: (d["before"], d["after"]) for d in data["diff"]}
-    assert changed["P8"] == ("violated", "holds") and "P9" not in changed
-    assert all(d["counterexample"] for d in data["diff"] if d["before"] == "violated")
+    assert data["amendment"]["must"] == {"on_differ": ["keep"]}
+    assert data["claims"]["P4"] and all(
+        c["choices"].get("on_omit") == "default" for c in data["claims"]["P4"]
+    )
+    assert data["amended"]["population"]["pairs"] == 24
 
 
-def test_text_output_shows_the_diff_and_the_sentence(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["check", "--amend", "agent-rejects-differing-prompt", "--bound", "small"])
+def test_text_output_shows_the_verdicts_and_the_sentence(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["check", "--amend", "agent-rejects-differing-prompt", "--bound", "tiny"])
     out = capsys.readouterr().out
-    assert code == 0
-    assert "amendment agent-rejects-differing-prompt of v1-stable" in out
-    assert "verdict diff: amendment agent-rejects-differing-prompt against v1-stable" in out
-    assert "P8   violated → holds  its" in out and "counterexample disappears" in out
+    assert code == 0, out
+    assert "amendment agent-rejects-differing-prompt of v1-stable as a population" in out
     assert AMENDMENTS["agent-rejects-differing-prompt"].sentence in out
-    assert "claims to fix P5, P7, P8: kept" in out
+    assert "rule X1 (on_differ MUST be reject): broken by 48 of 72 pairs of v1-stable" in out
+    assert "claims P5, P7, P8: kept" in out
+
+
+def test_reference_and_amend_diff_the_reference_builds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["check", "--amend", "agent-keeps-stored-prompt", "--reference", "--bound", "tiny"])
+    out = capsys.readouterr().out
+    assert "verdict diff: amendment agent-keeps-stored-prompt against v1-stable" in out
+    assert code in (0, 1)
 
 
 BAD = {
     "typo.toml": (
-        'name="x"\nbase="v1-stable"\n[edits]\non_diff="reject"\n',
+        'name="x"\nbase="v1-stable"\n[must]\non_diff="reject"\n',
         "did you mean 'on_differ'",
     ),
-    "value.toml": ('name="x"\nbase="v1-stable"\n[edits]\non_differ="rejct"\n', "edits.on_differ"),
-    "nobase.toml": ('name="x"\n[edits]\non_differ="reject"\n', "base: missing"),
-    "rfd.toml": ('name="x"\nbase="rfd-final"\n[edits]\non_differ="reject"\n', "base: 'rfd-final'"),
+    "value.toml": ('name="x"\nbase="v1-stable"\n[must]\non_differ="rejct"\n', "must.on_differ"),
+    "nobase.toml": ('name="x"\n[must]\non_differ="reject"\n', "base: missing"),
+    "rfd.toml": ('name="x"\nbase="rfd-final"\n[must]\non_differ="reject"\n', "base: 'rfd-final'"),
     "empty.toml": ("", "empty"),
-    "noedits.toml": ('name="x"\nbase="v1-stable"\n', "edits: missing"),
-    "same.toml": ('name="x"\nbase="v1-stable"\n[edits]\non_differ="apply"\n', "no change"),
+    "noedits.toml": ('name="x"\nbase="v1-stable"\n', "no edit"),
+    "same.toml": ('name="x"\nbase="v1-stable"\n[reference]\non_differ="apply"\n', "no change"),
+    "old.toml": ('name="x"\nbase="v1-stable"\n[edits]\non_differ="keep"\n', "format changed"),
     "fixes.toml": (
-        'name="x"\nbase="v1-stable"\nfixes=["T6"]\n[edits]\non_differ="keep"\n',
+        'name="x"\nbase="v1-stable"\nfixes=["T6"]\n[must]\non_differ="keep"\n',
         "fixes",
     ),
-    "field.toml": ('name="x"\nbase="v1-stable"\nfix=["P1"]\n[edits]\non_differ="keep"\n', "fix"),
+    "field.toml": ('name="x"\nbase="v1-stable"\nfix=["P1"]\n[must]\non_differ="keep"\n', "fix"),
     "broken.toml": ('name="x\n', "not valid TOML"),
 }
 
@@ -135,17 +153,22 @@ def test_unknown_name_and_conflicting_arguments(capsys: pytest.CaptureFixture[st
     assert "on its own" in capsys.readouterr().err
 
 
-def test_every_edit_value_builds_tables_that_differ_from_the_base() -> None:
-    reference = envelope_tables()
-    for edit, (allowed, chosen, _) in EDITS.items():
-        assert chosen in allowed
-        for value in allowed:
-            tables = envelope_tables(**{edit: value})
-            assert (tables == reference) == (value == chosen), (edit, value)
+def test_every_choice_value_builds_tables_that_differ_from_the_reference() -> None:
+    pop = AMENDABLE["v1-stable"]
+    reference = pop.tables(pop.reference_member)
+    assert reference == REVISIONS["v1-stable"].tables
+    for name, chosen in pop.reference:
+        assert chosen in CHOICES[name].values
+        for value in CHOICES[name].values:
+            member = tuple((k, value if k == name else v) for k, v in pop.reference)
+            assert (pop.tables(member) == reference) == (value == chosen), (name, value)
 
 
 def test_list_json_names_the_amendments(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [a["name"] for a in data["amendments"]] == list(AMENDMENTS)
-    assert all(a["base"] == "v1-stable" and a["edits"] for a in data["amendments"])
+    assert all(
+        a["base"] == "v1-stable" and (a["must"] or a["rules"] or a["reference"])
+        for a in data["amendments"]
+    )

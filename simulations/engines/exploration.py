@@ -255,4 +255,8 @@ class Exploration:
 
 
 def id_order(rid: str) -> tuple[int, int]:
-    return ("RSPTA".index(rid[0]), int(rid[1:]))
+    """R, S, P, T, A ids in that order, then the ids an amendment adds (``X1``)."""
+    if rid[0] in "RSPTA" and rid[1:].isdigit():
+        return ("RSPTA".index(rid[0]), int(rid[1:]))
+    digits = "".join(ch for ch in rid if ch.isdigit())
+    return (5, int(digits or 0))

@@ -1,0 +1,351 @@
+"""Judge every agent × client a revision allows, each searched exhaustively within a bound.
+
+Scope
+    ``judge(population, bound)`` explores every member of a ``model.population.Population``
+    (one agent build and one client per combination of the open choices) under ``bound``,
+    scope by scope, and keeps per member each id's shortest counterexample. A property is
+    then **held by every pair**, **lost by some** (with the choices that lose it) or **lost by
+    all**; ``losing`` names the smallest combinations of choice values under which every
+    member loses it (each with a shortest counterexample).
+
+Abstractions
+    Sharing searches. Members differ only where a choice's rows answer a request. Each
+    search also records the decision points of the population's agent choices
+    (``model.witnesses.DECISIONS``: steps where that choice's rows could be selected). If
+    member ``m0``'s search of a scope never reached the decision point of choice ``c``, every
+    step it took is answered the same whatever ``c``'s value: the members that differ from
+    ``m0`` only in such choices have the same search of that scope, and its result is reused
+    (``Outcome.shared``). Client choices are never shared this way (a client's choice is a
+    guard on every re-opening it sends). ``tests/test_population.py`` compares shared and
+    unshared results member by member.
+
+    Members are taken in levels (how many choices depart from the reference build); the
+    searches of one level run in ``workers`` forked processes and may reuse any search of a
+    lower level. Ctrl-C keeps what finished (``complete=False``).
+
+Source
+    Ours: the small-scope hypothesis over a spec's permitted implementations, as Alloy
+    checks an assertion for every instance a model allows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from model.invariants import Check
+from model.population import CHOICES, Member, Population
+from model.spec import REQUIREMENTS, Family
+from model.witnesses import DECISIONS, WITNESSES
+from simulations.engines.bounds import Bound
+from simulations.engines.explore import explore
+from simulations.engines.trace import Trace
+
+__all__ = ["HELD_BY_ALL", "LOST_BY_ALL", "LOST_BY_SOME", "Judged", "Outcome", "judge"]
+
+HELD_BY_ALL, LOST_BY_SOME, LOST_BY_ALL = "holds for every pair", "lost by some", "lost by all"
+
+
+@dataclass(frozen=True)
+class Found:
+    """One scope's search of one member (what crosses a process boundary)."""
+
+    lengths: dict[str, int]  # id → shortest counterexample length in this scope
+    traces: dict[str, Trace]
+    witnesses: frozenset[str]
+    states: int
+    seconds: float
+    complete: bool = True
+
+
+@dataclass
+class Outcome:
+    """One member's verdicts over the whole bound."""
+
+    member: Member
+    lengths: dict[str, int] = field(default_factory=dict)  # id → shortest, over the scopes
+    traces: dict[str, Trace] = field(default_factory=dict)
+    witnesses: set[str] = field(default_factory=set)
+    states: int = 0
+    searched: int = 0  # scopes searched for it
+    shared: int = 0  # scopes whose search it shares with another member
+    complete: bool = True
+
+    def add(self, found: Found, shared: bool = False) -> None:
+        for rid, n in found.lengths.items():
+            if rid not in self.lengths or n < self.lengths[rid]:
+                self.lengths[rid], self.traces[rid] = n, found.traces[rid]
+        self.witnesses |= found.witnesses
+        self.states += found.states
+        self.complete &= found.complete
+        if shared:
+            self.shared += 1
+        else:
+            self.searched += 1
+
+    def lost(self, rid: str) -> bool:
+        return rid in self.lengths
+
+
+@dataclass
+class Judged:
+    population: Population
+    bound: Bound
+    ids: tuple[str, ...]
+    outcomes: list[Outcome]
+    searches: int
+    shared: int
+    seconds: float
+    complete: bool = True
+
+    def verdict(self, rid: str) -> str:
+        lost = sum(o.lost(rid) for o in self.outcomes)
+        if lost == 0:
+            return HELD_BY_ALL
+        return LOST_BY_ALL if lost == len(self.outcomes) else LOST_BY_SOME
+
+    def witnesses(self) -> set[str]:
+        """Every witness some member's search reached."""
+        return set().union(*(o.witnesses for o in self.outcomes))
+
+    def losers(self, rid: str) -> list[Outcome]:
+        return [o for o in self.outcomes if o.lost(rid)]
+
+    def reference(self) -> Outcome:
+        ref = self.population.reference_member
+        return next(o for o in self.outcomes if o.member == ref)
+
+    def losing(self, rid: str) -> list[tuple[Member, Outcome]]:
+        """The smallest partial combinations of choice values under which every member loses
+        ``rid`` and that together cover every member that loses it, each with the member
+        of the shortest counterexample it covers. ``()`` when every member loses it."""
+        lost = {o.member for o in self.losers(rid)}
+        members = [o.member for o in self.outcomes]
+        by_member = {o.member: o for o in self.outcomes}
+        ref = self.population.reference_member
+
+        def departures(m: Member) -> int:
+            return sum(a != b for a, b in zip(m, ref, strict=True))
+
+        out = []
+        for p in _implicants(members, lost):
+            covered = [by_member[m] for m in members if m in lost and _matches(m, p)]
+            # the shortest; among those the member closest to the reference build, so the
+            # counterexample shows the pattern's choices at work and no others
+            best = min(
+                covered,
+                key=lambda o: (o.lengths[rid], departures(o.member), members.index(o.member)),
+            )
+            out.append((p, best))
+        return out
+
+    def rules_broken(self) -> dict[str, list[Member]]:
+        """Rules (not P, not advisory) some member breaks: the population is meant to be
+        conforming, so any entry is a fault of the model, not of a member."""
+        out: dict[str, list[Member]] = {}
+        for o in self.outcomes:
+            for rid in o.lengths:
+                r = REQUIREMENTS.get(rid)  # None: a rule an amendment adds
+                if r is None or (r.family is not Family.P and not r.is_advisory):
+                    out.setdefault(rid, []).append(o.member)
+        return out
+
+
+def _matches(m: Member, pattern: Member) -> bool:
+    values = dict(m)
+    return all(values[k] == v for k, v in pattern)
+
+
+def _implicants(members: list[Member], lost: set[Member]) -> list[Member]:
+    """Prime implicants of ``lost`` over ``members`` (partial assignments all of whose
+    members are lost, none more general), greedily chosen to cover ``lost``: fewest
+    assignments first, then the order of the choices."""
+    if not lost or len(lost) == len(members):
+        return [()] if lost else []
+    names = [k for k, _ in members[0]]
+    values = {k: sorted({dict(m)[k] for m in members}, key=CHOICES[k].values.index) for k in names}
+    losing: list[Member] = []
+    for size in range(1, len(names) + 1):
+        for keys in itertools.combinations(names, size):
+            for vals in itertools.product(*(values[k] for k in keys)):
+                p = tuple(zip(keys, vals, strict=True))
+                if any(set(q) <= set(p) for q in losing):
+                    continue  # a more general pattern already loses
+                matching = [m for m in members if _matches(m, p)]
+                if matching and all(m in lost for m in matching):
+                    losing.append(p)
+    chosen: list[Member] = []
+    left = set(lost)
+    while left:
+        best = max(losing, key=lambda p: (sum(_matches(m, p) for m in left), -len(p)))
+        chosen.append(best)
+        left = {m for m in left if not _matches(m, best)}
+    return sorted(chosen, key=lambda p: (len(p), [names.index(k) for k, _ in p]))
+
+
+# ---- the searches ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    member: Member
+    scope: int
+
+
+_STATE: dict[str, Any] = {}  # what forked workers inherit: population, bound, checks
+
+
+def _search(job: _Job) -> Found:
+    pop: Population = _STATE["population"]
+    bound: Bound = _STATE["bound"]
+    one = replace(bound, scopes=(bound.scopes[job.scope],), envelope=())
+    ex = explore(
+        pop.tables(job.member),
+        one,
+        checks=_STATE["checks"],
+        witnesses=_STATE["witnesses"],
+        keep="verdicts",
+        symmetry=_STATE["symmetry"],
+    )
+    lengths = {rid: ex.length(rid) for rid in ex.violated}
+    return Found(
+        lengths,
+        {rid: ex.trace(rid) for rid in lengths},
+        frozenset(ex.witness_at),
+        ex.states,
+        ex.seconds,
+        ex.complete,
+    )
+
+
+def _quiet_worker() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C ends
+
+
+def _reusable(member: Member, scope: int, done: dict[tuple[Member, int], Found]) -> Found | None:
+    """A finished search of ``scope`` by a member that differs from ``member`` only in agent
+    choices whose decision point that search never reached."""
+    for (other, s), found in done.items():
+        if s != scope or not found.complete:
+            continue
+        differ = [k for (k, a), (_, b) in zip(member, other, strict=True) if a != b]
+        if all(
+            CHOICES[k].who == "agent" and k in DECISIONS and DECISIONS[k].wid not in found.witnesses
+            for k in differ
+        ):
+            return found
+    return None
+
+
+Progress = Callable[[int, int, int, float], None]  # searched, shared, total, seconds
+
+
+def judge(
+    population: Population,
+    bound: Bound,
+    checks: list[Check],
+    workers: int = 1,
+    symmetry: bool = True,
+    progress: Progress | None = None,
+    share: bool = True,
+) -> Judged:
+    """Every member of ``population`` searched within ``bound`` (module docstring).
+
+    ``share=False`` searches every member and scope anew (the reference the sharing is
+    tested against)."""
+    t0 = time.perf_counter()
+    members = population.members()
+    decisions = [DECISIONS[c.name] for c in population.choices if c.name in DECISIONS]
+    _STATE.update(
+        population=population,
+        bound=bound,
+        checks=checks,
+        witnesses=[*WITNESSES.values(), *decisions],
+        symmetry=symmetry,
+    )
+    ref = population.reference_member
+
+    def level(m: Member) -> int:
+        return sum(a != b for (_, a), (_, b) in zip(m, ref, strict=True))
+
+    scopes = range(len(bound.scopes))
+    done: dict[tuple[Member, int], Found] = {}
+    parts: dict[tuple[Member, int], tuple[Found, bool]] = {}
+    searches = shared = 0
+    total = len(members) * len(scopes)
+    complete = True
+    pool = None
+    if workers > 1 and "fork" in mp.get_all_start_methods():
+        pool = ProcessPoolExecutor(
+            workers, mp_context=mp.get_context("fork"), initializer=_quiet_worker
+        )
+    try:
+        for _, group in itertools.groupby(sorted(members, key=level), key=level):
+            jobs: list[_Job] = []
+            for m in group:
+                for s in scopes:
+                    found = _reusable(m, s, done) if share else None
+                    if found is not None:
+                        parts[m, s] = (found, True)
+                        shared += 1
+                    else:
+                        jobs.append(_Job(m, s))
+            for job, found in _run(jobs, pool):
+                done[job.member, job.scope] = found
+                parts[job.member, job.scope] = (found, False)
+                searches += 1
+                if progress is not None:
+                    progress(searches, shared, total, time.perf_counter() - t0)
+    except KeyboardInterrupt:
+        complete = False
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    kept = []
+    for m in members:  # scopes in order: a tie keeps the first scope's counterexample
+        o = Outcome(m)
+        for s in scopes:
+            if (m, s) in parts:
+                o.add(*parts[m, s])
+            else:
+                o.complete = False
+        kept.append(o)
+    complete = complete and all(o.complete for o in kept)
+    return Judged(
+        population,
+        bound,
+        tuple(c.rid for c in checks),
+        kept,
+        searches,
+        shared,
+        time.perf_counter() - t0,
+        complete,
+    )
+
+
+def _run(jobs: list[_Job], pool: ProcessPoolExecutor | None) -> Iterable[tuple[_Job, Found]]:
+    """Each job's search, as it finishes (in order when run here)."""
+    if pool is None:
+        for job in jobs:
+            yield job, _search(job)
+        return
+    pending: dict[Future[Found], _Job] = {pool.submit(_search, j): j for j in jobs}
+    try:
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                yield pending.pop(f), f.result()
+    finally:
+        for f in pending:
+            f.cancel()
+
+
+def default_workers() -> int:
+    return min(4, os.cpu_count() or 1)

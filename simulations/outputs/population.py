@@ -1,0 +1,345 @@
+"""The population verdict of a revision: ``check --revision v1-stable`` as a spec author reads it.
+
+Scope
+    ``check_population`` judges every agent × client pair a revision (or an amended one)
+    allows (``simulations.engines.population.judge``) and ``render_population`` prints, per
+    property, whether it holds for every pair, is lost by some (with the choice values that
+    lose it and a shortest counterexample for each) or is lost by all. ``population_json``
+    is the same as data. The reference build alone is still ``check --reference``.
+
+Abstractions
+    The revision's rules (R, S, T ids) judge one build, not a population: a member takes
+    only values the text allows, so it keeps them by construction (a test checks it on the
+    small bound). The rules an amendment adds are judged on every member of the base and of
+    the amended population: a member of the amended one that breaks its rule is a fault of
+    the model and fails the run.
+
+Source
+    Ours (see ``model.population``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from model.amend import Amendment
+from model.invariants import CHECKS, Check
+from model.population import (
+    CHOICES,
+    Member,
+    Population,
+    describe,
+    population_of,
+    rule_check,
+)
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS
+from model.witnesses import WITNESSES, vacuous
+from simulations.engines.bounds import Bound
+from simulations.engines.exploration import id_order
+from simulations.engines.population import (
+    HELD_BY_ALL,
+    LOST_BY_ALL,
+    Judged,
+    Outcome,
+    judge,
+)
+from simulations.engines.trace import render_steps
+
+P_IDS = tuple(f"P{i}" for i in range(1, 10))
+
+
+@dataclass
+class PopulationCheck:
+    revision: str
+    judged: Judged
+    restarts: str
+    title: str = ""  # what was judged ("v1-stable", "amendment X of v1-stable")
+
+    @property
+    def population(self) -> Population:
+        return self.judged.population
+
+    def exit_code(self, strict: bool) -> int:
+        if self.judged.rules_broken():
+            return 1
+        if strict and any(self.judged.verdict(p) != HELD_BY_ALL for p in P_IDS):
+            return 1
+        return 0
+
+
+def check_population(
+    revision: str,
+    bound: Bound,
+    restarts: str,
+    population: Population | None = None,
+    workers: int = 1,
+    symmetry: bool = True,
+    progress: Any = None,
+    title: str = "",
+    extra: list[Check] | None = None,
+) -> PopulationCheck:
+    """Every pair of ``population`` (default: the revision's) judged within ``bound`` on the
+    P ids, plus ``extra`` checks (the rules an amendment adds). The revision's own rules are
+    not judged per member: a member takes only values the text allows, so it keeps them by
+    construction (``tests/test_population.py`` checks that on the small bound)."""
+    pop = population or population_of(revision)
+    checks = [*(CHECKS[rid] for rid in P_IDS), *(extra or [])]
+    judged = judge(pop, bound, checks, workers, symmetry, progress=progress)
+    return PopulationCheck(revision, judged, restarts, title or revision)
+
+
+def _pattern(p: Member) -> str:
+    return describe(p) if p else "every member"
+
+
+def _cites(p: Member) -> str:
+    return ", ".join(f"{k}={v} ({CHOICES[k].leaves_open})" for k, v in p)
+
+
+def header(pc: PopulationCheck) -> str:
+    j, pop = pc.judged, pc.population
+    done = "" if j.complete else "  INTERRUPTED: partial"
+    return (
+        f"acp-sysprompt check: {pc.title} as a population  engine=bfs  bound={j.bound.name} "
+        f"({'+'.join(s.name for s in j.bound.scopes)})  {len(j.outcomes)} pairs "
+        f"({pop.agents()} agents × {pop.clients()} clients)  {j.searches} searches + "
+        f"{j.shared} shared  restarts={pc.restarts}  {j.seconds:.1f}s{done}"
+    )
+
+
+def render_population(pc: PopulationCheck, steps: bool = True) -> str:
+    j, pop = pc.judged, pc.population
+    lines = [
+        header(pc),
+        "every pair: one agent and one client the text allows; holds = no violation within "
+        "the bound for that pair",
+        "",
+        "choices the text leaves open (the reference build's value first):",
+    ]
+    for c in pop.choices:
+        allowed = dict(pop.allowed)[c.name]
+        first = dict(pop.reference)[c.name]
+        values = [first, *(v for v in allowed if v != first)]
+        lines.append(
+            f"  {c.name:19s} {c.leaves_open:7s} {c.who:6s} {' | '.join(values):24s} {c.what}"
+        )
+    lines += ["", f"{'id':4s} {'verdict':22s} lost where (shortest counterexample)"]
+    ref = j.reference()
+    for rid in P_IDS:
+        v = j.verdict(rid)
+        n = len(j.losers(rid))
+        if v == HELD_BY_ALL:
+            why = vacuous(rid, j.witnesses())
+            lines.append(f"{rid:4s} {v}" + (f" (vacuous: {why})" if why else ""))
+            continue
+        label = v if v == LOST_BY_ALL else f"{v} ({n} of {len(j.outcomes)})"
+        where = "; ".join(f"{_pattern(p)} ({o.lengths[rid]} steps)" for p, o in j.losing(rid))
+        lines.append(f"{rid:4s} ✗ {label:20s} {where}")
+    broken = j.rules_broken()
+    lines.append("")
+    if broken:
+        lines.append(
+            "MODEL FAULT: members break rules they are bound by: "
+            + "; ".join(f"{rid} ({len(ms)} members)" for rid, ms in broken.items())
+        )
+    lines.append(
+        f"rules ({REVISIONS[pc.revision].name}'s R, S, T ids) bind one build: every member "
+        "keeps them by construction; the reference build's verdicts: check --reference"
+    )
+    lost_ref = [rid for rid in P_IDS if ref.lost(rid)]
+    lines.append(
+        f"the reference build ({describe(ref.member)}) loses {', '.join(lost_ref) or 'nothing'}"
+    )
+    if steps:
+        tables_of = pop.tables
+        states = REVISIONS[pc.revision].states
+        for rid in P_IDS:
+            for p, o in j.losing(rid):
+                r = REQUIREMENTS[rid]
+                lines += [
+                    "",
+                    f"{rid} lost where {_cites(p) or 'every member'}: {o.lengths[rid]} steps "
+                    f"(member: {describe(o.member)})",
+                    f'  "{r.text}"',
+                    render_steps(o.traces[rid], tables_of(o.member), states),
+                ]
+    return "\n".join(lines)
+
+
+def population_json(pc: PopulationCheck) -> dict[str, Any]:
+    from simulations.engines.trace import trace_json
+
+    j, pop = pc.judged, pc.population
+    states = REVISIONS[pc.revision].states
+    return {
+        "revision": pc.revision,
+        "title": pc.title,
+        "population": {
+            "choices": [
+                {
+                    "name": c.name,
+                    "leaves_open": c.leaves_open,
+                    "who": c.who,
+                    "allowed": list(dict(pop.allowed)[c.name]),
+                    "reference": dict(pop.reference)[c.name],
+                }
+                for c in pop.choices
+            ],
+            "pairs": len(j.outcomes),
+            "agents": pop.agents(),
+            "clients": pop.clients(),
+        },
+        "bound": j.bound.name,
+        "scopes": [s.name for s in j.bound.scopes],
+        "restarts": pc.restarts,
+        "searches": j.searches,
+        "shared": j.shared,
+        "seconds": round(j.seconds, 3),
+        "complete": j.complete,
+        "properties": {
+            rid: {
+                "verdict": j.verdict(rid),
+                "vacuous": vacuous(rid, j.witnesses()),
+                "lost_by": len(j.losers(rid)),
+                "lost_where": [
+                    {
+                        "choices": dict(p),
+                        "member": dict(o.member),
+                        "length": o.lengths[rid],
+                        "counterexample": trace_json(o.traces[rid], pop.tables(o.member), states),
+                    }
+                    for p, o in j.losing(rid)
+                ],
+            }
+            for rid in P_IDS
+        },
+        "witnesses": sorted(j.witnesses() & set(WITNESSES), key=lambda w: int(w[1:])),
+        "witnesses_missed": sorted(set(WITNESSES) - j.witnesses(), key=lambda w: int(w[1:])),
+        "rules_broken": {rid: [dict(m) for m in ms] for rid, ms in j.rules_broken().items()},
+        "members": [
+            {
+                "choices": dict(o.member),
+                "lost": sorted((r for r in o.lengths if r in P_IDS), key=id_order),
+                "other_ids_violated": sorted(
+                    (r for r in o.lengths if r not in P_IDS), key=id_order
+                ),
+                "witnesses": sorted(o.witnesses),
+                "states": o.states,
+                "searched_scopes": o.searched,
+                "shared_scopes": o.shared,
+            }
+            for o in j.outcomes
+        ],
+    }
+
+
+@dataclass
+class AmendmentReport:
+    """An amendment judged as a spec edit: its base's population against the amended one."""
+
+    amendment: Amendment
+    base: PopulationCheck
+    amended: PopulationCheck
+
+    def claims(self) -> dict[str, list[tuple[Member, Outcome]]]:
+        """Each claimed P id → where the amended population still loses it (empty: holds)."""
+        j = self.amended.judged
+        return {
+            rid: j.losing(rid) if j.verdict(rid) != HELD_BY_ALL else []
+            for rid in self.amendment.fixes
+        }
+
+    def new_rules(self) -> dict[str, tuple[list[Member], list[Member]]]:
+        """Each added rule → (amended members that break it, base members that break it)."""
+        out = {}
+        for r in self.amendment.rules:
+            out[r.rid] = (
+                [o.member for o in self.amended.judged.outcomes if r.rid in o.lengths],
+                [o.member for o in self.base.judged.outcomes if r.rid in o.lengths],
+            )
+        return out
+
+    @property
+    def kept(self) -> bool:
+        """Every claim holds for every pair, and every added rule for every amended member."""
+        return not any(self.claims().values()) and not any(a for a, _ in self.new_rules().values())
+
+    def render(self) -> str:
+        a, b, m = self.amendment, self.base.judged, self.amended.judged
+        lines = [
+            "",
+            f"amendment {a.name} of {a.base}: judged over every pair each text allows",
+            f"  edits: {'; '.join(f'{k} = {v}' for k, v in a.edits)}",
+        ]
+        if a.sentence:
+            lines.append(f'  sentence: "{a.sentence}"')
+        lines.append(
+            f"  pairs: {len(b.outcomes)} allowed by {a.base}, {len(m.outcomes)} by the amended text"
+        )
+        for rid in P_IDS:
+            before, after = b.verdict(rid), m.verdict(rid)
+            nb, na = len(b.losers(rid)), len(m.losers(rid))
+            mark = "" if (before, nb) == (after, na) else "  ←"
+            lines.append(f"  {rid:4s} {before} ({nb}) → {after} ({na}){mark}")
+        for rid, (broken_amended, broken_base) in self.new_rules().items():
+            r = next(x for x in a.rules if x.rid == rid)
+            lines.append(
+                f"  rule {rid} ({r.choice} MUST be {r.value}): broken by {len(broken_base)} of "
+                f"{len(b.outcomes)} pairs of {a.base}, {len(broken_amended)} of the amended text's"
+            )
+        for rid, losing in self.claims().items():
+            if not losing:
+                lines.append(f"  claim {rid}: holds for every pair the amended text allows")
+                continue
+            for p, o in losing:
+                lines += [
+                    f"  claim {rid}: NOT kept: lost where {_cites(p) or 'every member'} — "
+                    f"{o.lengths[rid]} steps (member: {describe(o.member)}):",
+                    *(
+                        "    " + x
+                        for x in render_steps(
+                            o.traces[rid],
+                            self.amended.population.tables(o.member),
+                            REVISIONS[a.base].states,
+                        ).splitlines()
+                    ),
+                ]
+        claimed = ", ".join(a.fixes) or "nothing"
+        lines.append(f"  claims {claimed}: {'kept' if self.kept else 'NOT kept'}")
+        return "\n".join(lines)
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "amendment": self.amendment.describe(),
+            "base": population_json(self.base),
+            "amended": population_json(self.amended),
+            "claims": {
+                rid: [
+                    {"choices": dict(p), "member": dict(o.member), "length": o.lengths[rid]}
+                    for p, o in losing
+                ]
+                for rid, losing in self.claims().items()
+            },
+            "new_rules": {
+                rid: {
+                    "broken_by_amended": [dict(x) for x in am],
+                    "broken_by_base": [dict(x) for x in bm],
+                }
+                for rid, (am, bm) in self.new_rules().items()
+            },
+            "keeps_claims": self.kept,
+        }
+
+
+def amendment_report(
+    amendment: Amendment, base: PopulationCheck, amended: PopulationCheck
+) -> AmendmentReport:
+    return AmendmentReport(amendment, base, amended)
+
+
+def rule_checks(amendment: Amendment) -> list[Check]:
+    """The checks of the rules ``amendment`` adds (``model.population.rule_check``)."""
+    pop = amendment.population()
+    return [rule_check(r.rid, r.choice, r.value, pop) for r in amendment.rules]
