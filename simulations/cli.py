@@ -80,6 +80,7 @@ from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import estimate, warning
 from simulations.engines.trace import render_steps, replay
+from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 if TYPE_CHECKING:
     from simulations.live.conform import Interrupt
@@ -338,13 +339,13 @@ def _id(rid: str, revision: str) -> str:
         raise UsageError(
             f"argument --id: unknown requirement id {shown(rid)} (see docs/REQUIREMENTS.md)"
         )
-    if rid in NOT_CHECKED:
-        raise UsageError(f"argument --id: {rid} is not checked: {NOT_CHECKED[rid]}")
     if not resolve(revision).states(rid):  # its verdict is n/a: nothing to find or highlight
         raise UsageError(
             f"argument --id: {rid} is not a rule of {revision} "
             f"(`acp-sysprompt check --revision {revision}` lists its ids)"
         )
+    if rid in NOT_CHECKED:  # a reason true of the revisions that state it
+        raise UsageError(f"argument --id: {rid} is not checked: {NOT_CHECKED[rid]}")
     return rid
 
 
@@ -367,13 +368,14 @@ def _run_explore(args: argparse.Namespace) -> int:
         rules = [r for r in violated if REQUIREMENTS[r].family is not Family.P and not advisory(r)]
         rid = (rules or [r for r in violated if not advisory(r)] or violated)[0]
     path = ex.nodes_on(rid) if rid is not None and rid in ex.first else None
-    g = labelled(ex, args.revision, args.mutant)
+    g = labelled(ex, args.revision, args.mutant, fields=wire_fields(revision_wire(args.revision)))
     what = f"mutant {args.mutant} of {args.revision}" if args.mutant else args.revision
     title = f"{what}: bound {bound.name}" + (f", shortest counterexample of {rid}" if path else "")
     drawn = draw_graph(g, out / "graph.png", out / "graph.svg", path, args.max_nodes, title)
     write_graphml(g, out / "graph.graphml")
     write_dot(g, out / "graph.dot")
     cov = coverage(ex)
+    cov["ids_violated"] = violated  # only the ids the revision states
     cov["highlighted"] = rid if path else None
     cov["drawn"] = dict(drawn)
     cov["seconds"] = round(ex.seconds, 3)
@@ -445,6 +447,7 @@ def _run_replay(args: argparse.Namespace) -> int:
     revision = revision_for(args.revision or meta.get("revision"), mutant)
     tables = tables_for(revision, mutant)
     profile_name = args.profile or meta.get("agent_profile")
+    methods: tuple[str, ...] = ()  # where the profile's client puts the prompt in _meta
     if profile_name:
         try:
             profile = load_profile(profile_name)
@@ -453,10 +456,19 @@ def _run_replay(args: argparse.Namespace) -> int:
             raise UsageError(f"argument --profile: {e}") from None
         if args.revision is None:
             revision = profile.revision
+        methods = meta_methods(profile)
     rid = meta.get("requirement")
     keep = REVISIONS[revision].states
     steps = replay(trace, tables, keep)
-    print(render_steps(trace, tables, keep))
+    fields = wire_fields(revision_wire(revision), methods)
+    for i, req in enumerate(trace.requests, 1):  # shown as the revision's wire carries it
+        try:
+            fields(req)
+        except ValueError as e:
+            raise UsageError(
+                f"argument file: step {i} is no message of {revision}'s wire: {shown(str(e))}"
+            ) from None
+    print(render_steps(trace, tables, keep, fields))
     hit = next((i for i, st in enumerate(steps, 1) if rid in st.violated), None)
     what = f"mutant {mutant} of {revision}" if mutant else revision
     if hit is None:
