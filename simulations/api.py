@@ -451,6 +451,7 @@ def _header(result: CheckResult) -> str:
         return (
             f"acp-sysprompt check: {what}  engine=bfs  bound={b['bound']} "
             f"({'+'.join(b['scopes'])})  {b['states']:,} states  {_edges(b['edges'])}  "
+            f"{b['transitions']:,} transitions checked  "
             f"depth {b['depth']}  symmetry={'on' if b['symmetry'] else 'off'}  "
             f"restarts={b['restarts']}{_why_restarts(result)}  {result.seconds:.1f}s{done}"
         )
@@ -476,6 +477,8 @@ def _fields(result: CheckResult) -> PromptFields:
 
 
 def _edges(edges: int | None) -> str:
+    """Distinct edges between distinct states (the graph's), beside the transitions checked
+    (every request sent, self-loops and repeats included: the progress line's count)."""
     return "edges not kept" if edges is None else f"{edges:,} edges"
 
 
