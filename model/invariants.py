@@ -104,11 +104,12 @@ CHECKS: dict[str, Check] = {}
 NOT_CHECKED: dict[str, str] = {
     "R1": "definition: the capability the gate rows read (CONNECTION/NEW_SESSION rows cite it)",
     "R2": "definition: the override sub-capability the gate rows read",
-    "R19": "structural: load/resume/fork requests carry no systemPrompt in this revision",
+    "R19": "structural: rfd-final's wire carries systemPrompt on session/new only "
+    "(Revision.admits): its load/resume/fork requests carry none",
     "R22": "no obligation: the reference agent that does not advertise ignores the fields",
     "R23": "out of scope: session config options are not modelled",
-    "T1": "definition: the capability the gate rows read (v1-stable's rows cite it)",
-    "T7": "structural: v1-stable's wire requires mode with every systemPrompt (Revision.admits)",
+    "T1": "definition: the capability the gate rows read (the envelope revisions' rows cite it)",
+    "T7": "structural: the envelope wire requires a mode with every systemPrompt (Revision.admits)",
     "T11": "MAY: rejecting or accepting an empty content array are both allowed; the reference "
     "agent rejects (a choice, see the choices matrix)",
 }

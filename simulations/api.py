@@ -46,10 +46,11 @@ from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore
 from simulations.engines.scenarios import scenarios_for
 from simulations.engines.stateful import findings_of, machine_class, run
-from simulations.engines.trace import Trace, render_steps, replay, trace_json
+from simulations.engines.trace import PromptFields, Trace, render_steps, replay, trace_json
 from simulations.usage import UsageError as UsageError
 from simulations.usage import refuse_other_revision as refuse_other_revision
 from simulations.usage import revision_for as revision_for
+from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 ENGINES = {
     "bfs": "exhaustive breadth-first search within a bound (shortest counterexamples)",
@@ -396,9 +397,11 @@ def _verdicts(counterexamples: dict[str, Trace], rev: Revision) -> dict[str, str
 
 
 def _na_reason(rid: str, revision: str) -> str:
-    if rid in NOT_CHECKED:
-        return NOT_CHECKED[rid]
-    return f"not a rule of {revision}"
+    """Why ``rid`` is n/a on ``revision``: not one of its rules, else why it has no check
+    (``NOT_CHECKED``, whose reasons are true of every revision that states the id)."""
+    if not REVISIONS[revision].states(rid):
+        return f"not a rule of {revision}"
+    return NOT_CHECKED[rid]
 
 
 def from_exploration(
@@ -449,6 +452,7 @@ def _header(result: CheckResult) -> str:
         return (
             f"acp-sysprompt check: {what}  engine=bfs  bound={b['bound']} "
             f"({'+'.join(b['scopes'])})  {b['states']:,} states  {_edges(b['edges'])}  "
+            f"{b['transitions']:,} transitions checked  "
             f"depth {b['depth']}  symmetry={'on' if b['symmetry'] else 'off'}  "
             f"restarts={b['restarts']}{_why_restarts(result)}  {result.seconds:.1f}s{done}"
         )
@@ -466,7 +470,16 @@ def _why_restarts(result: CheckResult) -> str:
     return ""
 
 
+def _fields(result: CheckResult) -> PromptFields:
+    """The prompt fields as the result's revision's wire carries them (in ``_meta`` where a
+    profile's client puts them there, ``meta_methods``): a step shows no field its wire lacks."""
+    meta = meta_methods(result.profile) if result.profile is not None else ()
+    return wire_fields(revision_wire(result.revision), meta)
+
+
 def _edges(edges: int | None) -> str:
+    """Distinct edges between distinct states (the graph's), beside the transitions checked
+    (every request sent, self-loops and repeats included: the progress line's count)."""
     return "edges not kept" if edges is None else f"{edges:,} edges"
 
 
@@ -499,7 +512,7 @@ def render(result: CheckResult) -> str:
             f"{rid} violated ({r.keyword.value})  {len(trace)} steps ({kind})",
             f'  "{r.text}"',
             f"  source: {r.source}",
-            render_steps(trace, result.tables, REVISIONS[result.revision].states),
+            render_steps(trace, result.tables, REVISIONS[result.revision].states, _fields(result)),
         ]
     violated_rules = [
         rid + (f" ({REQUIREMENTS[rid].keyword.value}, advisory)" if advisory(rid) else "")
@@ -534,7 +547,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "restarts": result.budget.get("restarts"),
         "verdicts": result.verdicts,
         "counterexamples": {
-            rid: trace_json(t, result.tables, REVISIONS[result.revision].states)
+            rid: trace_json(t, result.tables, REVISIONS[result.revision].states, _fields(result))
             for rid, t in result.counterexamples.items()
         },
         "shrunk": result.shrunk,
@@ -604,7 +617,7 @@ def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> 
         lines.append(f"  {c.rid:4s} {c.before} → {c.after}  {note}")
         if c.trace is not None:
             tables = base.tables if c.before == VIOLATED else amended.tables
-            shown = render_steps(c.trace, tables, REVISIONS[base.revision].states)
+            shown = render_steps(c.trace, tables, REVISIONS[base.revision].states, _fields(base))
             lines += ["    " + line for line in shown.splitlines()]
     claimed = ", ".join(a.fixes) or "nothing"
     verdict = "kept" if keeps_promise(a, diff) else "NOT kept"
@@ -624,6 +637,7 @@ def diff_json(diff: list[Change], base: CheckResult, amended: CheckResult) -> li
                 c.trace,
                 base.tables if c.before == VIOLATED else amended.tables,
                 REVISIONS[base.revision].states,
+                _fields(base),
             ),
         }
         for c in diff

@@ -79,7 +79,7 @@ from simulations.engines.bounds import (
 )
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
-from simulations.engines.size import estimate, warning
+from simulations.engines.size import Estimate, estimate, warning
 from simulations.engines.trace import render_steps, replay
 from simulations.outputs.population import (
     amendment_report,
@@ -88,6 +88,7 @@ from simulations.outputs.population import (
     render_population,
     rule_checks,
 )
+from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 if TYPE_CHECKING:
     from simulations.live.conform import Interrupt
@@ -269,42 +270,46 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-class _ProgressLine:
-    """A one-line progress report on stderr: states, transitions, depth, states/s, estimate.
+def _duration(seconds: float) -> str:
+    """``1h 02m``, ``3m 05s`` or ``42s``."""
+    n = round(seconds)
+    if n >= 3600:
+        return f"{n // 3600}h {n % 3600 // 60:02d}m"
+    return f"{n // 60}m {n % 60:02d}s" if n >= 60 else f"{n}s"
 
-    The estimate reads the BFS levels as they pass: with the last two level sizes L1, L2 and
-    their ratio r = L2 / L1 < 1, the levels still to come are taken as a geometric tail
-    (L2·r / (1 − r) states); while levels still grow it says by how much. It is a rough guide
-    (the scopes of a bound interleave their levels), never a promise.
+
+class _ProgressLine:
+    """A one-line progress report on stderr: states, transitions checked, depth, states/s, ETA.
+
+    The ETA is the states still expected (``expected``, the bound's size estimate of
+    ``simulations.engines.size`` with every scope sampled) over the rate so far; "≥" where the
+    estimate is a floor. With no estimate, or past it (the guess may be ~2.7× low), it says
+    "ETA unknown" and why. A counterexample search stops at its id: its ETA is the whole
+    bound's, an upper one. A guide, never a promise.
     """
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, expected: Estimate | None = None) -> None:
         self.what = what
+        self.expected = expected
         self.shown = False
-        self.starts: list[int] = []  # states when each depth was first reached
 
-    def estimate(self, states: int, depth: int, rate: float) -> str:
-        while len(self.starts) <= depth:
-            self.starts.append(states)
-        if depth < 3:
-            return ""
-        l1 = self.starts[depth - 1] - self.starts[depth - 2]
-        l2 = self.starts[depth] - self.starts[depth - 1]
-        if l1 <= 0 or l2 <= 0:
-            return ""
-        r = l2 / l1
-        if r >= 0.95:
-            return f"  levels growing ×{r:.2f}"
-        total = self.starts[depth] + l2 * r / (1 - r)
-        left = max(total - states, 0) / rate if rate > 0 else 0.0
-        return f"  ~{total:,.0f} states in all, ~{left:,.0f}s left (estimate)"
+    def eta(self, states: int, seconds: float) -> str:
+        est = self.expected
+        if est is None or est.unguessed:
+            return "ETA unknown (no size estimate)"
+        if states >= est.states:
+            return f"ETA unknown (past the estimate of ~{est.states:,} states)"
+        if states <= 0 or seconds <= 0:
+            return f"~{est.states:,} states expected, ETA unknown (no rate yet)"
+        left = (est.states - states) * seconds / states
+        about = "≥ " if est.at_least else "~"
+        return f"~{est.states:,} states expected, ETA {about}{_duration(left)}"
 
     def __call__(self, states: int, transitions: int, depth: int, seconds: float) -> None:
         rate = states / seconds if seconds > 0 else 0.0
-        guess = self.estimate(states, depth, rate)
         sys.stderr.write(
             f"\r{self.what}: {states:,} states  {transitions:,} transitions checked  "
-            f"depth {depth}  {rate:,.0f} states/s  {seconds:.1f}s{guess}  "
+            f"depth {depth}  {rate:,.0f} states/s  {seconds:.1f}s  {self.eta(states, seconds)}  "
             "(Ctrl-C stops and keeps what was found)\x1b[K"
         )
         sys.stderr.flush()
@@ -315,10 +320,14 @@ class _ProgressLine:
             sys.stderr.write("\n")
 
 
-def _progress(args: argparse.Namespace, what: str) -> _ProgressLine | None:
-    if args.quiet or not (args.progress or sys.stderr.isatty()):
-        return None
-    return _ProgressLine(what)
+def _shows_progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and bool(args.progress or sys.stderr.isatty())
+
+
+def _progress(
+    args: argparse.Namespace, what: str, expected: Estimate | None = None
+) -> _ProgressLine | None:
+    return _ProgressLine(what, expected) if _shows_progress(args) else None
 
 
 def _announce(args: argparse.Namespace, bound: Bound) -> None:
@@ -331,16 +340,21 @@ class _Interrupted(Exception):
     """Ctrl-C before a run started (while its size was estimated): exit 130, nothing written."""
 
 
-def _warn_size(bound: Bound, tables: Tables, symmetry: bool, keep: str | None = None) -> None:
+def _warn_size(
+    bound: Bound, tables: Tables, symmetry: bool, keep: str | None = None, single: bool = False
+) -> Estimate:
     """Before a run: one line on stderr if the bound may be too big (``simulations.engines.size``;
-    ``keep``: what the run keeps, default the bound's). Printed under ``--quiet`` too: it is a
-    warning, not progress."""
+    ``keep``: what the run keeps, default the bound's), and the estimate, for the progress
+    line's ETA (``single``: every scope sampled, as that needs). Printed under ``--quiet``
+    too: it is a warning, not progress."""
     try:
-        line = warning(estimate(tables, bound, symmetry, keep=keep))
+        est = estimate(tables, bound, symmetry, keep=keep, single=single)
     except KeyboardInterrupt:
         raise _Interrupted from None
+    line = warning(est)
     if line is not None:
         print(f"acp-sysprompt: {line}", file=sys.stderr, flush=True)
+    return est
 
 
 def _out_dir(path: Path) -> Path:
@@ -356,13 +370,13 @@ def _id(rid: str, revision: str) -> str:
         raise UsageError(
             f"argument --id: unknown requirement id {shown(rid)} (see docs/REQUIREMENTS.md)"
         )
-    if rid in NOT_CHECKED:
-        raise UsageError(f"argument --id: {rid} is not checked: {NOT_CHECKED[rid]}")
     if not resolve(revision).states(rid):  # its verdict is n/a: nothing to find or highlight
         raise UsageError(
             f"argument --id: {rid} is not a rule of {revision} "
             f"(`acp-sysprompt check --revision {revision}` lists its ids)"
         )
+    if rid in NOT_CHECKED:  # a reason true of the revisions that state it
+        raise UsageError(f"argument --id: {rid} is not checked: {NOT_CHECKED[rid]}")
     return rid
 
 
@@ -375,8 +389,9 @@ def _run_explore(args: argparse.Namespace) -> int:
     rid = _id(args.id, args.revision) if args.id else None
     out = _out_dir(args.out)
     _announce(args, bound)
-    _warn_size(bound, tables, not args.no_symmetry, keep="graph")  # explore draws the graph
-    line = _progress(args, f"explore {bound.name}")
+    shows = _shows_progress(args)  # explore draws the graph: it keeps one
+    est = _warn_size(bound, tables, not args.no_symmetry, keep="graph", single=shows)
+    line = _progress(args, f"explore {bound.name}", est)
     ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:
         line.done()
@@ -385,13 +400,14 @@ def _run_explore(args: argparse.Namespace) -> int:
         rules = [r for r in violated if REQUIREMENTS[r].family is not Family.P and not advisory(r)]
         rid = (rules or [r for r in violated if not advisory(r)] or violated)[0]
     path = ex.nodes_on(rid) if rid is not None and rid in ex.first else None
-    g = labelled(ex, args.revision, args.mutant)
+    g = labelled(ex, args.revision, args.mutant, fields=wire_fields(revision_wire(args.revision)))
     what = f"mutant {args.mutant} of {args.revision}" if args.mutant else args.revision
     title = f"{what}: bound {bound.name}" + (f", shortest counterexample of {rid}" if path else "")
     drawn = draw_graph(g, out / "graph.png", out / "graph.svg", path, args.max_nodes, title)
     write_graphml(g, out / "graph.graphml")
     write_dot(g, out / "graph.dot")
     cov = coverage(ex)
+    cov["ids_violated"] = violated  # only the ids the revision states
     cov["highlighted"] = rid if path else None
     cov["drawn"] = dict(drawn)
     cov["seconds"] = round(ex.seconds, 3)
@@ -420,8 +436,8 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     rid = _id(args.id, args.revision)
     out = _out_dir(args.out)
     _announce(args, bound)
-    _warn_size(bound, tables, not args.no_symmetry)
-    line = _progress(args, f"search {rid} in {bound.name}")
+    est = _warn_size(bound, tables, not args.no_symmetry, single=_shows_progress(args))
+    line = _progress(args, f"search {rid} in {bound.name}", est)
     ex = explore(
         tables,
         bound,
@@ -463,6 +479,7 @@ def _run_replay(args: argparse.Namespace) -> int:
     revision = revision_for(args.revision or meta.get("revision"), mutant)
     tables = tables_for(revision, mutant)
     profile_name = args.profile or meta.get("agent_profile")
+    methods: tuple[str, ...] = ()  # where the profile's client puts the prompt in _meta
     if profile_name:
         try:
             profile = load_profile(profile_name)
@@ -471,10 +488,19 @@ def _run_replay(args: argparse.Namespace) -> int:
             raise UsageError(f"argument --profile: {e}") from None
         if args.revision is None:
             revision = profile.revision
+        methods = meta_methods(profile)
     rid = meta.get("requirement")
     keep = REVISIONS[revision].states
     steps = replay(trace, tables, keep)
-    print(render_steps(trace, tables, keep))
+    fields = wire_fields(revision_wire(revision), methods)
+    for i, req in enumerate(trace.requests, 1):  # shown as the revision's wire carries it
+        try:
+            fields(req)
+        except ValueError as e:
+            raise UsageError(
+                f"argument file: step {i} is no message of {revision}'s wire: {shown(str(e))}"
+            ) from None
+    print(render_steps(trace, tables, keep, fields))
     hit = next((i for i, st in enumerate(steps, 1) if rid in st.violated), None)
     what = f"mutant {mutant} of {revision}" if mutant else revision
     if hit is None:
@@ -840,8 +866,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 tables = profile.tables()
             else:
                 tables = tables_for(revision_for(args.revision, args.mutant), args.mutant)
-            _warn_size(bound, tables, not args.no_symmetry)
-            line = _progress(args, "check")
+            est = _warn_size(bound, tables, not args.no_symmetry, single=_shows_progress(args))
+            line = _progress(args, "check", est)
         run_check = partial(
             check,
             engine=args.engine,

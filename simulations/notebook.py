@@ -277,7 +277,7 @@ def graph_figure(
     ax = fig.add_axes((0.03, 0.8 / height, 0.94, 1 - 1.45 / height))
     states, moves = G.number_of_nodes(), G.number_of_edges()
     head = title or "Reachable states"
-    what = f"{states:,} states, {moves:,} transitions"
+    what = f"{states:,} states, {moves:,} edges"
     if grouped:
         what += f"; {desc} into {H.number_of_nodes()} groups (area ∝ log states)"
     fig.suptitle(f"{head}\n{what}", fontsize=9.5, y=1 - 0.1 / height, va="top")

@@ -128,14 +128,3 @@ def test_a_bad_bound_file_is_one_line_naming_the_field_and_exit_2(
     code = main(["check", "--bound", str(path), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and expected in err and "Traceback" not in err
-
-
-def test_the_progress_line_estimates_the_rest_from_the_bfs_levels() -> None:
-    from simulations.cli import _ProgressLine
-
-    shrinking = _ProgressLine("x")  # levels of 100, 200, then 100 states: a geometric tail
-    said = [shrinking.estimate(s, d, 100.0) for s, d in [(1, 0), (101, 1), (301, 2), (401, 3)]]
-    assert said == ["", "", "", "  ~501 states in all, ~1s left (estimate)"]
-    growing = _ProgressLine("x")
-    said = [growing.estimate(s, d, 100.0) for s, d in [(1, 0), (11, 1), (111, 2), (1111, 3)]]
-    assert said[-1] == "  levels growing ×10.00"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,6 +137,8 @@ def test_text_output_shows_table_and_trace(capsys: pytest.CaptureFixture[str]) -
         (["counterexample", "--id", "R1", "--out", "/tmp/x"], "--id"),
         (["counterexample", "--revision", "v1-stable", "--id", "R7", "--out", "/tmp/x"], "--id"),
         (["explore", "--revision", "v1-stable", "--id", "R16", "--out", "/tmp/x"], "--id"),
+        # R19 is not checked on rfd-final, where its reason is true; on v1 it is no rule
+        (["counterexample", "--revision", "v1-stable", "--id", "R19", "--out", "/tmp/x"], "--id"),
         (["counterexample", "--revision", "rfd-final", "--id", "T13", "--out", "/tmp/x"], "--id"),
         (["counterexample", "--id", "R" * 10_000, "--out", "/tmp/x"], "--id"),
         (["replay", "/nonexistent/trace.itf.json"], "file"),
@@ -276,3 +279,84 @@ def test_verdict_table_lists_t_and_a_ids_only_when_the_revision_states_them() ->
     assert set(plain) == {rid for rid in REQUIREMENTS if rid[0] in "RSP"}
     stating = _verdicts({}, replace(final, rules=final.rules | {"T2"}))
     assert set(stating) - set(plain) == {"T2"}
+
+
+# ---- issue 26, item 6: only the revision's own ids and fields ---------------------------------
+
+# v1-stable's wire: the prompt is one field, the {mode, content} envelope (steps.md prints it)
+_ENVELOPE = re.compile(r'systemPrompt=\{mode="(append|override)", content=\[')
+
+
+def test_check_prints_v1_steps_as_v1_sends_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """check's counterexamples (text and JSON) show v1-stable's envelope, never the RFD's
+    systemPromptMode, and its n/a reasons are true of v1-stable (R19 is no rule of it)."""
+    code, out, _ = _run(capsys, "check", "--revision", "v1-stable", "--bound", "small", "--quiet")
+    assert code == 0 and "systemPromptMode" not in out  # P ids and a SHOULD: exit 0
+    assert _ENVELOPE.search(out), out
+    r19 = next(line for line in out.splitlines() if line.startswith("R19 "))
+    assert r19.endswith("not a rule of v1-stable"), r19
+    assert "in this revision" not in out
+    code, out, _ = _run(
+        capsys, "check", "--revision", "v1-stable", "--bound", "small", "--quiet", "--json"
+    )
+    shown = [
+        step["params"]["systemPrompt"]
+        for steps in json.loads(out)["counterexamples"].values()
+        for step in steps
+        if "systemPrompt" in step["params"]
+    ]
+    assert "systemPromptMode" not in out and shown
+    assert all(set(sp) == {"mode", "content"} for sp in shown), shown
+
+
+def test_replay_and_the_graph_show_only_v1s_ids_and_fields(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """replay prints the step as steps.md does; explore's graph marks a state with only the ids
+    v1-stable states (the report's path.png showed "✗ R16,A12") and labels edges with the
+    envelope."""
+    import networkx as nx
+
+    argv = ["--revision", "v1-stable", "--bound", "small", "--quiet"]
+    code, out, _ = _run(capsys, "counterexample", *argv, "--id", "P3", "--out", str(tmp_path))
+    assert code == 0, out
+    steps_md = (tmp_path / "steps.md").read_text(encoding="utf-8")
+    labels = re.findall(r"^\| \d+ \| `([^`]*)`", steps_md, re.M)
+    code, out, _ = _run(capsys, "replay", str(tmp_path / "trace.itf.json"))
+    assert code == 1 and "reproduced: P3" in out
+    assert "systemPromptMode" not in out and _ENVELOPE.search(out), out
+    assert all(label in out for label in labels), (labels, out)
+    code, out, _ = _run(capsys, "explore", *argv, "--out", str(tmp_path / "g"))
+    assert code == 0, out
+    g = nx.read_graphml(tmp_path / "g" / "graph.graphml")
+    marked = {r for _, v in g.nodes(data="violated") for r in str(v or "").split(",") if r}
+    assert marked and all(r[0] in "STP" for r in marked), sorted(marked)
+    assert not any("systemPromptMode" in p for _, _, p in g.edges(data="params"))
+    cov = json.loads((tmp_path / "g" / "coverage.json").read_text(encoding="utf-8"))
+    assert all(r[0] in "STP" for r in cov["ids_violated"]), cov["ids_violated"]
+
+
+def test_replay_refuses_a_step_its_revisions_wire_cannot_carry(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An rfd-final trace (a prompt and systemPromptMode) replayed as rfd-draft, whose wire has
+    one string and no mode: one line naming the step, rather than a step it cannot send."""
+    from model.tables import REFERENCE
+    from model.types import Request
+    from simulations.engines.domain import text
+    from simulations.engines.scenarios import OVERRIDE_AGENT
+    from simulations.engines.trace import Trace
+    from simulations.outputs.forms import itf
+
+    requests = (
+        Request("connect"),
+        Request("initialize"),
+        Request("session_new", system_prompt=text("a"), mode="override"),
+    )
+    doc = itf(Trace(OVERRIDE_AGENT, requests), REFERENCE, "P1", "rfd-final", None)
+    path = tmp_path / "trace.itf.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert _run(capsys, "replay", str(path))[0] == 0  # on its own revision: shown, not reproduced
+    code, out, err = _run(capsys, "replay", str(path), "--revision", "rfd-draft")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "step 3 is no message of rfd-draft's wire" in err and "Traceback" not in err

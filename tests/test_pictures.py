@@ -81,6 +81,8 @@ def test_small_graph_draws_png_and_svg_with_legend_and_path(small: Any, tmp_path
     assert drawn["quotient"] is None and drawn["groups"] == 0
     assert (drawn["nodes"], drawn["states"]) == (12, 12)
     assert drawn["edges"] == small.number_of_edges()  # no self-loops in this graph
+    # one word for one number: the graph's edges are "edges", as check's header says
+    assert drawn["subtitle"].startswith(f"12 states, {small.number_of_edges():,} edges, ")
     assert (drawn["violating"], drawn["path"]) == (1, len(path))
     assert "10: conn I,U sessions" in svg  # small graphs are labelled with summaries
 
@@ -116,6 +118,7 @@ def test_a_large_graph_is_drawn_as_a_quotient_and_says_so(tmp_path: Path) -> Non
     assert drawn["states"] == 1000 and drawn["violating"] == 1
     expected = f"quotient: 1,000 states grouped by session-lifecycle tuple into {len(LIFECYCLES)}"
     assert drawn["subtitle"].startswith(expected)
+    assert f"({G.number_of_edges():,} edges)" in drawn["subtitle"]
     svg = (tmp_path / "q.svg").read_text()
     assert expected in svg
     assert PATH in svg and "violates a requirement (1)" in svg

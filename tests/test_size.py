@@ -4,6 +4,7 @@ bounds that fit are not; the guess is within a stated factor of the real count."
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import replace
 from functools import partial
@@ -17,9 +18,16 @@ import simulations.engines.size
 from model.tables import REFERENCE
 from simulations.api import bound_for
 from simulations.cli import main
-from simulations.engines.bounds import BOUNDS, Bound, Scope, bound_from_mapping
+from simulations.engines.bounds import BOUNDS, Bound, Scope, bound_from_mapping, bound_toml
 from simulations.engines.explore import explore
-from simulations.engines.size import WARN_STATES, Estimate, estimate, warning
+from simulations.engines.size import (
+    DIMENSIONS,
+    SAMPLE_STATES,
+    WARN_STATES,
+    Estimate,
+    estimate,
+    warning,
+)
 
 # issue 25: one connection, 2 sessions, 1 restart, prompts omitted/a/b, two modes: 319,380
 # states explored to the end (bench/RESULTS.md), 11+ minutes and GBs with the graph kept
@@ -230,3 +238,110 @@ def test_the_guess_is_within_the_stated_factor_of_the_real_count(
     real = explore(REFERENCE, bound, checks=[], witnesses=[]).states
     guess = estimate(REFERENCE, bound).states
     assert lo <= real / guess <= hi, (real, guess)
+
+
+# ---- issue 26, item 5: size before search, honest progress ------------------------------------
+
+
+def test_the_issue_25_bound_as_bound_show_prints_it_is_warned_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound written as ``bound show`` prints it, on rfd-final and v1-stable: the warning
+    names sessions before the exploration starts, after a bounded amount of sampling (at most
+    one sample per dimension, each cut at SAMPLE_STATES: a fraction of a second; no clock is
+    asserted)."""
+    path = tmp_path / "shown.toml"
+    path.write_text(bound_toml(bound_from_mapping(tomllib.loads(EXAMPLE))), encoding="utf-8")
+    sampled: list[int] = []
+    real_sample = simulations.engines.size.sample
+
+    def counted(*args: object, **kwargs: object) -> simulations.engines.size.Sample:
+        got = real_sample(*args, **kwargs)  # type: ignore[arg-type]
+        sampled.append(got.states)
+        return got
+
+    def stop(*args: object, **kwargs: object) -> None:
+        raise SystemExit(0)  # the run would start here
+
+    monkeypatch.setattr(simulations.engines.size, "sample", counted)
+    monkeypatch.setattr(simulations.api, "explore", stop)
+    for revision in ("rfd-final", "v1-stable"):
+        sampled.clear()
+        with pytest.raises(SystemExit):
+            main(["check", "--revision", revision, "--bound", str(path), "--quiet"])
+        warned = [x for x in capsys.readouterr().err.splitlines() if "warning:" in x]
+        assert len(warned) == 1 and "sessions explodes" in warned[0], (revision, warned)
+        assert 0 < len(sampled) <= 1 + len(DIMENSIONS)
+        assert max(sampled) <= SAMPLE_STATES + 10  # a cut sample stops within one world's moves
+
+
+def test_the_headline_names_the_values_each_scope_sends(example: Path) -> None:
+    """The issue-25 header said "2 modes" where one was written: the wire's restriction
+    spells the mode out (``Domain.restrict``). Each count now names its values, "omitted"
+    (the field left out) among them where it is sent."""
+    line = bound_for(str(example), "rfd-final").headline()
+    assert "3 prompts (omitted, ['a'], ['b']), 2 modes (omitted, override)" in line
+    assert "1 mode (omitted)" in bound_for(str(example), "rfd-draft").headline()  # no modes there
+    small = bound_for("small", "v1-stable").headline()
+    # lifecycle writes modes = ["omitted"]; v1-stable's envelope needs a mode: append is added
+    assert "2 prompts (omitted, ['a']), 2 modes (omitted, append)" in small
+    assert "4 prompts re-sent" in small  # the envelope scope's reopen prompts
+
+
+def test_every_scope_has_an_estimate_when_the_progress_line_needs_one() -> None:
+    """One-session scopes count 0 unless sampled (``single``); sampled, their count is their
+    exploration's (the sample is the scope explored)."""
+    b = bound_for("small", "rfd-final")
+    ones = [s.name for s in b.scopes if s.domain.max_sessions == 1]
+    assert ones
+    lean = estimate(REFERENCE, b)
+    assert lean.unguessed == tuple(ones)
+    full = estimate(REFERENCE, b, single=True)
+    assert full.unguessed == () and not full.at_least
+    counts = dict(full.scopes)
+    for s in b.scopes:
+        if s.name in ones:
+            real = explore(REFERENCE, Bound("b", "", (s,)), checks=[], witnesses=[]).states
+            assert counts[s.name] == real
+
+
+def _est(states: int, at_least: bool = False, unguessed: tuple[str, ...] = ()) -> Estimate:
+    return Estimate("b", "graph", (("s", states),), at_least, unguessed=unguessed)
+
+
+@pytest.mark.parametrize(
+    ("expected", "shown"),
+    [
+        (_est(3_000), "~3,000 states expected, ETA ~20s"),
+        (_est(3_000, at_least=True), "~3,000 states expected, ETA ≥ 20s"),
+        (_est(1_000 + 100 * 3_725), "ETA ~1h 02m"),
+        (_est(500), "ETA unknown (past the estimate of ~500 states)"),
+        (_est(3_000, unguessed=("wire",)), "ETA unknown (no size estimate)"),
+        (None, "ETA unknown (no size estimate)"),
+    ],
+)
+def test_the_progress_line_has_an_eta(
+    expected: Estimate | None, shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1,000 states in 10 s: 100 states/s; the ETA is what the estimate leaves at that rate
+    (the seconds are passed in, no clock is read)."""
+    line = simulations.cli._ProgressLine("check", expected)
+    line(1_000, 5_000, 3, 10.0)
+    err = capsys.readouterr().err
+    assert shown in err and "5,000 transitions checked" in err
+
+
+def test_progress_and_header_name_their_counts_alike(capsys: pytest.CaptureFixture[str]) -> None:
+    """The progress line's "transitions checked" is the header's (requests sent and checked,
+    repeats included), beside the graph's distinct "edges": two words for two numbers, the
+    same in both places; with --progress the line has an ETA from every scope's estimate."""
+    code = main(["check", "--bound", "small", "--progress"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    last = err.split("\r")[-1]
+    shown = re.search(r"([\d,]+) transitions checked", last)
+    header = re.search(r"([\d,]+) states  ([\d,]+) edges  ([\d,]+) transitions checked", out)
+    assert shown and header, (last, out)
+    assert shown.group(1) == header.group(3) and "edges" not in last
+    assert "states expected, ETA" in err or "ETA unknown (past the estimate" in err
+    assert "no size estimate" not in err

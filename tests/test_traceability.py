@@ -77,3 +77,42 @@ def test_every_must_id_has_a_mutant_that_declares_it() -> None:
     must = {rid for rid, r in REQUIREMENTS.items() if "MUST" in r.keyword.value} - UNMODELLED
     assert len(must) >= 20
     assert must <= {m.violates for m in MUTANTS.values()}
+
+
+def test_each_na_reason_is_true_of_its_revision() -> None:
+    """An n/a verdict says why in words true of that revision (issue 26: v1-stable said R19's
+    load/resume/fork "carry no systemPrompt in this revision", where they carry the envelope):
+    an id a revision does not state is "not a rule" of it; a ``NOT_CHECKED`` reason is given
+    only where the id is stated, names every revision stating it or none, and what its
+    structural reasons say of the wire holds there (``Revision.admits``)."""
+    from model.types import Request
+    from simulations.api import _na_reason
+    from simulations.engines.domain import MODES, PROMPTS
+
+    for name, rev in REVISIONS.items():
+        for rid in REQUIREMENTS:
+            if rid in CHECKS and rev.states(rid):
+                continue  # checked: no n/a
+            reason = _na_reason(rid, name)
+            if not rev.states(rid):
+                assert reason == f"not a rule of {name}", (rid, name, reason)
+                continue
+            named = {n for n in REVISIONS if n in reason}
+            stating = {n for n, r in REVISIONS.items() if r.states(rid)}
+            assert named in (set(), stating), (rid, name, reason)
+    prompts = [p for p in PROMPTS if p is not None]
+    reopen = ("session_load", "session_resume", "session_fork")
+    for rid in ("R19", "A3"):  # load/resume/fork carry no prompt on these wires
+        for rev in (r for r in REVISIONS.values() if r.states(rid)):
+            assert not any(
+                rev.admits(Request(m, sid="s1", system_prompt=p, mode=mode))
+                for m in reopen
+                for p in prompts
+                for mode in MODES
+            ), (rid, rev.name)
+    for rev in (r for r in REVISIONS.values() if r.states("T7")):  # a mode with every prompt
+        assert not any(
+            rev.admits(Request(m, sid=None if m == "session_new" else "s1", system_prompt=p))
+            for m in ("session_new", *reopen)
+            for p in prompts
+        ), rev.name

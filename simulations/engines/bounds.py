@@ -48,13 +48,22 @@ class Scope:
     attach_prompts: bool = True  # may load/resume/fork carry a prompt where the wire allows?
 
     def headline(self) -> str:
+        """The scope's caps and the values its session/new requests carry, each named
+        ("omitted", the field left out, is one of them where the scope sends it), so the
+        counts are what the search sends; then how many prompts load/resume/fork re-send."""
         d = self.domain
+        prompts = ", ".join(_prompt_label(p) for p in d.prompts)
+        modes = ", ".join("omitted" if m is None else m for m in d.modes)
+        resent = d.reopen_prompts
+        if resent is None:
+            resent = tuple(p for p in d.prompts if p is not None)
         return (
             f"{self.name} ({d.max_connections} conn × {d.max_sessions} sessions × "
             f"{self.max_restarts} restarts, restarts {d.restarts}; {len(d.profiles)} profiles, "
-            f"{len(d.prompts)} prompts, {len(d.modes)} modes, "
+            f"{_plural(len(d.prompts), 'prompt')} ({prompts}), "
+            f"{_plural(len(d.modes), 'mode')} ({modes}), "
             f"{'+'.join(c.value for c in d.clients)} clients"
-            + (", prompts re-sent" if d.attach_prompts else "")
+            + (f", {_plural(len(resent), 'prompt')} re-sent" if d.attach_prompts else "")
             + (f", operations {'+'.join(d.operations)}" if d.operations else "")
             + ")"
         )
@@ -135,6 +144,10 @@ class Bound:
             return tuple(replace(s, domain=s.domain.with_operations(*operations)) for s in scopes)
 
         return replace(self, scopes=more(self.scopes), envelope=more(self.envelope))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _prompt_label(p: tuple[Block, ...] | None) -> str:

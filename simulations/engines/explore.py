@@ -58,6 +58,7 @@ import networkx as nx
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, Move, RowRef, Step, System
 from model.monitor import created, next_records, session_views, updated
+from model.revisions import REVISIONS
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS, REFERENCE, Tables
 from model.types import (
     SEALED,
@@ -78,7 +79,13 @@ from simulations.engines.collector import fewer_collections
 from simulations.engines.exploration import KEEP, Exploration, Parents, Progress, Store, id_order
 from simulations.engines.fanout import eligible, explore_split
 from simulations.engines.symmetry import Canonizer, Renaming
-from simulations.engines.trace import reply_text, request_text, wire_method
+from simulations.engines.trace import (
+    PromptFields,
+    blocks_fields,
+    reply_text,
+    request_text,
+    wire_method,
+)
 
 TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
 # a move keeps at most this many record updates (``_Move``); past it they are recomputed
@@ -827,13 +834,20 @@ def labelled(
     revision: str = "",
     mutant: str | None = None,
     nodes: Iterable[int] | None = None,
+    fields: PromptFields = blocks_fields,
 ) -> nx.DiGraph:
     """A copy of the graph with scalar attributes only (GraphML, DOT, pictures).
+
+    A node's ``violated`` lists only the ids ``revision`` states (all ids for an unknown
+    revision or none); an edge's ``params`` shows the prompt fields as ``fields`` says (the
+    revision's wire: ``simulations.wire.acp.wire_fields``).
 
     With ``nodes``, only the subgraph they induce (the same as ``labelled(ex).subgraph(nodes)``,
     without labelling every other node and edge: a counterexample's path is a handful of nodes
     of ~10,000).
     """
+    rev = REVISIONS.get(revision)
+    stated = (lambda rid: True) if rev is None else rev.states
     g = ex.graph if nodes is None else ex.graph.subgraph(nodes)
     h = nx.DiGraph(
         bound=ex.bound.name,
@@ -851,7 +865,7 @@ def labelled(
             profile=w.agent.profile.label(),
             connections=",".join(c.phase.name[0] for c in w.connections),
             restarts=w.restarts,
-            violated=",".join(data["violated"]),
+            violated=",".join(r for r in data["violated"] if stated(r)),
             witnesses=",".join(data["witnesses"]),
         )
     for u, v, data in g.edges(data=True):
@@ -860,7 +874,7 @@ def labelled(
             u,
             v,
             op=wire_method(req.method),
-            params=request_text(req),
+            params=request_text(req, fields),
             reply=reply_text(data["reply"]),
             rows=",".join(f"{t}:{i}" for t, i in data["rows"]),
             reqs=",".join(sorted({r for t, i in data["rows"] for r in ex.tables.table(t)[i].reqs})),

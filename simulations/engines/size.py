@@ -24,9 +24,12 @@ Abstractions
     ``tests/test_size.py`` and ``bench/RESULTS.md`` the real count is 0.5 to 2 times the guess
     with two session ids and up to 2.7 times with three (their forks and attachments interact
     more than independence allows). A sample stopped at ``SAMPLE_STATES`` gives a floor
-    (``Estimate.at_least``). Scopes with one session id are not guessed (nothing multiplies
-    their sample; their growth along restarts and connections is polynomial and left to the
-    progress line): they count 0 in the estimate.
+    (``Estimate.at_least``). A scope with one session id has nothing to multiply: its sample
+    is its exploration, so its count is exact (a floor past the cap). Sampling it costs up to
+    ``SAMPLE_SECONDS`` of CPU per scope, so it is done only when asked (``single``: the
+    progress line's ETA needs every scope); otherwise such scopes are named in
+    ``Estimate.unguessed`` and count 0: the warning does without them (their growth along
+    restarts and connections is polynomial, never the power a second session id brings).
 
     The dimension that explodes: the guess is made again for the scope with the most states,
     reduced by one along each dimension it has more than one of (one session id fewer needs
@@ -94,6 +97,7 @@ class Estimate:
     at_least: bool  # a sample was cut short: the guess is a floor
     dimension: str | None = None  # the one whose reduction shrinks the guess most
     without: int | None = None  # the guess with that dimension reduced by one
+    unguessed: tuple[str, ...] = ()  # one-session scopes not sampled (``single``): counted 0
 
     @property
     def states(self) -> int:
@@ -188,22 +192,27 @@ def estimate(
     cap: int = SAMPLE_STATES,
     dimension: bool = True,
     keep: str | None = None,
+    single: bool = False,
 ) -> Estimate:
     """The guessed number of states of ``explore(tables, bound, symmetry, keep=keep)``
     (module docstring; ``keep`` defaults to the bound's ``keep``, and sets what a state is
     taken to cost); with ``dimension``, and past ``WARN_STATES``, the dimension that
-    explodes."""
+    explodes; with ``single``, the scopes with one session id sampled too (their count)."""
     assert bound is not None
     many = [s for s in bound.scopes if s.domain.max_sessions > 1]
+    ones = [s for s in bound.scopes if s.domain.max_sessions <= 1]
     samples = [sample(tables, s, symmetry, cap) for s in many]
     sizes = [sm.states_with(s.domain.max_sessions) for s, sm in zip(many, samples, strict=True)]
+    counted = [sample(tables, s, symmetry, cap) for s in ones] if single else []
     est = Estimate(
         bound.name,
         bound.keep if keep is None else keep,
-        tuple((s.name, n) for s, n in zip(many, sizes, strict=True)),
-        not all(sm.complete for sm in samples),
+        tuple((s.name, n) for s, n in zip(many, sizes, strict=True))
+        + tuple((s.name, sm.states) for s, sm in zip(ones, counted, strict=False)),
+        not all(sm.complete for sm in (*samples, *counted)),
+        unguessed=() if single else tuple(s.name for s in ones),
     )
-    if not dimension or est.states < WARN_STATES:
+    if not dimension or est.states < WARN_STATES or not many:
         return est
     i = max(range(len(sizes)), key=sizes.__getitem__)
     scope, first = many[i], samples[i]

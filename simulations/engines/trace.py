@@ -7,7 +7,11 @@ Scope
 
 Abstractions
     Requests are shown with their wire names (``session/new``, ``systemPrompt``) but only the
-    parameters the model uses; connections are numbered from 0.
+    parameters the model uses; connections are numbered from 0. The prompt fields are the
+    model's own (``blocks_fields``: a ContentBlock list and ``systemPromptMode``) unless a
+    caller passes ``fields``, how a revision's wire carries them
+    (``simulations.wire.acp.wire_fields``): a v1-stable step shows the ``{mode, content}``
+    envelope it sends, never a field its wire does not have.
 
 Source
     ACP v1 method and field names (acp-session-digest.md §1.2).
@@ -15,14 +19,15 @@ Source
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
 from model.tables import REFERENCE, Tables
-from model.types import Block, BlockKind, Caps, Reply, Request, initial_world
+from model.types import BlockKind, Caps, Reply, Request, initial_world
 
 
 @dataclass(frozen=True)
@@ -73,11 +78,43 @@ def wire_method(trigger: str) -> str:
     return trigger.replace("session_", "session/") if trigger.startswith("session_") else trigger
 
 
-def _block(b: Block) -> str:
-    return f'text "{b.text}"' if b.kind is BlockKind.TEXT else b.kind.value
+# the prompt fields a request puts in its params: name → JSON value (empty: none)
+PromptFields = Callable[[Request], Mapping[str, Any]]
 
 
-def request_text(req: Request) -> str:
+def blocks_fields(req: Request) -> dict[str, Any]:
+    """The model's own prompt fields: ``systemPrompt`` as a ContentBlock list (a block other
+    than text by its type alone) and ``systemPromptMode``, each where the request has it."""
+    out: dict[str, Any] = {}
+    if req.system_prompt is not None:
+        out["systemPrompt"] = [
+            {"type": b.kind.value, **({"text": b.text} if b.kind is BlockKind.TEXT else {})}
+            for b in req.system_prompt
+        ]
+    if req.mode is not None:
+        out["systemPromptMode"] = req.mode
+    return out
+
+
+def field_label(value: Any) -> str:
+    """A field's JSON value in the step tables' shorthand: ``text "a"`` for a text block, a
+    block of another kind by its type, ``{mode="append", content=[...]}`` for an object."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(field_label(v) for v in value) + "]"
+    if isinstance(value, dict) and "type" in value:  # a ContentBlock: its text or its type
+        if value["type"] == "text":
+            return f"text {field_label(value['text'])}"
+        return str(value["type"])
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={field_label(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def request_text(req: Request, fields: PromptFields = blocks_fields) -> str:
+    """One request in a line: its wire method, connection, session and prompt fields
+    (``fields``: how the wire carries them, by default the model's own)."""
     if req.method == "connect":
         return f"connect(client={req.client.value})"
     if req.method == "restart":
@@ -85,10 +122,7 @@ def request_text(req: Request) -> str:
     args = [f"conn={req.conn}"]
     if req.sid is not None:
         args.append(f"sessionId={req.sid}")
-    if req.system_prompt is not None:
-        args.append("systemPrompt=[" + ", ".join(_block(b) for b in req.system_prompt) + "]")
-    if req.mode is not None:
-        args.append(f'systemPromptMode="{req.mode}"')
+    args += [f"{k}={field_label(v)}" for k, v in fields(req).items()]
     if req.method == "session_compact":
         args.append(f'prompt="{COMPACT_TEXT}"')
     return f"{wire_method(req.method)}({', '.join(args)})"
@@ -113,15 +147,21 @@ def reply_text(reply: Reply) -> str:
 
 
 def render_steps(
-    trace: Trace, tables: Tables = REFERENCE, keep: Callable[[str], bool] | None = None
+    trace: Trace,
+    tables: Tables = REFERENCE,
+    keep: Callable[[str], bool] | None = None,
+    fields: PromptFields = blocks_fields,
 ) -> str:
+    """The steps as a terminal table; ``keep``: the ids shown (a revision's ``states``),
+    ``fields``: the prompt fields as the revision's wire carries them."""
     rows = [
         f"  #  {'request':60s}  reply",
         f"  0  <agent starts advertising {trace.profile.label()}>",
     ]
     for i, r in enumerate(replay(trace, tables, keep), 1):
         flag = "  ✗ " + ",".join(r.violated) if r.violated else ""
-        rows.append(f"{i:3d}  {request_text(r.step.request):60s}  {reply_text(r.step.reply)}{flag}")
+        label = request_text(r.step.request, fields)
+        rows.append(f"{i:3d}  {label:60s}  {reply_text(r.step.reply)}{flag}")
     return "\n".join(rows)
 
 
@@ -132,18 +172,12 @@ def caps_json(c: Caps) -> dict[str, Any]:
     }
 
 
-def step_json(r: ReplayedStep) -> dict[str, Any]:
+def step_json(r: ReplayedStep, fields: PromptFields = blocks_fields) -> dict[str, Any]:
     req, reply = r.step.request, r.step.reply
     params: dict[str, Any] = {"conn": req.conn}
     if req.sid is not None:
         params["sessionId"] = req.sid
-    if req.system_prompt is not None:
-        params["systemPrompt"] = [
-            {"type": b.kind.value, **({"text": b.text} if b.kind is BlockKind.TEXT else {})}
-            for b in req.system_prompt
-        ]
-    if req.mode is not None:
-        params["systemPromptMode"] = req.mode
+    params.update(fields(req))
     if req.method == "session_compact":
         params["prompt"] = COMPACT_TEXT
     if req.method == "connect":
@@ -161,7 +195,10 @@ def step_json(r: ReplayedStep) -> dict[str, Any]:
 
 
 def trace_json(
-    trace: Trace, tables: Tables = REFERENCE, keep: Callable[[str], bool] | None = None
+    trace: Trace,
+    tables: Tables = REFERENCE,
+    keep: Callable[[str], bool] | None = None,
+    fields: PromptFields = blocks_fields,
 ) -> list[dict[str, Any]]:
     start = {"method": "<agent starts>", "params": {"profile": caps_json(trace.profile)}}
-    return [start, *(step_json(r) for r in replay(trace, tables, keep))]
+    return [start, *(step_json(r, fields) for r in replay(trace, tables, keep))]

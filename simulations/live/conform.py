@@ -169,8 +169,10 @@ from simulations.wire.acp import (
     INTROSPECTION_METHOD,
     V2_WIRE,
     _params,
+    request_label,
     revision_wire,
     validate_transcript,
+    wire_fields,
 )
 
 DEFAULT_REVISION = "v1-stable"  # the newest stable revision
@@ -1046,6 +1048,15 @@ def interrupts(interrupt: Interrupt | None = None) -> Iterator[Interrupt]:
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
+def _label(req: Request, revision: str) -> str:
+    """``req`` as ``revision``'s wire carries it (``request_label``); one it cannot carry (it
+    was never sent) in the model's own fields."""
+    try:
+        return request_label(req, revision_wire(revision))
+    except ValueError:
+        return request_text(req)
+
+
 @dataclass
 class Options:
     revision: str = DEFAULT_REVISION
@@ -1455,7 +1466,7 @@ async def run_test(
         ids = _ids_for(run, rs, lambda r: True) if rs is not None else []
         ids += [r for r in row_ids(tables, opts.revision, test.targets) if r not in ids]
         ids = [SCHEMA_ID, *ids] if malformed else ids  # a broken envelope: the schema too
-        where = f"step {i} {request_text(rs.step.request)}" if rs is not None else "start"
+        where = f"step {i} {_label(rs.step.request, opts.revision)}" if rs is not None else "start"
         for rid in ids or [SCHEMA_ID]:
             out.findings.append(Finding(rid, FAIL, f"{where}: {out.failure}", i))
     _schema_findings(run, out)
@@ -2060,7 +2071,12 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
             write_counterexample(d, trace, report.tables, rid, report.revision, None)
         else:  # SCHEMA: no registry id to review; the steps and the live wire
             d.mkdir(parents=True, exist_ok=True)
-            steps = render_steps(trace, report.tables, REVISIONS[report.revision].states)
+            steps = render_steps(
+                trace,
+                report.tables,
+                REVISIONS[report.revision].states,
+                wire_fields(revision_wire(report.revision)),
+            )
             (d / "steps.md").write_text(f"```\n{steps}\n```\n", encoding="utf-8")
             (d / "review.md").write_text(f"# {rid}: {citation(rid, report.tables)}\n")
         with (d / "live.ndjson").open("w", encoding="utf-8") as fh:
@@ -2118,7 +2134,7 @@ def replay_live(
         return INTERRUPTED
     for i, req in enumerate(trace.requests, 1):
         mark = "  ✗" if run.stopped_at == i else ""
-        print(f"{i:3d}  {request_text(req)}{mark}")
+        print(f"{i:3d}  {_label(req, revision)}{mark}")
     failed = run.failed
     if not failed:
         print(f"not reproduced: the agent answered every step as {revision} predicts")

@@ -67,12 +67,11 @@ from simulations.engines.trace import (
     caps_json,
     replay,
     reply_text,
-    request_text,
 )
 from simulations.wire.acp import (
     V2_WIRE,
     meta_methods,
-    prompt_params,
+    request_label,
     transcript,
     wire_for,
     write_ndjson,
@@ -185,26 +184,6 @@ def _ids(violated: Iterable[str], rid: str) -> str:
     return ", ".join(f"**{v}**" if v == rid else v for v in violated)
 
 
-def _label(value: Any) -> str:
-    """A wire value in the step table's shorthand: ``text "a"`` for a text block, etc."""
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_label(v) for v in value) + "]"
-    if isinstance(value, dict) and "type" in value:  # a ContentBlock: its text or its type
-        return f"text {_label(value['text'])}" if value["type"] == "text" else str(value["type"])
-    return "{" + ", ".join(f"{k}={_label(v)}" for k, v in value.items()) + "}"
-
-
-def _request_label(req: Request, wire: str) -> str:
-    """``request_text`` with the prompt fields as ``wire`` carries them."""
-    extra = prompt_params(req, wire)
-    if not extra:
-        return request_text(req)
-    bare = request_text(Request(req.method, req.conn, sid=req.sid, client=req.client))
-    return bare[:-1] + ", " + ", ".join(f"{k}={_label(v)}" for k, v in extra.items()) + ")"
-
-
 def steps_markdown(
     trace: Trace,
     tables: Tables,
@@ -230,7 +209,7 @@ def steps_markdown(
             rows.append(f"| | {_cell(_epilogue_note(counterexample, len(trace)))} | | | |")
         step = r.step
         changed = "; ".join(changes(step.before, step.after))
-        label = _request_label(step.request, wire)
+        label = request_label(step.request, wire)
         rows.append(
             f"| {i} | `{_cell(label)}` | `{_cell(reply_text(step.reply))}` "
             f"| {_cell(changed)} | {_ids(r.violated, rid)} |"
@@ -309,7 +288,7 @@ def mermaid(
             pid, label = _participant(epoch, req.conn)
             participants.setdefault(pid, label)
             where = f"{pid},Agent"
-            label = _request_label(req, wire)
+            label = request_label(req, wire)
             if not step.sent:
                 body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
             else:
@@ -583,17 +562,19 @@ def itf(
     (default: ``revision``'s) the other renderings showed them on.
     """
     start = initial_world(trace.profile)
+    keep = keep_for(revision)
+    at_start = [rid for rid in violated_state(start) if keep is None or keep(rid)]
     states: list[dict[str, Any]] = [
         {
             "#meta": {"index": 0},
             **_world_itf(start),
             "action": _action(None, trace.profile),
             "reply": _reply_itf(None),
-            "violated": {"#set": sorted(violated_state(start))},
+            "violated": {"#set": sorted(at_start)},
             "mbt::actionTaken": "init",
         }
     ]
-    for i, r in enumerate(replay(trace, tables, keep_for(revision)), 1):
+    for i, r in enumerate(replay(trace, tables, keep), 1):
         states.append(
             {
                 "#meta": {"index": i},

@@ -74,7 +74,7 @@ class Drawn(TypedDict):
     """What ``draw_graph`` drew."""
 
     states: int  # nodes of the input graph
-    transitions: int  # edges of the input graph
+    transitions: int  # edges of the input graph (the subtitle's "edges"; the key is kept)
     nodes: int  # nodes drawn (states, or groups for a quotient)
     edges: int  # edges drawn (distinct pairs, self-loops left out)
     quotient: str | None  # the grouping key, or None when every state is drawn
@@ -250,7 +250,7 @@ def draw_graph(
             labels = {k: f"{_short(str(k), 40)} ×{size[k]:,}" for k in keys}
         subtitle = (
             f"quotient: {n_states:,} states grouped by {desc} into {len(keys):,} groups "
-            f"({n_trans:,} transitions); node area ∝ log(states in group), "
+            f"({n_trans:,} edges); node area ∝ log(states in group), "
             f"red = contains a violating state"
         )
     else:
@@ -269,7 +269,7 @@ def draw_graph(
                 labels[n] = text
         elif len(keys) <= _LABEL_IDS:
             labels = {n: str(n) for n in keys}
-        subtitle = f"{n_states:,} states, {n_trans:,} transitions, {len(violated):,} violating"
+        subtitle = f"{n_states:,} states, {n_trans:,} edges, {len(violated):,} violating"
         loops = n_trans - len(weight)
         if loops:
             subtitle += f" ({loops:,} self-loops not drawn)"

@@ -46,6 +46,7 @@ from simulations.engines.population import (
     judge,
 )
 from simulations.engines.trace import render_steps
+from simulations.wire.acp import revision_wire, wire_fields
 
 P_IDS = tuple(f"P{i}" for i in range(1, 10))
 
@@ -155,6 +156,7 @@ def render_population(pc: PopulationCheck, steps: bool = True) -> str:
     if steps:
         tables_of = pop.tables
         states = REVISIONS[pc.revision].states
+        fields = wire_fields(revision_wire(pc.revision))
         for rid in P_IDS:
             for p, o in j.losing(rid):
                 r = REQUIREMENTS[rid]
@@ -163,7 +165,7 @@ def render_population(pc: PopulationCheck, steps: bool = True) -> str:
                     f"{rid} lost where {_cites(p) or 'every member'}: {o.lengths[rid]} steps "
                     f"(member: {describe(o.member)})",
                     f'  "{r.text}"',
-                    render_steps(o.traces[rid], tables_of(o.member), states),
+                    render_steps(o.traces[rid], tables_of(o.member), states, fields),
                 ]
     return "\n".join(lines)
 
@@ -173,6 +175,7 @@ def population_json(pc: PopulationCheck) -> dict[str, Any]:
 
     j, pop = pc.judged, pc.population
     states = REVISIONS[pc.revision].states
+    fields = wire_fields(revision_wire(pc.revision))
     return {
         "revision": pc.revision,
         "title": pc.title,
@@ -208,7 +211,9 @@ def population_json(pc: PopulationCheck) -> dict[str, Any]:
                         "choices": dict(p),
                         "member": dict(o.member),
                         "length": o.lengths[rid],
-                        "counterexample": trace_json(o.traces[rid], pop.tables(o.member), states),
+                        "counterexample": trace_json(
+                            o.traces[rid], pop.tables(o.member), states, fields
+                        ),
                     }
                     for p, o in j.losing(rid)
                 ],
@@ -303,6 +308,7 @@ class AmendmentReport:
                             o.traces[rid],
                             self.amended.population.tables(o.member),
                             REVISIONS[a.base].states,
+                            wire_fields(revision_wire(a.base)),
                         ).splitlines()
                     ),
                 ]

@@ -44,6 +44,7 @@ from simulations.engines.explore import explore, labelled, smallest_bound_showin
 from simulations.engines.stateful import findings_of, machine_class, run
 from simulations.engines.trace import Trace, replay, request_text
 from simulations.outputs.choices import choices_matrix, empty_array_changes_nothing, matrix_markdown
+from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 P_IDS = tuple(f"P{i}" for i in range(1, 10))
 
@@ -251,7 +252,9 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
         d, row.exploration.trace(rid), tables, rid, s.revision, None, profile=s.profile
     )
     path = row.exploration.nodes_on(rid)
-    g = labelled(row.exploration, s.revision, nodes=path)
+    meta = meta_methods(PROFILES[s.profile]) if s.profile in PROFILES else ()
+    fields = wire_fields(revision_wire(s.revision), meta)
+    g = labelled(row.exploration, s.revision, nodes=path, fields=fields)
     draw_graph(g, d / "path.png", d / "path.svg", path, title=f"{s.label}: {rid}")
     return d
 
@@ -353,7 +356,7 @@ def _stable_sections(
             f"[JSON-RPC transcript]({d.relative_to(out).as_posix()}/transcript.ndjson)).",
             "",
             "```",
-            request_steps(base.exploration.trace(p)),
+            request_steps(base.exploration.trace(p), base.subject.revision),
             "```",
             "",
         ]
@@ -377,9 +380,11 @@ def _stable_sections(
     return lines
 
 
-def request_steps(trace: Trace) -> str:
-    """The trace's requests, one per line (the reply column is in the linked review block)."""
-    return "\n".join(f"{i}. {request_text(r)}" for i, r in enumerate(trace.requests, 1))
+def request_steps(trace: Trace, revision: str) -> str:
+    """The trace's requests, one per line, as ``revision``'s wire carries them (the reply
+    column is in the linked review block)."""
+    fields = wire_fields(revision_wire(revision))
+    return "\n".join(f"{i}. {request_text(r, fields)}" for i, r in enumerate(trace.requests, 1))
 
 
 def build_report(

@@ -112,6 +112,7 @@ from simulations.engines.conversation import USER_PROMPT, History, Update, conve
 from simulations.engines.observe import attached_slot
 from simulations.engines.trace import (
     COMPACT_TEXT,
+    PromptFields,
     ReplayedStep,
     Trace,
     replay,
@@ -220,6 +221,28 @@ def prompt_params(req: Request, wire: str) -> dict[str, Any]:
     if sp is None:
         raise _inexpressible(req, wire, "a mode travels only inside a systemPrompt envelope")
     return {"systemPrompt": {"mode": mode or "append", "content": [_wire_block(b) for b in sp]}}
+
+
+def wire_fields(wire: str, meta: Collection[str] = ()) -> PromptFields:
+    """The prompt fields as ``wire`` carries them (``prompt_params``; ``meta``: the methods
+    whose prompt travels in ``params._meta`` instead, as ``transcript`` takes them), as the
+    ``fields`` the step renderings take (``simulations.engines.trace.request_text``,
+    ``render_steps``, ``trace_json``). A request the wire cannot carry raises ValueError."""
+    _check_wire(wire)
+
+    def fields(req: Request) -> dict[str, Any]:
+        if req.method in meta:
+            shown = meta_prompt_params(req, wire)
+            return {"_meta": shown} if shown else {}
+        return prompt_params(req, wire)
+
+    return fields
+
+
+def request_label(req: Request, wire: str) -> str:
+    """``req`` in one line with its prompt fields as ``wire`` carries them: on the envelope
+    wire ``systemPrompt={mode="append", content=[text "a"]}``, never ``systemPromptMode``."""
+    return request_text(req, wire_fields(wire))
 
 
 def _prompt_capability(cap: PromptCap, wire: str) -> dict[str, Any] | None:
