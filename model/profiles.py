@@ -69,7 +69,8 @@ Abstractions
     the store after a restart).
 
     What is advertised: ``advertises_prompt`` — ``as_bound`` (every capability profile of
-    the bound) | ``none`` | ``append`` | ``override`` (the bound keeps only those profiles) |
+    the bound) | ``none`` | ``append`` | ``override`` (every capability profile of the bound
+    advertises that instead, keeping its methods: no scope is lost) |
     ``meta_only`` (advertises nothing in the standard place, yet takes, applies and restores
     the prompt: a client that gates on the agent's name still reaches it).
 

@@ -135,7 +135,8 @@ def _nothing_advertised(profile: Profile) -> NoReturn:
 
 
 def advertised(b: Bound, profile: Profile | None) -> Bound:
-    """``b`` as ``profile``'s agent meets it (``profile_domain`` of every scope); a scope left
+    """``b`` as ``profile``'s agent meets it (``profile_domain`` of every scope: each
+    capability profile advertises what the agent advertises, so every scope is kept); a scope
     without a capability profile is dropped, and a bound left without any is a usage error."""
     if profile is None:
         return b

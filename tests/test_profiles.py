@@ -594,14 +594,32 @@ def test_bad_client_profiles_get_one_line_and_exit_2(
 
 
 def test_what_an_agent_advertises_narrows_the_agents_checked() -> None:
-    """Teeth for advertises_prompt: the bound keeps only the capability profiles named."""
-    states = {
-        adv: check(profile=Profile("x", advertises_prompt=adv), bound="small", domain=SAME).budget[
-            "states"
-        ]
-        for adv in ("as_bound", "none", "append", "override")
-    }
-    assert states == {"as_bound": 2981, "none": 950, "append": 345, "override": 1686}
+    """Teeth for advertises_prompt: every capability profile of the bound advertises what the
+    agent advertises (each keeping its methods), so the states change with it."""
+    states = {}
+    for adv in ("as_bound", "none", "append", "override"):
+        profile = Profile("x", advertises_prompt=adv)
+        bound = api.advertised(bound_for("small", "rfd-final", "same"), profile)
+        caps = {c.system_prompt for s in bound.scopes for c in s.domain.profiles}
+        assert caps == (
+            {PromptCap(adv)} if adv != "as_bound" else set(PromptCap) - {PromptCap.REPLACE}
+        )
+        states[adv] = check(profile=profile, bound="small", domain=SAME).budget["states"]
+    assert states == {"as_bound": 2981, "none": 1698, "append": 1575, "override": 1719}
+
+
+@pytest.mark.parametrize("adv", ["append", "override"])
+def test_a_narrowing_profile_keeps_every_scope_of_the_default_bound(adv: str) -> None:
+    """Issue 26: an agent advertising one capability keeps the default bound's restart scopes
+    (its own capability stands in for the ones it does not advertise), so an agent whose store
+    forgets prompts on a restart is caught by R16–R18 whatever it advertises. (Before, an
+    append-only agent kept only the wire scope, which has no restart, and every one held.)"""
+    profile = Profile("x", advertises_prompt=adv, store_survives_restart=False)
+    bound = api.advertised(bound_for("default", "rfd-final", "same"), profile)
+    assert [s.name for s in bound.scopes] == ["wire", "lifecycle", "methods", "shared"]
+    assert all(s.max_restarts for s in bound.scopes[1:])
+    verdicts = check(profile=profile, bound="default").verdicts
+    assert {verdicts[r] for r in ("R16", "R17", "R18")} == {"violated"}, verdicts
 
 
 def test_an_agent_advertising_only_in_meta_keeps_the_prompt_of_a_client_that_knows_it() -> None:
@@ -618,15 +636,16 @@ def test_an_agent_advertising_only_in_meta_keeps_the_prompt_of_a_client_that_kno
     assert {"R3"} <= violated("meta_only")
 
 
-def test_an_advertisement_no_scope_has_is_one_line_and_exit_2(
+def test_an_advertisement_no_scope_has_takes_the_scopes_agents_place(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The tiny bound's agents advertise override only: an append-only agent is not in it."""
+    """The tiny bound's agents advertise override only: an append-only agent is checked in
+    their place, with their methods (it was refused, exit 2, before issue 26)."""
     f = tmp_path / "a.toml"
-    f.write_text('name = "a"\nadvertises_prompt = "append"\n', "utf-8")
-    assert main(["check", "--profile", str(f), "--bound", "tiny"]) == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and 'advertises_prompt = "append"' in err, err
+    f.write_text('name = "a"\nadvertises_prompt = "append"\nfork_inherits = false\n', "utf-8")
+    assert main(["check", "--profile", str(f), "--bound", "tiny", "--json", "--quiet"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdicts"]["R17"] == "violated" and data["causes"]["R17"] == ["fork_inherits"]
 
 
 @pytest.mark.parametrize("value", ["keep", "reject"])
@@ -731,7 +750,8 @@ def test_the_reports_profile_rows_honour_what_the_profile_advertises(
     monkeypatch.setitem(PROFILES, narrow.name, narrow)
     subject = Subject("profile narrow", narrow.revision, profile=narrow.name, restarts="same")
     caps = {c for sc in subject_bound(subject, "small").scopes for c in sc.domain.profiles}
-    assert caps == {Caps(PromptCap.OVERRIDE, load_session=True)}
+    # the wire scope's bare agent (no method) advertises override too
+    assert caps == {Caps(PromptCap.OVERRIDE, load_session=True), Caps(PromptCap.OVERRIDE)}
     shipped = next(s for s in SUBJECTS if s.profile == "final-default-on-load")
     shipped_caps = {
         c.system_prompt for sc in subject_bound(shipped).scopes for c in sc.domain.profiles
