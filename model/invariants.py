@@ -224,8 +224,16 @@ def _invalid_params(step: Step) -> bool:
 
 
 def _valid_text_prompt(step: Step) -> bool:
+    """A prompt R4, R5 and T8 oblige an advertising agent to take: valid, within its limits,
+    and not blank. Whether a prompt whose every text is empty may be refused is open (Q7: no
+    text of the RFD or the v1 schema decides it), so refusing one breaks none of them."""
     sp = step.request.system_prompt
-    return bool(sp) and not _invalid_params(step) and all(b.text != BIG for b in sp or ())
+    return (
+        bool(sp)
+        and not _invalid_params(step)
+        and all(b.text != BIG for b in sp or ())
+        and not all(b.kind is BlockKind.TEXT and b.text == "" for b in sp or ())
+    )
 
 
 def _store_unchanged(step: Step) -> bool:

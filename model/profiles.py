@@ -188,6 +188,16 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "compaction": ("keep", "lose"),
     "set_prompt": ("none", "replace"),
 }
+# knob values that answer a question the texts leave open: a check reports them as choices
+# (``Profile.open_choices``) and no rule's check charges them
+OPEN_CHOICES: dict[tuple[str, Any], str] = {
+    ("blank_text", "reject"): "Q7: neither the RFD nor the v1 schema says whether a prompt of "
+    "empty text may be refused; -32602 creates nothing, so no MUST is broken",
+    ("size_limit", "invalid_params"): "Q6: R11 asks for an error over the limit, of any code",
+    ("on_differ", "keep"): "T16: nothing says what a differing re-sent prompt does",
+    ("on_differ", "reject"): "T16: nothing says what a differing re-sent prompt does",
+    ("held_sessions", "keep"): "T16: nothing says what a differing re-sent prompt does",
+}
 # a client profile's knobs, as its file names them → the Profile field they set
 CLIENT_KNOBS = {k.removeprefix("client_"): k for k in CHOICES if k.startswith("client_")}
 
@@ -293,6 +303,12 @@ class Profile:
     def departures(self) -> dict[str, Any]:
         """The knobs set away from the revision's reference agent."""
         return {k: v for k, v in self.knobs().items() if v != CHOICES[k][0]}
+
+    def open_choices(self) -> dict[str, str]:
+        """The departures that answer an open question (``OPEN_CHOICES``), each with why."""
+        return {
+            k: OPEN_CHOICES[k, v] for k, v in self.departures().items() if (k, v) in OPEN_CHOICES
+        }
 
     def with_mutant(self, name: str) -> Profile:
         """This profile over the tables of mutant ``name`` (one of its revision's mutants)."""

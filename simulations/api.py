@@ -347,6 +347,19 @@ def _knobs_key(p: Profile) -> tuple[object, ...]:
     return (p.revision, *p.knobs().items())
 
 
+def _open_lines(result: CheckResult) -> list[str]:
+    """The profile's departures that answer a question the texts leave open: choices, not
+    faults (``Profile.open_choices``)."""
+    p = result.profile
+    choices = {} if p is None else p.open_choices()
+    if p is None or not choices:
+        return []
+    lines = ["", "open choices (the texts leave them open; no rule is charged for them):"]
+    for knob, why in choices.items():
+        lines.append(f"  {knob} = {json.dumps(getattr(p, knob))}: {why}")
+    return lines
+
+
 def _causes_lines(result: CheckResult) -> list[str]:
     p = result.profile
     if p is None or not result.causes:
@@ -514,6 +527,7 @@ def render(result: CheckResult) -> str:
         f"properties (P) violated: {', '.join(violated_props) or 'none'}",
     ]
     lines += _causes_lines(result)
+    lines += _open_lines(result)
     return "\n".join(lines)
 
 
@@ -526,6 +540,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "client": None if result.profile is None else result.profile.client or None,
         "causes": None if result.profile is None else result.causes,
         "cause_notes": None if result.profile is None else result.cause_notes,
+        "open_choices": None if result.profile is None else result.profile.open_choices(),
         "amendment": None if result.amendment is None else result.amendment.describe(),
         "engine": result.engine,
         "restarts": result.budget.get("restarts"),

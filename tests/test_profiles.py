@@ -149,7 +149,7 @@ def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: objec
 @pytest.mark.parametrize(
     ("knobs", "rid"),
     [
-        ({"blank_text": "reject"}, "R4"),  # a valid text prompt answered -32602
+        ({"text_blocks": "reject"}, "R4"),  # a valid text prompt answered -32602
         ({"reads_prompt": "meta"}, "R7"),  # the field is accepted and never applied
         ({"size_limit": "drop"}, "R11"),
     ],
@@ -220,7 +220,7 @@ KNOB_BREAKS = {
     ("fork_inherits", False): {"R17", "P4"},
     ("store_survives_restart", False): {"R16", "R17", "R18", "P1", "P2", "P3", "P4"},
     ("blank_text", "absent"): {"R7", "R9", "R21", "P1"},
-    ("blank_text", "reject"): {"R4", "R5"},  # a valid (if blank) text prompt refused
+    ("blank_text", "reject"): set(),  # an open choice (Q7): no rule says it may not
     ("bare_prompt", "replace"): {"R8", "R21", "P5", "P8"},
     ("size_limit", "invalid_params"): set(),  # R11 asks for an error, any code
     ("size_limit", "drop"): {"R7", "R9", "R11", "R21", "P1"},
@@ -284,6 +284,30 @@ def test_every_knob_value_has_pinned_breaks() -> None:
 @pytest.mark.parametrize(("knob", "value"), list(KNOB_BREAKS))
 def test_each_knob_alone_breaks_exactly(knob: str, value: object) -> None:
     assert _breaks(Profile("x", **{knob: value})) == KNOB_BREAKS[knob, value]
+
+
+@pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])
+def test_refusing_blank_text_alone_is_an_open_choice_not_a_broken_must(
+    revision: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 26: no text decides whether a prompt of empty text may be refused (Q7), so an
+    agent that refuses only that breaks no rule (it was charged R4 and R5 on rfd-final, T8 on
+    v1-stable) and the check names the knob as the open choice it is. The same checks still
+    catch an agent that refuses a prompt with text in it (the mutants declared on them)."""
+    f = tmp_path / "b.toml"
+    f.write_text(f'name = "b"\nrevision = "{revision}"\nblank_text = "reject"\n', "utf-8")
+    data = _json(capsys, "--profile", str(f))
+    ids = ("R4", "R5") if revision == "rfd-final" else ("T8",)
+    assert {data["verdicts"][rid] for rid in ids} == {"holds"}
+    assert not set(data["causes"] or {}) & {"R4", "R5", "T8"}
+    assert "Q7" in data["open_choices"]["blank_text"]
+    main(["check", "--profile", str(f), "--bound", "small", "--quiet"])
+    out = capsys.readouterr().out
+    assert "open choices" in out and 'blank_text = "reject": Q7' in out
+    for mutant in ("rejects_text_blocks", "rejects_explicit_append", "v1_rejects_text_content"):
+        m = MUTANTS[mutant]
+        if m.revision == revision:
+            assert check(mutant=mutant, bound="small").verdicts[m.violates] == "violated"
 
 
 @pytest.mark.parametrize(("knob", "value"), list(V1_KNOB_BREAKS))
