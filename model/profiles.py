@@ -1115,12 +1115,21 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "buzz-agent",
             "Block's Rust agent implementing the first draft: a string on session/new, no "
-            "capability, the persona layered on the base prompt, an empty string treated as "
-            "absent, an error over its 512 KB limit",
-            "agentclientprotocol/agent-client-protocol#1237, comment of 2026-06-11 by wpfleger96 "
-            "(block/sprout#981, merged as block/buzz#981)",
+            "capability; a non-blank string takes the place of its default prompt (the "
+            "harness sends base prompt and persona as the whole prompt), a blank one leaves the "
+            "default, -32602 over its 512 KB limit; it offers no session/load nor any other "
+            "session method",
+            "block/sprout crates/buzz-agent/src/lib.rs@04578ee7: initialize (loadSession "
+            "false, no sessionCapabilities; other methods -32601) and session_new (a systemPrompt "
+            "that is not blank is used in place of the configured default, a combined prompt "
+            "over MAX_SYSTEM_PROMPT_BYTES answered INVALID_PARAMS); the implementation named in "
+            "agentclientprotocol/agent-client-protocol#1237, comment of 2026-06-11 by "
+            "wpfleger96 (block/sprout#981)",
             revision="rfd-draft",
             blank_text="absent",
+            bare_prompt="replace",  # the client's string replaces the default (lib.rs, session_new)
+            size_limit="invalid_params",  # INVALID_PARAMS over 512 KB (lib.rs, session_new)
+            advertises_methods="none",  # loadSession false, no sessionCapabilities (initialize)
         ),
         Profile(
             "goose-9971",
@@ -1136,15 +1145,22 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "claude-agent-acp-meta",
             "claude-agent-acp's _meta.systemPrompt convention as a string that replaces the "
-            "harness prompt (our reading: the RFD names it as the adapter that supports "
-            "replacement); no capability",
+            "harness prompt; no capability; nothing stored: new, load, resume and fork each "
+            "build the session from the _meta.systemPrompt of their own request (the preset "
+            "when it has none or it is empty), with no size check of its own",
             "agentclientprotocol/claude-agent-acp#90 and #91 (a string replaces the prompt, "
-            "{append} appends: as openclaw/acpx#229 uses it); named in the RFD "
+            "{append} appends: as openclaw/acpx#229 uses it); "
+            "agentclientprotocol/claude-agent-acp src/acp-agent.ts, createSession (shared by "
+            "new, resume and fork: params._meta?.systemPrompt read from each request, a falsy "
+            "value keeps the preset, no length check); named in the RFD "
             "docs/rfds/client-system-prompt.mdx@4969bbbf, Background",
             revision="rfd-draft",
             bare_prompt="replace",
             reads_prompt="meta",  # _meta.systemPrompt, written there by acpx (openclaw/acpx#229)
             client_puts_prompt="meta",
+            restore="resent",  # createSession reads each request's _meta, stores no prompt
+            blank_text="absent",  # an empty string is falsy: the preset is kept
+            size_limit="none",  # the adapter checks no length
         ),
         Profile(
             "opencode-acp-27500",

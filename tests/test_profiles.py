@@ -15,6 +15,7 @@ from model.operations import OPERATION_KNOBS
 from model.profiles import (
     CHOICES,
     CLIENTS,
+    OPEN_CHOICES,
     PROFILES,
     Profile,
     ProfileError,
@@ -1018,3 +1019,28 @@ def test_causes_of_p8_on_the_real_engine_name_both_knobs(
     assert data["causes"]["P8"] == ["unadvertised_override", "append_mode"]
     assert data["cause_notes"]["P8"] == "each alone"
 
+
+def test_the_two_re_checked_shipped_profiles_follow_their_sources_knob_by_knob() -> None:
+    """Issue 26: buzz-agent and claude-agent-acp-meta disagreed with their sources on three
+    knobs each (see their ``source``), which hid R8 (buzz-agent's persona string replaces its
+    default) and R18 with P2–P4 and P7 (claude-agent-acp-meta builds load, resume and fork
+    from that request's _meta and stores nothing). Pinned: the knobs and what they break."""
+    buzz, claude = PROFILES["buzz-agent"], PROFILES["claude-agent-acp-meta"]
+    assert buzz.departures() == {
+        "blank_text": "absent",
+        "bare_prompt": "replace",
+        "size_limit": "invalid_params",
+        "advertises_methods": "none",
+    }
+    assert claude.departures() == {
+        "blank_text": "absent",
+        "bare_prompt": "replace",
+        "size_limit": "none",
+        "reads_prompt": "meta",
+        "restore": "resent",
+        "client_puts_prompt": "meta",
+    }
+    assert "lib.rs@04578ee7" in buzz.source and "createSession" in claude.source
+    assert _violated(buzz) == {"R8", "P1", "P5", "P8"}
+    assert {"R8", "R18", "P2", "P3", "P4", "P7"} <= _violated(claude)
+    assert buzz.open_choices() == {"size_limit": OPEN_CHOICES["size_limit", "invalid_params"]}
