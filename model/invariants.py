@@ -225,8 +225,16 @@ def _invalid_params(step: Step) -> bool:
 
 
 def _valid_text_prompt(step: Step) -> bool:
+    """A prompt R4, R5 and T8 oblige an advertising agent to take: valid, within its limits,
+    and not blank. Whether a prompt whose every text is empty may be refused is open (Q7: no
+    text of the RFD or the v1 schema decides it), so refusing one breaks none of them."""
     sp = step.request.system_prompt
-    return bool(sp) and not _invalid_params(step) and all(b.text != BIG for b in sp or ())
+    return (
+        bool(sp)
+        and not _invalid_params(step)
+        and all(b.text != BIG for b in sp or ())
+        and not all(b.kind is BlockKind.TEXT and b.text == "" for b in sp or ())
+    )
 
 
 def _store_unchanged(step: Step) -> bool:
@@ -499,34 +507,52 @@ def override_replaces_base(w: World) -> bool:
 
 @invariant("R20")
 def no_client_prompt_means_default(w: World) -> bool:
-    """R20 (descriptive): a session created without systemPrompt runs the agent's default prompt."""
+    """R20 (descriptive): a session created without systemPrompt runs the agent's default prompt
+    (as session/new put it in effect: a turn-level operation that rebuilt the slot since is
+    judged by the end-to-end properties, and by R18 where it changes the stored prompt)."""
     return all(
         s.live == (BASE,)
         for o, s in _live(w)
-        if o.attach is Attach.NEW and o.requested is None and o.requested_mode is None
+        if o.attach is Attach.NEW
+        and o.requested is None
+        and o.requested_mode is None
+        and not o.rebuilt
     )
 
 
 def restored_as_created(w: World) -> bool:
     """Loaded and resumed sessions at Agent★ run what this agent gave them at creation (R16,
-    A12); whether that was the right composition is judged by R7–R9 and R21."""
+    A12); whether that was the right composition is judged by R7–R9 and R21. Judged on what
+    the load or resume put in effect: a slot a later turn-level operation rebuilt is not the
+    restore's (``Observed.rebuilt``), nor is giving back a prompt one set (``prompt_set``)."""
     return all(
         s.live == created_slot(w, o)
         for o, s in _live(w)
         if o.attach in (Attach.LOAD, Attach.RESUME)
         and o.attach_cap is not PromptCap.NONE
         and created_under_capability(w, o)
+        and not (o.rebuilt or o.prompt_set)
     )
 
 
 def forked_as_parent(w: World) -> bool:
     """Forks made under the capability run their parent's prompt and mode as this agent
-    created the parent (R17, A13)."""
+    created the parent (R17, A13), as the fork put it in effect (``Observed.rebuilt``); a
+    parent whose prompt was set by a turn-level operation (``Observed.prompt_set``, R18's
+    business) is no longer the yardstick."""
     return all(
         s.live == inherited_slot(w, o)
         for o, s in _live(w)
-        if o.attach is Attach.FORK and created_under_capability(w, o)
+        if o.attach is Attach.FORK
+        and created_under_capability(w, o)
+        and not o.rebuilt
+        and not _parent_prompt_set(w, o)
     )
+
+
+def _parent_prompt_set(w: World, o: Observed) -> bool:
+    p = w.obs(o.parent) if o.parent is not None else None
+    return p is not None and p.prompt_set
 
 
 @invariant("R16")
@@ -812,11 +838,12 @@ def override_replaces_default_instructions(w: World) -> bool:
 
 @invariant("T14")
 def new_without_prompt_uses_default(w: World) -> bool:
-    """T14 (descriptive): session/new without systemPrompt runs the agent's default instructions."""
+    """T14 (descriptive): session/new without systemPrompt runs the agent's default instructions
+    (as session/new put them in effect: see R20)."""
     return all(
         s.live == (BASE,)
         for o, s in _live(w)
-        if o.attach is Attach.NEW and o.requested is None and o.parent is None
+        if o.attach is Attach.NEW and o.requested is None and o.parent is None and not o.rebuilt
     )
 
 

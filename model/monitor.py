@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from model.tables import OPERATIONS
 from model.types import (
     BASE,
     Attach,
@@ -122,20 +123,28 @@ def updated(before: World, req: Request, reply: Reply, after: World, o: Observed
     """
     m = req.method
     if m == "restart":
-        return evolve(o, attach=None, survived_restart=True)
+        return evolve(o, attach=None, survived_restart=True, rebuilt=False)
     if m in _ATTACH_BY_METHOD:
         return evolve(
             o,
             attach=_ATTACH_BY_METHOD[m],
             attach_cap=_cap(before, req.conn),
             restored_after_restart=o.survived_restart,
+            rebuilt=False,
         )
     if m == "session_close":
-        return evolve(o, attach=None)
+        return evolve(o, attach=None, rebuilt=False)
     if m == "session_delete":
-        return evolve(o, attach=None, deleted=True)
+        return evolve(o, attach=None, deleted=True, rebuilt=False)
     if m == "session_prompt" and reply.slot is not None:
         return evolve(o, turns=o.turns | {(o.attach or Attach.NEW, reply.slot)})
+    if m in OPERATIONS:
+        was, now = before.agent.session(o.sid), after.agent.session(o.sid)
+        if was is None or now is None or was.live == now.live:
+            return o
+        if (was.blocks, was.mode) != (now.blocks, now.mode):  # the stored prompt was set (R18)
+            return evolve(o, rebuilt=True, prompt_set=True)
+        return evolve(o, rebuilt=True)
     return o
 
 

@@ -11,13 +11,15 @@ Scope
 
     * ``compaction = "lose"`` — the slot rebuilt by a compaction turn falls back to the agent's
       default prompt; the stored prompt stays as it was (a later load brings it back). Breaks
-      what reads the live slot: the composition ids (R7, R9, R21 on rfd-final; T12, T13 on
-      v1-stable) and restore/inherit where the compacted session was loaded or forked (R16,
-      R17), and the end-to-end P1, P2, P3, P4 (``tests/test_operations.py`` pins which).
+      what reads the live slot in the session's mode: the composition ids (R7, R9, R21 on
+      rfd-final; T12, T13 on v1-stable) and the end-to-end P1, P2, P3, P4
+      (``tests/test_operations.py`` pins which). Restore and inherit (R16, R17) are judged on
+      what the load or fork put in effect (``Observed.rebuilt``), so they hold.
     * ``set_prompt = "replace"`` — the agent has the extension method: an active session's
       prompt is replaced (stored and live) by the one the request carries, validated as
       session/new validates it on that revision. It breaks the immutability rule R18 (a
-      stored session's prompt never changes) where the revision states it; on v1-stable,
+      stored session's prompt never changes) where the revision states it, not R16, R17 or
+      R20 (the load, fork or session/new before it was right); on v1-stable,
       which states no immutability rule (T16 is silent even about a re-sent prompt), only P
       ids and the composition invariants over the live slot can break.
 

@@ -69,7 +69,8 @@ Abstractions
     the store after a restart).
 
     What is advertised: ``advertises_prompt`` — ``as_bound`` (every capability profile of
-    the bound) | ``none`` | ``append`` | ``override`` (the bound keeps only those profiles) |
+    the bound) | ``none`` | ``append`` | ``override`` (every capability profile of the bound
+    advertises that instead, keeping its methods: no scope is lost) |
     ``meta_only`` (advertises nothing in the standard place, yet takes, applies and restores
     the prompt: a client that gates on the agent's name still reaches it).
 
@@ -155,7 +156,12 @@ from model.types import (
 
 
 class ProfileError(ValueError):
-    """A malformed profile; the message names the field and what it allows."""
+    """A malformed profile; the message names the field and what it allows (``knob``: the knob
+    refused, where one is)."""
+
+    def __init__(self, message: str, knob: str | None = None) -> None:
+        super().__init__(message)
+        self.knob = knob
 
 
 CHOICES: dict[str, tuple[Any, ...]] = {
@@ -186,6 +192,16 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     # turn-level operations (model.operations): each turns its operation on in the bound
     "compaction": ("keep", "lose"),
     "set_prompt": ("none", "replace"),
+}
+# knob values that answer a question the texts leave open: a check reports them as choices
+# (``Profile.open_choices``) and no rule's check charges them
+OPEN_CHOICES: dict[tuple[str, Any], str] = {
+    ("blank_text", "reject"): "Q7: neither the RFD nor the v1 schema says whether a prompt of "
+    "empty text may be refused; -32602 creates nothing, so no MUST is broken",
+    ("size_limit", "invalid_params"): "Q6: R11 asks for an error over the limit, of any code",
+    ("on_differ", "keep"): "T16: nothing says what a differing re-sent prompt does",
+    ("on_differ", "reject"): "T16: nothing says what a differing re-sent prompt does",
+    ("held_sessions", "keep"): "T16: nothing says what a differing re-sent prompt does",
 }
 # a client profile's knobs, as its file names them → the Profile field they set
 CLIENT_KNOBS = {k.removeprefix("client_"): k for k in CHOICES if k.startswith("client_")}
@@ -264,9 +280,18 @@ class Profile:
             if why:
                 raise ProfileError(
                     f"profile {shown(self.name)}: {knob}: {shown_json(value)} has no effect on "
-                    f"revision {self.revision} ({why}); drop it"
+                    f"revision {self.revision} ({why}); drop it",
+                    knob,
                 )
-        self.tables()  # the knobs' edits apply one after the other
+        tables = self.tables()  # the knobs' edits apply one after the other
+        for knob, other in self._idle(tables).items():
+            if knob not in CLIENT_KNOBS.values():  # the client's: a warning (idle_client_knobs)
+                raise ProfileError(
+                    f"profile {shown(self.name)}: {knob}: {shown_json(getattr(self, knob))} has "
+                    f"no effect with {other} on revision {self.revision} (the tables are the "
+                    "same without it); drop it",
+                    knob,
+                )
 
     def prompt_caps(self) -> frozenset[PromptCap] | None:
         """The systemPrompt capabilities this agent may advertise (``advertises_prompt``; None:
@@ -293,16 +318,63 @@ class Profile:
         """The knobs set away from the revision's reference agent."""
         return {k: v for k, v in self.knobs().items() if v != CHOICES[k][0]}
 
+    def open_choices(self) -> dict[str, str]:
+        """The departures that answer an open question (``OPEN_CHOICES``), each with why."""
+        return {
+            k: OPEN_CHOICES[k, v] for k, v in self.departures().items() if (k, v) in OPEN_CHOICES
+        }
+
+    def idle_client_knobs(self) -> dict[str, str]:
+        """The client's knobs that change nothing against this agent (its writing the prompt
+        in ``_meta`` to an agent that reads it nowhere, say), each with the agent knob that
+        makes it idle: a real pairing, so a warning, not a refusal."""
+        idle = self._idle(self.tables())
+        return {k: other for k, other in idle.items() if k in CLIENT_KNOBS.values()}
+
+    def _idle(self, tables: Tables) -> dict[str, str]:
+        """The departures whose edit leaves ``tables`` (this profile's) as they are once the
+        others are made: knob → the other knobs, as ``name = value``. The knobs that narrow
+        the bound instead (``_DOMAIN_KNOBS``) are never idle."""
+        departures = self.departures()
+        idle = {}
+        for knob in departures:
+            if knob in _DOMAIN_KNOBS:
+                continue
+            rest = {k: v for k, v in departures.items() if k != knob}
+            try:
+                same = bool(rest) and self._tables_of(rest) == tables
+            except ProfileError:  # the others need it (a client re-send needs restore)
+                same = False
+            if same:
+                idle[knob] = " and ".join(f"{k} = {shown_json(v)}" for k, v in rest.items())
+        return idle
+
+    def reference_with(self, knobs: Mapping[str, Any]) -> Profile:
+        """The revision's reference agent (with this profile's name, mutant and client) with
+        ``knobs`` set as given; a knob that the others' reset leaves without effect (a client
+        re-send only ``restore = "resent"`` carries, say) is reset with them."""
+        values = dict(knobs)
+        reset = {k: CHOICES[k][0] for k in self.departures()}
+        while True:
+            try:
+                return dataclass_replace(self, **{**reset, **values})
+            except ProfileError as e:
+                if e.knob not in values:
+                    raise
+                del values[e.knob]
+
     def with_mutant(self, name: str) -> Profile:
         """This profile over the tables of mutant ``name`` (one of its revision's mutants)."""
         return dataclass_replace(self, mutant=name)
 
     def tables(self) -> Tables:
+        return self._tables_of(self.departures())
+
+    def _tables_of(self, departures: Mapping[str, Any]) -> Tables:
+        """The tables with ``departures`` applied, in ``_edit_order``."""
         t = MUTANTS[self.mutant].tables if self.mutant else REVISIONS[self.revision].tables
         done: list[str] = []
-        # restore first: it widens the client's re-sends and adds the rows the other knobs
-        # read (the mode readings, the client's re-send policy)
-        for knob, value in sorted(self.departures().items(), key=lambda kv: kv[0] != "restore"):
+        for knob, value in sorted(departures.items(), key=lambda kv: _edit_order(kv[0])):
             try:
                 t = _EDITS[knob](t, value)
             except ValueError:  # each applies alone (checked on creation): one before took its row
@@ -310,12 +382,14 @@ class Profile:
                 if other is None:  # the mutant's edit took it
                     raise ProfileError(
                         f"profile {shown(self.name)}: {knob}: {shown_json(value)} cannot be combined "
-                        f"with mutant {self.mutant} (both edit the same row; drop one)"
+                        f"with mutant {self.mutant} (both edit the same row; drop one)",
+                        knob,
                     ) from None
                 raise ProfileError(
                     f"profile {shown(self.name)}: {knob}: {shown_json(value)} cannot be combined "
                     f"with {other} = {shown_json(getattr(self, other))} on revision "
-                    f"{self.revision} (both edit the same row; drop one)"
+                    f"{self.revision} (both edit the same row; drop one)",
+                    knob,
                 ) from None
             done.append(knob)
         return t
@@ -328,6 +402,18 @@ class Profile:
         except ValueError:
             return True
         return False
+
+
+# the knobs that say where the agent looks for the prompt, and where the client puts it: applied
+# last, so the readers every other knob made (mode readings, re-send answers) look there too
+_WHERE = ("reads_prompt", "client_puts_prompt")
+
+
+def _edit_order(knob: str) -> tuple[int, int]:
+    """Restore first (it adds the rows other knobs read: the re-sends in ``_meta``), where the
+    prompt is read last, the others in ``CHOICES`` order."""
+    rank = 0 if knob == "restore" else 2 if knob in _WHERE else 1
+    return rank, list(CHOICES).index(knob)
 
 
 def _did_you_mean(word: object, options: list[str]) -> str:
@@ -419,8 +505,10 @@ def _blank_reject(t: Tables) -> Tables:
 
 
 def _bare(t: Tables, _: Any) -> Tables:
-    t = swap_effect(t, "new_session", "take_prompt_fields", "take_prompt_fields_default_override")
-    return _with_override_row(t)
+    """A prompt without a mode is read as override (replace), wherever the agent reads one."""
+    if not any(r.effect == "take_prompt_fields" for r in t.new_session):
+        raise ValueError("no row reads a bare prompt")
+    return _with_override_row(_read_modes(t, _BARE_AS_OVERRIDE))
 
 
 def _with_override_row(t: Tables) -> Tables:
@@ -514,11 +602,20 @@ META_RESENT = {
 _ANY = "*"  # a mode mapping's key for "whatever the request says"
 
 
+_READINGS: dict[str, tuple[str, tuple[tuple[str | None, str], ...]]] = {}  # derived → reading
+
+
 def _reading(name: str, mapping: tuple[tuple[str | None, str], ...]) -> str:
     """The effect ``name`` run as if the request's mode said otherwise (``mapping``: request
     mode → mode read; ``_ANY`` maps every mode), registered once under a derived name. The
-    agent stores the mode it read, so restoring the session composes it the same way again."""
+    agent stores the mode it read, so restoring the session composes it the same way again.
+    A reading of a reading reads through both (``_merged``): override read as append and
+    append as override is the two swapped, not the second lost."""
+    if name in _READINGS:
+        base, first = _READINGS[name]
+        return _reading(base, _merged(first, mapping))
     derived = name + "".join(f"__{k or 'omitted'}_as_{v}" for k, v in mapping)
+    _READINGS[derived] = (name, mapping)
     if derived not in EFFECTS:
         original = EFFECTS[name]
         table = dict(mapping)
@@ -537,6 +634,18 @@ def _reading(name: str, mapping: tuple[tuple[str | None, str], ...]) -> str:
     return derived
 
 
+def _merged(
+    first: tuple[tuple[str | None, str], ...], then: tuple[tuple[str | None, str], ...]
+) -> tuple[tuple[str | None, str], ...]:
+    """Two readings of one request's mode as one: ``first``'s entries, then ``then``'s for the
+    modes ``first`` leaves as sent (each reads the mode the request carries, not the other's
+    result), in a fixed order so equal readings share a name."""
+    table = dict(first)
+    for k, v in then:
+        table.setdefault(k, v)
+    return tuple(sorted(table.items(), key=lambda kv: (kv[0] is not None, kv[0] or "")))
+
+
 # the effects that read a request's mode (the _meta re-sends of restore = "resent" included)
 _META_READERS = tuple(META_RESENT.values())
 _READERS = ("take_prompt_fields", *APPLY_RESENT.values(), *_META_READERS)
@@ -548,17 +657,30 @@ _APPEND_AS_OVERRIDE: tuple[tuple[str | None, str], ...] = (
     (None, Mode.OVERRIDE.value),
     (Mode.APPEND.value, Mode.OVERRIDE.value),
 )
-for _name in _READERS:  # registered on import, like every other effect
-    for _mapping in (_AS_APPEND, _OVERRIDE_AS_APPEND, _APPEND_AS_OVERRIDE):
-        _reading(_name, _mapping)
+_BARE_AS_OVERRIDE: tuple[tuple[str | None, str], ...] = ((None, Mode.OVERRIDE.value),)
+_MAPPINGS = (_AS_APPEND, _OVERRIDE_AS_APPEND, _APPEND_AS_OVERRIDE, _BARE_AS_OVERRIDE)
+for _name in _READERS:  # registered on import, like every other effect (and their combinations)
+    for _i, _mapping in enumerate(_MAPPINGS):
+        _once = _reading(_name, _mapping)
+        for _then in _MAPPINGS[_i + 1 :]:
+            _twice = _reading(_once, _then)
+            for _last in _MAPPINGS:
+                _reading(_twice, _last)
+
+
+def _reads_mode(name: str | None) -> bool:
+    """Does effect ``name`` read the request's mode (a reader, or a reading of one)?"""
+    return name is not None and (name in _READERS or name in _READINGS)
 
 
 def _read_modes(t: Tables, mapping: tuple[tuple[str | None, str], ...]) -> Tables:
-    """Every effect that reads a request's prompt and mode reads the mode through ``mapping``."""
+    """Every effect that reads a request's prompt and mode reads the mode through ``mapping``
+    (on top of any reading another knob made)."""
     for table in ("new_session", "session"):
-        for name in _READERS:
-            if any(r.effect == name for r in t.table(table)):
-                t = swap_effect(t, table, name, _reading(name, mapping))
+        names = dict.fromkeys(r.effect for r in t.table(table) if _reads_mode(r.effect))
+        for name in names:
+            assert name is not None
+            t = swap_effect(t, table, name, _reading(name, mapping))
     return t
 
 
@@ -692,13 +814,24 @@ def _advertises_methods(t: Tables, value: Any) -> Tables:
     return _without_rows(t, "connection", "method_not_advertised")
 
 
+def _applying(t: Tables, trigger: str, sent: str) -> Row | None:
+    """The row of ``trigger`` that applies a re-sent prompt (``sent``, or a reading of it that
+    a mode knob made), if any."""
+    for r in t.session:
+        if r.trigger != trigger or r.effect is None or r.effect.split("__")[0] != sent:
+            continue
+        if r.effect == sent or r.effect in _READINGS:
+            return r
+    return None
+
+
 def _on_differ(t: Tables, value: Any) -> Tables:
     """A prompt re-sent on load/resume/fork that differs from the one the session was created
     with (T16, where the spec is silent): ``keep`` the stored one, or ``reject`` it (-32602,
     nothing attached). The reference agent applies it."""
     hit = False
     for trigger, sent in APPLY_RESENT.items():
-        apply = next((r for r in t.session if r.trigger == trigger and r.effect == sent), None)
+        apply = _applying(t, trigger, sent)
         if apply is None:
             continue
         guards = (*apply.guards, "prompt_differs_from_stored")
@@ -731,7 +864,7 @@ def _held(t: Tables, _: Any) -> Tables:
     since the last restart — and applied to a session rebuilt from the store after a restart."""
     hit = False
     for trigger, sent in APPLY_RESENT.items():
-        apply = next((r for r in t.session if r.trigger == trigger and r.effect == sent), None)
+        apply = _applying(t, trigger, sent)
         if apply is None:
             continue
         row = apply._replace(guards=(*apply.guards, "session_is_held"), effect=KEEP_STORED[trigger])
@@ -982,12 +1115,21 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "buzz-agent",
             "Block's Rust agent implementing the first draft: a string on session/new, no "
-            "capability, the persona layered on the base prompt, an empty string treated as "
-            "absent, an error over its 512 KB limit",
-            "agentclientprotocol/agent-client-protocol#1237, comment of 2026-06-11 by wpfleger96 "
-            "(block/sprout#981, merged as block/buzz#981)",
+            "capability; a non-blank string takes the place of its default prompt (the "
+            "harness sends base prompt and persona as the whole prompt), a blank one leaves the "
+            "default, -32602 over its 512 KB limit; it offers no session/load nor any other "
+            "session method",
+            "block/sprout crates/buzz-agent/src/lib.rs@04578ee7: initialize (loadSession "
+            "false, no sessionCapabilities; other methods -32601) and session_new (a systemPrompt "
+            "that is not blank is used in place of the configured default, a combined prompt "
+            "over MAX_SYSTEM_PROMPT_BYTES answered INVALID_PARAMS); the implementation named in "
+            "agentclientprotocol/agent-client-protocol#1237, comment of 2026-06-11 by "
+            "wpfleger96 (block/sprout#981)",
             revision="rfd-draft",
             blank_text="absent",
+            bare_prompt="replace",  # the client's string replaces the default (lib.rs, session_new)
+            size_limit="invalid_params",  # INVALID_PARAMS over 512 KB (lib.rs, session_new)
+            advertises_methods="none",  # loadSession false, no sessionCapabilities (initialize)
         ),
         Profile(
             "goose-9971",
@@ -1003,15 +1145,22 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "claude-agent-acp-meta",
             "claude-agent-acp's _meta.systemPrompt convention as a string that replaces the "
-            "harness prompt (our reading: the RFD names it as the adapter that supports "
-            "replacement); no capability",
+            "harness prompt; no capability; nothing stored: new, load, resume and fork each "
+            "build the session from the _meta.systemPrompt of their own request (the preset "
+            "when it has none or it is empty), with no size check of its own",
             "agentclientprotocol/claude-agent-acp#90 and #91 (a string replaces the prompt, "
-            "{append} appends: as openclaw/acpx#229 uses it); named in the RFD "
+            "{append} appends: as openclaw/acpx#229 uses it); "
+            "agentclientprotocol/claude-agent-acp src/acp-agent.ts, createSession (shared by "
+            "new, resume and fork: params._meta?.systemPrompt read from each request, a falsy "
+            "value keeps the preset, no length check); named in the RFD "
             "docs/rfds/client-system-prompt.mdx@4969bbbf, Background",
             revision="rfd-draft",
             bare_prompt="replace",
             reads_prompt="meta",  # _meta.systemPrompt, written there by acpx (openclaw/acpx#229)
             client_puts_prompt="meta",
+            restore="resent",  # createSession reads each request's _meta, stores no prompt
+            blank_text="absent",  # an empty string is falsy: the preset is kept
+            size_limit="none",  # the adapter checks no length
         ),
         Profile(
             "opencode-acp-27500",

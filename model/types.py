@@ -363,6 +363,14 @@ class Observed:
     # the slot the agent put in effect when it created the session (new or fork): what this
     # agent made of the creating request, whatever the spec says it should have made
     composed: Slot | None = None
+    # a turn-level operation (a compaction turn, the extension method that sets the prompt)
+    # changed its live slot since it was attached: the rules about the attachment (R16, R17,
+    # R20, T14) judge what the attachment put in effect, not what a later turn rebuilt
+    rebuilt: bool = False
+    # a turn-level operation replaced its stored prompt (R18's business): a later restore
+    # gives back the prompt set, not the one it was created with, so R16 and R17 (for its
+    # forks) no longer judge it
+    prompt_set: bool = False
 
 
 @_hash_once

@@ -34,7 +34,7 @@ from typing import Any, Literal, NoReturn
 from model.amend import AMENDMENTS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED, Check
 from model.mutants import MUTANTS
-from model.profiles import CHOICES, CLIENTS, PROFILES, Profile, ProfileError
+from model.profiles import CLIENTS, PROFILES, Profile, ProfileError
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
@@ -137,7 +137,8 @@ def _nothing_advertised(profile: Profile) -> NoReturn:
 
 
 def advertised(b: Bound, profile: Profile | None) -> Bound:
-    """``b`` as ``profile``'s agent meets it (``profile_domain`` of every scope); a scope left
+    """``b`` as ``profile``'s agent meets it (``profile_domain`` of every scope: each
+    capability profile advertises what the agent advertises, so every scope is kept); a scope
     without a capability profile is dropped, and a bound left without any is a usage error."""
     if profile is None:
         return b
@@ -284,6 +285,9 @@ def check(
 
 
 REVISION_ITSELF = "the revision itself"  # its reference agent violates the id too
+# the knobs that say what the agent advertises: kept when the reference agent is re-run for
+# causes, so an id is put down to the revision only if its agent advertising the same breaks it
+ADVERTISING = ("advertises_prompt", "advertises_methods")
 EACH_ALONE = "each alone"  # every knob named breaks it alone: all of them must be reset
 TOGETHER = "several departures together"  # only a combination of departures breaks it
 
@@ -294,8 +298,9 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
     A knob causes an id when the id holds once that knob alone is reset to the revision's
     reference value (``rerun`` checks the profile so edited, under the same bound, restarts and
     engine). For an id no single reset fixes, ``cause_notes`` says why: ``REVISION_ITSELF`` when
-    the revision's reference agent violates it as well; ``EACH_ALONE`` when several knobs each
-    break it on their own (they are listed, and all must be reset); else ``TOGETHER``.
+    the revision's reference agent, advertising what the profile advertises (``ADVERTISING``),
+    violates it as well; ``EACH_ALONE`` when several knobs each break it on their own (with
+    the same advertisements; they are listed, and all must be reset); else ``TOGETHER``.
 
     A profile has few departures: this costs one run per departure, and only for an id left
     without a cause one run of the reference agent and one per knob alone (runs of the same
@@ -309,8 +314,9 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
     runs: dict[tuple[object, ...], dict[str, str]] = {_knobs_key(p): result.verdicts}
 
     def verdicts(**knobs: Any) -> dict[str, str]:
-        """The verdicts of the reference agent with ``knobs`` set as the profile sets them."""
-        q = replace(p, **{**{k: CHOICES[k][0] for k in p.departures()}, **knobs})
+        """The verdicts of the reference agent with ``knobs`` set as the profile sets them (a
+        knob the others' reset leaves without effect is reset too: ``reference_with``)."""
+        q = p.reference_with(knobs)
         key = _knobs_key(q)
         if key not in runs:
             r = rerun(q)
@@ -320,6 +326,9 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
         return runs[key]
 
     departures = p.departures()
+    # what the agent advertises stays as the profile says when the reference agent is judged:
+    # "the revision itself" means its reference agent advertising the same breaks the id
+    shown = {k: v for k, v in departures.items() if k in ADVERTISING}
     try:
         causes: dict[str, list[str]] = {rid: [] for rid in violated}
         for knob in departures:
@@ -329,10 +338,14 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
                     causes[rid].append(knob)
         notes: dict[str, str] = {}
         for rid in [r for r, knobs in causes.items() if not knobs]:
-            if verdicts().get(rid) == VIOLATED:  # the build under the knobs breaks it too
+            if verdicts(**shown).get(rid) == VIOLATED:  # the build under the knobs breaks it too
                 notes[rid] = f"the mutant {p.mutant} itself" if p.mutant else REVISION_ITSELF
                 continue
-            alone = [k for k, v in departures.items() if verdicts(**{k: v}).get(rid) == VIOLATED]
+            alone = [
+                k
+                for k, v in departures.items()
+                if k not in shown and verdicts(**{**shown, k: v}).get(rid) == VIOLATED
+            ]
             causes[rid], notes[rid] = alone, EACH_ALONE if alone else TOGETHER
     except _Incomplete:
         return result
@@ -346,6 +359,19 @@ class _Incomplete(Exception):
 
 def _knobs_key(p: Profile) -> tuple[object, ...]:
     return (p.revision, *p.knobs().items())
+
+
+def _open_lines(result: CheckResult) -> list[str]:
+    """The profile's departures that answer a question the texts leave open: choices, not
+    faults (``Profile.open_choices``)."""
+    p = result.profile
+    choices = {} if p is None else p.open_choices()
+    if p is None or not choices:
+        return []
+    lines = ["", "open choices (the texts leave them open; no rule is charged for them):"]
+    for knob, why in choices.items():
+        lines.append(f"  {knob} = {json.dumps(getattr(p, knob))}: {why}")
+    return lines
 
 
 def _causes_lines(result: CheckResult) -> list[str]:
@@ -530,6 +556,7 @@ def render(result: CheckResult) -> str:
         f"properties (P) violated: {', '.join(violated_props) or 'none'}",
     ]
     lines += _causes_lines(result)
+    lines += _open_lines(result)
     return "\n".join(lines)
 
 
@@ -542,6 +569,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "client": None if result.profile is None else result.profile.client or None,
         "causes": None if result.profile is None else result.causes,
         "cause_notes": None if result.profile is None else result.cause_notes,
+        "open_choices": None if result.profile is None else result.profile.open_choices(),
         "amendment": None if result.amendment is None else result.amendment.describe(),
         "engine": result.engine,
         "restarts": result.budget.get("restarts"),

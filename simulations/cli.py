@@ -838,6 +838,13 @@ def _main(argv: Sequence[str] | None) -> int:
                 profile = profile.with_mutant(args.mutant)
             except ProfileError as e:
                 raise UsageError(f"argument --mutant: {e}") from None
+        if profile is not None:  # a real client with a real agent: said, not refused
+            for knob, other in profile.idle_client_knobs().items():
+                print(
+                    f"acp-sysprompt: warning: {knob} = {json.dumps(getattr(profile, knob))} "
+                    f"changes nothing with {other} (the agent's tables are the same without it)",
+                    file=sys.stderr,
+                )
         amendment = None
         if args.amend is not None:
             try:

@@ -64,19 +64,22 @@ REVS = ("rfd-final", "v1-stable")
 
 # Each knob alone, against its revision's reference agent on OPS: the ids it breaks that the
 # reference keeps (the same sets as on the small bound, measured when pinned). A compaction
-# that loses the prompt breaks what reads the live slot: composition (R7, R9, R21; T12, T13),
-# restore and inherit after load or fork (R16, R17) and P1–P4; the base prompt stays (R8, P5,
-# P8 hold) and the store is untouched (R18 holds). Setting the prompt breaks immutability
-# (R18) where the revision states it, and everything judged against the creating request.
-# v1-stable states no immutability rule and its reference agent already breaks P2–P5, P7, P8.
+# that loses the prompt breaks what reads the live slot in the session's mode: composition
+# (R7, R9, R21; T12, T13) and P1–P4; the base prompt stays (R8, P5, P8 hold) and the store
+# is untouched (R18 holds). Restore, inherit and the default without a prompt (R16, R17, R20,
+# T14) are judged on what the load, fork or session/new put in effect, which was right (issue
+# 26: they were charged for the later rebuild). Setting the prompt breaks immutability (R18)
+# where the revision states it, and the mode rules and P ids judged against the creating
+# request. v1-stable states no immutability rule and its reference agent already breaks
+# P2–P5, P7, P8.
 BREAKS = {
-    ("rfd-final", "compaction", "lose"): {"R7", "R9", "R16", "R17", "R21", "P1", "P2", "P3", "P4"},
+    ("rfd-final", "compaction", "lose"): {"R7", "R9", "R21", "P1", "P2", "P3", "P4"},
     ("rfd-final", "set_prompt", "replace"): {
-        *("R7", "R8", "R9", "R16", "R17", "R18", "R20", "R21"),
+        *("R7", "R8", "R9", "R18", "R21"),
         *("P1", "P2", "P3", "P4", "P5", "P7", "P8"),
     },
     ("v1-stable", "compaction", "lose"): {"P1", "T12", "T13"},
-    ("v1-stable", "set_prompt", "replace"): {"P1", "T12", "T13", "T14"},
+    ("v1-stable", "set_prompt", "replace"): {"P1", "T12", "T13"},
 }
 # the reference agents with both operations sent: the same worlds, nothing new violated
 REFERENCE_STATES = {"rfd-final": 68, "v1-stable": 178}
@@ -222,3 +225,58 @@ def test_hypothesis_finds_the_lost_compaction() -> None:
     assert any(r.method == COMPACT for r in failure[1].requests)
     assert REFERENCE.session != p.tables().session
     assert "prompt=" in request_text(Request(COMPACT, sid="s1"))
+
+
+def test_restore_is_judged_on_what_the_load_put_in_effect_not_on_a_later_compaction() -> None:
+    """Issue 26: a session loaded right and then compacted with a lost prompt broke R16 (the
+    load was right); it breaks P3, the end-to-end promise, and R16 holds. The same for a fork
+    (R17) and for a session created without a prompt and then set one (R20)."""
+    from model.invariants import CHECKS
+
+    caps = Caps(PromptCap.OVERRIDE, load_session=True, fork=True, close=True)
+    a = text("a")
+    opening = (Request("connect"), Request("initialize"))
+    cases = [
+        (
+            Profile("x", compaction="lose"),
+            (
+                Request("session_new", system_prompt=a),
+                Request("session_close", sid="s1"),
+                Request("session_load", sid="s1"),
+                Request(COMPACT, sid="s1"),
+                Request("session_prompt", sid="s1"),
+            ),
+            "R16",
+            "P3",
+        ),
+        (
+            Profile("x", compaction="lose"),
+            (
+                Request("session_new", system_prompt=a),
+                Request("session_fork", sid="s1"),
+                Request(COMPACT, sid="s2"),
+                Request("session_prompt", sid="s2"),
+            ),
+            "R17",
+            "P4",
+        ),
+        (
+            Profile("x", set_prompt="replace"),
+            (
+                Request("session_new"),
+                Request(SET_PROMPT, sid="s1", system_prompt=a),
+                Request("session_prompt", sid="s1"),
+            ),
+            "R20",
+            "P7",
+        ),
+    ]
+    for profile, requests, rule, prop in cases:
+        system = System(profile.tables())
+        w = initial_world(caps)
+        for req in (*opening, *requests):
+            step = system.step(w, req)
+            assert step.reply.ok, (req, step.reply)
+            w = step.after
+        assert CHECKS[rule].fn(w), rule  # the attachment was right
+        assert not CHECKS[prop].fn(w), prop  # the turn after the rebuild is not

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from model.operations import OPERATION_KNOBS
 from model.profiles import (
     CHOICES,
     CLIENTS,
+    OPEN_CHOICES,
     PROFILES,
     Profile,
     ProfileError,
@@ -149,7 +151,7 @@ def test_every_knob_value_edits_the_tables_or_is_refused(knob: str, value: objec
 @pytest.mark.parametrize(
     ("knobs", "rid"),
     [
-        ({"blank_text": "reject"}, "R4"),  # a valid text prompt answered -32602
+        ({"text_blocks": "reject"}, "R4"),  # a valid text prompt answered -32602
         ({"reads_prompt": "meta"}, "R7"),  # the field is accepted and never applied
         ({"size_limit": "drop"}, "R11"),
     ],
@@ -220,7 +222,7 @@ KNOB_BREAKS = {
     ("fork_inherits", False): {"R17", "P4"},
     ("store_survives_restart", False): {"R16", "R17", "R18", "P1", "P2", "P3", "P4"},
     ("blank_text", "absent"): {"R7", "R9", "R21", "P1"},
-    ("blank_text", "reject"): {"R4", "R5"},  # a valid (if blank) text prompt refused
+    ("blank_text", "reject"): set(),  # an open choice (Q7): no rule says it may not
     ("bare_prompt", "replace"): {"R8", "R21", "P5", "P8"},
     ("size_limit", "invalid_params"): set(),  # R11 asks for an error, any code
     ("size_limit", "drop"): {"R7", "R9", "R11", "R21", "P1"},
@@ -284,6 +286,30 @@ def test_every_knob_value_has_pinned_breaks() -> None:
 @pytest.mark.parametrize(("knob", "value"), list(KNOB_BREAKS))
 def test_each_knob_alone_breaks_exactly(knob: str, value: object) -> None:
     assert _breaks(Profile("x", **{knob: value})) == KNOB_BREAKS[knob, value]
+
+
+@pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])
+def test_refusing_blank_text_alone_is_an_open_choice_not_a_broken_must(
+    revision: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 26: no text decides whether a prompt of empty text may be refused (Q7), so an
+    agent that refuses only that breaks no rule (it was charged R4 and R5 on rfd-final, T8 on
+    v1-stable) and the check names the knob as the open choice it is. The same checks still
+    catch an agent that refuses a prompt with text in it (the mutants declared on them)."""
+    f = tmp_path / "b.toml"
+    f.write_text(f'name = "b"\nrevision = "{revision}"\nblank_text = "reject"\n', "utf-8")
+    data = _json(capsys, "--profile", str(f))
+    ids = ("R4", "R5") if revision == "rfd-final" else ("T8",)
+    assert {data["verdicts"][rid] for rid in ids} == {"holds"}
+    assert not set(data["causes"] or {}) & {"R4", "R5", "T8"}
+    assert "Q7" in data["open_choices"]["blank_text"]
+    main(["check", "--profile", str(f), "--bound", "small", "--quiet"])
+    out = capsys.readouterr().out
+    assert "open choices" in out and 'blank_text = "reject": Q7' in out
+    for mutant in ("rejects_text_blocks", "rejects_explicit_append", "v1_rejects_text_content"):
+        m = MUTANTS[mutant]
+        if m.revision == revision:
+            assert check(mutant=mutant, bound="small").verdicts[m.violates] == "violated"
 
 
 @pytest.mark.parametrize(("knob", "value"), list(V1_KNOB_BREAKS))
@@ -594,14 +620,32 @@ def test_bad_client_profiles_get_one_line_and_exit_2(
 
 
 def test_what_an_agent_advertises_narrows_the_agents_checked() -> None:
-    """Teeth for advertises_prompt: the bound keeps only the capability profiles named."""
-    states = {
-        adv: check(profile=Profile("x", advertises_prompt=adv), bound="small", domain=SAME).budget[
-            "states"
-        ]
-        for adv in ("as_bound", "none", "append", "override")
-    }
-    assert states == {"as_bound": 2981, "none": 950, "append": 345, "override": 1686}
+    """Teeth for advertises_prompt: every capability profile of the bound advertises what the
+    agent advertises (each keeping its methods), so the states change with it."""
+    states = {}
+    for adv in ("as_bound", "none", "append", "override"):
+        profile = Profile("x", advertises_prompt=adv)
+        bound = api.advertised(bound_for("small", "rfd-final", "same"), profile)
+        caps = {c.system_prompt for s in bound.scopes for c in s.domain.profiles}
+        assert caps == (
+            {PromptCap(adv)} if adv != "as_bound" else set(PromptCap) - {PromptCap.REPLACE}
+        )
+        states[adv] = check(profile=profile, bound="small", domain=SAME).budget["states"]
+    assert states == {"as_bound": 2981, "none": 1698, "append": 1575, "override": 1719}
+
+
+@pytest.mark.parametrize("adv", ["append", "override"])
+def test_a_narrowing_profile_keeps_every_scope_of_the_default_bound(adv: str) -> None:
+    """Issue 26: an agent advertising one capability keeps the default bound's restart scopes
+    (its own capability stands in for the ones it does not advertise), so an agent whose store
+    forgets prompts on a restart is caught by R16–R18 whatever it advertises. (Before, an
+    append-only agent kept only the wire scope, which has no restart, and every one held.)"""
+    profile = Profile("x", advertises_prompt=adv, store_survives_restart=False)
+    bound = api.advertised(bound_for("default", "rfd-final", "same"), profile)
+    assert [s.name for s in bound.scopes] == ["wire", "lifecycle", "methods", "shared"]
+    assert all(s.max_restarts for s in bound.scopes[1:])
+    verdicts = check(profile=profile, bound="default").verdicts
+    assert {verdicts[r] for r in ("R16", "R17", "R18")} == {"violated"}, verdicts
 
 
 def test_an_agent_advertising_only_in_meta_keeps_the_prompt_of_a_client_that_knows_it() -> None:
@@ -618,15 +662,16 @@ def test_an_agent_advertising_only_in_meta_keeps_the_prompt_of_a_client_that_kno
     assert {"R3"} <= violated("meta_only")
 
 
-def test_an_advertisement_no_scope_has_is_one_line_and_exit_2(
+def test_an_advertisement_no_scope_has_takes_the_scopes_agents_place(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The tiny bound's agents advertise override only: an append-only agent is not in it."""
+    """The tiny bound's agents advertise override only: an append-only agent is checked in
+    their place, with their methods (it was refused, exit 2, before issue 26)."""
     f = tmp_path / "a.toml"
-    f.write_text('name = "a"\nadvertises_prompt = "append"\n', "utf-8")
-    assert main(["check", "--profile", str(f), "--bound", "tiny"]) == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and 'advertises_prompt = "append"' in err, err
+    f.write_text('name = "a"\nadvertises_prompt = "append"\nfork_inherits = false\n', "utf-8")
+    assert main(["check", "--profile", str(f), "--bound", "tiny", "--json", "--quiet"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdicts"]["R17"] == "violated" and data["causes"]["R17"] == ["fork_inherits"]
 
 
 @pytest.mark.parametrize("value", ["keep", "reject"])
@@ -731,7 +776,8 @@ def test_the_reports_profile_rows_honour_what_the_profile_advertises(
     monkeypatch.setitem(PROFILES, narrow.name, narrow)
     subject = Subject("profile narrow", narrow.revision, profile=narrow.name, restarts="same")
     caps = {c for sc in subject_bound(subject, "small").scopes for c in sc.domain.profiles}
-    assert caps == {Caps(PromptCap.OVERRIDE, load_session=True)}
+    # the wire scope's bare agent (no method) advertises override too
+    assert caps == {Caps(PromptCap.OVERRIDE, load_session=True), Caps(PromptCap.OVERRIDE)}
     shipped = next(s for s in SUBJECTS if s.profile == "final-default-on-load")
     shipped_caps = {
         c.system_prompt for sc in subject_bound(shipped).scopes for c in sc.domain.profiles
@@ -789,3 +835,212 @@ def test_a_mutant_a_profile_cannot_take_is_one_line_and_exit_2(
     assert main(["check", "--profile", "final-default-on-load", "--mutant", mutant]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+# ---- issue 26, item 7: knob pairs, causes, the client pairing ----------------------------------
+
+
+def _single_values(revision: str) -> list[tuple[str, object]]:
+    out = []
+    for knob, values in CHOICES.items():
+        for value in values[1:]:
+            try:
+                Profile("x", revision=revision, **{knob: value})
+            except ProfileError:
+                continue
+            out.append((knob, value))
+    return out
+
+
+@pytest.mark.parametrize("revision", ["rfd-final", "v1-stable"])
+def test_no_accepted_pair_of_agent_knobs_leaves_one_of_them_idle(revision: str) -> None:
+    """Every pair of knob values a revision accepts alone: the profile with both is refused
+    (one line naming a knob), or each agent knob changes the tables the other leaves (a
+    client knob left idle by the agent is accepted and said: ``idle_client_knobs``). Before
+    issue 26 eight pairs on rfd-final built silently with one knob doing nothing."""
+    from model.profiles import _DOMAIN_KNOBS
+
+    values = _single_values(revision)
+    idle_clients = []
+    for i, (k1, v1) in enumerate(values):
+        for k2, v2 in values[i + 1 :]:
+            if k1 == k2:
+                continue
+            try:
+                p = Profile("x", revision=revision, **{k1: v1, k2: v2})
+            except ProfileError as e:
+                assert e.knob in (k1, k2) and "\n" not in str(e), (k1, k2, str(e))
+                continue
+            both = p.tables()
+            for knob, value in ((k1, v1), (k2, v2)):
+                if knob in _DOMAIN_KNOBS:
+                    continue
+                other = (k2, v2) if knob == k1 else (k1, v1)
+                alone = Profile("x", revision=revision, **{other[0]: other[1]}).tables()
+                if knob.startswith("client_") and alone == both:
+                    assert knob in p.idle_client_knobs(), (knob, other)
+                    idle_clients.append((knob, value, *other))
+                    continue
+                assert alone != both, (knob, value, "idle with", other)
+    if revision == "rfd-final":  # the one real pairing that changes nothing: said, not refused
+        assert idle_clients == [("client_puts_prompt", "meta", "reads_prompt", "nowhere")]
+
+
+@pytest.mark.parametrize(
+    ("knobs", "field", "needle"),
+    [  # an agent that reads no prompt has no mode to misread
+        ({"reads_prompt": "nowhere", "override_mode": "append"}, "reads_prompt", "override_mode"),
+        ({"reads_prompt": "nowhere", "append_mode": "override"}, "reads_prompt", "append_mode"),
+        # append read as override already replaces on a bare prompt
+        ({"bare_prompt": "replace", "append_mode": "override"}, "bare_prompt", "has no effect"),
+    ],
+)
+def test_a_pair_that_changes_nothing_is_refused_in_one_line(
+    knobs: dict[str, str], field: str, needle: str
+) -> None:
+    with pytest.raises(ProfileError) as e:
+        Profile("x", **knobs)
+    assert e.value.knob == field and needle in str(e.value), str(e.value)
+
+
+def _slot_after_new(profile: Profile, mode: str | None, caps: PromptCap) -> tuple[str, ...] | None:
+    """The system slot of the first turn after a session/new with prompt "a" in ``mode``."""
+    requests = (
+        Request("connect"),
+        Request("initialize"),
+        Request("session_new", system_prompt=(Block(BlockKind.TEXT, "a"),), mode=mode),
+        Request("session_prompt", sid="s1"),
+    )
+    steps = replay(Trace(Caps(caps, load_session=True), requests), profile.tables())
+    return steps[-1].step.reply.slot
+
+
+def test_mode_readings_compose_with_each_other_and_with_where_the_prompt_is_read() -> None:
+    """Issue 26: pairs an agent can really have are accepted and both act (they were silent
+    no-ops: the second reading found no reader left to read through)."""
+    swap = Profile("swap", override_mode="append", append_mode="override")
+    assert _slot_after_new(swap, "append", PromptCap.OVERRIDE) == ("a",)
+    assert _slot_after_new(swap, "override", PromptCap.OVERRIDE) == (BASE, "a")
+    # an agent reading _meta with override read as append, met by a client writing _meta
+    meta = Profile("m", reads_prompt="meta", client_puts_prompt="meta", override_mode="append")
+    assert _slot_after_new(meta, "override", PromptCap.OVERRIDE) == (BASE, "a")
+    plain = Profile("p", reads_prompt="meta", client_puts_prompt="meta")
+    assert _slot_after_new(plain, "override", PromptCap.OVERRIDE) == ("a",)
+    # a bare prompt read as replace, and an explicit override read as append
+    bare = Profile("b", bare_prompt="replace", override_mode="append")
+    assert _slot_after_new(bare, None, PromptCap.OVERRIDE) == ("a",)
+    assert _slot_after_new(bare, "override", PromptCap.OVERRIDE) == (BASE, "a")
+
+
+def test_keeping_a_differing_re_send_with_append_read_as_override_is_accepted_on_v1() -> None:
+    """Issue 26: on_differ = "keep" with append_mode = "override" was refused ("both edit the
+    same row"); an agent can do both, and both change its tables."""
+    both = Profile("x", revision="v1-stable", on_differ="keep", append_mode="override")
+    for knob in ("on_differ", "append_mode"):
+        alone = Profile("x", revision="v1-stable", **{knob: getattr(both, knob)})
+        assert alone.tables() != both.tables()
+
+
+def test_a_client_knob_the_agent_leaves_idle_is_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    agent = tmp_path / "a.toml"
+    agent.write_text('name = "blind"\nreads_prompt = "nowhere"\n', "utf-8")
+    client = tmp_path / "c.toml"
+    client.write_text('name = "meta-writer"\nputs_prompt = "meta"\n', "utf-8")
+    code = main(["check", "--profile", str(agent), "--client", str(client), "--bound", "tiny"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert 'warning: client_puts_prompt = "meta" changes nothing with reads_prompt' in err
+
+
+def test_a_resending_client_with_an_agent_that_restores_by_re_send_is_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 26: check --profile P --client C was a traceback when P has restore = "resent"
+    and C sets resends (the causes' reset of restore left a client knob without effect).
+    Resetting restore resets the client re-send only it makes meaningful."""
+    agent = tmp_path / "a.toml"
+    agent.write_text('name = "resender"\nrevision = "rfd-draft"\nrestore = "resent"\n', "utf-8")
+    client = tmp_path / "c.toml"
+    client.write_text('name = "forgetful"\nresends = "none"\n', "utf-8")
+    argv = ["check", "--profile", str(agent), "--client", str(client), "--bound", "tiny"]
+    assert main([*argv, "--json", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    data = json.loads(captured.out)
+    assert data["profile_knobs"]["client_resends"] == "none"
+    assert data["causes"] == {"P4": ["restore"]}  # no re-send: the fork runs the default
+    p = load_profile(str(agent))
+    assert p.reference_with({"client_resends": "none"}) == replace(p, restore="stored")
+
+
+def test_causes_keep_what_the_profile_advertises_when_blaming_the_revision() -> None:
+    """Issue 26: an id no single reset fixes was put down to "the revision itself" when only
+    the reference agent advertising every capability breaks it. Judged on made-up verdicts:
+    P8 breaks with either knob, or on an agent advertising override (as_bound)."""
+    p = Profile(
+        "x",
+        revision="v1-stable",
+        advertises_prompt="append",
+        unadvertised_override="accept",
+        append_mode="override",
+    )
+
+    def verdicts(q: Profile) -> dict[str, str]:
+        broken = (
+            q.advertises_prompt == "as_bound"
+            or q.unadvertised_override != "reject"
+            or q.append_mode != "append"
+        )
+        return {"P8": "violated" if broken else "holds", "P9": "violated"}
+
+    def rerun(q: Profile) -> CheckResult:
+        budget = {"examples": 1, "steps": 1, "seed": 0, "restarts": "same"}
+        return CheckResult(
+            q.revision, None, "hypothesis", verdicts(q), {}, {}, 0.0, budget, profile=q
+        )
+
+    result = with_causes(rerun(p), rerun)
+    assert result.causes["P8"] == ["unadvertised_override", "append_mode"]
+    assert result.cause_notes == {"P8": "each alone", "P9": REVISION_ITSELF}
+
+
+def test_causes_of_p8_on_the_real_engine_name_both_knobs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    f = tmp_path / "p8.toml"
+    f.write_text(
+        'name = "p8"\nrevision = "v1-stable"\nadvertises_prompt = "append"\n'
+        'unadvertised_override = "accept"\nappend_mode = "override"\n',
+        "utf-8",
+    )
+    data = _json(capsys, "--profile", str(f))
+    assert data["causes"]["P8"] == ["unadvertised_override", "append_mode"]
+    assert data["cause_notes"]["P8"] == "each alone"
+
+
+def test_the_two_re_checked_shipped_profiles_follow_their_sources_knob_by_knob() -> None:
+    """Issue 26: buzz-agent and claude-agent-acp-meta disagreed with their sources on three
+    knobs each (see their ``source``), which hid R8 (buzz-agent's persona string replaces its
+    default) and R18 with P2–P4 and P7 (claude-agent-acp-meta builds load, resume and fork
+    from that request's _meta and stores nothing). Pinned: the knobs and what they break."""
+    buzz, claude = PROFILES["buzz-agent"], PROFILES["claude-agent-acp-meta"]
+    assert buzz.departures() == {
+        "blank_text": "absent",
+        "bare_prompt": "replace",
+        "size_limit": "invalid_params",
+        "advertises_methods": "none",
+    }
+    assert claude.departures() == {
+        "blank_text": "absent",
+        "bare_prompt": "replace",
+        "size_limit": "none",
+        "reads_prompt": "meta",
+        "restore": "resent",
+        "client_puts_prompt": "meta",
+    }
+    assert "lib.rs@04578ee7" in buzz.source and "createSession" in claude.source
+    assert _violated(buzz) == {"R8", "P1", "P5", "P8"}
+    assert {"R8", "R18", "P2", "P3", "P4", "P7"} <= _violated(claude)
+    assert buzz.open_choices() == {"size_limit": OPEN_CHOICES["size_limit", "invalid_params"]}

@@ -226,7 +226,16 @@ def domain_for(revision: str, admits: Callable[[Request], bool]) -> Domain:
 
 
 def _advertised_by(profiles: tuple[Caps, ...], caps: frozenset[PromptCap]) -> tuple[Caps, ...]:
-    return tuple(p for p in profiles if p.system_prompt in caps)
+    """``profiles`` as an agent that advertises only ``caps`` has them: each keeps its session
+    methods and takes the advertised capability (the first of ``caps`` in ``PromptCap`` order
+    where its own is not among them), so a scope built around other capabilities (a restart
+    scope of override and unaware agents, say) still explores this agent's lifecycle."""
+    first = next(c for c in PromptCap if c in caps)
+    return tuple(
+        dict.fromkeys(
+            p if p.system_prompt in caps else replace(p, system_prompt=first) for p in profiles
+        )
+    )
 
 
 def _over_limit(prompt: tuple[Block, ...] | None) -> bool:
@@ -244,14 +253,15 @@ def operations_for(profile: Profile | None) -> tuple[str, ...]:
 
 
 def profile_domain(d: Domain, profile: Profile) -> Domain | None:
-    """``d`` as ``profile``'s agent meets it: only the capability profiles it advertises
-    (``advertises_prompt``), each with only the session methods it advertises
-    (``advertises_methods``) and, for an agent without a size limit (``size_limit = "none"``),
-    no prompt over one — ``BIG`` stands for a prompt over the agent's limit, and this agent has
-    none to be over; and with the turn-level operations its knobs need sent
-    (``operations_for``). None when no capability profile is left. The one place a profile
-    narrows a domain: the CLI's and the API's checks, both engines, and the report's profile
-    rows."""
+    """``d`` as ``profile``'s agent meets it: every capability profile of ``d`` with the
+    systemPrompt capability it advertises (``advertises_prompt``: a profile advertising
+    another takes this agent's, keeping its methods, so no scope is lost), each with only the
+    session methods it advertises (``advertises_methods``) and, for an agent without a size
+    limit (``size_limit = "none"``), no prompt over one — ``BIG`` stands for a prompt over the
+    agent's limit, and this agent has none to be over; and with the turn-level operations its
+    knobs need sent (``operations_for``). None when ``d`` has no capability profile. The one
+    place a profile narrows a domain: the CLI's and the API's checks, both engines, and the
+    report's profile rows."""
     d = d.with_operations(*operations_for(profile))
     caps = profile.prompt_caps()
     if caps is not None:

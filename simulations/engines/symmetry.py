@@ -206,6 +206,8 @@ def _signature(s: Session, o: Observed | None) -> tuple[object, ...]:
             o.deleted,
             o.composed or (),
             o.composed is None,
+            o.rebuilt,
+            o.prompt_set,
         )
     return (
         s.status.value,

@@ -114,8 +114,10 @@ SUBJECTS: tuple[Subject, ...] = (
 
 
 def subject_bound(s: Subject, bound: str = "default") -> Bound:
-    rev = REVISIONS[s.revision]
-    b = BOUNDS[bound].restricted(rev.admits)
+    """The bound a row explores: over the subject's wire (a profile's own, ``Profile.admits``:
+    one that restores by re-send is re-sent the prompt, as ``check --profile`` sends it)."""
+    admits = REVISIONS[s.revision].admits if s.profile is None else PROFILES[s.profile].admits()
+    b = BOUNDS[bound].restricted(admits)
     scopes = []
     for sc in b.scopes:
         d = sc.domain.with_restarts(s.restarts)
