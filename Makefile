@@ -21,9 +21,12 @@ $(STAMP): pyproject.toml
 # The main job: check ACP v1 as stabilised and print its verdicts, then write the reviewer's report
 # (verdict matrix of every revision and profile, the open choices, the amendments, findings to take
 # upstream, counterexamples, kill matrix, open questions).
+# The two share one scratch folder of explorations (simulations/engines/share.py): the report
+# judges v1-stable's population again and finds every search the check ran; removed at the end.
 demo: $(STAMP)
-	-$(RUN) $(BIN)/acp-sysprompt check --revision v1-stable
-	$(RUN) $(BIN)/acp-sysprompt report --out out/report
+	@share=$$(mktemp -d); trap 'rm -rf "$$share"' EXIT; \
+	ACP_SYSPROMPT_SHARE=$$share $(RUN) $(BIN)/acp-sysprompt check --revision v1-stable; \
+	ACP_SYSPROMPT_SHARE=$$share $(RUN) $(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
 	$(BIN)/ruff check model simulations tests bench tools

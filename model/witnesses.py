@@ -179,7 +179,7 @@ def some_turn_without_client_prompt(w: World) -> bool:
     return any(o.parent is None and o.requested is None and o.turns for o in w.observed)
 
 
-@_w("W17", "state", per_session=False)
+@_w("W17", "state")
 def some_session_attached_away_from_its_creator(w: World) -> bool:
     """Expected reachable: an active session on a connection other than the one (or the
     restart epoch) it was created on."""

@@ -936,7 +936,7 @@ class _PopulationLine:
     def __call__(self, searched: int, shared: int, total: int, seconds: float) -> None:
         left = total - searched - shared
         rate = seconds / searched if searched else 0.0
-        eta = f"~{left * rate:,.0f}s left at most (estimate)" if searched else "ETA unknown"
+        eta = f"ETA ~{left * rate:,.0f}s if no more is shared" if searched else "ETA unknown"
         sys.stderr.write(
             f"\rpopulation: {searched} searches, {shared} shared, {left} of {total} left  "
             f"{seconds:.1f}s  {eta}  (Ctrl-C stops and keeps what was found)\x1b[K"
@@ -950,9 +950,20 @@ class _PopulationLine:
 
 
 def _run_population(args: argparse.Namespace, amendment: Amendment | None, restarts: str) -> int:
+    if (
+        amendment is not None
+        and args.revision is not None
+        and revision_for(args.revision) != amendment.base
+    ):
+        raise UsageError(
+            f"argument --amend: {amendment.name} amends {amendment.base}, not "
+            f"{revision_for(args.revision)} (drop --revision)"
+        )
     revision = amendment.base if amendment is not None else revision_for(args.revision, None)
     bound = bound_for(args.bound, revision, restarts)
     _announce(args, bound)
+    # the reference build's size; each member's searches are of the same order
+    _warn_size(bound, tables_for(revision, None), not args.no_symmetry)
     line = None
     if not args.quiet and (args.progress or sys.stderr.isatty()):
         line = _PopulationLine()

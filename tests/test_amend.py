@@ -8,12 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from model.amend import AMENDABLE, AMENDMENTS, AmendmentError, load_amendment
+from model.amend import (
+    AMENDABLE,
+    AMENDMENTS,
+    AmendmentError,
+    amendment_from_mapping,
+    load_amendment,
+)
 from model.population import CHOICES
 from model.revisions import REVISIONS
 from simulations.api import CheckResult, bound_for, check
 from simulations.cli import main
-from simulations.engines.population import HELD_BY_ALL
+from simulations.engines.population import HELD_BY_ALL, Judged
 from simulations.outputs.population import P_IDS, check_population, rule_checks
 
 # a question another such module or a notebook explored is answered from the run's share
@@ -38,33 +44,74 @@ def test_five_amendments_ship_smallest_first() -> None:
     assert len(names) == 5
     sizes = [len(AMENDMENTS[n].edits) for n in names]
     assert sizes == sorted(sizes)
-    assert all(a.base == "v1-stable" and a.sentence and a.fixes for a in AMENDMENTS.values())
+    assert all(a.base == "v1-stable" and a.sentence for a in AMENDMENTS.values())
+    assert sum(bool(a.fixes) for a in AMENDMENTS.values()) == 4  # one claims nothing alone
+
+
+def _judged(bound: str) -> dict[str, Judged]:
+    """v1-stable's population and each shipped amendment's, in this one process: an amended
+    population's members are members of the base, so their searches are the base's
+    (``population._SEARCHED``) unless a rule adds a check."""
+    b = bound_for(bound, "v1-stable", "any")
+    out = {"v1-stable": check_population("v1-stable", b, "any", workers=2).judged}
+    for a in AMENDMENTS.values():
+        pc = check_population("v1-stable", b, "any", a.population(), 2, extra=rule_checks(a))
+        out[a.name] = pc.judged
+    return out
+
+
+@pytest.fixture(scope="module")
+def judged() -> dict[str, Judged]:
+    """On the bound made for populations (``choices``: seconds)."""
+    return _judged("choices")
+
+
+@pytest.mark.exhaustive
+def test_each_shipped_amendment_keeps_its_claims_on_the_small_bound() -> None:
+    """The same claims on the small bound (every parameter value, misbehaving clients too)."""
+    judged = _judged("small")
+    for a in AMENDMENTS.values():
+        for p in a.fixes:
+            assert judged[a.name].verdict(p) == HELD_BY_ALL, (a.name, p)
+        assert judged[a.name].rules_broken() == {}, a.name
 
 
 @pytest.mark.parametrize("name", list(AMENDMENTS))
 def test_each_shipped_amendment_keeps_its_claims_for_every_pair_it_allows(
-    base: CheckResult, name: str
+    base: CheckResult, judged: dict[str, Judged], name: str
 ) -> None:
-    """Each claimed P id holds for every agent × client the amended text allows (small
-    bound), each is a real gap of v1-stable's reference build, and each added rule holds for
-    every member the amended text allows."""
+    """Each claimed P id holds for every agent × client the amended text allows, is lost by
+    v1-stable's reference build on the default bound (a claim about a real gap), and each
+    added rule holds for every member the amended text allows."""
     a = AMENDMENTS[name]
-    b = bound_for("small", "v1-stable", "any")
-    pc = check_population("v1-stable", b, "any", a.population(), workers=2, extra=rule_checks(a))
-    j = pc.judged
+    j = judged[name]
     assert j.complete
     for p in a.fixes:
         assert j.verdict(p) == HELD_BY_ALL, (name, p, [dict(x) for x, _ in j.losing(p)])
-        assert base.verdicts[p] == "violated"  # a claim about a real gap
+        assert base.verdicts[p] == "violated"
     assert j.rules_broken() == {}, name
 
 
-def test_the_combined_amendment_leaves_only_p9() -> None:
-    a = AMENDMENTS["stable-prompt"]
-    b = bound_for("small", "v1-stable", "any")
-    j = check_population("v1-stable", b, "any", a.population(), extra=rule_checks(a)).judged
+def test_the_combined_amendment_leaves_only_p9(judged: dict[str, Judged]) -> None:
+    j = judged["stable-prompt"]
     assert [p for p in P_IDS if j.verdict(p) != HELD_BY_ALL] == ["P9"]
     assert len(j.outcomes) == 6  # on_empty × client_resends are still open
+
+
+def test_closing_the_restart_gap_alone_leaves_p1_to_agents_that_apply_another_text(
+    judged: dict[str, Judged],
+) -> None:
+    losing = [dict(x) for x, _ in judged["agent-refuses-without-capability"].losing("P1")]
+    assert losing == [{"on_differ": "apply", "client_resends": "any"}]
+
+
+def test_closing_t16_alone_leaves_p1_to_agents_that_use_their_default(
+    judged: dict[str, Judged],
+) -> None:
+    for name in ("agent-keeps-stored-prompt", "agent-rejects-differing-prompt"):
+        losing = [dict(x) for x, _ in judged[name].losing("P1")]
+        assert all("on_omit" in x or "without_capability" in x for x in losing), losing
+        assert {"on_omit": "default", "client_resends": "any"} in losing, (name, losing)
 
 
 def test_a_claim_the_amendment_does_not_keep_exits_1(
@@ -93,7 +140,7 @@ def test_text_output_shows_the_verdicts_and_the_sentence(
     assert code == 0, out
     assert "amendment agent-rejects-differing-prompt of v1-stable as a population" in out
     assert AMENDMENTS["agent-rejects-differing-prompt"].sentence in out
-    assert "rule X1 (on_differ MUST be reject): broken by 48 of 72 pairs of v1-stable" in out
+    assert "rule X1 (on_differ MUST be reject): broken by 16 of 72 pairs of v1-stable" in out
     assert "claims P5, P7, P8: kept" in out
 
 
@@ -172,3 +219,19 @@ def test_list_json_names_the_amendments(capsys: pytest.CaptureFixture[str]) -> N
         a["base"] == "v1-stable" and (a["must"] or a["rules"] or a["reference"])
         for a in data["amendments"]
     )
+
+
+def test_the_readme_examples_of_each_kind_of_edit_load() -> None:
+    """The README documents the format key by key with an example of each kind of edit."""
+    import re
+    import tomllib
+
+    text = Path("README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "base = " in b]
+    kinds = set()
+    for b in blocks:
+        a = amendment_from_mapping(tomllib.loads(b), "README.md")
+        kinds |= {
+            k for k, v in (("must", a.must), ("rules", a.rules), ("reference", a.reference)) if v
+        }
+    assert kinds == {"must", "rules", "reference"}

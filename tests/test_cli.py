@@ -57,7 +57,7 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
     assert len(data["mutants"]) == len(MUTANTS) >= 8
     assert all(m["violates"] in REQUIREMENTS for m in data["mutants"])
     assert [e["name"] for e in data["engines"]] == ["bfs", "hypothesis"]
-    assert [b["name"] for b in data["bounds"]] == ["tiny", "small", "default", "large"]
+    assert [b["name"] for b in data["bounds"]] == ["tiny", "choices", "small", "default", "large"]
 
 
 def test_check_reference_json_contract_and_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
@@ -290,15 +290,14 @@ _ENVELOPE = re.compile(r'systemPrompt=\{mode="(append|override)", content=\[')
 def test_check_prints_v1_steps_as_v1_sends_them(capsys: pytest.CaptureFixture[str]) -> None:
     """check's counterexamples (text and JSON) show v1-stable's envelope, never the RFD's
     systemPromptMode, and its n/a reasons are true of v1-stable (R19 is no rule of it)."""
-    code, out, _ = _run(capsys, "check", "--revision", "v1-stable", "--bound", "small", "--quiet")
+    argv = ("check", "--revision", "v1-stable", "--reference", "--bound", "small", "--quiet")
+    code, out, _ = _run(capsys, *argv)
     assert code == 0 and "systemPromptMode" not in out  # P ids and a SHOULD: exit 0
     assert _ENVELOPE.search(out), out
     r19 = next(line for line in out.splitlines() if line.startswith("R19 "))
     assert r19.endswith("not a rule of v1-stable"), r19
     assert "in this revision" not in out
-    code, out, _ = _run(
-        capsys, "check", "--revision", "v1-stable", "--bound", "small", "--quiet", "--json"
-    )
+    code, out, _ = _run(capsys, *argv, "--json")
     shown = [
         step["params"]["systemPrompt"]
         for steps in json.loads(out)["counterexamples"].values()

@@ -25,7 +25,7 @@ from simulations.engines.bounds import BOUNDS, LIMITS, BoundError, bound_toml, l
 GOOD = {
     "profile": 'name = "agent"\nrevision = "rfd-final"\n',
     "client": 'name = "client"\nsends_prompt = "always"\n',
-    "amend": 'name = "x"\nbase = "v1-stable"\n[edits]\non_omit = "default"\n',
+    "amend": 'name = "x"\nbase = "v1-stable"\n[must]\non_omit = "default"\n',
     "bound": bound_toml(BOUNDS["tiny"]),
 }
 
@@ -90,8 +90,8 @@ LONG = "k" * 5000
         ("client", f'name = "client"\n{LONG} = 1\n'),
         ("client", f'name = "client"\nsends_prompt = "{LONG}"\n'),
         ("amend", f'name = "x"\nbase = "v1-stable"\n{LONG} = 1\n'),
-        ("amend", f'name = "x"\nbase = "v1-stable"\n[edits]\n{LONG} = "x"\n'),
-        ("amend", f'name = "x"\nbase = "{LONG}"\n[edits]\non_omit = "default"\n'),
+        ("amend", f'name = "x"\nbase = "v1-stable"\n[must]\n{LONG} = "x"\n'),
+        ("amend", f'name = "x"\nbase = "{LONG}"\n[must]\non_omit = "default"\n'),
         (
             "bound",
             GOOD["bound"].replace(

@@ -77,6 +77,41 @@ def test_a_decision_point_never_reported_makes_the_sharing_wrong(
     assert _summary(judge(V1, b, P_CHECKS)) != right
 
 
+CHOICES_WHERE = {
+    p: [
+        {"on_omit": "default", "client_resends": "any"},
+        {"on_omit": "default", "client_resends": "none"},
+        {"on_differ": "apply", "client_resends": "any"},
+        {"without_capability": "default", "client_resends": "any"},
+        {"without_capability": "default", "client_resends": "none"},
+    ]
+    for p in ("P1", "P2", "P3", "P4")
+} | {
+    "P5": [],
+    "P6": [],
+    "P7": [{"on_differ": "apply", "client_resends": "any"}],
+    "P8": [{"on_differ": "apply", "client_resends": "any"}],
+    "P9": [{}],
+}
+
+
+def test_v1_stable_population_on_the_choices_bound() -> None:
+    """The bound made for populations (a restart with two texts; one session re-opened with
+    another text or mode; conforming clients only): every pair in seconds. A client that
+    re-sends the prompt it created the session with keeps P1-P8 whatever the agent does (it
+    cannot re-send, so does not reopen, where the capability is gone: T2)."""
+    j = judge(V1, bound_for("choices", "v1-stable", "any"), P_CHECKS, workers=2)
+    assert j.complete and len(j.outcomes) == 72
+    assert {p: [dict(x) for x, _ in j.losing(p)] for p in P_IDS} == CHOICES_WHERE
+    assert [len(j.losers(p)) for p in P_IDS] == [38, 38, 38, 38, 0, 0, 8, 8, 72]
+    # each pattern's counterexample is of a member that loses it through that pattern alone
+    restart = dict(j.losing("P1"))[(("without_capability", "default"), ("client_resends", "any"))]
+    assert dict(restart.member)["on_omit"] == "stored"
+    assert dict(restart.member)["on_differ"] != "apply"
+    assert any(r.method == "restart" for r in restart.traces["P1"].requests)
+
+
+@pytest.mark.exhaustive
 def test_v1_stable_population_on_the_small_bound() -> None:
     b = bound_for("small", "v1-stable", "any")
     j = judge(V1, b, P_CHECKS, workers=2)
@@ -98,16 +133,6 @@ def test_v1_stable_population_on_the_small_bound() -> None:
     assert where["P5"] == [{"on_differ": "apply", "client_resends": "any"}]
     assert where["P7"] == where["P8"] == [{"on_differ": "apply"}]
     assert where["P9"] == [{}]
-    # the agent that keeps the stored prompt, keeps it when re-sent another and refuses
-    # without the capability holds P1-P3 whatever its client does
-    good = [
-        o
-        for o in j.outcomes
-        if dict(o.member)["on_omit"] == "stored"
-        and dict(o.member)["on_differ"] != "apply"
-        and dict(o.member)["without_capability"] == "refuse"
-    ]
-    assert good and not any(o.lost(p) for o in good for p in ("P1", "P2", "P3"))
 
 
 def test_every_member_keeps_the_rules_it_is_bound_by() -> None:
@@ -137,13 +162,13 @@ def test_an_amendment_is_judged_over_every_agent_it_still_allows() -> None:
     a = amendment_from_mapping(TWO_KNOBS, "two-knobs")
     pop = a.population()
     assert len(pop.members()) == 12
-    pc = check_population("v1-stable", bound_for("small", "v1-stable", "any"), "any", pop)
+    pc = check_population("v1-stable", bound_for("choices", "v1-stable", "any"), "any", pop)
     j = pc.judged
     ref = j.reference()
     assert not any(ref.lost(p) for p in ("P1", "P2", "P3", "P4", "P5", "P7", "P8"))
-    for p in ("P1", "P2", "P3"):
-        assert [dict(x) for x, _ in j.losing(p)] == [{"on_omit": "default"}], p
-    assert all(dict(x)["on_omit"] == "default" for x, _ in j.losing("P4"))
+    for p in ("P1", "P2", "P3", "P4"):
+        where = [dict(x) for x, _ in j.losing(p)]
+        assert where and all(x["on_omit"] == "default" for x in where), (p, where)
     assert {p: j.verdict(p) for p in ("P5", "P7", "P8")} == dict.fromkeys(
         ("P5", "P7", "P8"), HELD_BY_ALL
     )
@@ -256,3 +281,89 @@ def test_a_shipped_amendment_loads_and_describes_its_edits() -> None:
     a = load_amendment("stable-prompt")
     assert dict(a.population().allowed)["on_differ"] == ("reject",)
     assert a.describe()["rules"][0]["id"] == "X1"
+
+
+AB_BOUND = """name = "one-session-ab"
+summary = "one session, prompts a and b re-sent on reopen, no restart"
+[[scopes]]
+name = "ab"
+connections = 1
+sessions = 1
+restarts = 0
+profiles = ["override: load_session resume fork close"]
+prompts = ["omitted", ["a"], ["b"]]
+modes = ["omitted"]
+clients = ["conforming"]
+"""
+
+
+def test_a_second_text_symbol_shows_a_prompt_replaced_on_reopen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One session, no restart, prompts a and b: the reference build loses P1 in 6 steps (new
+    with a, close, load re-sending b, the turn runs [BASE, b]); in the population P1 is lost
+    where the agent applies a differing prompt and the client re-sends one, or where the agent
+    uses its default on an omitted prompt. No fork fits one session: P4 holds vacuously."""
+    from simulations.api import check
+
+    f = tmp_path / "ab.toml"
+    f.write_text(AB_BOUND, encoding="utf-8")
+    ref = check("v1-stable", bound=str(f))
+    trace = ref.counterexamples["P1"]
+    assert len(trace) == 6
+    load = trace.requests[-2]
+    assert load.method == "session_load"
+    assert load.system_prompt is not None and [b.text for b in load.system_prompt] == ["b"]
+    pc = check_population("v1-stable", bound_for(str(f), "v1-stable", "any"), "any")
+    where = [(dict(x), o.lengths["P1"]) for x, o in pc.judged.losing("P1")]
+    assert where == [
+        ({"on_omit": "default", "client_resends": "any"}, 6),
+        ({"on_omit": "default", "client_resends": "none"}, 6),
+        ({"on_differ": "apply", "client_resends": "any"}, 6),
+    ]
+    assert main(["check", "--revision", "v1-stable", "--bound", str(f), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "P4   holds for every pair (vacuous: no turn of a forked session" in out
+    assert main(["check", "--revision", "v1-stable", "--bound", str(f), "--reference"]) == 0
+    out = capsys.readouterr().out
+    p4 = next(line for line in out.splitlines() if line.startswith("P4 "))
+    assert "(vacuous: no turn of a forked session within the bound)" in p4
+    code = main(["check", "--bound", str(f), "--revision", "v1-stable", "--reference", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and "W14" in data["witnesses_missed"] and "P4" in data["vacuous"]
+
+
+DEFAULT_WHERE = {
+    "P1": [{"on_omit": "default"}, {"without_capability": "default"}],
+    "P2": [{"on_omit": "default"}, {"on_differ": "apply"}, {"without_capability": "default"}],
+    "P3": [{"on_omit": "default"}, {"on_differ": "apply"}, {"without_capability": "default"}],
+    "P4": [
+        {"on_omit": "default", "client_resends": "any"},
+        {"on_omit": "default", "client_resends": "none"},
+        {"on_differ": "apply", "client_resends": "any"},
+        {"without_capability": "default", "client_resends": "any"},
+        {"without_capability": "default", "client_resends": "none"},
+    ],
+    "P5": [{"on_differ": "apply", "client_resends": "any"}],
+    "P6": [],
+    "P7": [{"on_differ": "apply"}],
+    "P8": [{"on_differ": "apply"}],
+    "P9": [{}],
+}
+
+
+@pytest.mark.exhaustive
+def test_v1_stable_population_on_the_default_bound_as_the_readme_says() -> None:
+    """What ``check --revision v1-stable`` prints (``make exhaustive``: about two minutes)."""
+    j = judge(V1, bound_for("default", "v1-stable", "any"), P_CHECKS, workers=2)
+    assert {p: [dict(x) for x, _ in j.losing(p)] for p in P_IDS} == DEFAULT_WHERE
+    assert [len(j.losers(p)) for p in P_IDS] == [54, 60, 60, 38, 8, 0, 24, 24, 72]
+
+
+@pytest.mark.exhaustive
+def test_shared_searches_on_the_small_bound_are_every_members_own() -> None:
+    b = bound_for("small", "v1-stable", "any")
+    shared = judge(V1, b, P_CHECKS, workers=2)
+    alone = judge(V1, b, P_CHECKS, workers=2, share=False)
+    for s, a in zip(shared.outcomes, alone.outcomes, strict=True):
+        assert (s.member, s.lengths, s.witnesses) == (a.member, a.lengths, a.witnesses)

@@ -15,6 +15,7 @@ import pytest
 import simulations.api
 import simulations.cli
 import simulations.engines.size
+import simulations.outputs.population
 from model.tables import REFERENCE
 from simulations.api import bound_for
 from simulations.cli import main
@@ -265,6 +266,7 @@ def test_the_issue_25_bound_as_bound_show_prints_it_is_warned_before_the_run(
 
     monkeypatch.setattr(simulations.engines.size, "sample", counted)
     monkeypatch.setattr(simulations.api, "explore", stop)
+    monkeypatch.setattr(simulations.outputs.population, "judge", stop)  # v1-stable's population
     for revision in ("rfd-final", "v1-stable"):
         sampled.clear()
         with pytest.raises(SystemExit):

@@ -4,8 +4,10 @@ Scope
     A ``Bound`` is a named set of ``Scope`` s; a scope caps the connections open at once, the
     session ids handed out and the restarts, and picks the capability profiles, prompt
     symbols, modes and client kinds of the requests (``simulations.engines.domain``). The
-    named bounds (``BOUNDS``: tiny, small, default, large) are defined here; ``large`` is one
-    scope mixing what the others keep apart, explored verdict-only (``Bound.keep``).
+    named bounds (``BOUNDS``: tiny, choices, small, default, large) are defined here;
+    ``choices`` is made for judging a population (every agent and client a revision allows)
+    in seconds; ``large`` is one scope mixing what the others keep apart, explored
+    verdict-only (``Bound.keep``).
 
     A bound is data: ``bound_toml`` writes one as a TOML file (``acp-sysprompt bound show
     NAME``) and ``load_bound`` reads a named bound or such a file (``--bound FILE.toml``), so a
@@ -245,6 +247,20 @@ LARGE = Scope(
     replace(METHODS.domain, max_connections=2, max_sessions=2),
     max_restarts=1,
 )
+# one session re-opened by a conforming client with a second text and a second mode (a prompt
+# replaced by another, append turned into override), on agents with and without override
+REPLACE = Scope(
+    "replace",
+    Domain(
+        profiles=(_caps(PromptCap.OVERRIDE, *_ALL[:4]), _caps(PromptCap.APPEND, *_ALL[:4])),
+        prompts=(None, _A, _B),
+        modes=(None, "override"),
+        clients=_CONFORMING,
+        max_connections=1,
+        max_sessions=1,
+    ),
+    max_restarts=0,
+)
 BOUNDS: dict[str, Bound] = {
     b.name: b
     for b in (
@@ -265,6 +281,12 @@ BOUNDS: dict[str, Bound] = {
                     max_restarts=0,
                 ),
             ),
+        ),
+        Bound(
+            "choices",
+            "the lifecycle across a restart with two texts, and one session re-opened with "
+            "another text or mode: every agent and client of a population in seconds",
+            (replace(LIFECYCLE, domain=replace(LIFECYCLE.domain, prompts=(None, _A, _B))), REPLACE),
         ),
         Bound(
             "small",

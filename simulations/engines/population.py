@@ -15,9 +15,10 @@ Abstractions
     member ``m0``'s search of a scope never reached the decision point of choice ``c``, every
     step it took is answered the same whatever ``c``'s value: the members that differ from
     ``m0`` only in such choices have the same search of that scope, and its result is reused
-    (``Outcome.shared``). Client choices are never shared this way (a client's choice is a
-    guard on every re-opening it sends). ``tests/test_population.py`` compares shared and
-    unshared results member by member.
+    (``Outcome.shared``); so is a search this process already ran for another population
+    with the same member (``_SEARCHED``). Client choices are never shared this way (a
+    client's choice is a guard on every re-opening it sends). ``tests/test_population.py``
+    compares shared and unshared results member by member.
 
     Members are taken in levels (how many choices depart from the reference build); the
     searches of one level run in ``workers`` forked processes and may reuse any search of a
@@ -135,13 +136,20 @@ class Judged:
             return sum(a != b for a, b in zip(m, ref, strict=True))
 
         out = []
-        for p in _implicants(members, lost):
+        patterns = _implicants(members, lost)
+        for p in patterns:
             covered = [by_member[m] for m in members if m in lost and _matches(m, p)]
-            # the shortest; among those the member closest to the reference build, so the
-            # counterexample shows the pattern's choices at work and no others
+            # a member no other pattern covers first (it loses the property through this
+            # pattern's choices alone), then the shortest, then the closest to the reference
+            # build: the counterexample shows this pattern at work
             best = min(
                 covered,
-                key=lambda o: (o.lengths[rid], departures(o.member), members.index(o.member)),
+                key=lambda o: (
+                    any(_matches(o.member, q) for q in patterns if q != p),
+                    o.lengths[rid],
+                    departures(o.member),
+                    members.index(o.member),
+                ),
             )
             out.append((p, best))
         return out
@@ -200,6 +208,9 @@ class _Job:
 
 
 _STATE: dict[str, Any] = {}  # what forked workers inherit: population, bound, checks
+# searches this process ran, for the next population that has the same member (an amended
+# population is a subset of its base's): (question, member, scope) → what it found
+_SEARCHED: dict[tuple[Any, ...], Found] = {}
 
 
 def _search(job: _Job) -> Found:
@@ -271,6 +282,15 @@ def judge(
         symmetry=symmetry,
     )
     ref = population.reference_member
+    # what makes two members' searches of a scope the same question
+    key = (
+        population.revision,
+        population.build,
+        bound,
+        tuple(checks),
+        tuple(_STATE["witnesses"]),
+        symmetry,
+    )
 
     def level(m: Member) -> int:
         return sum(a != b for (_, a), (_, b) in zip(m, ref, strict=True))
@@ -291,6 +311,12 @@ def judge(
             jobs: list[_Job] = []
             for m in group:
                 for s in scopes:
+                    found = _SEARCHED.get((key, m, s)) if share else None
+                    if found is not None:  # this process searched it for another population
+                        done[m, s] = found
+                        parts[m, s] = (found, True)
+                        shared += 1
+                        continue
                     found = _reusable(m, s, done) if share else None
                     if found is not None:
                         parts[m, s] = (found, True)
@@ -298,6 +324,8 @@ def judge(
                     else:
                         jobs.append(_Job(m, s))
             for job, found in _run(jobs, pool):
+                if found.complete:
+                    _SEARCHED[key, job.member, job.scope] = found
                 done[job.member, job.scope] = found
                 parts[job.member, job.scope] = (found, False)
                 searches += 1

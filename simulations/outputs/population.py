@@ -126,7 +126,11 @@ def render_population(pc: PopulationCheck, steps: bool = True) -> str:
         lines.append(
             f"  {c.name:19s} {c.leaves_open:7s} {c.who:6s} {' | '.join(values):24s} {c.what}"
         )
-    lines += ["", f"{'id':4s} {'verdict':22s} lost where (shortest counterexample)"]
+    lines += [
+        "",
+        f"{'id':4s} {'verdict':22s} lost where (n steps: the shortest counterexample of a pair "
+        "that loses it through those choices alone)",
+    ]
     ref = j.reference()
     for rid in P_IDS:
         v = j.verdict(rid)

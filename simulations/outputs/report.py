@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from model.amend import AMENDMENTS, Amendment
+from model.amend import AMENDMENTS
 from model.mutants import MUTANTS
 from model.profiles import PROFILES
 from model.questions import QUESTIONS, Witness
@@ -37,13 +37,15 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
+from model.witnesses import vacuous
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import domain_for, profile_domain
 from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore, labelled, smallest_bound_showing
+from simulations.engines.population import HELD_BY_ALL
 from simulations.engines.stateful import findings_of, machine_class, run
 from simulations.engines.trace import Trace, replay, request_text
-from simulations.outputs.choices import choices_matrix, empty_array_changes_nothing, matrix_markdown
+from simulations.outputs.population import check_population, rule_checks
 from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 P_IDS = tuple(f"P{i}" for i in range(1, 10))
@@ -261,15 +263,6 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
     return d
 
 
-def amendment_row(a: Amendment, bound: str = "default", workers: int = 1) -> Row:
-    """The amendment explored like its base's subject (restarts may change the agent)."""
-    s = Subject(f"amendment {a.name}", a.base)
-    ex = explore(a.tables(), subject_bound(s, bound), workers=workers)
-    verdicts = {p: "violated" if p in ex.first else "holds" for p in P_IDS}
-    rules = [r for r in ex.violated if r[0] != "P" and REVISIONS[a.base].states(r)]
-    return Row(s, ex, verdicts, rules)
-
-
 _P9_GAP = (
     "no shipped amendment: every revision leaves it open. A client that loads or forks a "
     "session it did not create on its own connection has seen nothing naming the prompt; "
@@ -288,50 +281,62 @@ def _stable_sections(
     if base is None:
         return []
     lines: list[str] = []
-    say("checking the open choices of v1-stable")
-    matrix = choices_matrix("small", "same", jobs)
-    same_empty = empty_array_changes_nothing("small", jobs)
+    say("checking every agent and client v1-stable allows")
+    b = subject_bound(base.subject, bound)
+    pop = check_population("v1-stable", b, "any", workers=jobs)
+    j = pop.judged
     lines += [
         "",
-        "## What ACP v1 as stabilised leaves open",
+        "## ACP v1 as stabilised: every agent and client it allows",
         "",
-        "Every combination of the choices the stabilised text leaves to the agent (T15: an "
-        "omitted prompt on load/resume/fork keeps the stored one or uses the default; T16: a "
-        "re-sent prompt that differs is applied, ignored in favour of the stored one, or "
-        "rejected) and to the client (T6, a SHOULD: re-send any valid value, the same one, or "
-        "none), each checked exhaustively within the `small` bound with an agent that keeps its "
-        "capability profile across restarts. Every row is an implementation the spec allows; "
-        "only `client_resends = same` also keeps the SHOULD. ✗ n = violated, shortest "
-        "counterexample n steps.",
+        f"The stabilised text leaves choices open; every combination is a conforming agent × "
+        f"client pair ({len(j.outcomes)} pairs: {pop.population.agents()} agents × "
+        f"{pop.population.clients()} clients), each checked exhaustively within the `{bound}` "
+        "bound (`acp-sysprompt check --revision v1-stable`; the reference build alone is "
+        "`--reference`). Choices: "
+        + "; ".join(
+            f"`{c.name}` ({c.leaves_open}: {' | '.join(c.values)})" for c in pop.population.choices
+        )
+        + ". Lost where = the smallest combinations of choice values under which every pair "
+        "loses the property (n = shortest counterexample).",
         "",
-        matrix_markdown(matrix),
-        "",
-        "T11 (an empty content array: reject or accept) is not a column: only a client that "
-        "breaks T5 sends one. Checked for the reference choices: accepting it "
-        + ("changes no P verdict." if same_empty else "**changes P verdicts** (see the tests)."),
+        "| P | verdict | lost by | lost where |",
+        "|---|---|---|---|",
     ]
-    say("checking the shipped amendments")
-    amended = {a.name: amendment_row(a, bound, jobs) for a in AMENDMENTS.values()}
+    for p in P_IDS:
+        v = j.verdict(p)
+        why = vacuous(p, j.witnesses()) if v == HELD_BY_ALL else None
+        where = "; ".join(f"{_choices(x) or 'every pair'} ({o.lengths[p]})" for x, o in j.losing(p))
+        verdict = v + (f" (vacuous: {why})" if why else "")
+        lost = f"{len(j.losers(p))} of {len(j.outcomes)}"
+        lines.append(f"| {p} | {verdict} | {lost} | {where or '—'} |")
+    say("checking the shipped amendments over every pair they allow")
+    amended = {
+        a.name: check_population(
+            "v1-stable", b, "any", a.population(), workers=jobs, extra=rule_checks(a)
+        )
+        for a in AMENDMENTS.values()
+    }
     lines += [
         "",
         "## Amendments: one sentence each",
         "",
-        f"Each shipped amendment (`acp-sysprompt check --amend NAME`) is v1-stable plus the "
-        f"edits shown, explored like the subject *{base.subject.label}* in the `{bound}` bound. "
-        "Fixed = P ids that go from ✗ to ✓; broken = ids that go from ✓ to ✗.",
+        "Each shipped amendment (`acp-sysprompt check --amend NAME`) edits the text: `must` "
+        "narrows a choice, a rule adds an id with its own check. Judged over every pair the "
+        f"amended text allows, in the `{bound}` bound. Claims kept = every P id it names holds "
+        "for every pair.",
         "",
-        "| amendment | edits | fixed | broken | still ✗ | claims kept |",
+        "| amendment | edits | pairs | holds for every pair | still lost | claims kept |",
         "|---|---|---|---|---|---|",
     ]
     for a in AMENDMENTS.values():
-        r = amended[a.name]
-        fixed = [p for p in P_IDS if base.verdicts[p] == "violated" and r.verdicts[p] == "holds"]
-        broken = [p for p in P_IDS if base.verdicts[p] == "holds" and r.verdicts[p] == "violated"]
-        left = [p for p in P_IDS if r.verdicts[p] == "violated"]
-        kept = set(a.fixes) <= set(fixed) and not broken
+        r = amended[a.name].judged
+        held = [p for p in P_IDS if r.verdict(p) == HELD_BY_ALL]
+        left = [p for p in P_IDS if r.verdict(p) != HELD_BY_ALL]
+        kept = set(a.fixes) <= set(held) and not r.rules_broken()
         edits = ", ".join(f"`{k} = {v}`" for k, v in a.edits)
         lines.append(
-            f"| `{a.name}` | {edits} | {', '.join(fixed) or '—'} | {', '.join(broken) or '—'} | "
+            f"| `{a.name}` | {edits} | {len(r.outcomes)} | {', '.join(held) or '—'} | "
             f"{', '.join(left) or '—'} | {'yes' if kept else '**NO**'} |"
         )
     lines += [
@@ -348,12 +353,17 @@ def _stable_sections(
             continue
         d = _write_counterexample(base, p, out)
         n = base.exploration.length(p)
-        fix = next((a for a in AMENDMENTS.values() if amended[a.name].verdicts[p] == "holds"), None)
+        fix = next(
+            (a for a in AMENDMENTS.values() if amended[a.name].judged.verdict(p) == HELD_BY_ALL),
+            None,
+        )
+        where = "; ".join(f"{_choices(x) or 'every pair'} ({o.lengths[p]})" for x, o in j.losing(p))
         lines += [
             "",
             f"### {p}: {REQUIREMENTS[p].text}",
             "",
-            f"Violated by ACP v1 as stabilised: shortest counterexample {n} steps "
+            f"Lost by {len(j.losers(p))} of the {len(j.outcomes)} pairs v1-stable allows, where "
+            f"{where}. The reference build's shortest counterexample: {n} steps "
             f"([review block]({d.relative_to(out).as_posix()}/review.md), "
             f"[JSON-RPC transcript]({d.relative_to(out).as_posix()}/transcript.ndjson)).",
             "",
@@ -365,21 +375,24 @@ def _stable_sections(
         if fix is None:
             lines.append(f"Amendment: {_P9_GAP if p == 'P9' else 'no shipped amendment.'}")
             continue
-        r = amended[fix.name]
+        r = amended[fix.name].judged
         changes = [
-            f"{q} {'✗' if base.verdicts[q] == 'violated' else '✓'}→"
-            f"{'✗' if r.verdicts[q] == 'violated' else '✓'}"
+            f"{q} {len(j.losers(q))}→{len(r.losers(q))}"
             for q in P_IDS
-            if base.verdicts[q] != r.verdicts[q]
+            if j.verdict(q) != HELD_BY_ALL and r.verdict(q) == HELD_BY_ALL
         ]
         lines += [
             f"Amendment `{fix.name}` ({', '.join(f'{k} = {v}' for k, v in fix.edits)}):",
             "",
             f"> {fix.sentence}",
             "",
-            f"Verdict diff against v1-stable: {', '.join(changes)}.",
+            f"Pairs that lose each property it closes, v1-stable → amended: {', '.join(changes)}.",
         ]
     return lines
+
+
+def _choices(pattern: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"`{k} = {v}`" for k, v in pattern)
 
 
 def request_steps(trace: Trace, revision: str) -> str:
