@@ -76,38 +76,28 @@ def test_each_shipped_amendment_keeps_its_claims_on_the_small_bound() -> None:
         assert judged[a.name].rules_broken() == {}, a.name
 
 
-@pytest.mark.parametrize("name", list(AMENDMENTS))
 def test_each_shipped_amendment_keeps_its_claims_for_every_pair_it_allows(
-    base: CheckResult, judged: dict[str, Judged], name: str
+    base: CheckResult, judged: dict[str, Judged]
 ) -> None:
     """Each claimed P id holds for every agent × client the amended text allows, is lost by
     v1-stable's reference build on the default bound (a claim about a real gap), and each
-    added rule holds for every member the amended text allows."""
-    a = AMENDMENTS[name]
-    j = judged[name]
-    assert j.complete
-    for p in a.fixes:
-        assert j.verdict(p) == HELD_BY_ALL, (name, p, [dict(x) for x, _ in j.losing(p)])
-        assert base.verdicts[p] == "violated"
-    assert j.rules_broken() == {}, name
-
-
-def test_the_combined_amendment_leaves_only_p9(judged: dict[str, Judged]) -> None:
+    added rule holds for every member the amended text allows. (One test, not one per
+    amendment: each xdist worker running a test of this module would judge them all again.)"""
+    for name, a in AMENDMENTS.items():
+        j = judged[name]
+        assert j.complete
+        for p in a.fixes:
+            assert j.verdict(p) == HELD_BY_ALL, (name, p, [dict(x) for x, _ in j.losing(p)])
+            assert base.verdicts[p] == "violated"
+        assert j.rules_broken() == {}, name
+    # the combined amendment leaves only P9; on_empty × client_resends are still open
     j = judged["stable-prompt"]
     assert [p for p in P_IDS if j.verdict(p) != HELD_BY_ALL] == ["P9"]
-    assert len(j.outcomes) == 6  # on_empty × client_resends are still open
-
-
-def test_closing_the_restart_gap_alone_leaves_p1_to_agents_that_apply_another_text(
-    judged: dict[str, Judged],
-) -> None:
+    assert len(j.outcomes) == 6
+    # closing the restart gap alone leaves P1 to agents that apply another text (T16)
     losing = [dict(x) for x, _ in judged["agent-refuses-without-capability"].losing("P1")]
     assert losing == [{"on_differ": "apply", "client_resends": "any"}]
-
-
-def test_closing_t16_alone_leaves_p1_to_agents_that_use_their_default(
-    judged: dict[str, Judged],
-) -> None:
+    # closing T16 alone leaves P1 to agents that use their default (T15) or the restart gap
     for name in ("agent-keeps-stored-prompt", "agent-rejects-differing-prompt"):
         losing = [dict(x) for x, _ in judged[name].losing("P1")]
         assert all("on_omit" in x or "without_capability" in x for x in losing), losing

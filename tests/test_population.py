@@ -358,6 +358,8 @@ def test_v1_stable_population_on_the_default_bound_as_the_readme_says() -> None:
     j = judge(V1, bound_for("default", "v1-stable", "any"), P_CHECKS, workers=2)
     assert {p: [dict(x) for x, _ in j.losing(p)] for p in P_IDS} == DEFAULT_WHERE
     assert [len(j.losers(p)) for p in P_IDS] == [54, 60, 60, 38, 8, 0, 24, 24, 72]
+    lengths = {p: [o.lengths[p] for _, o in j.losing(p)] for p in P_IDS}
+    assert lengths["P1"] == [6, 8] and lengths["P4"] == [5, 5, 5, 8, 8]
 
 
 @pytest.mark.exhaustive
