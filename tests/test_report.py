@@ -10,6 +10,7 @@ import pytest
 from simulations.outputs.report import (
     SUBJECTS,
     Subject,
+    _write_counterexample,
     build_report,
     kill_row,
     kill_rows,
@@ -91,3 +92,17 @@ def test_report_rejects_zero_jobs(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["report", "--out", str(tmp_path / "r"), "--jobs", "0"]) == 2
     assert "--jobs: must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_a_profile_that_re_sends_in_meta_gets_its_counterexamples_written(tmp_path: Path) -> None:
+    """claude-agent-acp-meta re-sends the prompt on fork in ``_meta`` (the string wire has no
+    field there): its counterexample files show the re-send in ``_meta`` (``make demo``'s
+    report died on this with a ValueError)."""
+    s = next(x for x in SUBJECTS if x.profile == "claude-agent-acp-meta")
+    row = verdict_row(s, "small")
+    written = [
+        _write_counterexample(row, p, tmp_path) for p in row.exploration.violated if p[0] == "P"
+    ]
+    assert written
+    steps = "".join((d / "steps.md").read_text(encoding="utf-8") for d in written)
+    assert "_meta=" in steps

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -192,6 +192,7 @@ def steps_markdown(
     wire: str = "blocks",
     keep: Callable[[str], bool] | None = None,
     counterexample: int | None = None,
+    meta: Collection[str] = (),
 ) -> str:
     """A Markdown table: one row per request, with only what that request changed.
 
@@ -209,7 +210,7 @@ def steps_markdown(
             rows.append(f"| | {_cell(_epilogue_note(counterexample, len(trace)))} | | | |")
         step = r.step
         changed = "; ".join(changes(step.before, step.after))
-        label = request_label(step.request, wire)
+        label = request_label(step.request, wire, meta)
         rows.append(
             f"| {i} | `{_cell(label)}` | `{_cell(reply_text(step.reply))}` "
             f"| {_cell(changed)} | {_ids(r.violated, rid)} |"
@@ -258,6 +259,7 @@ def mermaid(
     wire: str = "blocks",
     keep: Callable[[str], bool] | None = None,
     counterexample: int | None = None,
+    meta: Collection[str] = (),
 ) -> str:
     """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply (with
     ``counterexample``, a note where the counterexample ends and its epilogue begins)."""
@@ -288,7 +290,7 @@ def mermaid(
             pid, label = _participant(epoch, req.conn)
             participants.setdefault(pid, label)
             where = f"{pid},Agent"
-            label = request_label(req, wire)
+            label = request_label(req, wire, meta)
             if not step.sent:
                 body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
             else:
@@ -386,7 +388,13 @@ def review_markdown(
         verdict,
         "",
         steps_markdown(
-            trace, tables, rid, wire=wire, keep=keep, counterexample=counterexample
+            trace,
+            tables,
+            rid,
+            wire=wire,
+            keep=keep,
+            counterexample=counterexample,
+            meta=meta_methods(PROFILES[profile]) if profile in PROFILES else (),
         ).rstrip("\n"),
         "",
         "Replay:",
@@ -692,6 +700,7 @@ def write_counterexample(
     the counterexample and which only show it on the wire.
     """
     wire = wire_for(revision, wire)
+    meta = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = {name: d / name for name in FILES}
@@ -700,13 +709,13 @@ def write_counterexample(
     steps = len(trace) if len(shown) > len(trace) else None
     trace = shown
     paths["steps.md"].write_text(
-        steps_markdown(trace, tables, rid, wire=wire, keep=keep, counterexample=steps),
+        steps_markdown(trace, tables, rid, wire=wire, keep=keep, counterexample=steps, meta=meta),
         encoding="utf-8",
     )
-    meta = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
     write_ndjson(transcript(trace, tables, wire=wire, meta=meta), paths["transcript.ndjson"])
     paths["sequence.mmd"].write_text(
-        mermaid(trace, tables, rid, wire=wire, keep=keep, counterexample=steps), encoding="utf-8"
+        mermaid(trace, tables, rid, wire=wire, keep=keep, counterexample=steps, meta=meta),
+        encoding="utf-8",
     )
     review = review_markdown(
         trace,

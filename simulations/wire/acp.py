@@ -239,10 +239,11 @@ def wire_fields(wire: str, meta: Collection[str] = ()) -> PromptFields:
     return fields
 
 
-def request_label(req: Request, wire: str) -> str:
+def request_label(req: Request, wire: str, meta: Collection[str] = ()) -> str:
     """``req`` in one line with its prompt fields as ``wire`` carries them: on the envelope
-    wire ``systemPrompt={mode="append", content=[text "a"]}``, never ``systemPromptMode``."""
-    return request_text(req, wire_fields(wire))
+    wire ``systemPrompt={mode="append", content=[text "a"]}``, never ``systemPromptMode``
+    (``meta``: the methods whose prompt travels in ``_meta``, ``wire_fields``)."""
+    return request_text(req, wire_fields(wire, meta))
 
 
 def _prompt_capability(cap: PromptCap, wire: str) -> dict[str, Any] | None:
