@@ -120,6 +120,14 @@ class Amendment:
             *((f"reference.{k}", v) for k, v in self.reference),
         )
 
+    def edit_lines(self) -> list[str]:
+        """Every edit in words: ``must on_differ = keep``, ``rule X1: on_differ = reject``."""
+        return [
+            *(f"must {k} = {' | '.join(v)}" for k, v in self.must),
+            *(f"rule {r.rid}: {r.choice} = {r.value}" for r in self.rules),
+            *(f"reference {k} = {v}" for k, v in self.reference),
+        ]
+
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -280,7 +280,7 @@ class AmendmentReport:
         lines = [
             "",
             f"amendment {a.name} of {a.base}: judged over every pair each text allows",
-            f"  edits: {'; '.join(f'{k} = {v}' for k, v in a.edits)}",
+            f"  edits: {'; '.join(a.edit_lines())}",
         ]
         if a.sentence:
             lines.append(f'  sentence: "{a.sentence}"')

@@ -334,7 +334,7 @@ def _stable_sections(
         held = [p for p in P_IDS if r.verdict(p) == HELD_BY_ALL]
         left = [p for p in P_IDS if r.verdict(p) != HELD_BY_ALL]
         kept = set(a.fixes) <= set(held) and not r.rules_broken()
-        edits = ", ".join(f"`{k} = {v}`" for k, v in a.edits)
+        edits = ", ".join(f"`{e}`" for e in a.edit_lines())
         lines.append(
             f"| `{a.name}` | {edits} | {len(r.outcomes)} | {', '.join(held) or '—'} | "
             f"{', '.join(left) or '—'} | {'yes' if kept else '**NO**'} |"
@@ -382,7 +382,7 @@ def _stable_sections(
             if j.verdict(q) != HELD_BY_ALL and r.verdict(q) == HELD_BY_ALL
         ]
         lines += [
-            f"Amendment `{fix.name}` ({', '.join(f'{k} = {v}' for k, v in fix.edits)}):",
+            f"Amendment `{fix.name}` ({'; '.join(fix.edit_lines())}):",
             "",
             f"> {fix.sentence}",
             "",
