@@ -32,6 +32,7 @@ Source
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -152,6 +153,10 @@ class Population:
             return REVISIONS[self.revision].tables
         return self.build(dict(member))
 
+    def departures(self, member: Member) -> int:
+        """How many choices ``member`` makes otherwise than the reference build."""
+        return sum(a != b for a, b in zip(member, self.reference_member, strict=True))
+
     def agents(self) -> int:
         return _count(v for name, v in self.allowed if CHOICES[name].who == "agent")
 
@@ -172,10 +177,7 @@ class Population:
 
 
 def _count(values: Iterable[tuple[str, ...]]) -> int:
-    n = 1
-    for v in values:
-        n *= len(v)
-    return n
+    return math.prod(len(v) for v in values)
 
 
 def _v1() -> Population:
@@ -196,10 +198,9 @@ def population_of(revision: str) -> Population:
     return POPULATIONS.get(revision) or Population(revision)
 
 
-def describe(member: Member, only_departures: bool = False) -> str:
-    """``on_omit=default, client_resends=same``: the member's values (or only those that
-    differ from the reference build's)."""
-    shown = [f"{k}={v}" for k, v in member if not (only_departures and CHOICES[k].reference == v)]
+def describe(member: Member) -> str:
+    """``on_omit=default, client_resends=same``: the member's values."""
+    shown = [f"{k}={v}" for k, v in member]
     return ", ".join(shown) or "the reference build"
 
 

@@ -82,7 +82,7 @@ from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import Estimate, estimate, warning
 from simulations.engines.trace import render_steps, replay
 from simulations.outputs.population import (
-    amendment_report,
+    AmendmentReport,
     check_population,
     population_json,
     render_population,
@@ -995,7 +995,7 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
     )
     if line is not None:
         line.done()
-    report = amendment_report(amendment, base, amended)
+    report = AmendmentReport(amendment, base, amended)
     if args.json:
         print(json.dumps(report.json(), indent=2))
     else:

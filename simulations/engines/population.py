@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing as mp
-import os
 import signal
 import time
 from collections.abc import Callable, Iterable
@@ -130,11 +129,7 @@ class Judged:
         lost = {o.member for o in self.losers(rid)}
         members = [o.member for o in self.outcomes]
         by_member = {o.member: o for o in self.outcomes}
-        ref = self.population.reference_member
-
-        def departures(m: Member) -> int:
-            return sum(a != b for a, b in zip(m, ref, strict=True))
-
+        departures = self.population.departures
         out = []
         patterns = _implicants(members, lost)
         for p in patterns:
@@ -281,7 +276,6 @@ def judge(
         witnesses=[*WITNESSES.values(), *decisions],
         symmetry=symmetry,
     )
-    ref = population.reference_member
     # what makes two members' searches of a scope the same question
     key = (
         population.revision,
@@ -291,9 +285,6 @@ def judge(
         tuple(_STATE["witnesses"]),
         symmetry,
     )
-
-    def level(m: Member) -> int:
-        return sum(a != b for (_, a), (_, b) in zip(m, ref, strict=True))
 
     scopes = range(len(bound.scopes))
     done: dict[tuple[Member, int], Found] = {}
@@ -307,7 +298,9 @@ def judge(
             workers, mp_context=mp.get_context("fork"), initializer=_quiet_worker
         )
     try:
-        for _, group in itertools.groupby(sorted(members, key=level), key=level):
+        for _, group in itertools.groupby(
+            sorted(members, key=population.departures), key=population.departures
+        ):
             jobs: list[_Job] = []
             for m in group:
                 for s in scopes:
@@ -373,7 +366,3 @@ def _run(jobs: list[_Job], pool: ProcessPoolExecutor | None) -> Iterable[tuple[_
     finally:
         for f in pending:
             f.cancel()
-
-
-def default_workers() -> int:
-    return min(4, os.cpu_count() or 1)

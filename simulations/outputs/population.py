@@ -343,12 +343,6 @@ class AmendmentReport:
         }
 
 
-def amendment_report(
-    amendment: Amendment, base: PopulationCheck, amended: PopulationCheck
-) -> AmendmentReport:
-    return AmendmentReport(amendment, base, amended)
-
-
 def rule_checks(amendment: Amendment) -> list[Check]:
     """The checks of the rules ``amendment`` adds (``model.population.rule_check``)."""
     pop = amendment.population()
