@@ -86,11 +86,22 @@ TARGET_RATE = 50_000
 
 State = tuple[int, tuple[int, ...]]  # (protocol-state id, monitor-record ids in sid order)
 
-# the methods whose step checks or witnesses read the monitor (S6, S7, T6, W10); ``late_checks``
-# fails if a move of another method turns out to
+# the methods whose step checks or witnesses read the monitor (S6, S7, T6, W10, and the P ids
+# judged on a turn); ``late_checks`` fails if a move of another method turns out to
 MONITOR_STEP_METHODS = frozenset(
-    {"session_new", "session_fork", "session_list", "session_load", "session_resume"}
+    {
+        "session_new",
+        "session_fork",
+        "session_list",
+        "session_load",
+        "session_resume",
+        "session_prompt",
+    }
 )
+
+# the methods whose monitor-reading step checks read a record's creation chain (the P ids judged
+# on a turn read the root's request and the parent's slot): run once per distinct (move, records)
+CHAIN_STEP_METHODS = frozenset({"session_prompt"})
 
 
 @dataclass
@@ -411,8 +422,13 @@ def late_checks(search: Interned, pairs: list[tuple[int, tuple[int, ...]]]) -> t
 
     base: dict[int, int] = {}
     one: dict[tuple[int, int], int] = {}
+    whole: dict[tuple[int, tuple[int, ...]], int] = {}  # a turn: judged on all records at once
     t0 = time.perf_counter()
     for k, obs in pairs:
+        if moves[k].request.method in CHAIN_STEP_METHODS:
+            if (k, obs) not in whole:
+                whole[k, obs] = flags(k, obs)
+            continue
         f = base.get(k)
         if f is None:
             f = base[k] = flags(k, ())
@@ -424,6 +440,8 @@ def late_checks(search: Interned, pairs: list[tuple[int, tuple[int, ...]]]) -> t
     seconds = time.perf_counter() - t0
     for pair in set(pairs):
         k, obs = pair
+        if pair in whole:
+            continue
         combined = base[k]
         for o in obs:
             combined |= one[k, o]
@@ -432,7 +450,7 @@ def late_checks(search: Interned, pairs: list[tuple[int, tuple[int, ...]]]) -> t
                 f"{moves[k].request.method}: a step check that reads the monitor is not "
                 "decided record by record: no floor"
             )
-    return len(base) + len(one), seconds
+    return len(base) + len(one) + len(whole), seconds
 
 
 def read_all_moves(search: Interned) -> None:

@@ -10,7 +10,8 @@ Scope
       session/new are step properties over request and reply.
 
     Agent-side R checks read the agent's live state right after the operation; the
-    end-to-end P checks read only the monitor (what the wire and the system slot showed).
+    end-to-end P checks read only the monitor and, for what a turn saw, the turn's reply (the
+    system slot): P1–P5, P7 and P8 are step properties of session/prompt.
 
     A check compares worlds and their parts by value, never by identity (``is``), and lets
     every exception through: the explorer first runs a step check on the step with the monitor
@@ -567,87 +568,106 @@ def forks_inherit_prompt_and_mode(w: World) -> bool:
     return forked_as_parent(w)
 
 
-# ---- end-to-end properties over what turns saw (the monitor only) ----------------------------
+# ---- end-to-end properties over what turns saw (the monitor and the turn) ---------------------
+#
+# Each judges one session/prompt: the slot its reply shows against the session's record (how
+# it was created, how it is attached now). A violation is seen on the turn that shows it, so
+# the shortest counterexample ends with that turn.
 
 
-def _in_scope(w: World) -> Iterable[Observed]:
-    return (o for o in w.observed if conforming_chain(w, o))
+def _turn(step: Step, scoped: bool = True) -> tuple[World, Observed, Attach, Slot] | None:
+    """The turn ``step`` ran: the world before it, the session's record there, the attachment
+    the turn ran under and the slot it saw; None for another request, a refused turn or
+    (``scoped``) a session outside the P scope. (A turn changes no record but its own list of
+    attachments with turns and first slot, which P2 alone reads, as it was before the turn.)"""
+    slot = step.reply.slot
+    if step.request.method != "session_prompt" or not step.reply.ok or slot is None:
+        return None
+    w = step.before
+    o = w.obs(step.request.sid)
+    if o is None or (scoped and not conforming_chain(w, o)):
+        return None
+    return w, o, o.attach or Attach.NEW, slot
 
 
-@invariant("P1")
-def no_silent_drop(w: World) -> bool:
+@step_property("P1", "session_prompt")
+def no_silent_drop(step: Step) -> bool:
     """P1: every turn of a session created with a client prompt shows that prompt."""
-    return all(
-        contains_in_order(slot, o_texts)
-        for o in _in_scope(w)
-        if o.parent is None and (o_texts := client_texts(w, o)) is not None
-        for _, slot in o.turns
-    )
+    t = _turn(step)
+    if t is None:
+        return True
+    w, o, _, slot = t
+    o_texts = client_texts(w, o)
+    return o.parent is not None or o_texts is None or contains_in_order(slot, o_texts)
 
 
-@invariant("P2")
-def prompt_is_immutable_across_turns(w: World) -> bool:
+@step_property("P2", "session_prompt")
+def prompt_is_immutable_across_turns(step: Step) -> bool:
     """P2: all turns of one session (across load, resume, restart) see one and the same prompt."""
-    return all(len({slot for _, slot in o.turns}) <= 1 for o in _in_scope(w))
+    t = _turn(step)
+    if t is None:
+        return True
+    first = t[1].first_slot
+    return first is None or t[3] == first
 
 
-@invariant("P3")
-def load_and_resume_restore_what_creation_fixed(w: World) -> bool:
+@step_property("P3", "session_prompt")
+def load_and_resume_restore_what_creation_fixed(step: Step) -> bool:
     """P3: turns after session/load or session/resume see the prompt and mode fixed at creation.
 
     Fixed by this agent: the slot it created the session with (P1, P5, P8 judge that slot).
     """
-    return all(
-        slot == created_slot(w, o)
-        for o in _in_scope(w)
-        for via, slot in o.turns
-        if via in (Attach.LOAD, Attach.RESUME)
-    )
+    t = _turn(step)
+    if t is None:
+        return True
+    w, o, via, slot = t
+    return via not in (Attach.LOAD, Attach.RESUME) or slot == created_slot(w, o)
 
 
-@invariant("P4")
-def forks_see_parent_prompt(w: World) -> bool:
+@step_property("P4", "session_prompt")
+def forks_see_parent_prompt(step: Step) -> bool:
     """P4: a fork's turns see its parent's prompt and mode (as this agent created the parent)."""
-    return all(
-        slot == inherited_slot(w, o)
-        for o in _in_scope(w)
-        if o.parent is not None
-        for via, slot in o.turns
-        if via is Attach.FORK
-    )
+    t = _turn(step)
+    if t is None:
+        return True
+    w, o, via, slot = t
+    return o.parent is None or via is not Attach.FORK or slot == inherited_slot(w, o)
 
 
-@invariant("P5")
-def append_keeps_guardrails_in_front(w: World) -> bool:
+@step_property("P5", "session_prompt")
+def append_keeps_guardrails_in_front(step: Step) -> bool:
     """P5: in append mode every turn has the base prompt first and client blocks in client order."""
-    for o in _in_scope(w):
-        texts = client_texts(w, o)
-        if texts is None or requested_mode(root(w, o)) is not Mode.APPEND:
-            continue
-        for _, slot in o.turns:
-            shown = tuple(x for x in slot[1:] if x in texts)
-            if slot[:1] != (BASE,) or shown not in ((), texts):
-                return False
-    return True
+    t = _turn(step)
+    if t is None:
+        return True
+    w, o, _, slot = t
+    texts = client_texts(w, o)
+    if texts is None or requested_mode(root(w, o)) is not Mode.APPEND:
+        return True
+    shown = tuple(x for x in slot[1:] if x in texts)
+    return slot[:1] == (BASE,) and shown in ((), texts)
 
 
-@invariant("P7")
-def default_sessions_see_default(w: World) -> bool:
+@step_property("P7", "session_prompt")
+def default_sessions_see_default(step: Step) -> bool:
     """P7: a session created without a client prompt sees exactly the agent's default prompt."""
-    return all(
-        slot == (BASE,) for o in _in_scope(w) if client_texts(w, o) is None for _, slot in o.turns
-    )
+    t = _turn(step)
+    if t is None:
+        return True
+    w, o, _, slot = t
+    return client_texts(w, o) is not None or slot == (BASE,)
 
 
-@invariant("P8")
-def base_replaced_only_by_double_opt_in(w: World) -> bool:
+@step_property("P8", "session_prompt")
+def base_replaced_only_by_double_opt_in(step: Step) -> bool:
     """P8: a turn lacks the base prompt only if override was advertised and asked for."""
-    for o in w.observed:
-        r = root(w, o)
-        opted_in = requested_mode(r) is Mode.OVERRIDE and Mode.OVERRIDE.value in r.advertised.modes
-        if not opted_in and any(BASE not in slot for _, slot in o.turns):
-            return False
-    return True
+    t = _turn(step, scoped=False)
+    if t is None:
+        return True
+    w, o, _, slot = t
+    r = root(w, o)
+    opted_in = requested_mode(r) is Mode.OVERRIDE and Mode.OVERRIDE.value in r.advertised.modes
+    return opted_in or BASE in slot
 
 
 @step_property("P6")

@@ -4,13 +4,15 @@ Scope
     ``observe`` runs after every step, outside the tables, so no mutant can change it. It keeps
     one ``Observed`` record per session id the agent handed out: how the session was created
     (the request that created it, the capability it was created under and the slot the agent
-    put in effect then), how it is attached now, and the set of (attachment, system slot)
-    pairs its turns saw. The end-to-end
-    properties P1–P9 are plain predicates over these records.
+    put in effect then), how it is attached now, the attachments its turns ran under and the
+    slot its first turn saw. The end-to-end properties are predicates over these records and,
+    for what a turn saw, over the turn itself (``model.invariants``: P1–P5, P7 and P8 are step
+    properties of session/prompt).
 
 Abstractions
-    The record is finite: turns are kept as a set, not a log, so the reachable state space
-    stays finite for exhaustive exploration.
+    The record is finite and keeps no log: what each turn saw is judged when it happens, so
+    two paths that differ only in which slots earlier turns saw (and passed) reach one state.
+    That keeps a bound with two prompt texts small (``bench/RESULTS.md``).
 
 Source
     model/spec.py (P1–P9); the RFD docs/rfds/client-system-prompt.mdx at revision
@@ -137,7 +139,11 @@ def updated(before: World, req: Request, reply: Reply, after: World, o: Observed
     if m == "session_delete":
         return evolve(o, attach=None, deleted=True, rebuilt=False)
     if m == "session_prompt" and reply.slot is not None:
-        return evolve(o, turns=o.turns | {(o.attach or Attach.NEW, reply.slot)})
+        via = o.attach or Attach.NEW
+        if via in o.turned and o.first_slot is not None:
+            return o
+        first = reply.slot if o.first_slot is None else o.first_slot
+        return evolve(o, turned=o.turned | {via}, first_slot=first)
     if m in OPERATIONS:
         was, now = before.agent.session(o.sid), after.agent.session(o.sid)
         if was is None or now is None or was.live == now.live:

@@ -179,6 +179,19 @@ def restart_forgetting_prompts(c: Ctx) -> None:
 
 
 @effect
+def restart_forgetting_modes(c: Ctx) -> None:
+    """The store keeps each prompt's text across a restart; every mode comes back as append.
+
+    Not a registered mutant: ``conform``'s plan has no restart under override yet (issue 28),
+    so the kill matrix could not kill it; ``tests/test_bounds.py`` shows the ``modes`` scope
+    of the named bounds catching it (and the bounds without that scope missing it)."""
+    restart_keeping_store(c)
+    agent = c.world.agent
+    store = tuple(replace(s, mode=Mode.APPEND) if s.mode is not None else s for s in agent.store)
+    c.world = replace(c.world, agent=replace(agent, store=store))
+
+
+@effect
 def detach_and_reply_unavailable(c: Ctx) -> None:
     detach(c)
     c.reply = Reply(code=-32600, reason=Reason.SESSION_NOT_AVAILABLE)

@@ -356,7 +356,12 @@ class Observed:
     created_on: tuple[int, int]  # (restart epoch, connection index) of the creating request
     attach: Attach | None = None  # how it is attached now (None: not active)
     attach_cap: PromptCap = PromptCap.NONE  # systemPrompt capability where it was attached
-    turns: frozenset[tuple[Attach, Slot]] = frozenset()  # (attachment, slot) of every turn
+    # the attachments its turns ran under (new, fork, load, resume) and the slot its first
+    # turn saw (P2 compares every later turn with it). What a turn saw is judged on the turn
+    # itself (the P step properties), so the record keeps no log of slots: a log would make
+    # every order of re-sends and turns a state of its own
+    turned: frozenset[Attach] = frozenset()
+    first_slot: Slot | None = None
     restored_after_restart: bool = False  # it lived through a restart and was attached again
     survived_restart: bool = False  # a restart happened while it existed
     deleted: bool = False  # a session/delete of it succeeded

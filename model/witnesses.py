@@ -60,7 +60,7 @@ def _w(
 def some_append_turn_with_client_prompt(w: World) -> bool:
     """Expected reachable: a turn of a session created with a client prompt in append mode."""
     return any(
-        o.parent is None and o.turns and o.requested and requested_mode(o) is Mode.APPEND
+        o.parent is None and o.turned and o.requested and requested_mode(o) is Mode.APPEND
         for o in w.observed
     )
 
@@ -68,7 +68,7 @@ def some_append_turn_with_client_prompt(w: World) -> bool:
 @_w("W2", "state")
 def some_override_turn(w: World) -> bool:
     """Expected reachable: a turn of a session (or a fork of one) created in override mode."""
-    return any(o.turns and requested_mode(root(w, o)) is Mode.OVERRIDE for o in w.observed)
+    return any(o.turned and requested_mode(root(w, o)) is Mode.OVERRIDE for o in w.observed)
 
 
 @_w("W3", "state")
@@ -88,7 +88,7 @@ def some_load_after_restart(w: World) -> bool:
 @_w("W5", "state")
 def some_turn_after_resume(w: World) -> bool:
     """Expected reachable: a turn on a resumed session."""
-    return any(via is Attach.RESUME for o in w.observed for via, _ in o.turns)
+    return any(Attach.RESUME in o.turned for o in w.observed)
 
 
 @_w("W6", "state")
@@ -133,7 +133,7 @@ def some_list_after_delete(step: Step) -> bool:
 def some_turn_with_prompt_ignored(w: World) -> bool:
     """Expected reachable: a session created with a prompt by an agent without the capability."""
     return any(
-        o.parent is None and o.requested and o.advertised is PromptCap.NONE and o.turns
+        o.parent is None and o.requested and o.advertised is PromptCap.NONE and o.turned
         for o in w.observed
     )
 
@@ -145,7 +145,7 @@ def some_turn_of_prompted_session_after_reopen(w: World) -> bool:
     return any(
         o.parent is None
         and o.requested is not None
-        and any(via in (Attach.LOAD, Attach.RESUME) for via, _ in o.turns)
+        and not o.turned.isdisjoint((Attach.LOAD, Attach.RESUME))
         for o in w.observed
     )
 
@@ -153,13 +153,13 @@ def some_turn_of_prompted_session_after_reopen(w: World) -> bool:
 @_w("W13", "state")
 def some_session_with_turns_on_two_attachments(w: World) -> bool:
     """Expected reachable: one session with turns under two attachments (say new, then load)."""
-    return any(len({via for via, _ in o.turns}) > 1 for o in w.observed)
+    return any(len(o.turned) > 1 for o in w.observed)
 
 
 @_w("W14", "state")
 def some_turn_of_a_fork(w: World) -> bool:
     """Expected reachable: a turn of a forked session."""
-    return any(o.parent is not None and o.turns for o in w.observed)
+    return any(o.parent is not None and o.turned for o in w.observed)
 
 
 @_w("W15", "step")
@@ -176,7 +176,7 @@ def some_reopen_or_new_refused(step: Step) -> bool:
 @_w("W16", "state")
 def some_turn_without_client_prompt(w: World) -> bool:
     """Expected reachable: a turn of a session created without a client prompt."""
-    return any(o.parent is None and o.requested is None and o.turns for o in w.observed)
+    return any(o.parent is None and o.requested is None and o.turned for o in w.observed)
 
 
 @_w("W17", "state")
@@ -198,12 +198,60 @@ def some_session_attached_away_from_its_creator(w: World) -> bool:
 @_w("W18", "state")
 def some_turn_without_override_opt_in(w: World) -> bool:
     """Expected reachable: a turn of a session whose creation did not ask for override."""
-    return any(o.turns and requested_mode(root(w, o)) is not Mode.OVERRIDE for o in w.observed)
+    return any(o.turned and requested_mode(root(w, o)) is not Mode.OVERRIDE for o in w.observed)
 
 
-# the witness that makes each property non-vacuous: without it, nothing the property judges
-# happened within the bound (``premise``; the reports say "holds (vacuous: ...)")
+@_w("W19", "state")
+def some_session_reattached(w: World) -> bool:
+    """Expected reachable: a session attached again by session/load or session/resume."""
+    return any(o.attach in (Attach.LOAD, Attach.RESUME) for o in w.observed)
+
+
+@_w("W20", "state")
+def some_forked_session(w: World) -> bool:
+    """Expected reachable: a session made by session/fork."""
+    return any(o.parent is not None for o in w.observed)
+
+
+@_w("W21", "step")
+def some_second_session_handed_out(step: Step) -> bool:
+    """Expected reachable: session/new or session/fork answered with an id while the agent had
+    already handed out another."""
+    return (
+        step.request.method in ("session_new", "session_fork")
+        and step.reply.ok
+        and step.reply.sid is not None
+        and any(o.sid != step.reply.sid for o in step.before.observed)
+    )
+
+
+@_w("W22", "state")
+def some_session_created_in_override_mode(w: World) -> bool:
+    """Expected reachable: a session created asking for override where override is advertised."""
+    return any(
+        o.parent is None
+        and requested_mode(o) is Mode.OVERRIDE
+        and Mode.OVERRIDE.value in o.advertised.modes
+        for o in w.observed
+    )
+
+
+# the witness that makes each property or check non-vacuous: without it, nothing the id judges
+# happened within the bound (``premise``; the reports say "holds (vacuous: ...)"). The ids left
+# out judge session/new (every bound sends one), a client's requests or what every connection
+# does (S1); a ``D:`` premise is a decision point (below), searched where the revision states
+# the id (``premise_witnesses``)
 PREMISES: dict[str, tuple[str, str]] = {
+    "R9": ("W22", "no session created in override mode where override is advertised"),
+    "R11": ("W8", "no session/new refused because its prompt cannot be incorporated"),
+    "R16": ("W19", "no session loaded or resumed"),
+    "R17": ("W20", "no fork"),
+    "S6": ("W21", "no second session id handed out"),
+    "S7": ("W10", "no session/list after a delete"),
+    "S8": ("W19", "no session loaded or resumed"),
+    "T13": ("W22", "no session created in override mode where override is advertised"),
+    "T15": ("D:on_omit", "no session reopened without a prompt where the capability is on"),
+    "T16": ("D:on_differ", "no session reopened with another prompt than its own"),
     "P1": ("W12", "no turn of a prompted session after load or resume"),
     "P2": ("W13", "no session with turns on two attachments"),
     "P3": ("W12", "no turn of a prompted session after load or resume"),
@@ -289,3 +337,14 @@ def reopen_prompted_without_capability(c: Ctx) -> bool:
         and not GUARDS["prompt_capability_here"](c)
         and GUARDS["session_has_stored_prompt"](c)
     )
+
+
+def premise_witnesses(states: Callable[[str], bool]) -> list[Witness]:
+    """Every witness, and the decision points that are the premises of ids a revision states
+    (``states``: ``Revision.states``), so its verdicts can say which hold vacuously."""
+    extra = {
+        DECISIONS[w[2:]]
+        for rid, (w, _) in PREMISES.items()
+        if w.startswith("D:") and w[2:] in DECISIONS and states(rid)
+    }
+    return [*WITNESSES.values(), *sorted(extra, key=lambda x: x.wid)]

@@ -39,7 +39,7 @@ from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from model.types import Request
-from model.witnesses import WITNESSES, vacuous
+from model.witnesses import WITNESSES, premise_witnesses, vacuous
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain, profile_domain
 from simulations.engines.exploration import Exploration, Progress
@@ -222,6 +222,7 @@ def check(
                 progress=progress,
                 workers=workers,
                 keep=b.keep,
+                witnesses=premise_witnesses(rev.states),
             ),
             revision,
             mutant,

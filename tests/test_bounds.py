@@ -12,7 +12,7 @@ from simulations.cli import main
 from simulations.engines.bounds import BOUNDS, BoundError, bound_toml, load_bound
 
 # the default bound's (states, edges, depth) on rfd-final, as tests/test_explore.py pins it
-DEFAULT = (6548, 14340, 21)
+DEFAULT = (6618, 14131, 16)
 
 
 @pytest.mark.parametrize("name", sorted(BOUNDS))
@@ -36,6 +36,67 @@ def test_bound_show_default_checks_to_the_same_pinned_counts(
     assert code == 0 and budget["complete"]
     assert (budget["states"], budget["edges"], budget["depth"]) == DEFAULT
     assert err.startswith("acp-sysprompt: bound default: wire (1 conn × 1 sessions")
+
+
+def _texts(scope: dict[str, object], key: str) -> set[str]:
+    values = scope.get(key) or []
+    assert isinstance(values, list)
+    return {b for p in values if isinstance(p, list) for b in p if b not in ("", "big", "<image>")}
+
+
+@pytest.mark.parametrize("name", ["small", "default"])
+def test_every_scope_that_sends_a_prompt_has_two_texts_and_a_restart_sees_both_modes(
+    name: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 26, item 3 (the small-scope rule): in ``bound show`` of v1-stable's bounds every scope
+    that sends a prompt on session/new or re-sends one on load, resume or fork has two distinct
+    text symbols there, and some scope with a restart sends append and override."""
+    import tomllib
+
+    assert main(["bound", "show", name]) == 0
+    bound = tomllib.loads(capsys.readouterr().out)
+    scopes = [*bound["scopes"], *bound.get("envelope", [])]
+    for scope in scopes:
+        assert len(_texts(scope, "prompts")) >= 2, scope["name"]
+        if "reopen_prompts" in scope:
+            assert len(_texts(scope, "reopen_prompts")) >= 2, scope["name"]
+    assert any(
+        scope["restarts"] >= 1 and {"append", "override"} <= set(scope["modes"]) for scope in scopes
+    )
+
+
+def test_the_default_bound_shows_a_prompt_replaced_on_reopen_and_a_mode_lost_on_restart() -> None:
+    """What the second text and the restart with both modes find on the default bound: the
+    reference build of v1-stable loses P1 in 6 steps (new with a, close, load re-sending b, the
+    turn runs [BASE, b]), and a store that forgets the mode across a restart breaks R18, which
+    the default bound without its ``modes`` scope does not see."""
+    from dataclasses import replace
+
+    from model.invariants import CHECKS
+    from simulations.api import check
+
+    ref = check("v1-stable", bound="default")
+    trace = ref.counterexamples["P1"]
+    assert [r.method for r in trace.requests] == [
+        "connect",
+        "initialize",
+        "session_new",
+        "session_close",
+        "session_load",
+        "session_prompt",
+    ]
+    sent = [trace.requests[i].system_prompt for i in (2, 4)]
+    assert [[b.text for b in p or ()] for p in sent] == [["a"], ["b"]]
+    from model.mutants import swap_effect
+    from model.tables import REFERENCE
+    from simulations.engines.explore import explore
+
+    forgets = swap_effect(REFERENCE, "agent", "restart_keeping_store", "restart_forgetting_modes")
+    caught = explore(forgets, "default", checks=[CHECKS["R18"]])
+    assert caught.length("R18") == 4  # connect, initialize, new in override mode, restart
+    b = BOUNDS["default"]
+    without = replace(b, scopes=tuple(s for s in b.scopes if s.name != "modes"))
+    assert "R18" not in explore(forgets, without, checks=[CHECKS["R18"]]).first
 
 
 def _bad(tmp_path: Path, text: str) -> Path:

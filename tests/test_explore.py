@@ -40,10 +40,16 @@ from simulations.engines.trace import replay
 # 2026-12-01 (issue 15): default 9936/24540/22 → 6548/14340/21, the symmetry reduction renaming
 # connections too (only ``shared`` has two); the same verdicts, shortest counterexample lengths
 # and witnesses for every revision, amendment and mutant (test_connection_symmetry_keeps_*).
+# 2026-12-02 (issue 26): small 5024/9344/19 → 5262/9641/14, default → 6618/14131/16: a second
+# text [b] in every scope and a ``modes`` scope (both modes across a restart), and the monitor
+# keeps no log of the slots turns saw (the P ids on a turn are step properties): the same
+# verdicts, lengths and witnesses for every revision, profile and mutant on the old bounds but
+# one spurious P4/P7 of restart_loses_store (a turn judged against a record an id handed out
+# again had replaced).
 PINNED = {
     "tiny": (52, 78, 6),
-    "small": (5024, 9344, 19),
-    "default": (6548, 14340, 21),
+    "small": (5262, 9641, 14),
+    "default": (6618, 14131, 16),
 }
 UNREDUCED_TINY = (133, 192, 6)  # reduction factor 2.56
 
@@ -136,9 +142,9 @@ def test_canonical_form_merges_renamed_worlds(runs: dict[str, Exploration]) -> N
 def test_a_broken_canonizer_is_caught_by_the_verdict_comparison() -> None:
     """Teeth: a 'reduction' that merges worlds which are not symmetric changes the verdicts."""
 
-    class Forgetful(Canonizer):  # merges worlds that differ in what their turns saw
+    class Forgetful(Canonizer):  # merges worlds that differ in how their sessions were created
         def canon(self, w: World) -> tuple[World, Renaming]:
-            observed = tuple(replace(o, turns=frozenset()) for o in w.observed)
+            observed = tuple(replace(o, requested=None, composed=None) for o in w.observed)
             return replace(w, observed=observed), ({}, {}, {})
 
     tables = MUTANTS["turns_use_default_prompt"].tables
@@ -283,7 +289,9 @@ def _same_but_the_graph(graph: Exploration, verdicts: Exploration) -> None:
     )
     for rid in graph.first:
         assert verdicts.trace(rid) == graph.trace(rid), rid
-        assert verdicts.nodes_on(rid) == graph.nodes_on(rid), rid
+        # the graph mode adds a step property's target node (it keeps the edges to find it)
+        on = verdicts.nodes_on(rid)
+        assert graph.nodes_on(rid)[: len(on)] == on and len(graph.nodes_on(rid)) - len(on) <= 1
     for mine, theirs in zip(verdicts.parents, graph.parents, strict=True):
         assert dict(mine) == dict(theirs)
     assert verdicts.keep == "verdicts" and verdicts.edges is None and not verdicts.worlds

@@ -206,8 +206,8 @@ def test_v2_resume_is_baseline_for_the_agent() -> None:
 
 
 def test_v2_draft_default_bound_verdicts(v2: CheckResult) -> None:
-    assert v2.budget["states"] == 5459 and v2.budget["complete"]
-    assert v2.budget["scopes"] == ["wire", "lifecycle", "methods", "shared", "envelope"]
+    assert v2.budget["states"] == 7693 and v2.budget["complete"]
+    assert v2.budget["scopes"] == ["wire", "lifecycle", "methods", "shared", "modes", "envelope"]
     violated = sorted(r for r, v in v2.verdicts.items() if v == "violated")
     assert violated == ["P1", "P2", "P3", "P4", "P5", "P7", "P8", "P9", "T6"]
     assert v2.verdicts["P6"] == "holds"

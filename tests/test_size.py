@@ -286,8 +286,9 @@ def test_the_headline_names_the_values_each_scope_sends(example: Path) -> None:
     assert "1 mode (omitted)" in bound_for(str(example), "rfd-draft").headline()  # no modes there
     small = bound_for("small", "v1-stable").headline()
     # lifecycle writes modes = ["omitted"]; v1-stable's envelope needs a mode: append is added
-    assert "2 prompts (omitted, ['a']), 2 modes (omitted, append)" in small
-    assert "4 prompts re-sent" in small  # the envelope scope's reopen prompts
+    assert "3 prompts (omitted, ['a'], ['b']), 2 modes (omitted, append)" in small
+    assert "5 prompts re-sent" in small  # the envelope scope's reopen prompts
+    assert "1 profile, 3 prompts" in small  # the modes scope: one agent, said in the singular
 
 
 def test_every_scope_has_an_estimate_when_the_progress_line_needs_one() -> None:

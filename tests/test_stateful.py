@@ -84,7 +84,7 @@ def test_witnesses_are_reached() -> None:
             reached |= {w.wid for w in WITNESSES.values() if w.kind == "step" and w.fn(r.step)}
             after = r.step.after
             reached |= {w.wid for w in WITNESSES.values() if w.kind == "state" and w.fn(after)}
-    assert reached == set(WITNESSES), f"unreached: {sorted(set(WITNESSES) - reached)}"
+    assert set(WITNESSES) <= reached, f"unreached: {sorted(set(WITNESSES) - reached)}"
 
 
 # ---- a seed reproduces in any process ---------------------------------------------------------

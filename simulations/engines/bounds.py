@@ -61,7 +61,8 @@ class Scope:
             resent = tuple(p for p in d.prompts if p is not None)
         return (
             f"{self.name} ({d.max_connections} conn × {d.max_sessions} sessions × "
-            f"{self.max_restarts} restarts, restarts {d.restarts}; {len(d.profiles)} profiles, "
+            f"{self.max_restarts} restarts, restarts {d.restarts}; "
+            f"{_plural(len(d.profiles), 'profile')}, "
             f"{_plural(len(d.prompts), 'prompt')} ({prompts}), "
             f"{_plural(len(d.modes), 'mode')} ({modes}), "
             f"{'+'.join(c.value for c in d.clients)} clients"
@@ -170,7 +171,12 @@ _APPEND = _caps(PromptCap.APPEND, *_ALL)
 _UNAWARE = _caps(PromptCap.NONE, *_ALL)
 _BARE = _caps(PromptCap.NONE)  # no systemPrompt and no optional method at all
 _A, _B = text("a"), text("b")
-_WIRE_PROMPTS = (None, _A, text(""), text(BIG), (), (Block(BlockKind.IMAGE),))
+_IMAGE = (Block(BlockKind.IMAGE),)
+# two distinct texts wherever a prompt is sent or re-sent (the small-scope rule: a value that can
+# differ has two representatives); symbol symmetry makes ``b`` cost nothing where it cannot
+# differ from ``a`` (``simulations.engines.symmetry``)
+_TEXTS = (None, _A, _B)
+_WIRE_PROMPTS = (None, _A, _B, text(""), text(BIG), (), _IMAGE)
 _WIRE_MODES = (None, "append", "override", "replace")
 _CONFORMING = (ClientKind.CONFORMING,)
 _BOTH = (ClientKind.CONFORMING, ClientKind.ADVERSARIAL)
@@ -198,7 +204,7 @@ LIFECYCLE = Scope(
             _caps(PromptCap.OVERRIDE, "load_session", "fork"),
             _caps(PromptCap.NONE, "load_session", "fork"),
         ),
-        prompts=(None, _A),
+        prompts=_TEXTS,
         modes=(None,),
         clients=_CONFORMING,
         max_connections=1,
@@ -211,7 +217,7 @@ METHODS = Scope(
     "methods",
     Domain(
         profiles=(_FULL, _UNAWARE),
-        prompts=(None, _A),
+        prompts=_TEXTS,
         modes=(None,),
         clients=_BOTH,
         max_connections=1,
@@ -231,14 +237,28 @@ ENVELOPE = Scope(
     "envelope",
     Domain(
         profiles=(_FULL, _APPEND, _caps(PromptCap.NONE, "load_session", "resume", "fork", "close")),
-        prompts=(None, _A),
+        prompts=_TEXTS,
         modes=_WIRE_MODES,
         clients=_BOTH,
         max_connections=1,
         max_sessions=1,
-        reopen_prompts=(_A, text(BIG), (), (Block(BlockKind.IMAGE),)),
+        reopen_prompts=(_A, _B, text(BIG), (), _IMAGE),
     ),
     max_restarts=0,
+)
+# a prompt in either mode across a restart: one session of an agent with override, re-opened by
+# load or resume with the same text, another text or none, in the same mode or the other
+MODES = Scope(
+    "modes",
+    Domain(
+        profiles=(_caps(PromptCap.OVERRIDE, "load_session", "resume", "close"),),
+        prompts=_TEXTS,
+        modes=(None, "append", "override"),
+        clients=_CONFORMING,
+        max_connections=1,
+        max_sessions=1,
+    ),
+    max_restarts=1,
 )
 # issue 15: every optional method, both client kinds, two connections and two sessions across
 # a restart, in ONE scope (the mixes the narrow scopes above leave out); explored verdict-only
@@ -286,18 +306,19 @@ BOUNDS: dict[str, Bound] = {
             "choices",
             "the lifecycle across a restart with two texts, and one session re-opened with "
             "another text or mode: every agent and client of a population in seconds",
-            (replace(LIFECYCLE, domain=replace(LIFECYCLE.domain, prompts=(None, _A, _B))), REPLACE),
+            (LIFECYCLE, REPLACE),
         ),
         Bound(
             "small",
-            "every parameter value; the lifecycle across a restart; every optional method",
-            (WIRE, LIFECYCLE, METHODS),
+            "every parameter value; the lifecycle across a restart; every optional method; "
+            "both modes across a restart",
+            (WIRE, LIFECYCLE, METHODS, MODES),
             (ENVELOPE,),
         ),
         Bound(
             "default",
             "small, plus two connections sharing one session across a restart",
-            (WIRE, LIFECYCLE, METHODS, SHARED),
+            (WIRE, LIFECYCLE, METHODS, SHARED, MODES),
             (ENVELOPE,),
         ),
         Bound(

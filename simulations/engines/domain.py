@@ -116,7 +116,8 @@ class Domain:
         """The prompts and modes a revision's wire can carry, and only its requests.
 
         A prompt stays if some mode carries it (``"append"`` is added where the wire needs the
-        mode spelled out); a mode stays if some prompt (or none) goes with it. Requests the
+        mode spelled out: an omitted mode, or none of the modes, cannot carry a prompt there);
+        a mode stays if some prompt (or none) goes with it. Requests the
         wire cannot express are filtered out of ``requests``. Where ``admits`` also says which
         profiles its wire explores (``model.revisions.WireAdmits.profiles``: alt-instructions
         adds a replace-only agent), the profiles are those.
@@ -126,9 +127,11 @@ class Domain:
             return Request("session_new", system_prompt=p, mode=m)
 
         modes = self.modes
-        carried = any(admits(new(p, m)) for p in self.prompts if p is not None for m in modes)
-        if not carried and "append" not in modes:
-            modes = (*modes, "append")  # this wire wants the mode spelled out
+        sent = [p for p in self.prompts if p is not None]
+        carried = any(admits(new(p, m)) for p in sent for m in modes)
+        omitted = None in modes and any(admits(new(p, None)) for p in sent)
+        if "append" not in modes and (not carried or (None in modes and not omitted)):
+            modes = (*modes, "append")  # omitted means append (R21): this wire spells it out
         prompts = tuple(p for p in self.prompts if any(admits(new(p, m)) for m in modes))
         modes = tuple(m for m in modes if any(admits(new(p, m)) for p in prompts))
         attach = any(  # any of them: v2-draft has resume and fork but no session/load

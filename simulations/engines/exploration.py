@@ -217,9 +217,16 @@ class Exploration:
         return out[::-1]
 
     def nodes_on(self, rid: str) -> list[int]:
-        """Node ids along the shortest counterexample of ``rid`` (for highlighting)."""
-        scope, node, _ = self.first[rid]
-        return [u for u, _ in self.path(scope, node)] + [node]
+        """Node ids along the shortest counterexample of ``rid`` (for highlighting); for a step
+        property, the step's target too where it is another node of the graph (graph mode:
+        a verdict-only exploration keeps no edges to find it by)."""
+        scope, node, last = self.first[rid]
+        nodes = [u for u, _ in self.path(scope, node)] + [node]
+        if last is not None:
+            nodes += [
+                v for (u, v), link in self.links.items() if u == node != v and link[0] == last
+            ][:1]
+        return nodes
 
     def trace(self, rid: str) -> Trace:
         """The shortest counterexample of ``rid`` as a concrete, replayable trace."""

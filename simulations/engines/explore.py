@@ -918,6 +918,8 @@ def coverage(ex: Exploration) -> dict[str, Any]:
         "ids_cited_by_fired_rows": sorted(cited, key=id_order),
         "ids_checked": sorted(CHECKS, key=id_order),
         "ids_violated": ex.violated,
-        "witnesses_reached": sorted(ex.witness_at, key=lambda w: int(w[1:])),
+        "witnesses_reached": sorted(
+            (w for w in ex.witness_at if w in WITNESSES), key=lambda w: int(w[1:])
+        ),
         "witnesses_missed": sorted(set(WITNESSES) - set(ex.witness_at), key=lambda w: int(w[1:])),
     }

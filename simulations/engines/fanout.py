@@ -20,16 +20,17 @@ Abstractions
 
     Two conditions make "a scope explored alone reaches the same worlds" true, and the
     fan-out is used only when both hold (``eligible``): every scope canonizes worlds the
-    same way (no scope has interchangeable prompt symbols: otherwise a world another scope
-    stored as a node might be renamed differently by this one), and no ``max_states`` cap
+    same way (the scopes' interchangeable prompt symbols are the same: otherwise a world
+    another scope stored as a node might be renamed differently by this one), and no
+    ``max_states`` cap
     (which stops the sequential run at a count spanning scopes).
 
     Workers take scopes from the last to the first: in our bounds the later scopes are the
-    broad ones (``default``'s ``methods`` and ``shared`` scopes hold 5,916 of its 7,625
-    per-scope states), so the largest
+    broad ones (``default``'s ``methods`` and ``shared`` scopes hold 5,328 of its 7,611
+    per-scope states on rfd-final), so the largest
     starts first and the small ones fill the other core. Progress lines add up the scopes'
     counts, so a world met in two scopes counts twice until the merge: the last line, after
-    it, is exact and can be lower (``default``: 7,625, then 6,548). Ctrl-C reaches every
+    it, is exact and can be lower (``default``: 7,611, then 6,618). Ctrl-C reaches every
     worker; each stops its search at its next progress report, sends what it found, and the
     parent merges whatever arrived (``complete=False``), as the sequential run does.
 
@@ -165,7 +166,13 @@ def eligible(bound: Bound, symmetry: bool, workers: int, max_states: int | None)
         return False
     if "fork" not in mp.get_all_start_methods():
         return False
-    return not (symmetry and any(symbol_symmetries(s.domain.prompts) for s in bound.scopes))
+    if not symmetry:
+        return True
+    groups = {
+        frozenset(frozenset(m.items()) for m in symbol_symmetries(s.domain.prompts))
+        for s in bound.scopes
+    }
+    return len(groups) == 1
 
 
 def _claim(claim: Any) -> int:

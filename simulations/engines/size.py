@@ -59,10 +59,10 @@ from simulations.engines.bounds import Bound, Scope
 # are slow to expand (symmetry reduction tries n! orders of n connections)
 SAMPLE_STATES = 5_000
 SAMPLE_SECONDS = 1.0
-# past this many estimated states a run is warned about: a graph of 250,000 states is ~1.5 GB
-# and minutes of exploration, and the estimate may be up to ~2.7× low, so a bound of a
-# million states is warned about too
-WARN_STATES = 250_000
+# past this many estimated states a run is warned about: a graph of 100,000 states is ~600 MB
+# and a minute or more of exploration (issue 25's bound: 186,976 states, two minutes here),
+# and the estimate may be up to ~2.7× low, so a bound of a quarter million is warned about too
+WARN_STATES = 100_000
 # what one state costs, kept as a graph or verdicts only (bench/RESULTS.md: ~6 KB with the
 # graph, from issue 25; 320 B verdict-only, from ``large``)
 BYTES_PER_STATE = {"graph": 6_000, "verdicts": 320}

@@ -50,7 +50,7 @@ from model.invariants import CHECKS, Check
 from model.machines import Step, System
 from model.tables import COMPACT, ENVIRONMENT_EVENTS, REFERENCE, SET_PROMPT, Tables
 from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_world
-from model.witnesses import WITNESSES
+from model.witnesses import DECISIONS, WITNESSES
 from simulations.engines.collector import fewer_collections
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain
 from simulations.engines.trace import Trace
@@ -231,7 +231,8 @@ def machine_class(
     state_checks = [c for c in chosen if c.kind == "state"]
     step_checks = [c for c in chosen if c.kind == "step"]
     state_witnesses = [w for w in WITNESSES.values() if w.kind == "state"]
-    step_witnesses = [w for w in WITNESSES.values() if w.kind == "step"]
+    # the decision points too: the premises of T15 and T16 (``model.witnesses.PREMISES``)
+    step_witnesses = [w for w in WITNESSES.values() if w.kind == "step"] + list(DECISIONS.values())
     findings = Findings()
     profiles = st.sampled_from(domain.profiles)
     # Hypothesis replays the same prefixes many times while it shrinks (most of a failing

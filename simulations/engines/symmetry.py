@@ -123,9 +123,7 @@ def rename_world(w: World, r: Renaming) -> World:
                     parent=sid(o.parent),
                     requested=_blocks(o.requested, syms),
                     created_on=made(o.created_on),
-                    turns=frozenset((a, _slot(t, syms) or ()) for a, t in o.turns)
-                    if syms
-                    else o.turns,
+                    first_slot=_slot(o.first_slot, syms),
                     composed=_slot(o.composed, syms),
                 )
                 for o in w.observed
@@ -200,7 +198,9 @@ def _signature(s: Session, o: Observed | None) -> tuple[object, ...]:
             o.created_on,
             o.attach.value if o.attach else "",
             o.attach_cap.value,
-            tuple(sorted((a.value, t) for a, t in o.turns)),
+            tuple(sorted(a.value for a in o.turned)),
+            o.first_slot or (),
+            o.first_slot is None,
             o.restored_after_restart,
             o.survived_restart,
             o.deleted,

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from model.invariants import violated_state
+from model.machines import Step
 from model.mutants import MUTANTS
 from model.profiles import PROFILES
 from model.revisions import REVISIONS
@@ -55,6 +56,7 @@ from model.types import (
     Reply,
     Request,
     Session,
+    Slot,
     Status,
     World,
     initial_world,
@@ -168,12 +170,16 @@ def changes(before: World, after: World) -> list[str]:
         c = _session_change(sid, before.agent.session(sid), after.agent.session(sid))
         if c:
             out.append(c)
-    for o in after.observed:
-        old = before.obs(o.sid)
-        seen = old.turns if old is not None else frozenset()
-        for attach, slot in sorted(o.turns - seen, key=repr):
-            out.append(f"{o.sid} turn ({attach.value}) saw [{', '.join(slot)}]")
     return out
+
+
+def turn_seen(step: Step) -> str | None:
+    """What a session/prompt's turn saw, in words (None for another request or a refusal)."""
+    o = step.after.obs(step.request.sid)
+    if step.request.method != "session_prompt" or step.reply.slot is None or o is None:
+        return None
+    via = o.attach.value if o.attach is not None else "new"
+    return f"{o.sid} turn ({via}) saw [{', '.join(step.reply.slot)}]"
 
 
 def _cell(text: str) -> str:
@@ -209,7 +215,8 @@ def steps_markdown(
         if i - 1 == counterexample:
             rows.append(f"| | {_cell(_epilogue_note(counterexample, len(trace)))} | | | |")
         step = r.step
-        changed = "; ".join(changes(step.before, step.after))
+        seen = turn_seen(step)
+        changed = "; ".join([*changes(step.before, step.after), *([seen] if seen else [])])
         label = request_label(step.request, wire, meta)
         rows.append(
             f"| {i} | `{_cell(label)}` | `{_cell(reply_text(step.reply))}` "
@@ -495,7 +502,23 @@ def _reply_itf(reply: Reply | None) -> dict[str, Any]:
     }
 
 
-def _world_itf(w: World) -> dict[str, Any]:
+def _turns_seen(
+    seen: dict[str, frozenset[tuple[str, Slot]]], step: Step
+) -> dict[str, frozenset[tuple[str, Slot]]]:
+    """The (attachment, slot) pairs each session's turns saw up to ``step`` (the ITF's "turns":
+    the monitor keeps no log of them); a session/new or fork that hands out an id again starts
+    that id's set afresh, as it starts its monitor record."""
+    req, reply = step.request, step.reply
+    if req.method in ("session_new", "session_fork") and reply.ok and reply.sid is not None:
+        return {**seen, reply.sid: frozenset()}
+    o = step.after.obs(req.sid)
+    if req.method == "session_prompt" and reply.slot is not None and o is not None:
+        via = o.attach.value if o.attach is not None else "new"
+        return {**seen, o.sid: seen.get(o.sid, frozenset()) | {(via, reply.slot)}}
+    return seen
+
+
+def _world_itf(w: World, seen: Mapping[str, frozenset[tuple[str, Slot]]]) -> dict[str, Any]:
     sessions = [
         [
             s.sid,
@@ -521,7 +544,12 @@ def _world_itf(w: World) -> dict[str, Any]:
     turns = [
         [
             o.sid,
-            {"#set": [{"#tup": [a.value, list(slot)]} for a, slot in sorted(o.turns, key=repr)]},
+            {
+                "#set": [
+                    {"#tup": [a, list(slot)]}
+                    for a, slot in sorted(seen.get(o.sid, frozenset()), key=repr)
+                ]
+            },
         ]
         for o in w.observed
     ]
@@ -575,18 +603,20 @@ def itf(
     states: list[dict[str, Any]] = [
         {
             "#meta": {"index": 0},
-            **_world_itf(start),
+            **_world_itf(start, {}),
             "action": _action(None, trace.profile),
             "reply": _reply_itf(None),
             "violated": {"#set": sorted(at_start)},
             "mbt::actionTaken": "init",
         }
     ]
+    seen: dict[str, frozenset[tuple[str, Slot]]] = {}
     for i, r in enumerate(replay(trace, tables, keep), 1):
+        seen = _turns_seen(seen, r.step)
         states.append(
             {
                 "#meta": {"index": i},
-                **_world_itf(r.step.after),
+                **_world_itf(r.step.after, seen),
                 "action": _action(r.step.request, trace.profile),
                 "reply": _reply_itf(r.step.reply),
                 "violated": {"#set": sorted(r.violated)},
