@@ -336,7 +336,9 @@ def test_a_second_text_symbol_shows_a_prompt_replaced_on_reopen(
 
 
 DEFAULT_WHERE = {
-    "P1": [{"on_omit": "default"}, {"without_capability": "default"}],
+    # issue 26: with the second text [b] of every scope, P1 is lost by applying a differing
+    # re-sent prompt too (6 steps: new [a], close, load [b], turn)
+    "P1": [{"on_omit": "default"}, {"on_differ": "apply"}, {"without_capability": "default"}],
     "P2": [{"on_omit": "default"}, {"on_differ": "apply"}, {"without_capability": "default"}],
     "P3": [{"on_omit": "default"}, {"on_differ": "apply"}, {"without_capability": "default"}],
     "P4": [
@@ -359,9 +361,9 @@ def test_v1_stable_population_on_the_default_bound_as_the_readme_says() -> None:
     """What ``check --revision v1-stable`` prints (``make exhaustive``: about two minutes)."""
     j = judge(V1, bound_for("default", "v1-stable", "any"), P_CHECKS, workers=2)
     assert {p: [dict(x) for x, _ in j.losing(p)] for p in P_IDS} == DEFAULT_WHERE
-    assert [len(j.losers(p)) for p in P_IDS] == [54, 60, 60, 38, 8, 0, 24, 24, 72]
+    assert [len(j.losers(p)) for p in P_IDS] == [60, 60, 60, 38, 8, 0, 24, 24, 72]
     lengths = {p: [o.lengths[p] for _, o in j.losing(p)] for p in P_IDS}
-    assert lengths["P1"] == [6, 8] and lengths["P4"] == [5, 5, 5, 8, 8]
+    assert lengths["P1"] == [6, 6, 8] and lengths["P4"] == [5, 5, 5, 8, 8]
 
 
 @pytest.mark.exhaustive
