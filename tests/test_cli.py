@@ -290,7 +290,7 @@ _ENVELOPE = re.compile(r'systemPrompt=\{mode="(append|override)", content=\[')
 def test_check_prints_v1_steps_as_v1_sends_them(capsys: pytest.CaptureFixture[str]) -> None:
     """check's counterexamples (text and JSON) show v1-stable's envelope, never the RFD's
     systemPromptMode, and its n/a reasons are true of v1-stable (R19 is no rule of it)."""
-    argv = ("check", "--revision", "v1-stable", "--reference", "--bound", "small", "--quiet")
+    argv = ("check", "--revision", "v1-stable", "--reference", "--bound", "choices", "--quiet")
     code, out, _ = _run(capsys, *argv)
     assert code == 0 and "systemPromptMode" not in out  # P ids and a SHOULD: exit 0
     assert _ENVELOPE.search(out), out
@@ -316,7 +316,7 @@ def test_replay_and_the_graph_show_only_v1s_ids_and_fields(
     envelope."""
     import networkx as nx
 
-    argv = ["--revision", "v1-stable", "--bound", "small", "--quiet"]
+    argv = ["--revision", "v1-stable", "--bound", "choices", "--quiet"]  # small: 3× the time
     code, out, _ = _run(capsys, "counterexample", *argv, "--id", "P3", "--out", str(tmp_path))
     assert code == 0, out
     steps_md = (tmp_path / "steps.md").read_text(encoding="utf-8")
