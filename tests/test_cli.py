@@ -161,7 +161,8 @@ def test_bad_usage_is_one_line_and_exit_2(
 @pytest.mark.usefixtures("own_explorations")
 def test_workers_change_nothing_but_the_time(capsys: pytest.CaptureFixture[str]) -> None:
     """``--workers`` (default 2 here) gives the JSON of a one-process run, but for seconds."""
-    argv = ["check", "--mutant", "error_still_detaches", "--bound", "default", "--json"]
+    # a mutant small shows (S6), its three scopes fanned out (the merge itself: test_fanout)
+    argv = ["check", "--mutant", "restart_loses_store", "--bound", "small", "--json"]
     runs = []
     for workers in ("1", "2"):
         code, out, _ = _run(capsys, *argv, "--quiet", "--workers", workers)
@@ -169,7 +170,7 @@ def test_workers_change_nothing_but_the_time(capsys: pytest.CaptureFixture[str])
         assert data.pop("seconds") > 0
         runs.append((code, data))
     assert runs[0] == runs[1]
-    assert runs[0][1]["counterexamples"]["P6"]  # the mutant is caught in both
+    assert runs[0][1]["counterexamples"]["S6"]  # the mutant is caught in both
 
 
 def test_python_dash_m_entry_point() -> None:

@@ -143,7 +143,7 @@ def test_schema_counterexample_transcript_uses_the_envelope(tmp_path: Path) -> N
             "--revision",
             "schema-2026-11",
             "--bound",
-            "small",
+            "choices",  # P3's counterexample re-opens with an envelope there too (small: 3×)
             "--id",
             "P3",
             "--out",
