@@ -246,9 +246,13 @@ def test_per_session_state_checks_are_judged_alike_on_views(default_worlds: list
     local = [c for c in STATE_CHECKS if c.per_session]
     assert len(local) == len(STATE_CHECKS) == 23  # 18, plus A8, A9, A10, A12, A13
     assert _decomposition_mismatches(default_worlds, local) == []
+    # worlds only mutants reach: small's lifecycle scope (fork, load, a restart), where each
+    # mutant's declared id is violated
+    lifecycle = _scope(BOUNDS["small"], "lifecycle")
     for name in ("fork_drops_parent_prompt", "restart_loses_store", "turns_use_default_prompt"):
-        worlds = explore(MUTANTS[name].tables, "small").worlds
-        assert _decomposition_mismatches(worlds, local) == [], name
+        ex = explore(MUTANTS[name].tables, lifecycle)
+        assert MUTANTS[name].violates in ex.first, name
+        assert _decomposition_mismatches(ex.worlds, local) == [], name
 
 
 def test_per_session_witnesses_are_judged_alike_on_views(default_worlds: list[World]) -> None:
