@@ -275,9 +275,10 @@ def test_a_check_wrongly_declared_per_session_is_caught(default_worlds: list[Wor
     wrong = Check("P2", "one_active_session", "state", _one_active_session, per_session=True)
     assert _decomposition_mismatches(default_worlds, [wrong]) != []
     honest = replace(wrong, per_session=False)
-    assert "P2" not in explore(REFERENCE, "small", checks=[wrong]).first
-    assert "P2" in explore(REFERENCE, "small", checks=[honest]).first
-    assert "P2" in explore(REFERENCE, "small", checks=[wrong], memo=False).first
+    two = _scope(BOUNDS["small"], "lifecycle")  # small's one scope with two sessions
+    assert "P2" not in explore(REFERENCE, two, checks=[wrong]).first
+    assert "P2" in explore(REFERENCE, two, checks=[honest]).first
+    assert "P2" in explore(REFERENCE, two, checks=[wrong], memo=False).first
 
 
 # ---- cached hashes ----------------------------------------------------------------------------
