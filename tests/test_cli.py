@@ -161,7 +161,8 @@ def test_bad_usage_is_one_line_and_exit_2(
 @pytest.mark.usefixtures("own_explorations")
 def test_workers_change_nothing_but_the_time(capsys: pytest.CaptureFixture[str]) -> None:
     """``--workers`` (default 2 here) gives the JSON of a one-process run, but for seconds."""
-    argv = ["check", "--mutant", "error_still_detaches", "--bound", "default", "--json"]
+    # a mutant small shows (S6), its three scopes fanned out (the merge itself: test_fanout)
+    argv = ["check", "--mutant", "restart_loses_store", "--bound", "small", "--json"]
     runs = []
     for workers in ("1", "2"):
         code, out, _ = _run(capsys, *argv, "--quiet", "--workers", workers)
@@ -169,7 +170,7 @@ def test_workers_change_nothing_but_the_time(capsys: pytest.CaptureFixture[str])
         assert data.pop("seconds") > 0
         runs.append((code, data))
     assert runs[0] == runs[1]
-    assert runs[0][1]["counterexamples"]["P6"]  # the mutant is caught in both
+    assert runs[0][1]["counterexamples"]["S6"]  # the mutant is caught in both
 
 
 def test_python_dash_m_entry_point() -> None:
@@ -290,7 +291,7 @@ _ENVELOPE = re.compile(r'systemPrompt=\{mode="(append|override)", content=\[')
 def test_check_prints_v1_steps_as_v1_sends_them(capsys: pytest.CaptureFixture[str]) -> None:
     """check's counterexamples (text and JSON) show v1-stable's envelope, never the RFD's
     systemPromptMode, and its n/a reasons are true of v1-stable (R19 is no rule of it)."""
-    argv = ("check", "--revision", "v1-stable", "--reference", "--bound", "small", "--quiet")
+    argv = ("check", "--revision", "v1-stable", "--reference", "--bound", "choices", "--quiet")
     code, out, _ = _run(capsys, *argv)
     assert code == 0 and "systemPromptMode" not in out  # P ids and a SHOULD: exit 0
     assert _ENVELOPE.search(out), out
@@ -316,7 +317,7 @@ def test_replay_and_the_graph_show_only_v1s_ids_and_fields(
     envelope."""
     import networkx as nx
 
-    argv = ["--revision", "v1-stable", "--bound", "small", "--quiet"]
+    argv = ["--revision", "v1-stable", "--bound", "choices", "--quiet"]  # small: 3× the time
     code, out, _ = _run(capsys, "counterexample", *argv, "--id", "P3", "--out", str(tmp_path))
     assert code == 0, out
     steps_md = (tmp_path / "steps.md").read_text(encoding="utf-8")

@@ -69,9 +69,11 @@ def test_default_two_workers_is_the_sequential_exploration(
 @pytest.mark.parametrize(
     ("bound", "symmetry", "mutant"),
     [
-        ("small", True, None),
+        # the reference with symmetry at default is the test above (two workers); on small and
+        # without symmetry at default (the same merges on another bound): ``make exhaustive``
+        pytest.param("small", True, None, marks=pytest.mark.exhaustive),
         ("small", False, None),
-        ("default", False, None),
+        pytest.param("default", False, None, marks=pytest.mark.exhaustive),
         # the same merge under a second mutant at default: ``make exhaustive``
         pytest.param("default", True, "error_still_detaches", marks=pytest.mark.exhaustive),
         ("default", True, "restart_loses_store"),

@@ -219,7 +219,8 @@ def test_hypothesis_finds_the_lost_compaction() -> None:
     p = Profile("x", compaction="lose")
     domain = DEFAULT_DOMAIN.with_restarts("same").with_operations(COMPACT)
     cls = machine_class(p.tables(), domain, checks=["P1"], mode="assert")
-    result = run(cls, examples=200, steps=20, seed_value=0)
+    # found, not shrunk (shrinking was nine tenths of the run; tests/test_mutants.py shrinks)
+    result = run(cls, examples=200, steps=20, seed_value=0, shrink=False)
     failure = cls.findings.failure  # type: ignore[attr-defined]
     assert result.error is not None and failure is not None and failure[0] == "P1"
     assert any(r.method == COMPACT for r in failure[1].requests)

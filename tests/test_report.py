@@ -99,7 +99,7 @@ def test_a_profile_that_re_sends_in_meta_gets_its_counterexamples_written(tmp_pa
     field there): its counterexample files show the re-send in ``_meta`` (``make demo``'s
     report died on this with a ValueError)."""
     s = next(x for x in SUBJECTS if x.profile == "claude-agent-acp-meta")
-    row = verdict_row(s, "small")
+    row = verdict_row(s, "tiny")  # its P counterexamples fork with the prompt in _meta there too
     written = [
         _write_counterexample(row, p, tmp_path) for p in row.exploration.violated if p[0] == "P"
     ]

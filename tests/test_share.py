@@ -52,6 +52,23 @@ def test_an_answer_from_the_share_is_the_search(folder: Path) -> None:
     _same(explore(tables, "tiny"), searched)
 
 
+def test_a_verdict_only_answer_is_kept_and_traces_alike(folder: Path) -> None:
+    """A verdict-only exploration (a population's searches) is kept too: its store of packed
+    worlds crosses pickle and rebuilds every counterexample."""
+    tables = MUTANTS["load_restores_default"].tables
+    searched = explore(tables, "tiny", keep="verdicts")
+    assert len(list(folder.glob("*.pickle"))) == 1
+    answered = explore(tables, "tiny", keep="verdicts")
+    assert answered is not searched and searched.first
+    assert (answered.states, answered.transitions, answered.first, answered.witness_at) == (
+        searched.states,
+        searched.transitions,
+        searched.first,
+        searched.witness_at,
+    )
+    assert all(answered.trace(rid) == searched.trace(rid) for rid in searched.first)
+
+
 def test_an_answer_crosses_processes(folder: Path) -> None:
     """Another process (another hash seed too) finds the answer this one left."""
     explore(REFERENCE, "tiny")

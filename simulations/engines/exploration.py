@@ -90,6 +90,19 @@ class Store:
     def node(self, w: World) -> int | None:
         return self.index.get(self.key(w))
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without its packers (``struct.Struct`` is not picklable), which are rebuilt:
+        a verdict-only exploration can be kept in the share (``share.keep``) like any other."""
+        state = dict(self.__dict__)
+        state["_packs"] = len(self._packs)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        packs = state.pop("_packs")
+        self.__dict__.update(state)
+        assert isinstance(packs, int)
+        self._packs = [Struct(f"<{n + 1}I") for n in range(packs)]
+
     @property
     def states(self) -> int:
         return len(self.index)
