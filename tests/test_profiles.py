@@ -663,7 +663,7 @@ def test_a_narrowing_profile_keeps_every_scope_of_the_default_bound(adv: str) ->
     append-only agent kept only the wire scope, which has no restart, and every one held.)"""
     profile = Profile("x", advertises_prompt=adv, store_survives_restart=False)
     bound = api.advertised(bound_for("default", "rfd-final", "same"), profile)
-    assert [s.name for s in bound.scopes] == ["wire", "lifecycle", "methods", "shared", "modes"]
+    assert [s.name for s in bound.scopes] == ["wire", "lifecycle", "methods", "modes", "shared"]
     assert all(s.max_restarts for s in bound.scopes[1:])
     verdicts = check(profile=profile, bound="default").verdicts
     assert {verdicts[r] for r in ("R16", "R17", "R18")} == {"violated"}, verdicts

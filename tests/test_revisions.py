@@ -207,7 +207,7 @@ def test_v2_resume_is_baseline_for_the_agent() -> None:
 
 def test_v2_draft_default_bound_verdicts(v2: CheckResult) -> None:
     assert v2.budget["states"] == 7693 and v2.budget["complete"]
-    assert v2.budget["scopes"] == ["wire", "lifecycle", "methods", "shared", "modes", "envelope"]
+    assert v2.budget["scopes"] == ["wire", "lifecycle", "methods", "modes", "shared", "envelope"]
     violated = sorted(r for r, v in v2.verdicts.items() if v == "violated")
     assert violated == ["P1", "P2", "P3", "P4", "P5", "P7", "P8", "P9", "T6"]
     assert v2.verdicts["P6"] == "holds"

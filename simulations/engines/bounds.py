@@ -318,7 +318,7 @@ BOUNDS: dict[str, Bound] = {
         Bound(
             "default",
             "small, plus two connections sharing one session across a restart",
-            (WIRE, LIFECYCLE, METHODS, SHARED, MODES),
+            (WIRE, LIFECYCLE, METHODS, MODES, SHARED),
             (ENVELOPE,),
         ),
         Bound(
