@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import wraps
 from typing import Literal
 
 from model.effects import compose
@@ -590,57 +591,58 @@ def _turn(step: Step, scoped: bool = True) -> tuple[World, Observed, Attach, Slo
     return w, o, o.attach or Attach.NEW, slot
 
 
-@step_property("P1", "session_prompt")
-def no_silent_drop(step: Step) -> bool:
+TurnJudge = Callable[[World, Observed, Attach, Slot], bool]
+
+
+def _on_turn(rid: str, scoped: bool = True) -> Callable[[TurnJudge], Callable[[Step], bool]]:
+    """A P id judged on each turn (``_turn``): ``fn(world, record, attachment, slot)``; every
+    other step passes."""
+
+    def deco(fn: TurnJudge) -> Callable[[Step], bool]:
+        @wraps(fn)
+        def on_turn(step: Step) -> bool:
+            t = _turn(step, scoped)
+            return t is None or fn(*t)
+
+        step_property(rid, "session_prompt")(on_turn)
+        return on_turn
+
+    return deco
+
+
+@_on_turn("P1")
+def no_silent_drop(w: World, o: Observed, via: Attach, slot: Slot) -> bool:
     """P1: every turn of a session created with a client prompt shows that prompt."""
-    t = _turn(step)
-    if t is None:
-        return True
-    w, o, _, slot = t
     o_texts = client_texts(w, o)
     return o.parent is not None or o_texts is None or contains_in_order(slot, o_texts)
 
 
-@step_property("P2", "session_prompt")
-def prompt_is_immutable_across_turns(step: Step) -> bool:
+@_on_turn("P2")
+def prompt_is_immutable_across_turns(w: World, o: Observed, via: Attach, slot: Slot) -> bool:
     """P2: all turns of one session (across load, resume, restart) see one and the same prompt."""
-    t = _turn(step)
-    if t is None:
-        return True
-    first = t[1].first_slot
-    return first is None or t[3] == first
+    return o.first_slot is None or slot == o.first_slot
 
 
-@step_property("P3", "session_prompt")
-def load_and_resume_restore_what_creation_fixed(step: Step) -> bool:
+@_on_turn("P3")
+def load_and_resume_restore_what_creation_fixed(
+    w: World, o: Observed, via: Attach, slot: Slot
+) -> bool:
     """P3: turns after session/load or session/resume see the prompt and mode fixed at creation.
 
     Fixed by this agent: the slot it created the session with (P1, P5, P8 judge that slot).
     """
-    t = _turn(step)
-    if t is None:
-        return True
-    w, o, via, slot = t
     return via not in (Attach.LOAD, Attach.RESUME) or slot == created_slot(w, o)
 
 
-@step_property("P4", "session_prompt")
-def forks_see_parent_prompt(step: Step) -> bool:
+@_on_turn("P4")
+def forks_see_parent_prompt(w: World, o: Observed, via: Attach, slot: Slot) -> bool:
     """P4: a fork's turns see its parent's prompt and mode (as this agent created the parent)."""
-    t = _turn(step)
-    if t is None:
-        return True
-    w, o, via, slot = t
     return o.parent is None or via is not Attach.FORK or slot == inherited_slot(w, o)
 
 
-@step_property("P5", "session_prompt")
-def append_keeps_guardrails_in_front(step: Step) -> bool:
+@_on_turn("P5")
+def append_keeps_guardrails_in_front(w: World, o: Observed, via: Attach, slot: Slot) -> bool:
     """P5: in append mode every turn has the base prompt first and client blocks in client order."""
-    t = _turn(step)
-    if t is None:
-        return True
-    w, o, _, slot = t
     texts = client_texts(w, o)
     if texts is None or requested_mode(root(w, o)) is not Mode.APPEND:
         return True
@@ -648,23 +650,15 @@ def append_keeps_guardrails_in_front(step: Step) -> bool:
     return slot[:1] == (BASE,) and shown in ((), texts)
 
 
-@step_property("P7", "session_prompt")
-def default_sessions_see_default(step: Step) -> bool:
+@_on_turn("P7")
+def default_sessions_see_default(w: World, o: Observed, via: Attach, slot: Slot) -> bool:
     """P7: a session created without a client prompt sees exactly the agent's default prompt."""
-    t = _turn(step)
-    if t is None:
-        return True
-    w, o, _, slot = t
     return client_texts(w, o) is not None or slot == (BASE,)
 
 
-@step_property("P8", "session_prompt")
-def base_replaced_only_by_double_opt_in(step: Step) -> bool:
+@_on_turn("P8", scoped=False)
+def base_replaced_only_by_double_opt_in(w: World, o: Observed, via: Attach, slot: Slot) -> bool:
     """P8: a turn lacks the base prompt only if override was advertised and asked for."""
-    t = _turn(step, scoped=False)
-    if t is None:
-        return True
-    w, o, _, slot = t
     r = root(w, o)
     opted_in = requested_mode(r) is Mode.OVERRIDE and Mode.OVERRIDE.value in r.advertised.modes
     return opted_in or BASE in slot
