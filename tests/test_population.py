@@ -373,3 +373,21 @@ def test_shared_searches_on_the_small_bound_are_every_members_own() -> None:
     alone = judge(V1, b, P_CHECKS, workers=2, share=False)
     for s, a in zip(shared.outcomes, alone.outcomes, strict=True):
         assert (s.member, s.lengths, s.witnesses) == (a.member, a.lengths, a.witnesses)
+
+
+def test_rule_ids_say_when_they_hold_vacuously(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26, item 4 for R, S and T ids: on one session with no list, no delete and no
+    override, S7 and T13 hold vacuously and say so; T16 is judged (a differing re-send happens),
+    so it is not called vacuous. On the default bound no premise is missed."""
+    f = tmp_path / "ab.toml"
+    f.write_text(AB_BOUND, encoding="utf-8")
+    argv = ["check", "--revision", "v1-stable", "--reference", "--json", "--bound", str(f)]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {"S7", "T13"} <= set(data["vacuous"]) and "T16" not in data["vacuous"]
+    assert "D:on_differ" in data["witnesses"]
+    from simulations.api import check
+
+    assert check("v1-stable", bound="default").witnesses >= {"W19", "W20", "W21", "W22"}

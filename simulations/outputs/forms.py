@@ -173,13 +173,19 @@ def changes(before: World, after: World) -> list[str]:
     return out
 
 
-def turn_seen(step: Step) -> str | None:
-    """What a session/prompt's turn saw, in words (None for another request or a refusal)."""
+def _turn_of(step: Step) -> tuple[str, str, Slot] | None:
+    """(session id, attachment, slot) of a session/prompt's turn; None for another request or
+    a refusal."""
     o = step.after.obs(step.request.sid)
     if step.request.method != "session_prompt" or step.reply.slot is None or o is None:
         return None
-    via = o.attach.value if o.attach is not None else "new"
-    return f"{o.sid} turn ({via}) saw [{', '.join(step.reply.slot)}]"
+    return o.sid, o.attach.value if o.attach is not None else "new", step.reply.slot
+
+
+def turn_seen(step: Step) -> str | None:
+    """What a session/prompt's turn saw, in words (None for another request or a refusal)."""
+    t = _turn_of(step)
+    return None if t is None else f"{t[0]} turn ({t[1]}) saw [{', '.join(t[2])}]"
 
 
 def _cell(text: str) -> str:
@@ -511,10 +517,10 @@ def _turns_seen(
     req, reply = step.request, step.reply
     if req.method in ("session_new", "session_fork") and reply.ok and reply.sid is not None:
         return {**seen, reply.sid: frozenset()}
-    o = step.after.obs(req.sid)
-    if req.method == "session_prompt" and reply.slot is not None and o is not None:
-        via = o.attach.value if o.attach is not None else "new"
-        return {**seen, o.sid: seen.get(o.sid, frozenset()) | {(via, reply.slot)}}
+    t = _turn_of(step)
+    if t is not None:
+        sid, via, slot = t
+        return {**seen, sid: seen.get(sid, frozenset()) | {(via, slot)}}
     return seen
 
 
