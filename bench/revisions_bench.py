@@ -1,4 +1,5 @@
-"""Benchmark: `acp-sysprompt check --revision R` on the `default` bound, for every revision.
+"""Benchmark: `acp-sysprompt check --revision R --reference` (the reference build alone) on the
+`default` bound, for every revision.
 
 Run: .venv/bin/python bench/revisions_bench.py [--repeat N] [--revisions a,b] [--workers N]
 
@@ -23,23 +24,23 @@ from pathlib import Path
 TARGET_SECONDS = 5.0
 CLI = [sys.executable, "-m", "simulations"]
 ROOT = Path(__file__).resolve().parents[1]
-# states of `check --revision R` on the default bound, restarts any; 2026-12-01 (issue 15):
-# connection symmetry (was 11,690 / 11,690 / 9,936 / 23,975 / 7,611 / 9,573), the same verdicts
-# and shortest counterexample lengths for every revision, amendment and mutant
+# states of `check --revision R --reference` on the default bound, restarts any; 2026-12-02
+# (issue 26): two text symbols in every scope that sends or re-sends a prompt, the `modes`
+# scope, a monitor without a log of turns (was 7,366 / 7,366 / 6,548 / 16,107 / 5,459 / 6,185)
 PINNED: dict[str, int] = {
-    "rfd-draft": 7_366,
-    "pr-1494": 7_366,
-    "rfd-final": 6_548,
-    "v1-stable": 16_107,
-    "v2-draft": 5_459,
-    "alt-instructions": 6_185,
+    "rfd-draft": 7_284,
+    "pr-1494": 7_284,
+    "rfd-final": 6_618,
+    "v1-stable": 16_421,
+    "v2-draft": 7_693,
+    "alt-instructions": 6_131,
 }
 
 
 def run(args: list[str], workers: int) -> tuple[float, dict[str, object]]:
     t0 = time.perf_counter()
     done = subprocess.run(
-        [*CLI, "check", *args, "--json", "--quiet", "--workers", str(workers)],
+        [*CLI, "check", *args, "--reference", "--json", "--quiet", "--workers", str(workers)],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -16,8 +16,9 @@ Abstractions
 
     Prompt symbols: a permutation of text symbols is a symmetry only when it maps the
     domain's set of prompts onto itself (``"a"``↔``"b"`` with ``[a]`` and ``[b]`` both sent);
-    ``BASE``, ``""`` and ``"big"`` are never renamed. The representative is the smallest
-    rendering over those permutations.
+    ``BASE``, ``""`` and ``"big"`` are never renamed. The representative is, over those
+    permutations, the candidate with the smallest session signatures, ties between different
+    candidates broken by the smallest rendering (``repr``, the costly part, only then).
 
     Connections: the agent numbers open connections 0, 1, … in the order they came, never
     closes one but all at once (a restart), and every request names the connection it travels
@@ -294,18 +295,10 @@ class Canonizer:
                 return self._canon_connections(w)
         if not w.agent.store:
             return w, IDENTITY
-        r = self._sids(w)
-        best = rename_world(w, r), r
         if self.symbol_perms:
-            best_key = repr(best[0])
-            for syms in self.symbol_perms:
-                v = rename_world(w, ({}, syms, {}))
-                sids = self._order(v)[0]
-                cand = rename_world(v, (sids, {}, {}))
-                key = repr(cand)
-                if key < best_key:
-                    best, best_key = (cand, (sids, syms, {})), key
-        return best
+            return self._canon_connections_and_symbols(w, self.connections)
+        r = self._sids(w)
+        return rename_world(w, r), r
 
     def _signed(self, s: Session, o: Observed | None) -> tuple[object, ...]:
         """``_signature(s, o)``, computed once per (session, record) pair."""
@@ -324,7 +317,7 @@ class Canonizer:
         with the connection indices patched (a session's own, position 1, and its creator's
         of the current epoch, position ``_CREATED``), and only the winner is built."""
         if self.symbol_perms:
-            return self._canon_connections_and_symbols(w)
+            return self._canon_connections_and_symbols(w, True)
         obs = {o.sid: o for o in w.observed}
         epoch = w.restarts
         signed = [(self._signed(s, obs.get(s.sid)), s) for s in w.agent.store]
@@ -366,13 +359,15 @@ class Canonizer:
         assert out is not None
         return out
 
-    def _canon_connections_and_symbols(self, w: World) -> tuple[World, Renaming]:
-        """``_canon_connections`` where prompt symbols are interchangeable too: every
-        candidate built (no bound of ours has both)."""
+    def _canon_connections_and_symbols(self, w: World, connections: bool) -> tuple[World, Renaming]:
+        """``_canon_connections`` where prompt symbols are interchangeable too (with
+        ``connections=False``, symbols only): every candidate is built and ordered by
+        (connection signatures, session signatures); only a tie between different candidates
+        is broken by rendering them (``repr`` of a world is the costly part: bench/RESULTS.md)."""
         best: tuple[World, Renaming] | None = None
         best_key: tuple[object, ...] = ()
         best_repr: str | None = None
-        for conns in self._perms(len(w.connections)):
+        for conns in self._perms(len(w.connections)) if connections else [{}]:
             for syms in [{}, *self.symbol_perms]:
                 v = rename_world(w, ({}, syms, conns))
                 sids, sigs = self._order(v)
