@@ -359,7 +359,9 @@ class Canonizer:
         assert out is not None
         return out
 
-    def _canon_connections_and_symbols(self, w: World, connections: bool) -> tuple[World, Renaming]:
+    def _canon_connections_and_symbols(
+        self, w: World, connections: bool = True
+    ) -> tuple[World, Renaming]:
         """``_canon_connections`` where prompt symbols are interchangeable too (with
         ``connections=False``, symbols only): every candidate is built and ordered by
         (connection signatures, session signatures); only a tie between different candidates
