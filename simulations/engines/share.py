@@ -98,6 +98,19 @@ class _Writer(pickle.Pickler):
         super().__init__(file, protocol=5)
         self.shallow = shallow
 
+    def persistent_id(self, obj: Any) -> Any:
+        """A set is written as its members' writings in sorted order: pickle writes members
+        in iteration order, which for strings follows the hash seed, so the same question
+        asked by two processes with different ``PYTHONHASHSEED`` would get two names."""
+        if type(obj) not in (set, frozenset):
+            return None
+        members = []
+        for x in obj:
+            buf = io.BytesIO()
+            _Writer(buf, self.shallow).dump(x)
+            members.append(buf.getvalue())
+        return (type(obj).__name__, tuple(sorted(members)))
+
     def reducer_override(self, obj: Any) -> Any:
         if not isinstance(obj, types.FunctionType) or obj is _function:
             return NotImplemented  # ``_function`` itself is written by reference
