@@ -255,20 +255,29 @@ def session_views(w: World) -> list[tuple[tuple[object, ...], Callable[[], World
     common = (w.connections, w.restarts, agent.profile, agent.base)
     if not w.observed:
         return [(((), (), *common), lambda: _view(w, (), ()))]
-    out: list[tuple[tuple[object, ...], Callable[[], World]]] = []
-    for o in w.observed:
-        sids = {o.sid}
-        x = o
-        while x.parent is not None and x.parent not in sids:
-            sids.add(x.parent)
-            p = w.obs(x.parent)
-            if p is None:
-                break
-            x = p
-        records = tuple(r for r in w.observed if r.sid in sids)
-        store = tuple(e for e in agent.store if e.sid in sids)
-        out.append(((records, store, *common), partial(_view, w, records, store)))
-    return out
+    return [_view_of(w, o, common) for o in w.observed]
+
+
+def session_view(w: World, o: Observed) -> tuple[tuple[object, ...], Callable[[], World]]:
+    """The (key, build) pair ``session_views(w)`` gives for ``w``'s record ``o``."""
+    agent = w.agent
+    return _view_of(w, o, (w.connections, w.restarts, agent.profile, agent.base))
+
+
+def _view_of(
+    w: World, o: Observed, common: tuple[object, ...]
+) -> tuple[tuple[object, ...], Callable[[], World]]:
+    sids = {o.sid}
+    x = o
+    while x.parent is not None and x.parent not in sids:
+        sids.add(x.parent)
+        p = w.obs(x.parent)
+        if p is None:
+            break
+        x = p
+    records = tuple(r for r in w.observed if r.sid in sids)
+    store = tuple(e for e in w.agent.store if e.sid in sids)
+    return ((records, store, *common), partial(_view, w, records, store))
 
 
 def _view(w: World, records: tuple[Observed, ...], store: tuple[Session, ...]) -> World:

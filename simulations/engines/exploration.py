@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from struct import Struct
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from model.machines import Compiled, RowRef
 from model.tables import Tables
@@ -32,6 +31,9 @@ from simulations.engines.symmetry import (
     rename_request,
 )
 from simulations.engines.trace import Trace
+
+if TYPE_CHECKING:  # imported where a graph is built: a verdict needs none (0.1 s a process)
+    import networkx as nx
 
 Progress = Callable[[int, int, int, float], None]  # states, transitions, depth, seconds
 KEEP = ("graph", "verdicts")  # what an exploration keeps (``explore(keep=...)``)
@@ -199,6 +201,8 @@ class Exploration:
         """Nodes carry depth, violated ids and witnesses; edges the request, reply and rows."""
         if self.store is not None:
             raise ValueError("a verdict-only exploration keeps no graph: explore(keep='graph')")
+        import networkx as nx
+
         g = nx.DiGraph(bound=self.bound.name, symmetry=self.symmetry)
         g.add_nodes_from(
             (n, {"depth": d, "violated": bad, "witnesses": wit})

@@ -51,13 +51,11 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial, wraps
-from typing import Any, ParamSpec
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, Move, RowRef, Step, System
-from model.monitor import created, next_records, session_views, updated
+from model.monitor import created, next_records, session_view, session_views, updated
 from model.revisions import REVISIONS
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS, REFERENCE, Tables
 from model.types import (
@@ -86,6 +84,9 @@ from simulations.engines.trace import (
     request_text,
     wire_method,
 )
+
+if TYPE_CHECKING:  # imported where a graph is built (``labelled``): a verdict needs none
+    import networkx as nx
 
 TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
 # a move keeps at most this many record updates (``_Move``); past it they are recomputed
@@ -204,33 +205,81 @@ class _Judge:
         self.full: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
         self.ordered: dict[tuple[frozenset[str], frozenset[str]], tuple[tuple[str, ...], ...]] = {}
         self.limit = limit  # entries per memo before it is emptied (None: never)
+        # the world ``past`` last looked up the views of, and their verdicts
+        self._last: tuple[World, tuple[frozenset[str], frozenset[str]]] | None = None
 
     def __call__(self, w: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
         bad = frozenset(c.rid for c in self.whole if not c.fn(w))
         wit = frozenset(x.wid for x in self.whole_wit if x.fn(w))
         if self.local or self.local_wit:
-            for key, build in session_views(w):
-                part = key[:2] + key[3:]  # (records, store, restarts, profile, base)
-                hit = self.views.get(part)
-                if hit is None:
-                    if self.limit is not None and len(self.views) >= self.limit:
-                        self.views.clear()
-                    hit = self.views[part] = self._sealed(evolve(build(), connections=SEALED))
-                if hit.any_late:
-                    done = self.full.get(key)
-                    if done is None:
-                        if self.limit is not None and len(self.full) >= self.limit:
-                            self.full.clear()
-                        v = build()
-                        done = self.full[key] = (
-                            hit.bad.union(c.rid for c in hit.late if not c.fn(v)),
-                            hit.wit.union(x.wid for x in hit.late_wit if x.fn(v)),
-                        )
-                    bad |= done[0]
-                    wit |= done[1]
-                else:
-                    bad |= hit.bad
-                    wit |= hit.wit
+            bad, wit = self._views(session_views(w), bad, wit)
+        return self._ordered(bad, wit)
+
+    def past(self, w: World, after: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``self(after)`` for a world one step past the bound: ``after`` has one session more
+        than the scope allows and was reached from ``w``. Where that step only added the new
+        session's record and store entry (last in sid order, named by no other record) and
+        left the connections, restarts, profile and base prompt as they were, every other
+        session's view is one of ``w``'s, so the verdicts are those of ``w``'s views and of
+        the new session's view. A world's successors are judged one after another: ``w``'s
+        views are looked up once for all of them. Anything else: ``self(after)``."""
+        obs, store, was = after.observed, after.agent.store, w.observed
+        if (
+            self.whole
+            or self.whole_wit
+            or not (self.local or self.local_wit)
+            or not was
+            or len(obs) != len(was) + 1
+            or len(store) != len(w.agent.store) + 1
+            or obs[-1].sid != store[-1].sid
+            or after.restarts != w.restarts
+            or after.connections != w.connections
+            or after.agent.profile != w.agent.profile
+            or after.agent.base != w.agent.base
+            or obs[:-1] != was
+            or store[:-1] != w.agent.store
+            or any(o.parent == obs[-1].sid for o in was)
+        ):
+            return self(after)
+        if self._last is None or self._last[0] is not w:
+            self._last = (w, self._views(session_views(w), frozenset(), frozenset()))
+        bad, wit = self._views([session_view(after, obs[-1])], *self._last[1])
+        return self._ordered(bad, wit)
+
+    def _views(
+        self,
+        views: list[tuple[tuple[object, ...], Callable[[], World]]],
+        bad: frozenset[str],
+        wit: frozenset[str],
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """``bad`` and ``wit`` with the per-session verdicts of ``views`` added."""
+        for key, build in views:
+            part = key[:2] + key[3:]  # (records, store, restarts, profile, base)
+            hit = self.views.get(part)
+            if hit is None:
+                if self.limit is not None and len(self.views) >= self.limit:
+                    self.views.clear()
+                hit = self.views[part] = self._sealed(evolve(build(), connections=SEALED))
+            if hit.any_late:
+                done = self.full.get(key)
+                if done is None:
+                    if self.limit is not None and len(self.full) >= self.limit:
+                        self.full.clear()
+                    v = build()
+                    done = self.full[key] = (
+                        hit.bad.union(c.rid for c in hit.late if not c.fn(v)),
+                        hit.wit.union(x.wid for x in hit.late_wit if x.fn(v)),
+                    )
+                bad |= done[0]
+                wit |= done[1]
+            else:
+                bad |= hit.bad
+                wit |= hit.wit
+        return bad, wit
+
+    def _ordered(
+        self, bad: frozenset[str], wit: frozenset[str]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         out = self.ordered.get((bad, wit))
         if out is None:
             out = self.ordered[bad, wit] = (
@@ -584,7 +633,7 @@ def explore(
                         continue
                     if after.agent.issued > cap:  # one step past the bound: checked, not expanded
                         ex.cut += 1
-                        hits.step(si, u, req, depth, *judge(after))
+                        hits.step(si, u, req, depth, *judge.past(w, after))
                         continue
                     v = index.get(after)  # already a representative: no renaming needed
                     if v is None:
@@ -720,7 +769,7 @@ def _explore_verdicts(
                             continue
                         if after.agent.issued > cap:  # one step past the bound: checked only
                             ex.cut += 1
-                            hits.step(si, u, req, depth, *judge(after))
+                            hits.step(si, u, req, depth, *judge.past(w, after))
                             continue
                         ak = key_of(after)
                         v = index.get(ak)  # already a representative: no renaming needed
@@ -846,6 +895,8 @@ def labelled(
     without labelling every other node and edge: a counterexample's path is a handful of nodes
     of ~10,000).
     """
+    import networkx as nx
+
     rev = REVISIONS.get(revision)
     stated = (lambda rid: True) if rev is None else rev.states
     g = ex.graph if nodes is None else ex.graph.subgraph(nodes)
