@@ -46,8 +46,11 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
-# The duplicate exhaustive runs left out of `make test` (pytest marker `exhaustive`): the
-# equivalences the suite checks on rfd-final, re-run on v1-stable's bigger bound.
+# The duplicate and bigger runs left out of `make test` (pytest marker `exhaustive`; about ten
+# minutes on 2 cores): the equivalences the suite checks on rfd-final or `small` (fan-out, memos,
+# symmetry, verdict-only mode) re-run on v1-stable or `default`; v1-stable's population on
+# `small` and on `default` as the README prints it, and its shared searches compared with each
+# member's own on `small`; every shipped amendment's claims on `small`; more mutants shrunk.
 exhaustive: $(STAMP)
 	$(RUN) HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n $(WORKERS) --dist worksteal -m exhaustive
 

@@ -94,9 +94,9 @@ def test_reuse_changes_nothing_under_every_mutant_at_tiny(name: str) -> None:
     _same(MUTANTS[name].tables, "tiny")
 
 
-# mutants whose declared id is a step check that reads the monitor (S6; S7's in ``make
-# exhaustive``, the same kind), one that breaks P6 (step, store only), one per kind of state
-# check (R, P), and a client-side one; each compared on the scope of ``small`` where its
+# mutants whose declared id is a step check that reads the monitor (S6, S7), one that breaks
+# P6 (a step check on the store only; ``make exhaustive``), a state check (R16), a check on a
+# turn (P1) and a client-side one (R3); each compared on the scope of ``small`` where its
 # declared id is violated (None: the whole bound)
 AT_SMALL = [
     ("restart_loses_store", "lifecycle"),
