@@ -257,8 +257,12 @@ class StoreError(ValueError):
     """An unreadable store file; the message names the file and the field."""
 
 
-def store_json(world: World, history: History) -> dict[str, Any]:
-    """The agent's durable state as the store file holds it."""
+def store_json(
+    world: World, history: History, cwds: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The agent's durable state as the store file holds it (``cwds``: each session's working
+    directory, as the request that created or last reopened it named it)."""
+    cwds = cwds or {}
     return {
         "format": STORE_FORMAT,
         "issued": world.agent.issued,
@@ -273,6 +277,7 @@ def store_json(world: World, history: History) -> dict[str, Any]:
                 "mode": None if s.mode is None else s.mode.value,
                 "live": None if s.live is None else list(s.live),
                 "history": list(history.get(s.sid, ())),
+                **({"cwd": cwds[s.sid]} if s.sid in cwds else {}),
             }
             for s in world.agent.store
         ],
@@ -300,7 +305,7 @@ def _count(data: Mapping[str, Any], key: str) -> int:
     return value
 
 
-def _session_of(entry: object, where: str) -> tuple[Session, tuple[Update, ...]]:
+def _session_of(entry: object, where: str) -> tuple[Session, tuple[Update, ...], str | None]:
     if not isinstance(entry, Mapping):
         raise StoreError(f"{where}: expected an object, got {entry!r}")
     sid = entry.get("sessionId")
@@ -329,12 +334,15 @@ def _session_of(entry: object, where: str) -> tuple[Session, tuple[Update, ...]]
         None if mode is None else modes[str(mode)],
         _texts(entry.get("live"), f"{where}.live"),
     )
-    return session, tuple(history)
+    return session, tuple(history), _optional_str(entry.get("cwd"), f"{where}.cwd")
 
 
-def read_store(path: Path, caps: Caps) -> tuple[World, dict[str, tuple[Update, ...]]]:
+def read_store(
+    path: Path, caps: Caps
+) -> tuple[World, dict[str, tuple[Update, ...]], dict[str, str]]:
     """The world a store file describes (the agent advertising ``caps``, no connections, the
-    monitor sealed) and the sessions' histories; StoreError names the field."""
+    monitor sealed), the sessions' histories and their working directories; StoreError names
+    the field."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -348,14 +356,18 @@ def read_store(path: Path, caps: Caps) -> tuple[World, dict[str, tuple[Update, .
         raise StoreError(f"sessions: expected an array, got {entries!r}")
     sessions: list[Session] = []
     history: dict[str, tuple[Update, ...]] = {}
+    cwds: dict[str, str] = {}
     for i, entry in enumerate(entries):
-        session, h = _session_of(entry, f"sessions[{i}]")
+        session, h, cwd = _session_of(entry, f"sessions[{i}]")
         sessions.append(session)
         history[session.sid] = h
+        if cwd is not None:
+            cwds[session.sid] = cwd
     agent = Agent(
         profile=caps, store=tuple(sorted(sessions, key=sid_key)), issued=_count(data, "issued")
     )
-    return World(agent=agent, restarts=_count(data, "restarts"), observed=SEALED), history
+    world = World(agent=agent, restarts=_count(data, "restarts"), observed=SEALED)
+    return world, history, cwds
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -394,13 +406,14 @@ class ReferenceAgent:
         self.system = System(build.tables)
         self.store = None if store is None else store / STORE_FILE
         self.history: dict[str, tuple[Update, ...]] = {}
+        self.cwds: dict[str, str] = {}  # session → its working directory (``_with_cwds``)
         self.restarted = False  # it started on an existing store (a restart of the model)
         world = evolve(initial_world(build.caps), observed=SEALED)
         if store is not None:
             store.mkdir(parents=True, exist_ok=True)
         if self.store is not None and self.store.exists():
             try:
-                world, self.history = read_store(self.store, build.caps)
+                world, self.history, self.cwds = read_store(self.store, build.caps)
             except StoreError as e:
                 raise UsageError(f"argument --store: {self.store}: {e}") from None
             world = self._move(world, Request("restart"))
@@ -418,9 +431,12 @@ class ReferenceAgent:
 
     def _persist(self) -> None:
         self.history = kept(self.history, self.world)
+        held = {s.sid for s in self.world.agent.store}
+        self.cwds = {sid: d for sid, d in self.cwds.items() if sid in held}
         if self.store is None:
             return
-        text = json.dumps(store_json(self.world, self.history), indent=1, sort_keys=True)
+        data = store_json(self.world, self.history, self.cwds)
+        text = json.dumps(data, indent=1, sort_keys=True)
         if text != self._written:
             write_atomically(self.store, text + "\n")
             self._written = text
@@ -447,8 +463,36 @@ class ReferenceAgent:
         prompt = params.get("prompt") if isinstance(params, Mapping) else None
         ident: int | str = msg_id if msg_id is not None else 0
         self.history, updates = session_updates(self.history, step, prompt, ident, self.wire)
+        response = self._with_cwds(response_message(ident, step, self.wire), step, params)
         self._persist()
-        return Answer(response_message(ident, step, self.wire), updates)
+        return Answer(response, updates)
+
+    def _with_cwds(self, response: dict[str, Any], step: Step, params: object) -> dict[str, Any]:
+        """Working directories, which the model leaves out (its transcripts name one, the
+        wire mapping's ``CWD``): a session created, forked, loaded or resumed keeps the
+        ``cwd`` its request named, and ``session/list`` reports each session's own and keeps
+        only those in the ``cwd`` it asks for, if it asks (ACP v1 ``ListSessionsRequest``)."""
+        asked = params.get("cwd") if isinstance(params, Mapping) else None
+        reply, method = step.reply, step.request.method
+        if isinstance(asked, str):
+            if method in ("session_new", "session_fork"):
+                # every session the step stored, answered or not (a faulty build may store
+                # one it refused: it is listed where its request said)
+                held = {s.sid for s in step.before.agent.store}
+                for s in step.after.agent.store:
+                    if s.sid not in held:
+                        self.cwds[s.sid] = asked
+            elif method in ("session_load", "session_resume") and reply.ok and step.request.sid:
+                self.cwds[step.request.sid] = asked
+        result = response.get("result")
+        if method == "session_list" and isinstance(result, dict) and "sessions" in result:
+            result["sessions"] = [
+                {**entry, "cwd": self.cwds.get(entry["sessionId"], entry["cwd"])}
+                for entry in result["sessions"]
+                if not isinstance(asked, str)
+                or self.cwds.get(entry["sessionId"], entry["cwd"]) == asked
+            ]
+        return response
 
     def _introspect(self, msg_id: int | str | None, params: object) -> Answer:
         sid = params.get("sessionId") if isinstance(params, Mapping) else None

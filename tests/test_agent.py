@@ -515,3 +515,41 @@ def test_the_store_is_what_a_restart_reads(tmp_path: Path) -> None:
     third = ReferenceAgent(lossy, tmp_path)
     assert third.world.agent.store == () and third.world.agent.issued == 0
     assert json.loads((tmp_path / STORE_FILE).read_text())["sessions"] == []
+
+
+def test_initialize_names_the_agent() -> None:
+    """Issue 27: the v1 initialize result carries ``agentInfo`` (an Implementation: name and
+    version), as the official test kit's INIT-004 asks."""
+    agent = ReferenceAgent(build_for(revision="v1-stable"))
+    result = agent.handle(1, "initialize", {"protocolVersion": 1}).response["result"]
+    info = result["agentInfo"]
+    assert set(info) == {"name", "version"} and all(isinstance(v, str) for v in info.values())
+
+
+def _listed(agent: ReferenceAgent, n: int, **params: str) -> list[tuple[str, str]]:
+    result = agent.handle(n, "session/list", params).response["result"]
+    return [(e["sessionId"], e["cwd"]) for e in result["sessions"]]
+
+
+def test_session_list_reports_each_sessions_own_cwd_and_filters_by_it(tmp_path: Path) -> None:
+    """Issue 27: ``session/list`` names the working directory each session was created (or
+    last reopened) with, keeps only the sessions in the ``cwd`` it asks for, and a restart
+    (a second agent on the same store) still knows them. Before, every session was listed in
+    the wire mapping's one constant directory and the filter was ignored (kit ACP-LIST-002)."""
+    build = build_for(revision="v1-stable")
+    agent = ReferenceAgent(build, tmp_path)
+    agent.handle(1, "initialize", {"protocolVersion": 1})
+    for n, cwd in ((2, "/a"), (3, "/b")):
+        assert agent.handle(n, "session/new", {"cwd": cwd, "mcpServers": []}).error is None
+    assert _listed(agent, 4) == [("s1", "/a"), ("s2", "/b")]
+    assert _listed(agent, 5, cwd="/b") == [("s2", "/b")]
+    assert _listed(agent, 6, cwd="/elsewhere") == []
+    assert agent.handle(7, "session/close", {"sessionId": "s1"}).error is None
+    load = {"sessionId": "s1", "cwd": "/c", "mcpServers": []}
+    assert agent.handle(8, "session/load", load).error is None
+    assert _listed(agent, 9) == [("s1", "/c"), ("s2", "/b")]
+    again = ReferenceAgent(build, tmp_path)
+    again.handle(1, "initialize", {"protocolVersion": 1})
+    assert _listed(again, 2, cwd="/c") == [("s1", "/c")]
+    stored = json.loads((tmp_path / STORE_FILE).read_text())["sessions"]
+    assert [s["cwd"] for s in stored] == ["/c", "/b"]

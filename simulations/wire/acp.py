@@ -280,6 +280,8 @@ def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
 
 
 _V2_INFO = {"name": "acp-sysprompt-model", "version": "0"}  # v2's required Implementation
+# v1's agentInfo (an Implementation; optional in the v1 schema, "will be required" it says)
+AGENT_INFO = {"name": "acp-sysprompt-model", "version": "0"}
 
 
 def _params(req: Request, wire: str, meta: Collection[str] = ()) -> dict[str, Any]:
@@ -471,6 +473,7 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
         return {
             "protocolVersion": 1,
             "agentCapabilities": _agent_capabilities(conn.caps if conn else None, wire),
+            "agentInfo": dict(AGENT_INFO),
         }
     if req.method == "session_list":
         return {"sessions": [{"sessionId": sid, "cwd": CWD} for sid in reply.listed]}
