@@ -569,17 +569,43 @@ class _Line:
             await event.wait()
 
 
+_UNPARSED = object()  # a line that is not JSON at all
+
+
 def _message(line: bytes) -> object:
     try:
         return json.loads(line)
     except ValueError:
-        return None
+        return _UNPARSED
 
 
-async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, line: _Line) -> None:
+def _refusal(message: object) -> tuple[dict[str, Any], str]:
+    """JSON-RPC 2.0's answer to a line that is no request object (id null: none can be read),
+    and what stderr says of it: not JSON, -32700; an empty batch or a value that is no object,
+    -32600; a batch of requests, -32600 too (this agent answers requests one at a time)."""
+    if message is _UNPARSED:
+        code, text = -32700, "parse error: not JSON"
+    elif isinstance(message, list):
+        code, text = (
+            -32600,
+            "invalid request: " + ("an empty batch" if not message else "batches are not served"),
+        )
+    else:
+        code, text = -32600, "invalid request: not a JSON object"
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
+    return error, text
+
+
+async def _pump(
+    source: asyncio.StreamReader,
+    sink: asyncio.StreamReader,
+    line: _Line,
+    out: asyncio.StreamWriter | None = None,
+) -> None:
     """Copy stdin into the connection's reader, message by message; a line that is not a JSON
-    object is reported on stderr and dropped. At end of input, end the connection only once
-    every request read has been answered (the SDK sends nothing after it sees the end)."""
+    object is reported on stderr and answered on ``out`` with JSON-RPC's error for it
+    (``_refusal``). At end of input, end the connection only once every request read has been
+    answered (the SDK sends nothing after it sees the end)."""
     n = 0
     while True:
         try:
@@ -595,7 +621,13 @@ async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, line: 
             continue
         message = _message(data)
         if not isinstance(message, dict):
-            print(f"{PROG}: stdin line {n}: not a JSON-RPC message, ignored", file=sys.stderr)
+            error, text = _refusal(message)
+            print(
+                f"{PROG}: stdin line {n}: {text}, answered {error['error']['code']}",
+                file=sys.stderr,
+            )
+            if out is not None:
+                out.write(json.dumps(error).encode() + b"\n")
             continue
         line.read += "method" in message and "id" in message
         sink.feed_data(data if data.endswith(b"\n") else data + b"\n")
@@ -676,7 +708,7 @@ async def serve(agent: ReferenceAgent) -> None:
     connection: Connection = jsonrpc.Connection(
         handler, writer, reader, observers=[observe], listening=False
     )
-    pump = asyncio.create_task(_pump(stdin, reader, line))
+    pump = asyncio.create_task(_pump(stdin, reader, line, writer))
     try:
         await connection.main_loop()
     finally:

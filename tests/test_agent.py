@@ -553,3 +553,22 @@ def test_session_list_reports_each_sessions_own_cwd_and_filters_by_it(tmp_path: 
     assert _listed(again, 2, cwd="/c") == [("s1", "/c")]
     stored = json.loads((tmp_path / STORE_FILE).read_text())["sessions"]
     assert [s["cwd"] for s in stored] == ["/c", "/b"]
+
+
+def test_lines_that_are_no_request_get_json_rpcs_error_and_the_agent_goes_on() -> None:
+    """Issue 27 (kit BATCH-201 on v2): a line that is not JSON is answered -32700 and an
+    empty batch, a non-empty one or a value that is no object -32600, each with id null as
+    JSON-RPC 2.0 says; before, they were dropped unanswered. The next request is served."""
+    live = Live(["--revision", "v2-draft"])
+    assert live.proc.stdin is not None
+    got = []
+    for raw in (b"{not json\n", b"[]\n", b'[{"jsonrpc": "2.0", "id": 9, "method": "x"}]\n', b"7\n"):
+        live.proc.stdin.write(raw)
+        live.proc.stdin.flush()
+        answer = json.loads(live.lines.get(timeout=TIMEOUT))
+        got.append((answer["id"], answer["error"]["code"]))
+    assert got == [(None, -32700), (None, -32600), (None, -32600), (None, -32600)]
+    _, answer = live.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+    assert answer["id"] == 1
+    err = live.stop()
+    assert "stdin line 2: invalid request: an empty batch, answered -32600" in err

@@ -734,7 +734,8 @@ def test_write_counterexample_uses_the_revisions_wire(tmp_path: Path) -> None:
 
 def test_a_turn_streams_one_chunk_and_v2_chunks_carry_the_message_id() -> None:
     """The transcript has the agent's session/update before a turn's answer, checked against
-    the schema of the wire: on v2 a chunk without its messageId is refused."""
+    the schema of the wire: on v2 a chunk without its messageId is refused, and the agent's
+    reply is a message of its own, not the user's (the prompt's answer names the user's)."""
     trace = Trace(
         OVERRIDE_AGENT, (*INIT, Request("session_new"), Request("session_prompt", sid="s1"))
     )
@@ -747,7 +748,8 @@ def test_a_turn_streams_one_chunk_and_v2_chunks_carry_the_message_id() -> None:
         ]
         update = messages[-2]["params"]["update"]
         assert update["sessionUpdate"] == "agent_message_chunk"
-        assert update.get("messageId") == ("m3" if wire == "envelope-v2" else None)
+        assert update.get("messageId") == ("m3.reply" if wire == "envelope-v2" else None)
+        assert messages[-1]["result"].get("messageId") == ("m3" if wire == "envelope-v2" else None)
         assert validate_transcript(messages, wire=wire) == []
     del update["messageId"]
     assert any("session/update notification" in p for p in validate_transcript(messages, wire=wire))

@@ -69,7 +69,8 @@ def converse(
     "update"}``) the agent sends before its answer, in order.
 
     ``prompt`` is the session/prompt request's ``params.prompt`` (its dict items are the
-    user's blocks); ``message_id``, where given, is put in every chunk the step creates.
+    user's blocks); ``message_id``, where given, is the id of the user's message (its chunks)
+    and, with ``.reply`` after it, of the agent's reply.
     ``history`` is not changed.
     """
     req, reply = step.request, step.reply
@@ -86,7 +87,9 @@ def converse(
     if req.method != "session_prompt":
         return out, []
     blocks = prompt if isinstance(prompt, (list, tuple)) else ()
-    said = _chunk("agent_message_chunk", {"type": "text", "text": AGENT_MESSAGE}, message_id)
+    # the agent's reply is a message of its own: another id than the user's (kit, v2)
+    reply_id = None if message_id is None else f"{message_id}.reply"
+    said = _chunk("agent_message_chunk", {"type": "text", "text": AGENT_MESSAGE}, reply_id)
     turn = [_chunk("user_message_chunk", b, message_id) for b in blocks if isinstance(b, dict)]
     out[sid] = (*out.get(sid, ()), *turn, said)
     return out, [{"sessionId": sid, "update": said}]

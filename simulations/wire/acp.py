@@ -505,8 +505,9 @@ def session_updates(
 ) -> tuple[dict[str, tuple[Update, ...]], list[dict[str, Any]]]:
     """The conversations after ``step`` and the ``session/update`` params the agent sends
     before its answer to request ``msg_id`` (``simulations.engines.conversation.converse``;
-    on the v2 wire each chunk carries ``messageId`` ``m<msg_id>``, as the prompt result
-    does). The reference agent and ``transcript`` both call it."""
+    on the v2 wire the user's chunks carry ``messageId`` ``m<msg_id>``, as the prompt result
+    does, and the agent's reply ``m<msg_id>.reply``: a message of its own). The reference
+    agent and ``transcript`` both call it."""
     return converse(history, step, prompt, f"m{msg_id}" if wire == V2_WIRE else None)
 
 
