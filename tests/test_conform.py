@@ -90,6 +90,10 @@ for line in sys.stdin:
     if "id" not in msg or "method" not in msg:
         continue
     if msg["method"] == "_acp_sysprompt/system_slot":
+        if introspect in ("sdk", "null"):  # what the SDK answers an extension it lacks
+            result = {"example": "response"} if introspect == "sdk" else None
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+            continue
         if introspect != "yes":
             send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
             continue
@@ -125,7 +129,7 @@ def model_agent(
     tmp_path: Path,
     revision: str = "v1-stable",
     mutant: str = "none",
-    introspect: bool = True,
+    introspect: bool | str = True,
     caps: str = FULL,
 ) -> list[str]:
     script = tmp_path / "model_agent.py"
@@ -141,7 +145,7 @@ def model_agent(
         revision,
         str(store),
         mutant,
-        "yes" if introspect else "no",
+        introspect if isinstance(introspect, str) else "yes" if introspect else "no",
     ]
 
 
@@ -444,12 +448,19 @@ def test_the_reference_agent_built_as_each_agent_side_mutant_fails_its_id(name: 
     assert all(not alive(pid) for run in report.runs for pid in run.pids)
 
 
-def test_without_introspection_slot_checks_are_not_observable(tmp_path: Path) -> None:
-    argv = _env_argv(model_agent(tmp_path, introspect=False))
+@pytest.mark.parametrize("introspect", [False, "sdk", "null"])
+def test_without_introspection_slot_checks_are_not_observable(
+    tmp_path: Path, introspect: bool | str
+) -> None:
+    """-32601, and (issue 27) a result without ``systemSlot``, the official SDK's answer to
+    an extension method it has no handler for (``{"example": "response"}`` or null), mean the
+    extension is not there: the slot checks are not observable, not failed."""
+    argv = _env_argv(model_agent(tmp_path, introspect=introspect))
     report = conform(argv, timeout=5, test_timeout=20, only=["ROW-new_session.9"])
     reqs = report.requirements()
     assert report.introspection is False
     assert reqs["T13"]["status"] == NOT_OBSERVABLE
+    assert not [k for k, v in reqs.items() if v["status"] == FAIL]
 
 
 def test_report_json_counterexample_and_live_replay(
