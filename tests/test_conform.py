@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # (the model's agent, pickled) survives a restart. Not the reference agent (simulations.agent):
 # a 60-line stand-in that lets these tests run without it.
 MODEL_AGENT = """
-import json, pickle, sys
+import json, os, pickle, sys
 from pathlib import Path
 from model.machines import System
 from model.mutants import MUTANTS
@@ -80,6 +80,8 @@ if store.exists():
 else:
     world, turns = initial_world(caps), {}
 world = system.step(world, Request("connect", client=ClientKind.ADVERSARIAL)).after
+
+NULLS = os.environ.get("MODEL_AGENT_NULLS") == "1"  # null for a request it should refuse
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -104,6 +106,9 @@ for line in sys.stdin:
     req = request_of(msg, wire)
     step = system.step(world, req)
     world = step.after
+    if NULLS and step.reply.code in (-32600, -32601):  # what the SDK's example agents do
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+        continue
     if step.reply.ok and req.method == "session_prompt":
         turns[req.sid] = turns.get(req.sid, 0) + 1
     if step.reply.replayed:
@@ -461,6 +466,25 @@ def test_without_introspection_slot_checks_are_not_observable(
     assert report.introspection is False
     assert reqs["T13"]["status"] == NOT_OBSERVABLE
     assert not [k for k, v in reqs.items() if v["status"] == FAIL]
+
+
+def test_a_request_a_client_may_not_send_feeds_no_mandatory_id(tmp_path: Path) -> None:
+    """Issue 27: a session method before initialize (S1) or one the agent did not advertise
+    (S5) binds the client, not the agent. An agent that answers them ``result: null``, as the
+    official SDK's example agents do, chose another answer than the model's rows (recorded,
+    INFORMATIONAL) and fails no MANDATORY id: those answers are not held to the schema (they
+    failed SCHEMA before)."""
+    argv = ["env", "MODEL_AGENT_NULLS=1", *_env_argv(model_agent(tmp_path, caps="Caps()"))]
+    rows = ["ROW-connection.8", "ROW-connection.15"]  # session/list before initialize; unadvertised
+    report = conform(argv, timeout=5, test_timeout=20, only=rows)
+    reqs = report.requirements()
+    assert len(report.runs) == 2
+    assert reqs["SCHEMA"]["status"] == PASS, reqs["SCHEMA"]
+    for row in rows:
+        assert reqs[row]["tier"] == "INFORMATIONAL"
+        assert "the agent chose" in reqs[row]["outcomes"][0]["message"]
+    assert not [k for k, v in reqs.items() if v["status"] == FAIL]
+    assert report.exit_code() == 0
 
 
 def test_report_json_counterexample_and_live_replay(
