@@ -82,6 +82,7 @@ else:
 world = system.step(world, Request("connect", client=ClientKind.ADVERSARIAL)).after
 
 NULLS = os.environ.get("MODEL_AGENT_NULLS") == "1"  # null for a request it should refuse
+SAME_ID = os.environ.get("MODEL_AGENT_SAME_ID") == "1"  # one id for every session
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -119,6 +120,8 @@ for line in sys.stdin:
                   "params": {"sessionId": req.sid, "update": update}})
     answer = _response(0, ReplayedStep(step, ()), wire)
     answer["id"] = msg["id"]
+    if SAME_ID and "sessionId" in answer.get("result", {}):  # every new session is "s1"
+        answer["result"]["sessionId"] = "s1"
     answer.get("result", {}).pop("_meta", None) if isinstance(answer.get("result"), dict) else None
     store.write_bytes(pickle.dumps((world, turns)))
     send(answer)
@@ -466,6 +469,19 @@ def test_without_introspection_slot_checks_are_not_observable(
     assert report.introspection is False
     assert reqs["T13"]["status"] == NOT_OBSERVABLE
     assert not [k for k, v in reqs.items() if v["status"] == FAIL]
+
+
+def test_an_agent_that_hands_out_one_id_twice_on_one_connection_fails_s6(tmp_path: Path) -> None:
+    """Issue 27: the plan has two session/new on one connection (no shortest path does), so an
+    agent that answers both with the same sessionId fails S6, a MANDATORY id; it passed."""
+    argv = ["env", "MODEL_AGENT_SAME_ID=1", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["S6-twice"])
+    reqs = report.requirements()
+    assert reqs["S6"]["status"] == FAIL, reqs["S6"]
+    assert any("handed out twice" in o["message"] for o in reqs["S6"]["outcomes"])
+    assert report.exit_code() == 1
+    (run,) = report.runs
+    assert [r.method for r in run.test.trace.requests].count("session_new") == 2
 
 
 def test_a_request_a_client_may_not_send_feeds_no_mandatory_id(tmp_path: Path) -> None:

@@ -622,6 +622,10 @@ def _plan(
         grouped.setdefault(trace, []).append(wid)
     for name, trace in _mutant_paths(tables, revision, b).items():
         grouped.setdefault(_with_turns(trace, tables, lambda _: True), []).append(name)
+    # two session/new on one connection: the ids handed out must differ (S6); no shortest
+    # path sends a second one where one will do, and the official kit does
+    twice = Trace(caps, (*_OPEN, Request("session_new"), Request("session_new")))
+    grouped.setdefault(twice, []).append(TWICE_TEST)
     # a path that begins another one is run as part of it; a mutant's path is not: it ends
     # where that fault shows, and a longer path would leave what it targets past there untested
     for trace in list(grouped):
@@ -633,7 +637,9 @@ def _plan(
             grouped[prefix_of[0]] += grouped.pop(trace)
     tests = []
     for trace, names in grouped.items():
-        targets = tuple(_ref(x) for x in names if not x.startswith(("W", MUTANT_TEST)))
+        targets = tuple(
+            _ref(x) for x in names if not x.startswith(("W", MUTANT_TEST)) and x != TWICE_TEST
+        )
         fired_here = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
         tests.append(LiveTest("+".join(names), trace, targets, tuple(sorted(fired_here))))
     tests.sort(key=lambda t: (len(t.trace.requests), t.name))
@@ -641,6 +647,8 @@ def _plan(
 
 
 MUTANT_TEST = "M:"  # a test named after the mutant whose shortest counterexample it runs
+TWICE_TEST = "S6-twice"  # the test of two session/new on one connection (``--only`` names it)
+_OPEN = (Request("connect", client=ClientKind.CONFORMING), Request("initialize"))
 
 
 def agent_mutants(revision: str | None = None) -> list[str]:
