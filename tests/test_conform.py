@@ -83,6 +83,7 @@ world = system.step(world, Request("connect", client=ClientKind.ADVERSARIAL)).af
 
 NULLS = os.environ.get("MODEL_AGENT_NULLS") == "1"  # null for a request it should refuse
 SAME_ID = os.environ.get("MODEL_AGENT_SAME_ID") == "1"  # one id for every session
+HANG = os.environ.get("MODEL_AGENT_HANG", "")  # a method it never answers
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -103,6 +104,8 @@ for line in sys.stdin:
         s = world.agent.session(msg["params"]["sessionId"])
         slot = None if s is None or s.live is None else list(s.live)
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"systemSlot": slot}})
+        continue
+    if msg["method"] == HANG:
         continue
     req = request_of(msg, wire)
     step = system.step(world, req)
@@ -482,6 +485,22 @@ def test_an_agent_that_hands_out_one_id_twice_on_one_connection_fails_s6(tmp_pat
     assert report.exit_code() == 1
     (run,) = report.runs
     assert [r.method for r in run.test.trace.requests].count("session_new") == 2
+
+
+def test_an_agent_that_takes_no_session_fails_liveness_once_and_the_run_ends(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: an agent that answers initialize and never session/new fails LIVENESS (every
+    request gets a response), not S6 or the rows of the step it hung on, and the run ends at
+    the first such test, in one line, instead of waiting out every other test's timeout."""
+    argv = ["env", "MODEL_AGENT_HANG=session/new", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=1, test_timeout=20)
+    reqs = report.requirements()
+    assert reqs["LIVENESS"]["status"] == FAIL and reqs["LIVENESS"]["tier"] == "MANDATORY"
+    assert reqs["S6"]["status"] != FAIL
+    assert report.startup_failure is not None and "session/new" in report.startup_failure
+    assert len(report.runs) < len(report.planned) / 2
+    assert report.exit_code() == 1
 
 
 def test_a_request_a_client_may_not_send_feeds_no_mandatory_id(tmp_path: Path) -> None:

@@ -161,6 +161,7 @@ from simulations.live.transport import (
     AgentFailure,
     Answer,
     LiveAgent,
+    NoAnswer,
     Record,
 )
 from simulations.live.transport import history_updates as _history_updates
@@ -191,6 +192,9 @@ PASS, FAIL, SKIPPED, NOT_TESTED, NOT_OBSERVABLE = (
     "NOT_OBSERVABLE",
 )
 SCHEMA_ID = "SCHEMA"  # every message's shape against the vendored ACP schema
+# every request answered (JSON-RPC 2.0: a request gets a response): a request left unanswered
+# past --timeout, or a test past --test-timeout, fails this, not the ids its step stands for
+LIVENESS_ID = "LIVENESS"
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
@@ -287,7 +291,7 @@ def tier(rid: str) -> str:
     * the end-to-end properties (P), the opt-in definitions (R1, R2, T1), rules on the client
       and the table rows that cite no agent rule (``ROW-``) are INFORMATIONAL: recorded. A P
       id's FAIL shows there; a row's departure is what the agent chose."""
-    if rid == SCHEMA_ID:
+    if rid in (SCHEMA_ID, LIVENESS_ID):
         return MANDATORY
     r = REQUIREMENTS.get(rid)
     if r is None or r.family is Family.P:
@@ -494,6 +498,8 @@ def _row_text(tables: Tables, ref: RowRef) -> str:
 def citation(rid: str, tables: Tables) -> str:
     if rid == SCHEMA_ID:
         return "ACP schema (vendored: simulations/wire/schemas)"
+    if rid == LIVENESS_ID:
+        return "JSON-RPC 2.0 (jsonrpc.org/specification, 5): every request gets a response"
     if rid.startswith("ROW-"):
         name, _, index = rid[4:].partition(".")
         return f"model table row {name}[{index}]: {_row_text(tables, (name, int(index)))}"
@@ -802,6 +808,7 @@ class TestRun:
     seconds: float = 0.0
     stopped_at: int | None = None  # the step of the first departure (None: ran to the end)
     failure: str | None = None  # the agent failure that ended it (timeout, crash, …)
+    stalled: bool = False  # that failure was a request left unanswered (LIVENESS)
     pids: list[int] = field(default_factory=list)
     omitted: tuple[int, int] = (0, 0)  # notifications (messages, bytes) left out past the cap
     _bounded: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
@@ -1485,14 +1492,16 @@ async def run_test(
                 return
         agent.check()
 
-    malformed = False
+    malformed = stalled = False
     try:
         await asyncio.wait_for(drive(), opts.test_timeout)
     except AgentFailure as e:
         out.failure = clip(log.flood or str(e), MESSAGE_LIMIT)
         malformed = out.failure.startswith(MALFORMED)
+        stalled = isinstance(e, NoAnswer) and log.flood is None
     except TimeoutError:
         out.failure = log.flood or f"the test did not end within {opts.test_timeout:g} s (watchdog)"
+        stalled = log.flood is None
     finally:
         await _stop(agent, opts)
         out.seconds = time.perf_counter() - t0
@@ -1509,6 +1518,8 @@ async def run_test(
         ids = _ids_for(run, rs, lambda r: True) if rs is not None else []
         ids += [r for r in row_ids(tables, opts.revision, test.targets) if r not in ids]
         ids = [SCHEMA_ID, *ids] if malformed else ids  # a broken envelope: the schema too
+        ids = [LIVENESS_ID] if stalled else ids  # no answer is no departure of the step's rows
+        out.stalled = stalled
         where = f"step {i} {_label(rs.step.request, opts.revision)}" if rs is not None else "start"
         for rid in ids or [SCHEMA_ID]:
             out.findings.append(Finding(rid, FAIL, f"{where}: {out.failure}", i))
@@ -1813,7 +1824,12 @@ async def _run_plan(
             await _side_by_side(argv, tests, tables, caps, opts, introspect, probe, report)
         for test in tests if opts.jobs <= 1 else ():
             opts.interrupt.check()
-            report.runs.append(await run_test(argv, test, tables, caps, opts, introspect, probe))
+            done = await run_test(argv, test, tables, caps, opts, introspect, probe)
+            report.runs.append(done)
+            dead = _unanswered_new(done)
+            if dead is not None:  # every other test needs a session: ended here, in one line
+                report.startup_failure = dead
+                return
         if walks:
             opts.interrupt.check()
             b = live_bound(opts.revision, caps, big=big)
@@ -1821,6 +1837,20 @@ async def _run_plan(
             opts.interrupt.check()
     finally:
         report.introspection = introspect.get("available")
+
+
+def _unanswered_new(run: TestRun) -> str | None:
+    """What to say when ``run`` stalled on the first session/new after its initialize was
+    answered (the agent is up and takes no session: no later test can get further)."""
+    if not run.stalled or run.stopped_at is None:
+        return None
+    reqs = run.test.trace.requests[: run.stopped_at]
+    if [r.method for r in reqs] != ["connect", "initialize", "session_new"]:
+        return None
+    return f"initialize answered, then {run.failure} {_LIVENESS_END}"
+
+
+_LIVENESS_END = "(liveness: the run ends here)"
 
 
 async def _side_by_side(
@@ -2001,7 +2031,15 @@ def render(report: Report) -> str:
         )
     verdict = "CONFORMANT" if v["conformant"] else f"NOT CONFORMANT ({', '.join(v['failing'])})"
     if report.startup_failure:
-        verdict = "NOT CONFORMANT (the agent did not initialize)"
+        verdict = (
+            "NOT CONFORMANT ("
+            + (
+                "the agent takes no session: LIVENESS"
+                if report.startup_failure.endswith(_LIVENESS_END)
+                else "the agent did not initialize"
+            )
+            + ")"
+        )
     lines.append(f"\nVERDICT: {verdict}")
     return "\n".join(lines)
 

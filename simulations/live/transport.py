@@ -84,6 +84,10 @@ class AgentFailure(Exception):
     """The agent did something that ends the test; the message names it."""
 
 
+class NoAnswer(AgentFailure):
+    """A request got no answer within the timeout, the agent still running (liveness)."""
+
+
 @dataclass
 class Answer:
     """One request's answer: ``result`` or ``error`` (a JSON-RPC error object), and the
@@ -418,7 +422,7 @@ class LiveAgent:
             await _reap(send)
             if fatal in done:
                 raise AgentFailure(await self._why(fatal.result()))
-            raise AgentFailure(f"no answer to {method} within {self.timeout:g} s (timeout)")
+            raise NoAnswer(f"no answer to {method} within {self.timeout:g} s (timeout)")
         notes = [
             r.message
             for r in self.log[before:]
