@@ -84,6 +84,7 @@ world = system.step(world, Request("connect", client=ClientKind.ADVERSARIAL)).af
 NULLS = os.environ.get("MODEL_AGENT_NULLS") == "1"  # null for a request it should refuse
 SAME_ID = os.environ.get("MODEL_AGENT_SAME_ID") == "1"  # one id for every session
 HANG = os.environ.get("MODEL_AGENT_HANG", "")  # a method it never answers
+TAKEOVER = os.environ.get("MODEL_AGENT_TAKEOVER") == "1"  # serves a resume the model refuses
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -110,6 +111,14 @@ for line in sys.stdin:
     req = request_of(msg, wire)
     step = system.step(world, req)
     world = step.after
+    if TAKEOVER and req.method == "session_resume" and step.reply.code == -32600:
+        # serves it (as real agents do for an active session) and, wrongly, replays history
+        update = {"sessionUpdate": "agent_message_chunk",
+                  "content": {"type": "text", "text": "earlier"}}
+        send({"jsonrpc": "2.0", "method": "session/update",
+              "params": {"sessionId": req.sid, "update": update}})
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+        continue
     if NULLS and step.reply.code in (-32600, -32601):  # what the SDK's example agents do
         send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
         continue
@@ -501,6 +510,18 @@ def test_an_agent_that_takes_no_session_fails_liveness_once_and_the_run_ends(
     assert report.startup_failure is not None and "session/new" in report.startup_failure
     assert len(report.runs) < len(report.planned) / 2
     assert report.exit_code() == 1
+
+
+def test_a_resume_the_agent_serves_and_the_model_refuses_is_held_to_s8(tmp_path: Path) -> None:
+    """Issue 27: the model refuses a resume of an active session (its answer to the open
+    question Q11); an agent that serves it took another option (recorded), and what it then
+    does is still judged: history replayed before a resume's answer fails S8 (it passed)."""
+    argv = ["env", "MODEL_AGENT_TAKEOVER=1", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.17"])
+    reqs = report.requirements()
+    assert reqs["S8"]["status"] == FAIL, reqs["S8"]
+    assert "history update(s) before the resume answer" in reqs["S8"]["outcomes"][0]["message"]
+    assert reqs["ROW-session.17"]["status"] == PASS  # serving it is the agent's choice
 
 
 def test_a_request_a_client_may_not_send_feeds_no_mandatory_id(tmp_path: Path) -> None:

@@ -1185,6 +1185,19 @@ async def _compare(
             out.findings.append(Finding(rid, status, f"step {i} {method}: {note}", i, props))
         return False
 
+    def replay_kept() -> bool:
+        """S8 on a load or resume the agent served: history before a load's answer (where
+        the session had a turn), none before a resume's."""
+        live_sid = run.sid(req.sid) or ""
+        n = _history_updates(answer.notifications, live_sid)
+        if req.method == "session_resume" and n:
+            return fail([_ABOUT_REPLAY], f"{n} history update(s) before the resume answer")
+        if req.method == "session_load" and req.sid in run.turns and not n:
+            return fail([_ABOUT_REPLAY], "no history replayed before the load answer")
+        if req.method == "session_resume" or req.sid in run.turns:
+            _passed(out, [_ABOUT_REPLAY], i, method)
+        return True
+
     expected = "ok" if reply.ok else f"error {reply.code}"
     if reply.ok != (answer.error is None):
         if answer.code is not None:  # refused what the model takes: the ids that refusal breaks
@@ -1194,6 +1207,10 @@ async def _compare(
             fired = [ref for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
             last = [r for r in row_ids(run.tables, run.revision, fired[-1:]) if _not_specific(r)]
             ids = last or ids
+            if req.method in ("session_load", "session_resume"):
+                # a load or resume the model refuses and the agent serves (an active session,
+                # Q11, say) is still held to S8, whatever the model's choice was
+                replay_kept()
         return fail(
             ids,
             f"expected {expected}, got {_answer_text(answer)}",
@@ -1256,15 +1273,8 @@ async def _compare(
             rows = [_row_id(ref) for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
             return fail(rows, f"listed {sorted(seen)}, the model lists {sorted(reply.listed)}")
         _passed(out, [_ABOUT_LIST], i, method)
-    if req.method in ("session_load", "session_resume"):
-        live_sid = run.sid(req.sid) or ""
-        n = _history_updates(answer.notifications, live_sid)
-        if req.method == "session_resume" and n:
-            return fail([_ABOUT_REPLAY], f"{n} history update(s) before the resume answer")
-        if req.method == "session_load" and req.sid in run.turns and not n:
-            return fail([_ABOUT_REPLAY], "no history replayed before the load answer")
-        if req.method == "session_resume" or req.sid in run.turns:
-            _passed(out, [_ABOUT_REPLAY], i, method)
+    if req.method in ("session_load", "session_resume") and not replay_kept():
+        return False
     if req.method == "session_prompt" and req.sid is not None:
         run.turns.add(req.sid)
     slot_ids = [r for r in ids if _not_specific(r)]
