@@ -85,6 +85,7 @@ NULLS = os.environ.get("MODEL_AGENT_NULLS") == "1"  # null for a request it shou
 SAME_ID = os.environ.get("MODEL_AGENT_SAME_ID") == "1"  # one id for every session
 HANG = os.environ.get("MODEL_AGENT_HANG", "")  # a method it never answers
 TAKEOVER = os.environ.get("MODEL_AGENT_TAKEOVER") == "1"  # serves a resume the model refuses
+ECHO = os.environ.get("MODEL_AGENT_ECHO") == "1"  # answers initialize with the version asked
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -132,6 +133,8 @@ for line in sys.stdin:
                   "params": {"sessionId": req.sid, "update": update}})
     answer = _response(0, ReplayedStep(step, ()), wire)
     answer["id"] = msg["id"]
+    if ECHO and msg["method"] == "initialize" and "result" in answer:
+        answer["result"]["protocolVersion"] = msg["params"]["protocolVersion"]
     if SAME_ID and "sessionId" in answer.get("result", {}):  # every new session is "s1"
         answer["result"]["sessionId"] = "s1"
     answer.get("result", {}).pop("_meta", None) if isinstance(answer.get("result"), dict) else None
@@ -365,12 +368,13 @@ def test_the_reference_agent_conforms_on_rfd_final() -> None:
 def test_the_reference_agent_conforms_on_v1_stable() -> None:
     """The tests of load and resume with history, list after delete and override (the whole
     suite: bench/conform_bench.py)."""
-    only = ["ROW-session.6", "ROW-session.15", "W10", "ROW-new_session.9"]
+    only = ["ROW-session.6", "ROW-session.15", "W10", "ROW-new_session.9", "VERSION"]
     report = conform(reference("v1-stable"), cwd=str(ROOT), timeout=5, only=only, jobs=2)
     reqs = report.requirements()
     assert report.conformant and report.exit_code() == 0
     assert all(r["status"] == PASS for r in reqs.values() if r["tier"] == MANDATORY)
     assert reqs["T13"]["status"] == PASS
+    assert reqs["VERSION"]["status"] == PASS  # it names version 1, not the one asked for
 
 
 # Faulty builds by profile knob: each fails the id its departure breaks; --only keeps each to
@@ -522,6 +526,23 @@ def test_a_resume_the_agent_serves_and_the_model_refuses_is_held_to_s8(tmp_path:
     assert reqs["S8"]["status"] == FAIL, reqs["S8"]
     assert "history update(s) before the resume answer" in reqs["S8"]["outcomes"][0]["message"]
     assert reqs["ROW-session.17"]["status"] == PASS  # serving it is the agent's choice
+
+
+@pytest.mark.parametrize(("echo", "status"), [(False, PASS), (True, FAIL)])
+def test_version_negotiation_answers_with_a_version_the_agent_speaks(
+    tmp_path: Path, echo: bool, status: str
+) -> None:
+    """Issue 27 (kit INIT-003): asked for a protocolVersion no ACP revision has, the agent
+    must name one it supports; one that echoes the version asked for fails VERSION (ADVISORY
+    here: the text describes the negotiation without a MUST; README)."""
+    env = ["MODEL_AGENT_ECHO=1"] if echo else []
+    argv = ["env", *env, *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["VERSION"])
+    reqs = report.requirements()
+    assert [r.test.name for r in report.runs] == ["VERSION"]
+    assert reqs["VERSION"]["status"] == status and reqs["VERSION"]["tier"] == "ADVISORY"
+    assert ("echoed" in reqs["VERSION"]["outcomes"][0]["message"]) is echo
+    assert report.exit_code() == 0  # advisory: the verdict does not follow it
 
 
 def test_a_request_a_client_may_not_send_feeds_no_mandatory_id(tmp_path: Path) -> None:

@@ -195,6 +195,11 @@ SCHEMA_ID = "SCHEMA"  # every message's shape against the vendored ACP schema
 # every request answered (JSON-RPC 2.0: a request gets a response): a request left unanswered
 # past --timeout, or a test past --test-timeout, fails this, not the ids its step stands for
 LIVENESS_ID = "LIVENESS"
+# version negotiation: asked for a version it cannot support, the agent answers with its own
+# latest, never the one asked for (ACP initialization: described, no MUST, so ADVISORY here;
+# the official kit's INIT-003 makes it mandatory)
+VERSION_ID = "VERSION"
+UNSUPPORTED_VERSION = 65535  # the largest uint16: no revision of ACP has it
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
@@ -293,6 +298,8 @@ def tier(rid: str) -> str:
       id's FAIL shows there; a row's departure is what the agent chose."""
     if rid in (SCHEMA_ID, LIVENESS_ID):
         return MANDATORY
+    if rid == VERSION_ID:
+        return ADVISORY
     r = REQUIREMENTS.get(rid)
     if r is None or r.family is Family.P:
         return INFORMATIONAL
@@ -500,6 +507,11 @@ def citation(rid: str, tables: Tables) -> str:
         return "ACP schema (vendored: simulations/wire/schemas)"
     if rid == LIVENESS_ID:
         return "JSON-RPC 2.0 (jsonrpc.org/specification, 5): every request gets a response"
+    if rid == VERSION_ID:
+        return (
+            "ACP initialization (docs/protocol/v1/initialization.mdx): an unsupported "
+            "protocolVersion is answered with the agent's latest"
+        )
     if rid.startswith("ROW-"):
         name, _, index = rid[4:].partition(".")
         return f"model table row {name}[{index}]: {_row_text(tables, (name, int(index)))}"
@@ -1840,6 +1852,9 @@ async def _run_plan(
             if dead is not None:  # every other test needs a session: ended here, in one line
                 report.startup_failure = dead
                 return
+        if not only or VERSION_ID in only:
+            opts.interrupt.check()
+            report.runs.append(await _version_test(argv, opts, caps))
         if walks:
             opts.interrupt.check()
             b = live_bound(opts.revision, caps, big=big)
@@ -1847,6 +1862,56 @@ async def _run_plan(
             opts.interrupt.check()
     finally:
         report.introspection = introspect.get("available")
+
+
+async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun:
+    """A fresh agent asked to initialize with a version no ACP revision has
+    (``UNSUPPORTED_VERSION``): its answer must name a version it supports, not echo the one
+    asked for (``VERSION_ID``)."""
+    test = LiveTest(VERSION_ID, Trace(caps, _OPEN), ())
+    out = TestRun(test)
+    agent = LiveAgent(
+        _fresh_store(argv, opts),
+        timeout=opts.timeout,
+        stderr_limit=opts.stderr_limit,
+        cwd=_work_dir(opts),
+    )
+    agent.log = _BoundedLog()
+    params = {**_run_params(Request("initialize"), opts.revision)}
+    params["protocolVersion"] = UNSUPPORTED_VERSION
+    t0 = time.perf_counter()
+    try:
+        await agent.start()
+        answer = await agent.request("initialize", params)
+        got = answer.result.get("protocolVersion") if isinstance(answer.result, dict) else None
+        if answer.error is not None:
+            status, note = FAIL, f"refused it with error {answer.code}, named no version"
+        elif got == UNSUPPORTED_VERSION:
+            status, note = FAIL, "echoed it: a version the agent cannot speak"
+        elif isinstance(got, int) and not isinstance(got, bool) and 0 < got < UNSUPPORTED_VERSION:
+            status, note = PASS, f"answered with version {got}"
+        else:
+            status, note = FAIL, f"answered protocolVersion {clip(repr(got), TEXT_LIMIT)}"
+        out.findings.append(
+            Finding(VERSION_ID, status, f"initialize asking for {UNSUPPORTED_VERSION}: {note}", 2)
+        )
+    except AgentFailure as e:
+        out.failure = clip(str(e), MESSAGE_LIMIT)
+        out.stalled = isinstance(e, NoAnswer)
+        rid = LIVENESS_ID if out.stalled else VERSION_ID
+        out.findings.append(Finding(rid, FAIL, f"initialize asking for a version: {e}", 2))
+    finally:
+        await _stop(agent, opts)
+        out.seconds = time.perf_counter() - t0
+        out.transcript = [
+            {"direction": r.direction, "process": r.process, "message": r.message}
+            for r in agent.log
+        ]
+        out.stderr = agent.stderr_text()
+        out.pids = list(agent.pids)
+    if not out.failed:
+        out.transcript = []
+    return out
 
 
 def _unanswered_new(run: TestRun) -> str | None:
