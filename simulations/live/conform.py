@@ -1106,6 +1106,19 @@ def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
     return [a.replace("{store}", store) for a in argv]
 
 
+def _fresh_agent(argv: Sequence[str], opts: Options) -> LiveAgent:
+    """A new agent process (not started) with its own store and working directory, its wire
+    recorded in a bounded log."""
+    agent = LiveAgent(
+        _fresh_store(argv, opts),
+        timeout=opts.timeout,
+        stderr_limit=opts.stderr_limit,
+        cwd=_work_dir(opts),
+    )
+    agent.log = _BoundedLog()
+    return agent
+
+
 def _work_dir(opts: Options) -> str:
     """The directory a test's agent runs in and names as every session's cwd: ``opts.cwd``
     where given, else a new empty one in the run's scratch directory (the test removes it)."""
@@ -1460,16 +1473,7 @@ async def run_test(
     out = TestRun(test)
     run = _Run(tables, opts.revision, caps, introspect)
     opened = probe.take(run, test) if probe is not None else None
-    agent = (
-        opened.agent
-        if opened is not None
-        else LiveAgent(
-            _fresh_store(argv, opts),
-            timeout=opts.timeout,
-            stderr_limit=opts.stderr_limit,
-            cwd=_work_dir(opts),
-        )
-    )
+    agent = opened.agent if opened is not None else _fresh_agent(argv, opts)
     run.cwd = agent.cwd or CWD
     if not isinstance(agent.log, _BoundedLog):
         agent.log = _BoundedLog()
@@ -1708,13 +1712,7 @@ _OPENING = ["connect", "initialize"]
 async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]:
     """Start the agent once, initialize, read what it advertises; the process stays up for
     the first test (``_Probe``), and is stopped on any failure."""
-    agent = LiveAgent(
-        _fresh_store(argv, opts),
-        timeout=opts.timeout,
-        stderr_limit=opts.stderr_limit,
-        cwd=_work_dir(opts),
-    )
-    agent.log = _BoundedLog()
+    agent = _fresh_agent(argv, opts)
     params = _run_params(Request("initialize"), opts.revision)
     try:
         await agent.start()
@@ -1870,13 +1868,7 @@ async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestR
     asked for (``VERSION_ID``)."""
     test = LiveTest(VERSION_ID, Trace(caps, _OPEN), ())
     out = TestRun(test)
-    agent = LiveAgent(
-        _fresh_store(argv, opts),
-        timeout=opts.timeout,
-        stderr_limit=opts.stderr_limit,
-        cwd=_work_dir(opts),
-    )
-    agent.log = _BoundedLog()
+    agent = _fresh_agent(argv, opts)
     params = {**_run_params(Request("initialize"), opts.revision)}
     params["protocolVersion"] = UNSUPPORTED_VERSION
     t0 = time.perf_counter()
