@@ -86,6 +86,7 @@ SAME_ID = os.environ.get("MODEL_AGENT_SAME_ID") == "1"  # one id for every sessi
 HANG = os.environ.get("MODEL_AGENT_HANG", "")  # a method it never answers
 TAKEOVER = os.environ.get("MODEL_AGENT_TAKEOVER") == "1"  # serves a resume the model refuses
 ECHO = os.environ.get("MODEL_AGENT_ECHO") == "1"  # answers initialize with the version asked
+MISSING = os.environ.get("MODEL_AGENT_MISSING", "")  # a method it answers -32601
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -108,6 +109,9 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"systemSlot": slot}})
         continue
     if msg["method"] == HANG:
+        continue
+    if msg["method"] == MISSING:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
         continue
     req = request_of(msg, wire)
     step = system.step(world, req)
@@ -543,6 +547,17 @@ def test_version_negotiation_answers_with_a_version_the_agent_speaks(
     assert reqs["VERSION"]["status"] == status and reqs["VERSION"]["tier"] == "ADVISORY"
     assert ("echoed" in reqs["VERSION"]["outcomes"][0]["message"]) is echo
     assert report.exit_code() == 0  # advisory: the verdict does not follow it
+
+
+def test_an_advertised_method_answered_as_missing_is_named_broken(tmp_path: Path) -> None:
+    """Issue 27: an agent that advertises loadSession and answers every session/load -32601
+    fails the ids that refusal breaks, and the finding says what happened: a method it
+    advertised that it does not serve (before, only the ids, or S8 left NOT_TESTED)."""
+    argv = ["env", "MODEL_AGENT_MISSING=session/load", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.6"])
+    messages = [f.message for run in report.runs for f in run.findings if f.status == FAIL]
+    assert messages and all("broken advertised method" in m for m in messages), messages
+    assert all("agentCapabilities.loadSession" in m for m in messages)
 
 
 def test_a_request_a_client_may_not_send_feeds_no_mandatory_id(tmp_path: Path) -> None:

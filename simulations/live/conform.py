@@ -203,6 +203,15 @@ UNSUPPORTED_VERSION = 65535  # the largest uint16: no revision of ACP has it
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
+# the capability that advertises a method (where the model expects it served, it was)
+_ADVERTISED_BY = {
+    "session_load": "agentCapabilities.loadSession",
+    "session_resume": "sessionCapabilities.resume",
+    "session_fork": "sessionCapabilities.fork",
+    "session_close": "sessionCapabilities.close",
+    "session_delete": "sessionCapabilities.delete",
+    "session_list": "sessionCapabilities.list",
+}
 _REOPEN = _ATTACH[1:]
 _SKIP_TABLES = ("client", "agent")  # our own requests, and the environment's events
 _TEXTS = frozenset(b for b in ("a", "b", "", BIG))
@@ -1236,9 +1245,12 @@ async def _compare(
                 # a load or resume the model refuses and the agent serves (an active session,
                 # Q11, say) is still held to S8, whatever the model's choice was
                 replay_kept()
+        why = ""
+        if answer.code == -32601 and req.method in _ADVERTISED_BY:  # "no such method"
+            why = f" (a broken advertised method: {_ADVERTISED_BY[req.method]} was advertised)"
         return fail(
             ids,
-            f"expected {expected}, got {_answer_text(answer)}",
+            f"expected {expected}, got {_answer_text(answer)}{why}",
             expected=expected,
             observed=_answer_text(answer),
         )
