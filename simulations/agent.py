@@ -486,11 +486,12 @@ class ReferenceAgent:
                 self.cwds[step.request.sid] = asked
         result = response.get("result")
         if method == "session_list" and isinstance(result, dict) and "sessions" in result:
-            result["sessions"] = [
+            listed = [
                 {**entry, "cwd": self.cwds.get(entry["sessionId"], entry["cwd"])}
                 for entry in result["sessions"]
-                if not isinstance(asked, str)
-                or self.cwds.get(entry["sessionId"], entry["cwd"]) == asked
+            ]
+            result["sessions"] = [
+                e for e in listed if not isinstance(asked, str) or e["cwd"] == asked
             ]
         return response
 

@@ -1541,15 +1541,7 @@ async def run_test(
         out.failure = log.flood or f"the test did not end within {opts.test_timeout:g} s (watchdog)"
         stalled = log.flood is None
     finally:
-        await _stop(agent, opts)
-        out.seconds = time.perf_counter() - t0
-        out.transcript = [
-            {"direction": r.direction, "process": r.process, "message": r.message} for r in log
-        ]
-        out.omitted = log.omitted
-        log.clear()  # the probe's agent outlives its test: its wire is the test's now
-        out.stderr = agent.stderr_text()
-        out.pids = list(agent.pids)
+        await _stopped(agent, opts, out, t0)
     if out.failure is not None:
         out.stopped_at = i
         rs = steps[i - 1] if 0 < i <= len(steps) else None
@@ -1718,7 +1710,7 @@ class _Probe:
         return self
 
 
-_OPENING = ["connect", "initialize"]
+_OPENING = [r.method for r in _OPEN]
 
 
 async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]:
@@ -1881,8 +1873,10 @@ async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestR
     test = LiveTest(VERSION_ID, Trace(caps, _OPEN), ())
     out = TestRun(test)
     agent = _fresh_agent(argv, opts)
-    params = {**_run_params(Request("initialize"), opts.revision)}
-    params["protocolVersion"] = UNSUPPORTED_VERSION
+    params = {
+        **_run_params(Request("initialize"), opts.revision),
+        "protocolVersion": UNSUPPORTED_VERSION,
+    }
     t0 = time.perf_counter()
     try:
         await agent.start()
@@ -1905,17 +1899,26 @@ async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestR
         rid = LIVENESS_ID if out.stalled else VERSION_ID
         out.findings.append(Finding(rid, FAIL, f"initialize asking for a version: {e}", 2))
     finally:
-        await _stop(agent, opts)
-        out.seconds = time.perf_counter() - t0
-        out.transcript = [
-            {"direction": r.direction, "process": r.process, "message": r.message}
-            for r in agent.log
-        ]
-        out.stderr = agent.stderr_text()
-        out.pids = list(agent.pids)
+        await _stopped(agent, opts, out, t0)
     if not out.failed:
         out.transcript = []
     return out
+
+
+async def _stopped(agent: LiveAgent, opts: Options, out: TestRun, t0: float) -> None:
+    """Stop a test's agent and keep in ``out`` what it showed: its wire, stderr, processes and
+    the test's seconds (from ``t0``)."""
+    await _stop(agent, opts)
+    out.seconds = time.perf_counter() - t0
+    log = agent.log
+    out.transcript = [
+        {"direction": r.direction, "process": r.process, "message": r.message} for r in log
+    ]
+    if isinstance(log, _BoundedLog):
+        out.omitted = log.omitted
+    log.clear()  # the probe's agent outlives its test: its wire is the test's now
+    out.stderr = agent.stderr_text()
+    out.pids = list(agent.pids)
 
 
 def _unanswered_new(run: TestRun) -> str | None:
@@ -1924,7 +1927,7 @@ def _unanswered_new(run: TestRun) -> str | None:
     if not run.stalled or run.stopped_at is None:
         return None
     reqs = run.test.trace.requests[: run.stopped_at]
-    if [r.method for r in reqs] != ["connect", "initialize", "session_new"]:
+    if [r.method for r in reqs] != [*_OPENING, "session_new"]:
         return None
     return f"initialize answered, then {run.failure} {_LIVENESS_END}"
 
@@ -2110,15 +2113,9 @@ def render(report: Report) -> str:
         )
     verdict = "CONFORMANT" if v["conformant"] else f"NOT CONFORMANT ({', '.join(v['failing'])})"
     if report.startup_failure:
-        verdict = (
-            "NOT CONFORMANT ("
-            + (
-                "the agent takes no session: LIVENESS"
-                if report.startup_failure.endswith(_LIVENESS_END)
-                else "the agent did not initialize"
-            )
-            + ")"
-        )
+        dead = report.startup_failure.endswith(_LIVENESS_END)
+        why = "the agent takes no session: LIVENESS" if dead else "the agent did not initialize"
+        verdict = f"NOT CONFORMANT ({why})"
     lines.append(f"\nVERDICT: {verdict}")
     return "\n".join(lines)
 

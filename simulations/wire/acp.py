@@ -279,8 +279,8 @@ def _agent_capabilities(caps: Caps | None, wire: str) -> dict[str, Any]:
     return {"loadSession": c.load_session, "sessionCapabilities": session}
 
 
-_V2_INFO = {"name": "acp-sysprompt-model", "version": "0"}  # v2's required Implementation
-# v1's agentInfo (an Implementation; optional in the v1 schema, "will be required" it says)
+# this project's Implementation: v2's required ``info`` (both sides), v1's ``agentInfo``
+# (optional in the v1 schema, which says it will be required)
 AGENT_INFO = {"name": "acp-sysprompt-model", "version": "0"}
 
 
@@ -288,7 +288,7 @@ def _params(req: Request, wire: str, meta: Collection[str] = ()) -> dict[str, An
     m = req.method
     p: dict[str, Any]
     if m == "initialize" and wire == V2_WIRE:
-        p = {"protocolVersion": 2, "info": dict(_V2_INFO), "capabilities": {}}
+        p = {"protocolVersion": 2, "info": dict(AGENT_INFO), "capabilities": {}}
     elif m == "initialize":
         p = {
             "protocolVersion": 1,
@@ -458,7 +458,7 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
         conn = step.step.after.conn(req.conn)
         return {
             "protocolVersion": 2,
-            "info": dict(_V2_INFO),
+            "info": dict(AGENT_INFO),
             "capabilities": _agent_capabilities(conn.caps if conn else None, wire),
         }
     if req.method == COMPACT:  # a prompt turn: its answer is a prompt response (no slot)
