@@ -175,6 +175,15 @@ def is_active_here(c: Ctx) -> bool:
 
 
 @guard
+def is_active_elsewhere(c: Ctx) -> bool:
+    """The addressed session is attached to another connection than the request's (Q11)."""
+    s = c.session
+    return (
+        s is not None and s.status is Status.ACTIVE and s.conn is not None and s.conn != c.req.conn
+    )
+
+
+@guard
 def carries_prompt(c: Ctx) -> bool:
     """The request carries a systemPrompt (v1-stable allows it on load, resume, fork)."""
     return c.req.system_prompt is not None

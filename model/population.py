@@ -100,6 +100,14 @@ CHOICES: dict[str, Choice] = {
             "reopening a session stored with a prompt where systemPrompt is not advertised",
         ),
         Choice(
+            "active_reopen",
+            ("serve", "refuse"),
+            "serve",
+            None,
+            "agent",
+            "load or resume of a session active on the connection the request arrives on (Q11)",
+        ),
+        Choice(
             "client_resends",
             ("any", "same", "none"),
             "any",
@@ -181,7 +189,14 @@ def _count(values: Iterable[tuple[str, ...]]) -> int:
 
 
 def _v1() -> Population:
-    names = ("on_omit", "on_differ", "on_empty", "without_capability", "client_resends")
+    names = (
+        "on_omit",
+        "on_differ",
+        "on_empty",
+        "without_capability",
+        "active_reopen",
+        "client_resends",
+    )
     return Population(
         "v1-stable",
         tuple((n, CHOICES[n].values) for n in names),
@@ -212,8 +227,10 @@ def rule_check(rid: str, choice: str, value: str, population: Population) -> Any
 
     An agent choice: at every step at the choice's decision point
     (``model.witnesses.DECISIONS``) the agent answers (error code or success, and agent state
-    after) as
-    ``population``'s reference build with ``choice = value`` would from the same state. A
+    after) as some agent of ``population`` with ``choice = value`` would from the same state
+    (its other agent choices free: one step can be the decision point of two choices, as a
+    load of a live session is of ``on_omit`` and ``active_reopen``; the client's as the
+    reference build's). A
     client choice: every load, resume and fork a conforming client sends re-sends the
     prompt the session was created with (``same``) or none (``none``); ``any`` binds nothing.
     """
@@ -223,18 +240,29 @@ def rule_check(rid: str, choice: str, value: str, population: Population) -> Any
     from model.types import ClientKind
     from model.witnesses import DECISIONS
 
-    member = tuple((k, value if k == choice else v) for k, v in population.reference_member)
     if CHOICES[choice].who == "agent":
-        engine = Compiled(population.tables(member))
+        ref = dict(population.reference_member)
+        free = [
+            (k, (value,) if k == choice else values if CHOICES[k].who == "agent" else (ref[k],))
+            for k, values in population.allowed
+        ]
+        names = [k for k, _ in free]
+        engines = [
+            Compiled(population.tables(tuple(zip(names, vs, strict=True))))
+            for vs in itertools.product(*(v for _, v in free))
+        ]
         at = DECISIONS[choice].fn
 
         def answers_as_chosen(step: Step) -> bool:
             if not at(step):
                 return True
-            alt = engine.move(step.before, step.request)
             # the same answer (an error code or success) and the same agent state after; the
             # reason an error gives may differ (T11's row may refuse first an empty array)
-            return alt.reply.code == step.reply.code and alt.after.agent == step.after.agent
+            for engine in engines:
+                alt = engine.move(step.before, step.request)
+                if alt.reply.code == step.reply.code and alt.after.agent == step.after.agent:
+                    return True
+            return False
 
         fn = answers_as_chosen
     else:

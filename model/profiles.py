@@ -96,6 +96,12 @@ Abstractions
       (``_meta.systemPrompt``; ``simulations.wire.acp.meta_methods`` shows it there). The
       client's rules (R3, T2, …) are judged on the prompt wherever it travels.
 
+    Re-opening a live session: ``active_reopen`` — load or resume of a session active on the
+    connection the request arrives on (Q11; the texts are silent): ``serve`` (re-attached as a
+    stored session would be; the ACP test kit and the official SDK's example agents expect it)
+    | ``refuse`` (-32600 "session not available", as for a session active on another
+    connection).
+
     Turn-level operations (``model.operations``; a profile that sets one turns its request on
     in the bound of its own check, which no other check sends):
 
@@ -138,7 +144,14 @@ from model.files import (
     shown_json,
 )
 from model.mutants import MUTANTS, edit_rows, insert_before, swap_effect, swap_guard
-from model.revisions import ALIASES, APPLY_RESENT, KEEP_STORED, REVISIONS, USE_DEFAULT
+from model.revisions import (
+    ALIASES,
+    APPLY_RESENT,
+    KEEP_STORED,
+    REVISIONS,
+    USE_DEFAULT,
+    refuse_active_reopen,
+)
 from model.tables import Row, Tables
 from model.types import (
     INVALID_PARAMS,
@@ -192,6 +205,8 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     # turn-level operations (model.operations): each turns its operation on in the bound
     "compaction": ("keep", "lose"),
     "set_prompt": ("none", "replace"),
+    # Q11: load/resume of a session active on the same connection
+    "active_reopen": ("serve", "refuse"),
 }
 # knob values that answer a question the texts leave open: a check reports them as choices
 # (``Profile.open_choices``) and no rule's check charges them
@@ -202,6 +217,8 @@ OPEN_CHOICES: dict[tuple[str, Any], str] = {
     ("on_differ", "keep"): "T16: nothing says what a differing re-sent prompt does",
     ("on_differ", "reject"): "T16: nothing says what a differing re-sent prompt does",
     ("held_sessions", "keep"): "T16: nothing says what a differing re-sent prompt does",
+    ("active_reopen", "refuse"): "Q11: nothing says whether load or resume of a session "
+    "active on the same connection is served",
 }
 # a client profile's knobs, as its file names them → the Profile field they set
 CLIENT_KNOBS = {k.removeprefix("client_"): k for k in CHOICES if k.startswith("client_")}
@@ -242,6 +259,7 @@ class Profile:
     client_puts_prompt: str = "field"
     compaction: str = "keep"
     set_prompt: str = "none"
+    active_reopen: str = "serve"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "revision", ALIASES.get(self.revision, self.revision))
@@ -858,6 +876,10 @@ def restart_rebuilding_closed(c: Ctx) -> None:
     c.world = evolve(c.world, agent=evolve(agent, store=store))
 
 
+def _active_refused(t: Tables, _: Any) -> Tables:
+    return refuse_active_reopen(t)
+
+
 def _held(t: Tables, _: Any) -> Tables:
     """Hidden process state: a prompt re-sent on load/resume/fork is ignored (the session keeps
     what it was created with) while the process still holds the session — attached, or closed
@@ -1083,6 +1105,7 @@ _EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "on_differ": _on_differ,
     "advertises_prompt": _advertises,
     "held_sessions": _held,
+    "active_reopen": _active_refused,
     "advertises_methods": _advertises_methods,
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,

@@ -113,7 +113,7 @@ def _unaware_forks_parent() -> Tables:
 
 def _closed_not_loadable() -> Tables:
     def only_stored(r: Row) -> Row:
-        return r._replace(source=Status.STORED)
+        return r._replace(source=tuple(x for x in r.sources if x is not Status.CLOSED))
 
     t = edit_rows(
         REFERENCE,
@@ -124,8 +124,10 @@ def _closed_not_loadable() -> Tables:
     return edit_rows(
         t,
         "session",
-        lambda r: r.trigger == "session_load" and r.effect == "reply_session_unavailable",
-        lambda r: r._replace(source=(Status.ACTIVE, Status.DELETED, Status.CLOSED)),
+        lambda r: (
+            r.trigger == "session_load" and r.effect == "reply_session_unavailable" and not r.guards
+        ),
+        lambda r: r._replace(source=(Status.DELETED, Status.CLOSED)),
     )
 
 
@@ -162,13 +164,8 @@ def _lenient_blocks() -> Tables:
     )
 
 
-def _active_load_takes_over() -> Tables:
-    return edit_rows(
-        REFERENCE,
-        "session",
-        lambda r: r.trigger == "session_load" and r.dest is Status.ACTIVE,
-        lambda r: r._replace(source=(Status.STORED, Status.CLOSED, Status.ACTIVE)),
-    )
+def _active_load_refused() -> Tables:
+    return Profile("active-refused", active_reopen="refuse").tables()
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -250,10 +247,10 @@ QUESTIONS: tuple[Question, ...] = (
         "May session/load take over a session active on this (or another) connection, and "
         "with which prompt?",
         Witness(
-            "refused with -32600 (reference)",
+            "served, stored prompt restored (reference: the test kit's reading)",
             REFERENCE,
-            "taken over, prompt restored",
-            _active_load_takes_over(),
+            "refused with -32600",
+            _active_load_refused(),
             OVERRIDE_AGENT,
             (*_OPEN, _r("session_new", system_prompt=_A), _r("session_load", sid="s1")),
         ),

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from model.tables import NEW_SESSION, REFERENCE, Row, Table, Tables
-from model.types import BlockKind, Caps, Phase, PromptCap, Request, Stage
+from model.types import BlockKind, Caps, Phase, PromptCap, Request, Stage, Status
 
 _BASE_RULES = frozenset({"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"})
 _FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
@@ -137,6 +137,26 @@ ON_EMPTY = ("reject", "accept")  # T11 (MAY): an empty content array
 CLIENT_RESENDS = ("any", "same", "none")  # T6 (SHOULD): what a conforming client re-sends
 # silent: reopening, where systemPrompt is not advertised, a session stored with a prompt
 WITHOUT_CAPABILITY = ("default", "refuse")
+# silent (Q11): load or resume of a session active on the connection the request arrives on
+ACTIVE_REOPEN = ("serve", "refuse")
+_REOPEN_LIVE = ("session_load", "session_resume")
+
+
+def refuse_active_reopen(t: Tables) -> Tables:
+    """``t`` where load and resume refuse (-32600) a session active on the connection too: the
+    refusal of one active on another connection loses its guard, and no other row of theirs
+    takes an active session."""
+    refusal = (Status.ACTIVE, None, ("is_active_elsewhere",), "reply_session_unavailable", ())
+    if not any(r.trigger in _REOPEN_LIVE and r[1:] == refusal for r in t.session):
+        raise ValueError("no load or resume serves a session active on the connection")
+    session = []
+    for r in t.session:
+        if r.trigger in _REOPEN_LIVE and r[1:] == refusal:
+            r = r._replace(guards=())
+        elif r.trigger in _REOPEN_LIVE and Status.ACTIVE in r.sources:
+            r = r._replace(source=tuple(x for x in r.sources if x is not Status.ACTIVE))
+        session.append(r)
+    return t.edit("session", tuple(session))
 
 
 def envelope_tables(
@@ -145,6 +165,7 @@ def envelope_tables(
     on_empty: str = "reject",
     client_resends: str = "any",
     without_capability: str = "default",
+    active_reopen: str = "serve",
 ) -> Tables:
     """The stabilised v1 tables: the envelope on new, load, resume and fork.
 
@@ -155,8 +176,9 @@ def envelope_tables(
     session was created with (T16, on which the spec is silent), else applied; an omitted one
     per ``on_omit`` (T15: either is allowed). Where the agent does not advertise systemPrompt
     (after a restart, say) a session stored with a prompt is reopened under the default or
-    refused, per ``without_capability`` (the spec is silent). The defaults are the reference
-    agent's choices.
+    refused, per ``without_capability`` (the spec is silent). Load or resume of a session active
+    on the connection is served or refused per ``active_reopen`` (silent too, Q11). The
+    defaults are the reference agent's choices.
     """
     for name, value, allowed in (
         ("on_omit", on_omit, ON_OMIT),
@@ -164,6 +186,7 @@ def envelope_tables(
         ("on_empty", on_empty, ON_EMPTY),
         ("client_resends", client_resends, CLIENT_RESENDS),
         ("without_capability", without_capability, WITHOUT_CAPABILITY),
+        ("active_reopen", active_reopen, ACTIVE_REOPEN),
     ):
         if value not in allowed:
             raise ValueError(f"{name} = {value!r}: expected one of {', '.join(allowed)}")
@@ -179,9 +202,13 @@ def envelope_tables(
         for r in REFERENCE.client
     )
     session: list[Row] = []
+    checked: set[str] = set()  # the re-opening methods whose re-sent prompt rows are in
     for r in REFERENCE.session:
-        first = r.trigger in ATTACH_TRIGGERS and not any(x.trigger == r.trigger for x in session)
-        if first:
+        # the re-sent prompt is checked where the method first attaches (a refusal that
+        # precedes it, of a session active on another connection, looks at no prompt)
+        first = r.trigger in ATTACH_TRIGGERS and r.effect == KEEP_STORED[r.trigger]
+        if first and r.trigger not in checked:
+            checked.add(r.trigger)
             on = ("carries_prompt", "prompt_capability_here")
             dest = None if r.trigger == "session_fork" else r.dest
             if on_empty == "reject":
@@ -271,11 +298,12 @@ def envelope_tables(
         if on_empty == "reject" or r.effect != "reject_empty_prompt"
     )
     session = [r._replace(reqs=_v1_cites(r)) for r in session]
-    return (
+    t = (
         REFERENCE.edit("client", client)
         .edit("new_session", new_session)
         .edit("session", tuple(session))
     )
+    return refuse_active_reopen(t) if active_reopen == "refuse" else t
 
 
 # what each reference row cites when the tables are read as the stabilised v1 spec

@@ -141,16 +141,22 @@ NEW_SESSION: Table = (
 )
 
 _ATTACHABLE = (S.STORED, S.CLOSED)   # Q9: a closed session stays loadable in the reference agent
-_NOT_ATTACHABLE = (S.ACTIVE, S.DELETED)  # Q10, Q11: reviving a deleted or active session is refused
+# Q11: load/resume of a session active on the same connection is served (re-attached, the
+# stored prompt restored), as the ACP test kit, the official SDK's example agents and real
+# agents do; one active on another connection is refused, and so is a deleted one (Q10).
+# Refusing the first too is the profile knob ``active_reopen = "refuse"``.
+_REOPENABLE = (*_ATTACHABLE, S.ACTIVE)
 SESSION: Table = (
     Row("session_new",    S.UNKNOWN,                  S.ACTIVE,  (),                         "create_session",             ("S6", "R18")),
-    Row("session_load",   _ATTACHABLE,                S.ACTIVE,  ("prompt_capability_here",), "load_with_stored_prompt",    ("R16", "S8")),
-    Row("session_load",   _ATTACHABLE,                S.ACTIVE,  (),                         "load_with_default_prompt",   ("R22", "S8")),
-    Row("session_load",   _NOT_ATTACHABLE,            None,      (),                         "reply_session_unavailable",  ()),
+    Row("session_load",   S.ACTIVE,                   None,      ("is_active_elsewhere",),   "reply_session_unavailable",  ()),
+    Row("session_load",   _REOPENABLE,                S.ACTIVE,  ("prompt_capability_here",), "load_with_stored_prompt",    ("R16", "S8")),
+    Row("session_load",   _REOPENABLE,                S.ACTIVE,  (),                         "load_with_default_prompt",   ("R22", "S8")),
+    Row("session_load",   S.DELETED,                  None,      (),                         "reply_session_unavailable",  ()),
     Row("session_load",   S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
-    Row("session_resume", _ATTACHABLE,                S.ACTIVE,  ("prompt_capability_here",), "resume_with_stored_prompt",  ("R16", "S8")),
-    Row("session_resume", _ATTACHABLE,                S.ACTIVE,  (),                         "resume_with_default_prompt", ("R22", "S8")),
-    Row("session_resume", _NOT_ATTACHABLE,            None,      (),                         "reply_session_unavailable",  ()),
+    Row("session_resume", S.ACTIVE,                   None,      ("is_active_elsewhere",),   "reply_session_unavailable",  ()),
+    Row("session_resume", _REOPENABLE,                S.ACTIVE,  ("prompt_capability_here",), "resume_with_stored_prompt",  ("R16", "S8")),
+    Row("session_resume", _REOPENABLE,                S.ACTIVE,  (),                         "resume_with_default_prompt", ("R22", "S8")),
+    Row("session_resume", S.DELETED,                  None,      (),                         "reply_session_unavailable",  ()),
     Row("session_resume", S.UNKNOWN,                  None,      (),                         "reply_unknown_session",      ()),
     Row("session_fork",   (S.ACTIVE, *_ATTACHABLE),   None,      ("prompt_capability_here",), "fork_with_parent_prompt",    ("R17", "S6")),
     Row("session_fork",   (S.ACTIVE, *_ATTACHABLE),   None,      (),                         "fork_with_default_prompt",   ("R22", "S6")),

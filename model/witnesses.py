@@ -24,7 +24,7 @@ from model.context import Ctx
 from model.guards import GUARDS
 from model.machines import Step
 from model.monitor import requested_mode, root
-from model.types import INVALID_PARAMS, Attach, ClientKind, Mode, PromptCap, Reason, World
+from model.types import INVALID_PARAMS, Attach, ClientKind, Mode, PromptCap, Reason, Status, World
 
 
 @dataclass(frozen=True)
@@ -327,6 +327,18 @@ def reopen_with_other_prompt(c: Ctx) -> bool:
 def empty_content_array(c: Ctx) -> bool:
     """Reached: a request whose systemPrompt has an empty content array."""
     return c.req.system_prompt is not None and len(c.req.system_prompt) == 0
+
+
+@_decision("active_reopen")
+def reopen_active_session(c: Ctx) -> bool:
+    """Reached: load or resume of a session active on the connection the request arrives on."""
+    s = c.world.agent.session(c.req.sid)
+    return (
+        c.req.method in ("session_load", "session_resume")
+        and s is not None
+        and GUARDS["is_active_here"](c)
+        and s.status is Status.ACTIVE
+    )
 
 
 @_decision("without_capability")

@@ -277,8 +277,11 @@ def test_the_comparison_catches_an_agent_that_skips_the_restart(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Teeth: an agent that reopens its store without the model's restart event (its sessions
-    stay active on a connection that is gone) no longer answers as the model does."""
-    trace = SCENARIOS["override_session_forked_and_resumed"]
+    stay active on a connection that is gone) no longer answers as the model does: after the
+    restart it runs a turn on a session nobody re-opened."""
+    forked = SCENARIOS["override_session_forked_and_resumed"]
+    resume = forked.requests.index(Request("session_resume", sid="s2"))
+    trace = replace(forked, requests=forked.requests[:resume] + forked.requests[resume + 1 :])
     build = Build("rfd-final", REVISIONS["rfd-final"].tables, trace.profile, "rfd-final")
     expected = transcript(trace, build.tables, wire=build.wire)
     assert run_in_process(trace, build, tmp_path / "ok") == expected
@@ -572,3 +575,35 @@ def test_lines_that_are_no_request_get_json_rpcs_error_and_the_agent_goes_on() -
     assert answer["id"] == 1
     err = live.stop()
     assert "stdin line 2: invalid request: an empty batch, answered -32600" in err
+
+
+@pytest.mark.parametrize("revision", ["v1-stable", "rfd-final"])
+def test_load_and_resume_of_a_session_live_on_the_connection_are_served(
+    revision: str, tmp_path: Path
+) -> None:
+    """Issue 27 (kit ACP-LOAD-001/002, RESUME-001/002): initialize, session/new, then
+    session/load and session/resume of that session on the same connection succeed; the load
+    replays the turn before it answers, the resume does not (S8), and the session still runs
+    under its prompt. With ``active_reopen = "refuse"`` (the model's answer to Q11 before)
+    both get -32600, as a session live on another connection always does."""
+    agent = ReferenceAgent(build_for(revision=revision), tmp_path / "serve")
+    agent.handle(1, "initialize", {"protocolVersion": 1})
+    new = agent.handle(2, "session/new", {"cwd": "/w", "mcpServers": []}).response["result"]
+    sid = new["sessionId"]
+    turn = {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
+    assert agent.handle(3, "session/prompt", turn).error is None
+    reopen = {"sessionId": sid, "cwd": "/w", "mcpServers": []}
+    load = agent.handle(4, "session/load", reopen)
+    assert load.error is None and load.response["result"] is not None
+    assert any(u["update"]["sessionUpdate"] == "user_message_chunk" for u in load.updates)
+    resume = agent.handle(5, "session/resume", reopen)
+    assert resume.error is None and resume.updates == []
+    assert agent.handle(6, "session/prompt", turn).error is None
+    profile = tmp_path / "refuse.toml"
+    profile.write_text(f'name = "r"\nrevision = "{revision}"\nactive_reopen = "refuse"\n')
+    refusing = ReferenceAgent(build_for(profile=str(profile)), tmp_path / "refuse")
+    refusing.handle(1, "initialize", {"protocolVersion": 1})
+    assert refusing.handle(2, "session/new", {"cwd": "/w", "mcpServers": []}).error is None
+    for n, method in ((3, "session/load"), (4, "session/resume")):
+        answer = refusing.handle(n, method, reopen)
+        assert answer.error is not None and answer.error["code"] == -32600

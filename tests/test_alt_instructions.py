@@ -106,7 +106,7 @@ def test_every_a_id_is_checked_or_explained() -> None:
 
 def test_default_bound_verdicts_are_pinned() -> None:
     r = check(revision="alt-instructions")
-    assert (r.budget["states"], r.budget["edges"], r.budget["complete"]) == (6131, 13189, True)
+    assert (r.budget["states"], r.budget["edges"], r.budget["complete"]) == (6131, 14191, True)
     v = r.verdicts
     assert [p for p in v if p.startswith("P") and v[p] == "violated"] == [
         "P1",

@@ -90,10 +90,10 @@ def test_each_shipped_amendment_keeps_its_claims_for_every_pair_it_allows(
             assert j.verdict(p) == HELD_BY_ALL, (name, p, [dict(x) for x, _ in j.losing(p)])
             assert base.verdicts[p] == "violated"
         assert j.rules_broken() == {}, name
-    # the combined amendment leaves only P9; on_empty × client_resends are still open
+    # the combined amendment leaves only P9; on_empty × active_reopen × client_resends are open
     j = judged["stable-prompt"]
     assert [p for p in P_IDS if j.verdict(p) != HELD_BY_ALL] == ["P9"]
-    assert len(j.outcomes) == 6
+    assert len(j.outcomes) == 12  # and active_reopen (Q11)
     # closing the restart gap alone leaves P1 to agents that apply another text (T16)
     losing = [dict(x) for x, _ in judged["agent-refuses-without-capability"].losing("P1")]
     assert losing == [{"on_differ": "apply", "client_resends": "any"}]
@@ -119,7 +119,7 @@ def test_a_claim_the_amendment_does_not_keep_exits_1(
     assert data["claims"]["P4"] and all(
         c["choices"].get("on_omit") == "default" for c in data["claims"]["P4"]
     )
-    assert data["amended"]["population"]["pairs"] == 24
+    assert data["amended"]["population"]["pairs"] == 48
 
 
 def test_text_output_shows_the_verdicts_and_the_sentence(
@@ -130,7 +130,7 @@ def test_text_output_shows_the_verdicts_and_the_sentence(
     assert code == 0, out
     assert "amendment agent-rejects-differing-prompt of v1-stable as a population" in out
     assert AMENDMENTS["agent-rejects-differing-prompt"].sentence in out
-    assert "rule X1 (on_differ MUST be reject): broken by 16 of 72 pairs of v1-stable" in out
+    assert "rule X1 (on_differ MUST be reject): broken by 32 of 144 pairs of v1-stable" in out
     assert "claims P5, P7, P8: kept" in out
 
 

@@ -12,7 +12,7 @@ from simulations.cli import main
 from simulations.engines.bounds import BOUNDS, BoundError, bound_toml, load_bound
 
 # the default bound's (states, edges, depth) on rfd-final, as tests/test_explore.py pins it
-DEFAULT = (6618, 14131, 16)
+DEFAULT = (6618, 15333, 14)
 
 
 @pytest.mark.parametrize("name", sorted(BOUNDS))
@@ -67,9 +67,9 @@ def test_every_scope_that_sends_a_prompt_has_two_texts_and_a_restart_sees_both_m
 
 def test_the_default_bound_shows_a_prompt_replaced_on_reopen_and_a_mode_lost_on_restart() -> None:
     """What the second text and the restart with both modes find on the default bound: the
-    reference build of v1-stable loses P1 in 6 steps (new with a, close, load re-sending b, the
-    turn runs [BASE, b]), and a store that forgets the mode across a restart breaks R18, which
-    the default bound without its ``modes`` scope does not see."""
+    reference build of v1-stable loses P1 in 5 steps (new with a, load of the live session
+    re-sending b, the turn runs [BASE, b]), and a store that forgets the mode across a restart
+    breaks R18, which the default bound without its ``modes`` scope does not see."""
     from dataclasses import replace
 
     from model.invariants import CHECKS
@@ -81,11 +81,10 @@ def test_the_default_bound_shows_a_prompt_replaced_on_reopen_and_a_mode_lost_on_
         "connect",
         "initialize",
         "session_new",
-        "session_close",
         "session_load",
         "session_prompt",
     ]
-    sent = [trace.requests[i].system_prompt for i in (2, 4)]
+    sent = [trace.requests[i].system_prompt for i in (2, 3)]
     assert [[b.text for b in p or ()] for p in sent] == [["a"], ["b"]]
     from model.mutants import swap_effect
     from model.tables import REFERENCE
@@ -162,6 +161,10 @@ clients = ["conforming"]
         ("", "empty; start from 'acp-sysprompt bound show default'"),
         ("name = [", "not valid TOML"),
         ('name = "x"\n' + GOOD_SCOPE + GOOD_SCOPE, "scope name 'one' is used twice"),
+        (
+            'name = "x"\n' + GOOD_SCOPE.replace("restarts = 0", 'restarts = 0\nreopen_live = "no"'),
+            "scopes[0].reopen_live: expected true or false, got 'no'",
+        ),
     ],
     ids=[
         "typo",
@@ -177,6 +180,7 @@ clients = ["conforming"]
         "empty",
         "toml",
         "duplicate",
+        "reopen-live",
     ],
 )
 def test_a_bad_bound_file_is_one_line_naming_the_field_and_exit_2(

@@ -117,7 +117,7 @@ for line in sys.stdin:
     step = system.step(world, req)
     world = step.after
     if TAKEOVER and req.method == "session_resume" and step.reply.code == -32600:
-        # serves it (as real agents do for an active session) and, wrongly, replays history
+        # serves it (a deleted session, here) and, wrongly, replays history
         update = {"sessionUpdate": "agent_message_chunk",
                   "content": {"type": "text", "text": "earlier"}}
         send({"jsonrpc": "2.0", "method": "session/update",
@@ -372,7 +372,7 @@ def test_the_reference_agent_conforms_on_rfd_final() -> None:
 def test_the_reference_agent_conforms_on_v1_stable() -> None:
     """The tests of load and resume with history, list after delete and override (the whole
     suite: bench/conform_bench.py)."""
-    only = ["ROW-session.6", "ROW-session.15", "W10", "ROW-new_session.9", "VERSION"]
+    only = ["ROW-session.7", "ROW-session.17", "W10", "ROW-new_session.9", "VERSION"]
     report = conform(reference("v1-stable"), cwd=str(ROOT), timeout=5, only=only, jobs=2)
     reqs = report.requirements()
     assert report.conformant and report.exit_code() == 0
@@ -521,15 +521,14 @@ def test_an_agent_that_takes_no_session_fails_liveness_once_and_the_run_ends(
 
 
 def test_a_resume_the_agent_serves_and_the_model_refuses_is_held_to_s8(tmp_path: Path) -> None:
-    """Issue 27: the model refuses a resume of an active session (its answer to the open
-    question Q11); an agent that serves it took another option (recorded), and what it then
-    does is still judged: history replayed before a resume's answer fails S8 (it passed)."""
+    """Issue 27: the model refuses a resume of a deleted session; an agent that serves it
+    breaks that row, and what it then does is still judged: history replayed before a
+    resume's answer fails S8 (it passed)."""
     argv = ["env", "MODEL_AGENT_TAKEOVER=1", *_env_argv(model_agent(tmp_path))]
-    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.17"])
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.19"])
     reqs = report.requirements()
     assert reqs["S8"]["status"] == FAIL, reqs["S8"]
     assert "history update(s) before the resume answer" in reqs["S8"]["outcomes"][0]["message"]
-    assert reqs["ROW-session.17"]["status"] == PASS  # serving it is the agent's choice
 
 
 @pytest.mark.parametrize(("echo", "status"), [(False, PASS), (True, FAIL)])
@@ -554,7 +553,7 @@ def test_an_advertised_method_answered_as_missing_is_named_broken(tmp_path: Path
     fails the ids that refusal breaks, and the finding says what happened: a method it
     advertised that it does not serve (before, only the ids, or S8 left NOT_TESTED)."""
     argv = ["env", "MODEL_AGENT_MISSING=session/load", *_env_argv(model_agent(tmp_path))]
-    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.6"])
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.7"])
     messages = [f.message for run in report.runs for f in run.findings if f.status == FAIL]
     assert messages and all("broken advertised method" in m for m in messages), messages
     assert all("agentCapabilities.loadSession" in m for m in messages)

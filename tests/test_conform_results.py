@@ -83,7 +83,7 @@ for line in sys.stdin:
 
 # three tests of the rfd-final plan for that agent, the last one failing (a restart, then
 # a session id handed out again: S6)
-ONLY = "W2,ROW-session.19,M:restart_loses_store"
+ONLY = "W2,ROW-session.21,M:restart_loses_store"
 
 
 def chatty(tmp_path: Path, notes: int = 0, size: int = 10, init: str = "plain") -> list[str]:

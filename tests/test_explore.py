@@ -46,10 +46,14 @@ from simulations.engines.trace import replay
 # verdicts, lengths and witnesses for every revision, profile and mutant on the old bounds but
 # one spurious P4/P7 of restart_loses_store (a turn judged against a record an id handed out
 # again had replaced).
+# 2026-12-02 (issue 27, Q11): load and resume of a session active on the same connection are
+# served (the kit's reading; refusing them is the knob ``active_reopen``), and sent only in the
+# scopes that re-open live sessions (``reopen_live``: wire, shared, envelope, replace): the
+# same states, more edges.
 PINNED = {
     "tiny": (52, 78, 6),
-    "small": (5262, 9641, 14),
-    "default": (6618, 14131, 16),
+    "small": (5262, 10121, 14),
+    "default": (6618, 15333, 14),
 }
 UNREDUCED_TINY = (133, 192, 6)  # reduction factor 2.56
 
@@ -405,10 +409,41 @@ def test_mutant_counterexample_is_found_and_shortest() -> None:
 # ---- coverage ---------------------------------------------------------------------------------
 
 
+# the refusal of a load or resume of a session active on another connection needs two
+# connections, which only ``default``'s shared scope has
+_TWO_CONNECTIONS = [
+    f"session:{i} {r.describe()}"
+    for i, r in enumerate(REFERENCE.session)
+    if r.guards == ("is_active_elsewhere",)
+]
+
+
 def test_every_row_fires_under_small(runs: dict[str, Exploration]) -> None:
     cov = coverage(runs["small"])
-    assert cov["rows_never_fired"] == []
+    assert len(_TWO_CONNECTIONS) == 2
+    assert cov["rows_never_fired"] == _TWO_CONNECTIONS
     assert len(cov["rows"]) == sum(1 for _ in REFERENCE.rows())
+    assert coverage(runs["default"])["rows_never_fired"] == []
+
+
+def test_a_scope_that_does_not_reopen_live_sessions_reaches_what_refusing_them_reaches() -> None:
+    """``reopen_live = false`` drops the load/resume of a session live on the sending
+    connection. A refusal changes no world, so the reference agent never sent them reaches
+    exactly the worlds an agent that refuses them (``active_reopen = "refuse"``) reaches when
+    they are sent; sending them to the reference reaches more (one cached request list per
+    world shape would drop them after a restart too, and reach fewer: 348 for 900)."""
+    from simulations.engines.bounds import Bound
+
+    lifecycle = next(s for s in BOUNDS["default"].scopes if s.name == "lifecycle")
+    assert not lifecycle.domain.reopen_live
+    sent = replace(lifecycle, domain=replace(lifecycle.domain, reopen_live=True))
+    refusing = REVISIONS["rfd-final"].tables
+    from model.revisions import refuse_active_reopen
+
+    a = explore(refuse_active_reopen(refusing), Bound("a", "", (sent,)), checks=[])
+    b = explore(REFERENCE, Bound("b", "", (lifecycle,)), checks=[])
+    assert a.states == b.states == 900 and set(a.worlds) == set(b.worlds)
+    assert explore(REFERENCE, Bound("c", "", (sent,)), checks=[]).states > 900
 
 
 def test_every_witness_is_reached_under_small(runs: dict[str, Exploration]) -> None:

@@ -372,7 +372,7 @@ def test_an_agent_that_asks_permission_conforms_in_a_fresh_directory(tmp_path: P
     session/new, load, resume, fork and list names that directory as its cwd."""
     log = tmp_path / "log.ndjson"
     argv = [*_script(tmp_path, "relay", _RELAY), str(log), "{store}", str(ROOT)]
-    only = ["W10", "W4", "W5", "ROW-session.9"]  # list, load after a restart, resume, fork
+    only = ["W10", "W4", "W5", "ROW-session.11"]  # list, load after a restart, resume, fork
     report = conform(argv, revision="rfd-draft", timeout=5, only=only, jobs=2)
     assert report.conformant and report.exit_code() == 0, _failures(report)
     notes = [json.loads(line) for line in log.read_text().splitlines()]

@@ -40,13 +40,13 @@ def _summary(j: engine.Judged) -> dict[str, object]:
 
 def test_the_population_of_v1_stable_is_every_combination_of_its_open_choices() -> None:
     members = V1.members()
-    assert len(members) == 72 and len(set(members)) == 72
-    assert (V1.agents(), V1.clients()) == (24, 3)
+    assert len(members) == 144 and len(set(members)) == 144
+    assert (V1.agents(), V1.clients()) == (48, 3)
     assert members[0] == V1.reference_member
     # the reference member builds the revision's own tables
     assert V1.tables(V1.reference_member) == REVISIONS["v1-stable"].tables
     # every other member builds other tables
-    assert len({V1.tables(m) for m in members}) == 72
+    assert len({V1.tables(m) for m in members}) == 144
     # a revision that leaves nothing open is its reference build alone
     assert population_of("rfd-final").members() == [()]
 
@@ -55,7 +55,7 @@ def test_shared_searches_give_each_member_what_its_own_search_gives() -> None:
     b = bound_for("tiny", "v1-stable", "any")
     shared = judge(V1, b, P_CHECKS)
     alone = judge(V1, b, P_CHECKS, share=False)
-    assert shared.shared > 0 and alone.shared == 0 and alone.searches == 72
+    assert shared.shared > 0 and alone.shared == 0 and alone.searches == 144
     for s, a in zip(shared.outcomes, alone.outcomes, strict=True):
         assert (s.member, s.lengths, s.traces, s.witnesses) == (
             a.member,
@@ -103,9 +103,10 @@ def test_v1_stable_population_on_the_choices_bound() -> None:
     re-sends the prompt it created the session with keeps P1-P8 whatever the agent does (it
     cannot re-send, so does not reopen, where the capability is gone: T2)."""
     j = judge(V1, bound_for("choices", "v1-stable", "any"), P_CHECKS, workers=2)
-    assert j.complete and len(j.outcomes) == 72
+    assert j.complete and len(j.outcomes) == 144
     assert {p: [dict(x) for x, _ in j.losing(p)] for p in P_IDS} == CHOICES_WHERE
-    assert [len(j.losers(p)) for p in P_IDS] == [38, 38, 38, 38, 8, 0, 8, 8, 72]
+    # Q11's choice (active_reopen) doubles every count and adds no pattern of its own
+    assert [len(j.losers(p)) for p in P_IDS] == [76, 76, 76, 76, 16, 0, 16, 16, 144]
     # each pattern's counterexample is of a member that loses it through that pattern alone
     restart = dict(j.losing("P1"))[(("without_capability", "default"), ("client_resends", "any"))]
     assert dict(restart.member)["on_omit"] == "stored"
@@ -117,7 +118,7 @@ def test_v1_stable_population_on_the_choices_bound() -> None:
 def test_v1_stable_population_on_the_small_bound() -> None:
     b = bound_for("small", "v1-stable", "any")
     j = judge(V1, b, P_CHECKS, workers=2)
-    assert j.complete and len(j.outcomes) == 72
+    assert j.complete and len(j.outcomes) == 144
     verdicts = {p: j.verdict(p) for p in P_IDS}
     assert verdicts == {
         "P1": LOST_BY_SOME,
@@ -163,7 +164,7 @@ def test_an_amendment_is_judged_over_every_agent_it_still_allows() -> None:
     prompt is omitted (T15's other answer, still allowed) loses P1-P4."""
     a = amendment_from_mapping(TWO_KNOBS, "two-knobs")
     pop = a.population()
-    assert len(pop.members()) == 12
+    assert len(pop.members()) == 24
     pc = check_population("v1-stable", bound_for("choices", "v1-stable", "any"), "any", pop)
     j = pc.judged
     ref = j.reference()
@@ -237,6 +238,7 @@ def test_every_choice_names_the_id_that_leaves_it_open() -> None:
         "on_differ": "T16",
         "on_empty": "T11",
         "without_capability": "silent",
+        "active_reopen": "silent",
         "client_resends": "T6",
     }
     assert set(DECISIONS) == {c.name for c in CHOICES.values() if c.who == "agent"}
@@ -250,14 +252,14 @@ def test_check_revision_v1_stable_is_a_population_and_reference_is_one_build(
 ) -> None:
     assert main(["check", "--revision", "v1-stable", "--bound", "tiny", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "v1-stable as a population" in out and "72 pairs (24 agents × 3 clients)" in out
+    assert "v1-stable as a population" in out and "144 pairs (48 agents × 3 clients)" in out
     assert "P4   ✗ lost by some" in out
     assert main(["check", "--revision", "v1-stable", "--bound", "tiny", "--reference"]) == 0
     out = capsys.readouterr().out
     assert "as a population" not in out and "T15  MAY (either)" in out
     code = main(["check", "--revision", "v1-stable", "--bound", "tiny", "--quiet", "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert code == 0 and data["population"]["pairs"] == 72
+    assert code == 0 and data["population"]["pairs"] == 144
     assert data["properties"]["P4"]["verdict"] == LOST_BY_SOME
     assert all(w["counterexample"] for w in data["properties"]["P4"]["lost_where"])
     assert main(["check", "--revision", "v1-stable", "--bound", "tiny", "--strict"]) == 1
@@ -302,8 +304,8 @@ clients = ["conforming"]
 def test_a_second_text_symbol_shows_a_prompt_replaced_on_reopen(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """One session, no restart, prompts a and b: the reference build loses P1 in 6 steps (new
-    with a, close, load re-sending b, the turn runs [BASE, b]); in the population P1 is lost
+    """One session, no restart, prompts a and b: the reference build loses P1 in 5 steps (new
+    with a, load of the live session re-sending b, the turn runs [BASE, b]); in the population P1 is lost
     where the agent applies a differing prompt and the client re-sends one, or where the agent
     uses its default on an omitted prompt. No fork fits one session: P4 holds vacuously."""
     from simulations.api import check
@@ -312,16 +314,16 @@ def test_a_second_text_symbol_shows_a_prompt_replaced_on_reopen(
     f.write_text(AB_BOUND, encoding="utf-8")
     ref = check("v1-stable", bound=str(f))
     trace = ref.counterexamples["P1"]
-    assert len(trace) == 6
+    assert len(trace) == 5
     load = trace.requests[-2]
     assert load.method == "session_load"
     assert load.system_prompt is not None and [b.text for b in load.system_prompt] == ["b"]
     pc = check_population("v1-stable", bound_for(str(f), "v1-stable", "any"), "any")
     where = [(dict(x), o.lengths["P1"]) for x, o in pc.judged.losing("P1")]
     assert where == [
-        ({"on_omit": "default", "client_resends": "any"}, 6),
-        ({"on_omit": "default", "client_resends": "none"}, 6),
-        ({"on_differ": "apply", "client_resends": "any"}, 6),
+        ({"on_omit": "default", "client_resends": "any"}, 5),
+        ({"on_omit": "default", "client_resends": "none"}, 5),
+        ({"on_differ": "apply", "client_resends": "any"}, 5),
     ]
     assert main(["check", "--revision", "v1-stable", "--bound", str(f), "--quiet"]) == 0
     out = capsys.readouterr().out

@@ -262,6 +262,8 @@ KNOB_BREAKS = {
     ("client_override", "always"): {"R6"},  # the agent answers -32602: nothing is lost
     # the client writes _meta, the reference agent reads the field: accepted and ignored
     ("client_puts_prompt", "meta"): {"R7", "R9", "R11", "R21", "P1"},
+    # Q11: refusing a load or resume of a session live on the connection breaks no rule
+    ("active_reopen", "refuse"): set(),
 }
 # pinned on one scope in tests/test_meta.py (on the small bound it explores 20,720 states)
 PINNED_ELSEWHERE = {("restore", "resent")}
@@ -280,6 +282,8 @@ V1_KNOB_BREAKS = {
     ("on_differ", "reject"): set(),
     # T16 allows keeping; that the answer depends on hidden process state shows in replays
     ("held_sessions", "keep"): set(),
+    # Q11: refusing a load or resume of a session live on the connection breaks no rule
+    ("active_reopen", "refuse"): set(),
 }
 
 
@@ -767,7 +771,7 @@ def test_what_methods_an_agent_advertises_narrows_every_capability_profile() -> 
                 }
                 assert allowed is None or on <= allowed, (value, caps)
         states[value] = check(profile=profile, bound="small", domain=SAME).budget["states"]
-    assert states == {"as_bound": 3528, "no_fork": 3336, "load_only": 554, "none": 327}
+    assert states == {"as_bound": 3528, "no_fork": 3336, "load_only": 650, "none": 327}
 
 
 def test_an_agent_advertising_methods_only_in_meta_serves_them_anyway() -> None:

@@ -68,6 +68,7 @@ class Scope:
             f"{'+'.join(c.value for c in d.clients)} clients"
             + (f", {_plural(len(resent), 'prompt')} re-sent" if d.attach_prompts else "")
             + (f", operations {'+'.join(d.operations)}" if d.operations else "")
+            + ("" if d.reopen_live else ", live sessions not re-opened")
             + ")"
         )
 
@@ -90,6 +91,7 @@ class Scope:
                 else {}
             ),
             **({"operations": list(d.operations)} if d.operations else {}),
+            "reopen_live": d.reopen_live,
         }
 
 
@@ -195,6 +197,8 @@ WIRE = Scope(
     max_restarts=0,
     attach_prompts=False,  # every value on load/resume/fork too would be 40× the states
 )
+# (Q11: the lifecycle, methods, modes and tiny scopes never re-open a session live on the
+# connection; the wire, shared, envelope and replace scopes do)
 # the session lifecycle across a restart that may drop the capability: load and fork only,
 # so two sessions stay cheap (every optional method at once multiplies the monitor's states)
 LIFECYCLE = Scope(
@@ -209,6 +213,7 @@ LIFECYCLE = Scope(
         clients=_CONFORMING,
         max_connections=1,
         max_sessions=2,
+        reopen_live=False,  # 460 states without, 23,356 with (v1-stable)
     ),
     max_restarts=1,
 )
@@ -222,13 +227,15 @@ METHODS = Scope(
         clients=_BOTH,
         max_connections=1,
         max_sessions=1,
+        reopen_live=False,  # 524 states without, 6,640 with (v1-stable)
     ),
     max_restarts=1,
 )
-# two connections on one agent: who saw what (P9), close from the other connection (P6)
+# two connections on one agent: who saw what (P9), close from the other connection (P6), and
+# load/resume of a session live on the connection (served) or on the other one (refused, Q11)
 SHARED = Scope(
     "shared",
-    replace(METHODS.domain, clients=_CONFORMING, max_connections=2),
+    replace(METHODS.domain, clients=_CONFORMING, max_connections=2, reopen_live=True),
     max_restarts=1,
 )
 # v1-stable only: one session re-opened with every kind of re-sent value (an oversized text, an
@@ -257,6 +264,7 @@ MODES = Scope(
         clients=_CONFORMING,
         max_connections=1,
         max_sessions=1,
+        reopen_live=False,  # 66 states without, 2,778 with (v1-stable)
     ),
     max_restarts=1,
 )
@@ -297,6 +305,7 @@ BOUNDS: dict[str, Bound] = {
                         clients=_CONFORMING,
                         max_connections=1,
                         max_sessions=2,
+                        reopen_live=False,
                     ),
                     max_restarts=0,
                 ),
@@ -348,9 +357,10 @@ _SCOPE_KEYS = (
     "prompts_on_load_resume_fork",
     "reopen_prompts",
     "operations",
+    "reopen_live",
 )
 # the other scope fields have defaults: restart_profiles "any", prompts_on_load_resume_fork true,
-# no reopen_prompts, no operations
+# no reopen_prompts, no operations, reopen_live true
 _SCOPE_REQUIRED = (
     "name",
     "connections",
@@ -502,6 +512,9 @@ def _scope(table: object, where: str) -> Scope:
     attach = table.get("prompts_on_load_resume_fork", True)
     if not isinstance(attach, bool):
         raise BoundError(f"{where}.prompts_on_load_resume_fork: expected true or false")
+    live = table.get("reopen_live", True)
+    if not isinstance(live, bool):
+        raise BoundError(f"{where}.reopen_live: expected true or false, got {shown(live)}")
     reopen = None
     if "reopen_prompts" in table:
         reopen = tuple(
@@ -531,6 +544,7 @@ def _scope(table: object, where: str) -> Scope:
         max_connections=_count(table, "connections", where, 1),
         max_sessions=_count(table, "sessions", where, 1),
         reopen_prompts=reopen,
+        reopen_live=live,
     ).with_operations(*operations)
     symbols = {
         b.text
@@ -625,6 +639,7 @@ def _scope_toml(s: Scope, table: str) -> list[str]:
             s.attach_prompts,
             "where the wire carries them (v1-stable)",
         ),
+        ("reopen_live", d.reopen_live, "load/resume of a session live on its connection"),
     ]
     if d.reopen_prompts is not None:
         fields.append(

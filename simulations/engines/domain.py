@@ -27,7 +27,7 @@ from typing import Any, Literal
 from model.operations import OPERATION_KNOBS
 from model.profiles import CHOICES, METHOD_FLAGS, Profile
 from model.tables import COMPACT, OPERATIONS, SET_PROMPT
-from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request, World
+from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request, Status, World
 
 T = BlockKind.TEXT
 
@@ -75,6 +75,10 @@ class Domain:
     # every bound and revision explores what it did before (what a set-prompt request carries:
     # ``set_prompt_values``)
     operations: tuple[str, ...] = ()
+    # load/resume of a session active on the connection that sends it (served by the reference
+    # agent, Q11): a client that re-opens what it holds live. Off in the shipped scopes where
+    # it multiplies the states (every re-open is a new attachment, with whatever it re-sends)
+    reopen_live: bool = True
 
     @property
     def sids(self) -> tuple[str, ...]:
@@ -153,14 +157,26 @@ class Domain:
             attach_prompts=attach,
         )
 
-    def requests(self, w: World) -> Iterator[Request]:
-        """Every request the domain allows in ``w`` (for exhaustive engines)."""
+    def requests(self, w: World, live: bool = True) -> Iterator[Request]:
+        """Every request the domain allows in ``w`` (for exhaustive engines); ``live=False``
+        leaves it to the caller to drop the re-opens of live sessions ``reopen_live`` forbids
+        (``unless_live``), so the list depends on ``w`` only through its counts."""
         if self.admits is None:
-            yield from self._requests(w)
+            yield from self._requests(w, live)
         else:
-            yield from filter(self.admits, self._requests(w))
+            yield from filter(self.admits, self._requests(w, live))
 
-    def _requests(self, w: World) -> Iterator[Request]:
+    def unless_live(self, w: World, reqs: tuple[Request, ...]) -> tuple[Request, ...]:
+        """``reqs`` without the load/resume of a session live on the sending connection, where
+        the domain does not re-open live sessions."""
+        if self.reopen_live:
+            return reqs
+        live = {(s.conn, s.sid) for s in w.agent.store if s.status is Status.ACTIVE}
+        if not live:
+            return reqs
+        return tuple(r for r in reqs if r.method not in _REOPEN_LIVE or (r.conn, r.sid) not in live)
+
+    def _requests(self, w: World, filtered: bool = True) -> Iterator[Request]:
         if len(w.connections) < self.max_connections:
             for client in self.clients:
                 yield Request("connect", client=client)
@@ -175,8 +191,11 @@ class Domain:
             for sp in self.prompts:
                 for mode in self.modes:
                     yield Request("session_new", conn, system_prompt=sp, mode=mode)
+            live = () if self.reopen_live or not filtered else _live_on(w, conn)
             for method in ("session_load", "session_resume", "session_fork"):
                 for sid in self.sids:
+                    if sid in live and method != "session_fork":
+                        continue
                     yield Request(method, conn, sid=sid)
                     if self.attach_prompts:
                         reopen = (
@@ -199,6 +218,14 @@ class Domain:
                 for sid in self.sids:
                     for sp, mode in values:
                         yield Request(SET_PROMPT, conn, sid=sid, system_prompt=sp, mode=mode)
+
+
+_REOPEN_LIVE = ("session_load", "session_resume")
+
+
+def _live_on(w: World, conn: int) -> frozenset[str]:
+    """The sessions active on connection ``conn``."""
+    return frozenset(s.sid for s in w.agent.store if s.status is Status.ACTIVE and s.conn == conn)
 
 
 DEFAULT_DOMAIN = Domain()

@@ -100,7 +100,8 @@ def requests(scope: Scope, w: World) -> tuple[Request, ...]:
     """The scope's requests in ``w``: one unknown session id stands for all (they are alike).
 
     They depend on ``w`` only through the number of connections, the ids handed out and
-    whether a restart is still allowed, so each such combination is built once.
+    whether a restart is still allowed, so each such combination is built once (then the
+    re-opens of live sessions a scope does not send are dropped, per world).
     """
     key = (scope, len(w.connections), w.agent.issued, w.restarts >= scope.max_restarts)
     hit = _REQUESTS.get(key)
@@ -108,11 +109,11 @@ def requests(scope: Scope, w: World) -> tuple[Request, ...]:
         known = w.agent.issued + 1
         hit = _REQUESTS[key] = tuple(
             req
-            for req in scope.domain.requests(w)
+            for req in scope.domain.requests(w, live=False)
             if not (req.method == "restart" and w.restarts >= scope.max_restarts)
             and not (req.sid is not None and int(req.sid[1:]) > known)
         )
-    return hit
+    return scope.domain.unless_live(w, hit)
 
 
 _REQUESTS: dict[tuple[Scope, int, int, bool], tuple[Request, ...]] = {}
