@@ -305,9 +305,10 @@ def test_a_second_text_symbol_shows_a_prompt_replaced_on_reopen(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One session, no restart, prompts a and b: the reference build loses P1 in 5 steps (new
-    with a, load of the live session re-sending b, the turn runs [BASE, b]); in the population P1 is lost
-    where the agent applies a differing prompt and the client re-sends one, or where the agent
-    uses its default on an omitted prompt. No fork fits one session: P4 holds vacuously."""
+    with a, load of the live session re-sending b, the turn runs [BASE, b]); in the population
+    P1 is lost where the agent applies a differing prompt and the client re-sends one, or where
+    the agent uses its default on an omitted prompt. No fork fits one session: P4 holds
+    vacuously."""
     from simulations.api import check
 
     f = tmp_path / "ab.toml"
