@@ -168,6 +168,9 @@ _DIRECTIONS = {C2A: C2A, A2C: A2C, "downstream": C2A, "upstream": A2C}
 _KIT_DIRS = {"sent": C2A, "received": A2C}
 # findings that are not requirement ids
 MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
+# a session/update naming a session no session/new or fork of the log handed out and no open
+# request names (conform's UPDATE-ID: an update names the session it belongs to)
+UPDATE = "update-id"
 _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
 # hostile input: what one line, one kit report, one message's nesting and one echo may hold
 LINE_LIMIT = 16 << 20  # bytes of one log line; a longer line is malformed and skipped unread
@@ -177,6 +180,7 @@ ECHO_LIMIT = 1_000  # characters of one finding's message (it may quote the log)
 STDIN = "-"  # the LOG argument that reads standard input
 _CHUNK = 256 << 10  # bytes read at a time while skipping an over-long line
 _MEMO_LIMIT = 20_000  # memoised steps (their worlds) and schema verdicts, each; then cleared
+_HANDS_OUT = ("session/new", "session/fork")  # requests whose answer names a new session
 _HISTORY_KEPT = 100_000  # log session ids whose session/update notifications were seen
 _OPEN_KEPT = 10_000  # open requests awaited at once (the oldest is then given up)
 _WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
@@ -908,6 +912,15 @@ class Stream:
             return
         params = msg.get("params")
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
+        if isinstance(sid, str) and direction == A2C and sid not in self.sids:
+            opened = self.pending.values()
+            if not any(p.log_sid == sid or p.method in _HANDS_OUT for p in opened):
+                self._report(
+                    UPDATE,
+                    e.line,
+                    f"session/update for session {sid!r:.60}, which no session/new or fork of "
+                    "the log handed out and no open request names",
+                )
         if isinstance(sid, str):
             self.history[sid] = None
             self.history.move_to_end(sid)

@@ -87,6 +87,8 @@ HANG = os.environ.get("MODEL_AGENT_HANG", "")  # a method it never answers
 TAKEOVER = os.environ.get("MODEL_AGENT_TAKEOVER") == "1"  # serves a resume the model refuses
 ECHO = os.environ.get("MODEL_AGENT_ECHO") == "1"  # answers initialize with the version asked
 MISSING = os.environ.get("MODEL_AGENT_MISSING", "")  # a method it answers -32601
+STRAY = os.environ.get("MODEL_AGENT_STRAY") == "1"  # a turn's update names another session
+NULL_LOAD = os.environ.get("MODEL_AGENT_NULL_LOAD") == "1"  # a served load answers result null
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -129,6 +131,11 @@ for line in sys.stdin:
         continue
     if step.reply.ok and req.method == "session_prompt":
         turns[req.sid] = turns.get(req.sid, 0) + 1
+        if STRAY:
+            update = {"sessionUpdate": "agent_message_chunk",
+                      "content": {"type": "text", "text": "not yours"}}
+            send({"jsonrpc": "2.0", "method": "session/update",
+                  "params": {"sessionId": "elsewhere", "update": update}})
     if step.reply.replayed:
         for _ in range(turns.get(req.sid, 0)):
             update = {"sessionUpdate": "agent_message_chunk",
@@ -137,6 +144,8 @@ for line in sys.stdin:
                   "params": {"sessionId": req.sid, "update": update}})
     answer = _response(0, ReplayedStep(step, ()), wire)
     answer["id"] = msg["id"]
+    if NULL_LOAD and msg["method"] == "session/load" and "result" in answer:
+        answer["result"] = None
     if ECHO and msg["method"] == "initialize" and "result" in answer:
         answer["result"]["protocolVersion"] = msg["params"]["protocolVersion"]
     if SAME_ID and "sessionId" in answer.get("result", {}):  # every new session is "s1"
@@ -529,6 +538,34 @@ def test_a_resume_the_agent_serves_and_the_model_refuses_is_held_to_s8(tmp_path:
     reqs = report.requirements()
     assert reqs["S8"]["status"] == FAIL, reqs["S8"]
     assert "history update(s) before the resume answer" in reqs["S8"]["outcomes"][0]["message"]
+
+
+def test_a_null_load_result_is_advisory_as_the_kit_tiers_it(tmp_path: Path) -> None:
+    """Issue 27: a served session/load answered ``result: null`` (the SDK's example agents do)
+    is LOAD-NULL, ADVISORY as in the official kit, and not a MANDATORY SCHEMA FAIL (it was)."""
+    argv = ["env", "MODEL_AGENT_NULL_LOAD=1", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.7"])
+    reqs = report.requirements()
+    assert reqs["LOAD-NULL"]["status"] == FAIL and reqs["LOAD-NULL"]["tier"] == ADVISORY
+    assert reqs["SCHEMA"]["status"] == PASS
+    assert report.conformant and report.exit_code() == 0
+
+
+@pytest.mark.parametrize(("stray", "status"), [(False, PASS), (True, FAIL)])
+def test_each_update_names_the_session_it_is_about(
+    tmp_path: Path, stray: bool, status: str
+) -> None:
+    """Issue 27 (the kit's updates-for-another-session fixture): a turn's session/update that
+    names another session fails UPDATE-ID (MANDATORY); an agent whose updates all name the
+    prompted session passes it (before, nothing read the updates' session ids)."""
+    env = ["MODEL_AGENT_STRAY=1"] if stray else []
+    argv = ["env", *env, *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["W10"])
+    reqs = report.requirements()
+    assert reqs["UPDATE-ID"]["status"] == status and reqs["UPDATE-ID"]["tier"] == MANDATORY
+    assert report.conformant is not stray
+    if stray:
+        assert "['elsewhere']" in reqs["UPDATE-ID"]["outcomes"][0]["message"]
 
 
 @pytest.mark.parametrize(("echo", "status"), [(False, PASS), (True, FAIL)])

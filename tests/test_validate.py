@@ -426,3 +426,35 @@ def test_the_command_line_shows_a_p_id_without_notes(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "P id broken (end-to-end guarantee; exit code unaffected)" in out.stdout
     assert "P1" in out.stdout and "note:" not in out.stdout
+
+
+def test_an_update_for_a_session_nobody_handed_out_is_named(tmp_path: Path) -> None:
+    """Issue 27 (conform's UPDATE-ID in a log): a session/update naming a session no
+    session/new or fork of the log handed out, and no open request names, is an ``update-id``
+    finding at its line; the same log with the update naming the prompted session is clean."""
+    trace = Trace(
+        Caps(PromptCap.APPEND),
+        (*OPEN, Request("session_new"), Request("session_prompt", sid="s1")),
+    )
+    log = transcript(trace, REVISIONS["rfd-final"].tables, wire="blocks")
+    turn = next(i for i, m in enumerate(log) if m.get("method") == "session/prompt")
+    update = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "elsewhere",
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "x"},
+            },
+        },
+    }
+    stray = [*log[: turn + 1], update, *log[turn + 1 :]]
+    result = validate_files([_log_file(tmp_path, "stray.ndjson", stray)], "rfd-final")
+    assert [(f.rid, f.line) for f in result.findings] == [("update-id", turn + 2)]
+    assert "'elsewhere'" in result.findings[0].message
+    own = [*log[: turn + 1], update | {"params": {**update["params"], "sessionId": "s1"}}]
+    clean = validate_files(
+        [_log_file(tmp_path, "own.ndjson", [*own, *log[turn + 1 :]])], "rfd-final"
+    )
+    assert clean.findings == [], clean.render()

@@ -200,6 +200,14 @@ LIVENESS_ID = "LIVENESS"
 # the official kit's INIT-003 makes it mandatory)
 VERSION_ID = "VERSION"
 UNSUPPORTED_VERSION = 65535  # the largest uint16: no revision of ACP has it
+# each session/update sent while a request about one session (a turn, a load, a resume) is
+# answered names that session: ``sessionId`` is what routes an update to its session (ACP
+# SessionNotification; the official kit's updates-for-another-session fixture fails it)
+UPDATE_ID = "UPDATE-ID"
+# session/load answered ``result: null``: the schema wants a LoadSessionResponse object, yet
+# the official kit (and the SDK's example agents, which answer so) tier it ADVISORY: the
+# session is loaded, a client reads nothing from the result. Here too, not SCHEMA
+NULL_LOAD_ID = "LOAD-NULL"
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
@@ -305,9 +313,9 @@ def tier(rid: str) -> str:
     * the end-to-end properties (P), the opt-in definitions (R1, R2, T1), rules on the client
       and the table rows that cite no agent rule (``ROW-``) are INFORMATIONAL: recorded. A P
       id's FAIL shows there; a row's departure is what the agent chose."""
-    if rid in (SCHEMA_ID, LIVENESS_ID):
+    if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID):
         return MANDATORY
-    if rid == VERSION_ID:
+    if rid in (VERSION_ID, NULL_LOAD_ID):
         return ADVISORY
     r = REQUIREMENTS.get(rid)
     if r is None or r.family is Family.P:
@@ -516,6 +524,13 @@ def citation(rid: str, tables: Tables) -> str:
         return "ACP schema (vendored: simulations/wire/schemas)"
     if rid == LIVENESS_ID:
         return "JSON-RPC 2.0 (jsonrpc.org/specification, 5): every request gets a response"
+    if rid == NULL_LOAD_ID:
+        return "ACP session/load (LoadSessionResponse): the result is an object"
+    if rid == UPDATE_ID:
+        return (
+            "ACP session/update (SessionNotification.sessionId): an update names the session "
+            "it belongs to"
+        )
     if rid == VERSION_ID:
         return (
             "ACP initialization (docs/protocol/v1/initialization.mdx): an unsupported "
@@ -1310,6 +1325,23 @@ async def _compare(
             rows = [_row_id(ref) for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
             return fail(rows, f"listed {sorted(seen)}, the model lists {sorted(reply.listed)}")
         _passed(out, [_ABOUT_LIST], i, method)
+    if req.method in ("session_prompt", "session_load", "session_resume") and req.sid:
+        live_sid = run.sid(req.sid)
+        stray = sorted(
+            {
+                str(m["params"].get("sessionId"))
+                for m in answer.notifications
+                if m.get("method") == "session/update"
+                and isinstance(m.get("params"), dict)
+                and m["params"].get("sessionId") != live_sid
+            }
+        )
+        if stray:
+            return fail(
+                [UPDATE_ID],
+                f"session/update for session(s) {stray} while answering about {live_sid!r}",
+            )
+        _passed(out, [UPDATE_ID], i, method)
     if req.method in ("session_load", "session_resume") and not replay_kept():
         return False
     if req.method == "session_prompt" and req.sid is not None:
@@ -1451,18 +1483,25 @@ def breaks_a_client_rule(tables: Tables, rs: ReplayedStep) -> bool:
 def _schema_findings(run: _Run, out: TestRun) -> None:
     """Our requests and their answers (not the introspection; not those that break a client
     rule, ``breaks_a_client_rule``) against the vendored schema."""
-    pending: set[tuple[int, object]] = set()
+    pending: dict[tuple[int, object], object] = {}
     messages: list[dict[str, Any]] = []
+    null_loads = 0
     for m in out.transcript:
         msg, proc = m["message"], m["process"]
         if (proc, json.dumps(msg.get("id"), default=str)) in run.exempt:
             continue
         # our requests (not the introspection; not our answers to the agent's requests)
         if m["direction"] == "send" and msg.get("method") not in (None, INTROSPECTION_METHOD):
-            pending.add((proc, msg.get("id")))
+            pending[proc, msg.get("id")] = msg.get("method")
             messages.append({**msg, "id": f"{proc}:{msg.get('id')}"})
         elif m["direction"] == "recv" and "method" not in msg and (proc, msg.get("id")) in pending:
+            if pending[proc, msg.get("id")] == "session/load" and msg.get("result", 0) is None:
+                null_loads += 1  # the kit's advisory tier (NULL_LOAD_ID), not the schema's
+                msg = {**msg, "result": {}}
             messages.append({**msg, "id": f"{proc}:{msg.get('id')}"})
+    if null_loads:
+        note = f"{null_loads} session/load answer(s) with result null, not an object"
+        out.findings.append(Finding(NULL_LOAD_ID, FAIL, note, 0))
     problems = validate_transcript(messages, wire=run.wire)
     problems = [p for p in problems if "has no response" not in p]
     if problems:
