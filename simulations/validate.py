@@ -125,7 +125,7 @@ import hashlib
 import io
 import json
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -168,8 +168,9 @@ _DIRECTIONS = {C2A: C2A, A2C: A2C, "downstream": C2A, "upstream": A2C}
 _KIT_DIRS = {"sent": C2A, "received": A2C}
 # findings that are not requirement ids
 MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
-# a session/update naming a session no session/new or fork of the log handed out and no open
-# request names (conform's UPDATE-ID: an update names the session it belongs to)
+# a session/update, sent while a turn, load or resume of a session the log handed out is open,
+# naming a session no session/new or fork of the log handed out and no open request names
+# (conform's UPDATE-ID: an update names the session it belongs to)
 UPDATE = "update-id"
 _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
 # hostile input: what one line, one kit report, one message's nesting and one echo may hold
@@ -181,6 +182,7 @@ STDIN = "-"  # the LOG argument that reads standard input
 _CHUNK = 256 << 10  # bytes read at a time while skipping an over-long line
 _MEMO_LIMIT = 20_000  # memoised steps (their worlds) and schema verdicts, each; then cleared
 _HANDS_OUT = ("session/new", "session/fork")  # requests whose answer names a new session
+_ABOUT_ONE = ("session/prompt", "session/load", "session/resume")  # a turn or a re-open
 _HISTORY_KEPT = 100_000  # log session ids whose session/update notifications were seen
 _OPEN_KEPT = 10_000  # open requests awaited at once (the oldest is then given up)
 _WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
@@ -550,6 +552,8 @@ class _Pending:
     updates: int = 0  # session/update notifications for its session before the answer
     seq: int = 0  # its place among the stream's requests (the oldest open one answers first)
     given_up: bool = False  # more than _OPEN_KEPT requests opened after it: no longer awaited
+    counted: bool = False  # in the stream's counts of open requests (``Stream._count``)
+    about: bool = False  # counted as a turn or re-open of a session the log handed out
 
 
 @dataclass(frozen=True)
@@ -734,6 +738,8 @@ class Stream:
         # per log sid with a load or resume open: its open ones, session/update seen so far
         self.loading: dict[str, list[int]] = {}
         self.pending = _Open()
+        self.open_sids: Counter[str] = Counter()  # log sid → open requests naming it
+        self.open_about = self.open_new = 0  # open turns/re-opens of known sessions; new/fork
         # later evidence of earlier hidden effects (bounded): errored answers, recent moves
         self.moves = 0
         self.errored: deque[_Errored] = deque(maxlen=_ERRORED_KEPT)
@@ -886,6 +892,7 @@ class Stream:
             seen = self.loading.setdefault(p.log_sid, [0, 0])
             seen[0] += 1
             p.updates = -seen[1]  # the count at the answer, less the count now
+        self._count(p, 1)
         for closed in self.pending.add(key, p):
             self._answered(closed)
             if closed.given_up:
@@ -896,8 +903,30 @@ class Stream:
                     f"with {_OPEN_KEPT:,} requests open after it: no longer awaited",
                 )
 
+    def _count(self, p: _Pending, by: int) -> None:
+        """Keep the counts ``_notification`` reads in constant time: open requests naming
+        each log session, open session/new and fork, open turns and re-opens of a session
+        the log handed out."""
+        if by > 0:
+            p.counted = True
+        elif not p.counted:
+            return
+        else:
+            p.counted = False
+        if p.log_sid is not None:
+            self.open_sids[p.log_sid] += by
+            if self.open_sids[p.log_sid] == 0:
+                del self.open_sids[p.log_sid]
+            if by > 0:
+                p.about = p.method in _ABOUT_ONE and p.log_sid in self.sids
+            if p.about:
+                self.open_about += by
+        if p.method in _HANDS_OUT:
+            self.open_new += by
+
     def _answered(self, p: _Pending) -> None:
         """``p`` is no longer open: its session/update count is settled."""
+        self._count(p, -1)
         if p.log_sid is None or p.method not in ("session/load", "session/resume"):
             return
         seen = self.loading[p.log_sid]
@@ -912,15 +941,17 @@ class Stream:
             return
         params = msg.get("params")
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
-        if isinstance(sid, str) and direction == A2C and sid not in self.sids:
-            opened = self.pending.values()
-            if not any(p.log_sid == sid or p.method in _HANDS_OUT for p in opened):
-                self._report(
-                    UPDATE,
-                    e.line,
-                    f"session/update for session {sid!r:.60}, which no session/new or fork of "
-                    "the log handed out and no open request names",
-                )
+        # judged only while a request about a session the log handed out is open (a log
+        # that starts after a session was created names sessions it never saw created)
+        stray = isinstance(sid, str) and direction == A2C and sid not in self.sids
+        if stray and self.open_about > 0 and not self.open_new and sid not in self.open_sids:
+            self._report(
+                UPDATE,
+                e.line,
+                f"session/update for session {sid!r:.60} while a request about a session "
+                "of the log is answered: no session/new or fork of the log handed it out "
+                "and no open request names it",
+            )
         if isinstance(sid, str):
             self.history[sid] = None
             self.history.move_to_end(sid)

@@ -89,6 +89,8 @@ ECHO = os.environ.get("MODEL_AGENT_ECHO") == "1"  # answers initialize with the 
 MISSING = os.environ.get("MODEL_AGENT_MISSING", "")  # a method it answers -32601
 STRAY = os.environ.get("MODEL_AGENT_STRAY") == "1"  # a turn's update names another session
 NULL_LOAD = os.environ.get("MODEL_AGENT_NULL_LOAD") == "1"  # a served load answers result null
+LATE = os.environ.get("MODEL_AGENT_LATE") == "1"  # a load's history after its answer
+REPLAYS = os.environ.get("MODEL_AGENT_REPLAYS") == "1"  # a resume replays history too
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -136,12 +138,15 @@ for line in sys.stdin:
                       "content": {"type": "text", "text": "not yours"}}
             send({"jsonrpc": "2.0", "method": "session/update",
                   "params": {"sessionId": "elsewhere", "update": update}})
-    if step.reply.replayed:
+    history = []
+    if step.reply.replayed or (REPLAYS and step.reply.ok and req.method == "session_resume"):
         for _ in range(turns.get(req.sid, 0)):
             update = {"sessionUpdate": "agent_message_chunk",
                       "content": {"type": "text", "text": "earlier"}}
-            send({"jsonrpc": "2.0", "method": "session/update",
-                  "params": {"sessionId": req.sid, "update": update}})
+            history.append({"jsonrpc": "2.0", "method": "session/update",
+                            "params": {"sessionId": req.sid, "update": update}})
+    for note in [] if LATE else history:
+        send(note)
     answer = _response(0, ReplayedStep(step, ()), wire)
     answer["id"] = msg["id"]
     if NULL_LOAD and msg["method"] == "session/load" and "result" in answer:
@@ -153,6 +158,8 @@ for line in sys.stdin:
     answer.get("result", {}).pop("_meta", None) if isinstance(answer.get("result"), dict) else None
     store.write_bytes(pickle.dumps((world, turns)))
     send(answer)
+    for note in history if LATE else []:
+        send(note)
 """
 
 FULL = (
@@ -538,6 +545,37 @@ def test_a_resume_the_agent_serves_and_the_model_refuses_is_held_to_s8(tmp_path:
     reqs = report.requirements()
     assert reqs["S8"]["status"] == FAIL, reqs["S8"]
     assert "history update(s) before the resume answer" in reqs["S8"]["outcomes"][0]["message"]
+
+
+# Issue 27, item 3: the official kit's broken fixture agents, as switches of the model agent
+# above, each with the tests that reach its fault and the verdict conform gives (the kill
+# matrix of the base protocol; README "conform"). Switches pinned by their own tests below:
+# SAME_ID (S6), HANG (LIVENESS), MISSING (a broken advertised method), STRAY (UPDATE-ID),
+# NULL_LOAD (LOAD-NULL), ECHO (VERSION), NULLS (requests a client may not send).
+KIT_FAULTS = [
+    ("conforming", [], ["ROW-session.7", "ROW-session.17"], {"S8": PASS}, True),
+    ("history-after-load-answer", ["MODEL_AGENT_LATE=1"], ["ROW-session.7"], {"S8": FAIL}, False),
+    ("resume-replays", ["MODEL_AGENT_REPLAYS=1"], ["ROW-session.17"], {"S8": FAIL}, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "env", "only", "verdicts", "conformant"), KIT_FAULTS, ids=[f[0] for f in KIT_FAULTS]
+)
+def test_kit_shaped_fixture_agents_get_the_pinned_verdict(
+    tmp_path: Path,
+    name: str,
+    env: list[str],
+    only: list[str],
+    verdicts: dict[str, str],
+    conformant: bool,
+) -> None:
+    report = conform(
+        ["env", *env, *_env_argv(model_agent(tmp_path))], timeout=5, test_timeout=20, only=only
+    )
+    reqs = report.requirements()
+    assert {rid: reqs[rid]["status"] for rid in verdicts} == verdicts, name
+    assert report.conformant is conformant, name
 
 
 def test_a_null_load_result_is_advisory_as_the_kit_tiers_it(tmp_path: Path) -> None:
