@@ -423,11 +423,17 @@ class LiveAgent:
             if fatal in done:
                 raise AgentFailure(await self._why(fatal.result()))
             raise NoAnswer(f"no answer to {method} within {self.timeout:g} s (timeout)")
-        notes = [
-            r.message
-            for r in self.log[before:]
-            if r.direction == "recv" and "method" in r.message and "id" not in r.message
-        ]
+        notes = []
+        for r in self.log[before:]:
+            if r.direction != "recv":
+                continue
+            m = r.message
+            if "method" not in m and ("result" in m or "error" in m):
+                # the answer (one request is open at a time): what came after it was read
+                # with it, yet belongs to no part of this request
+                break
+            if "id" not in r.message:
+                notes.append(r.message)
         try:
             return Answer(result=send.result(), notifications=notes)
         except RequestError as e:
