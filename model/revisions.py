@@ -139,7 +139,7 @@ CLIENT_RESENDS = ("any", "same", "none")  # T6 (SHOULD): what a conforming clien
 WITHOUT_CAPABILITY = ("default", "refuse")
 # silent (Q11): load or resume of a session active on the connection the request arrives on
 ACTIVE_REOPEN = ("serve", "refuse")
-_REOPEN_LIVE = ("session_load", "session_resume")
+REOPEN_LIVE = ("session_load", "session_resume")  # the methods that may re-open a live session
 
 
 def refuse_active_reopen(t: Tables) -> Tables:
@@ -147,13 +147,13 @@ def refuse_active_reopen(t: Tables) -> Tables:
     refusal of one active on another connection loses its guard, and no other row of theirs
     takes an active session."""
     refusal = (Status.ACTIVE, None, ("is_active_elsewhere",), "reply_session_unavailable", ())
-    if not any(r.trigger in _REOPEN_LIVE and r[1:] == refusal for r in t.session):
+    if not any(r.trigger in REOPEN_LIVE and r[1:] == refusal for r in t.session):
         raise ValueError("no load or resume serves a session active on the connection")
     session = []
     for r in t.session:
-        if r.trigger in _REOPEN_LIVE and r[1:] == refusal:
+        if r.trigger in REOPEN_LIVE and r[1:] == refusal:
             r = r._replace(guards=())
-        elif r.trigger in _REOPEN_LIVE and Status.ACTIVE in r.sources:
+        elif r.trigger in REOPEN_LIVE and Status.ACTIVE in r.sources:
             r = r._replace(source=tuple(x for x in r.sources if x is not Status.ACTIVE))
         session.append(r)
     return t.edit("session", tuple(session))

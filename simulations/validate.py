@@ -552,7 +552,6 @@ class _Pending:
     updates: int = 0  # session/update notifications for its session before the answer
     seq: int = 0  # its place among the stream's requests (the oldest open one answers first)
     given_up: bool = False  # more than _OPEN_KEPT requests opened after it: no longer awaited
-    counted: bool = False  # in the stream's counts of open requests (``Stream._count``)
     about: bool = False  # counted as a turn or re-open of a session the log handed out
 
 
@@ -906,13 +905,7 @@ class Stream:
     def _count(self, p: _Pending, by: int) -> None:
         """Keep the counts ``_notification`` reads in constant time: open requests naming
         each log session, open session/new and fork, open turns and re-opens of a session
-        the log handed out."""
-        if by > 0:
-            p.counted = True
-        elif not p.counted:
-            return
-        else:
-            p.counted = False
+        the log handed out. Every request is opened (+1) once and settled (-1) once."""
         if p.log_sid is not None:
             self.open_sids[p.log_sid] += by
             if self.open_sids[p.log_sid] == 0:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from model.operations import OPERATION_KNOBS
 from model.profiles import CHOICES, METHOD_FLAGS, Profile
+from model.revisions import REOPEN_LIVE
 from model.tables import COMPACT, OPERATIONS, SET_PROMPT
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request, Status, World
 
@@ -157,14 +158,13 @@ class Domain:
             attach_prompts=attach,
         )
 
-    def requests(self, w: World, live: bool = True) -> Iterator[Request]:
+    def requests(self, w: World, live: bool = True) -> tuple[Request, ...]:
         """Every request the domain allows in ``w`` (for exhaustive engines); ``live=False``
         leaves it to the caller to drop the re-opens of live sessions ``reopen_live`` forbids
         (``unless_live``), so the list depends on ``w`` only through its counts."""
-        if self.admits is None:
-            yield from self._requests(w, live)
-        else:
-            yield from filter(self.admits, self._requests(w, live))
+        reqs = self._requests(w)
+        every = tuple(reqs if self.admits is None else filter(self.admits, reqs))
+        return self.unless_live(w, every) if live else every
 
     def unless_live(self, w: World, reqs: tuple[Request, ...]) -> tuple[Request, ...]:
         """``reqs`` without the load/resume of a session live on the sending connection, where
@@ -174,9 +174,9 @@ class Domain:
         live = {(s.conn, s.sid) for s in w.agent.store if s.status is Status.ACTIVE}
         if not live:
             return reqs
-        return tuple(r for r in reqs if r.method not in _REOPEN_LIVE or (r.conn, r.sid) not in live)
+        return tuple(r for r in reqs if r.method not in REOPEN_LIVE or (r.conn, r.sid) not in live)
 
-    def _requests(self, w: World, filtered: bool = True) -> Iterator[Request]:
+    def _requests(self, w: World) -> Iterator[Request]:
         if len(w.connections) < self.max_connections:
             for client in self.clients:
                 yield Request("connect", client=client)
@@ -191,11 +191,8 @@ class Domain:
             for sp in self.prompts:
                 for mode in self.modes:
                     yield Request("session_new", conn, system_prompt=sp, mode=mode)
-            live = () if self.reopen_live or not filtered else _live_on(w, conn)
             for method in ("session_load", "session_resume", "session_fork"):
                 for sid in self.sids:
-                    if sid in live and method != "session_fork":
-                        continue
                     yield Request(method, conn, sid=sid)
                     if self.attach_prompts:
                         reopen = (
@@ -218,14 +215,6 @@ class Domain:
                 for sid in self.sids:
                     for sp, mode in values:
                         yield Request(SET_PROMPT, conn, sid=sid, system_prompt=sp, mode=mode)
-
-
-_REOPEN_LIVE = ("session_load", "session_resume")
-
-
-def _live_on(w: World, conn: int) -> frozenset[str]:
-    """The sessions active on connection ``conn``."""
-    return frozenset(s.sid for s in w.agent.store if s.status is Status.ACTIVE and s.conn == conn)
 
 
 DEFAULT_DOMAIN = Domain()

@@ -1257,8 +1257,8 @@ async def _compare(
             last = [r for r in row_ids(run.tables, run.revision, fired[-1:]) if _not_specific(r)]
             ids = last or ids
             if req.method in ("session_load", "session_resume"):
-                # a load or resume the model refuses and the agent serves (an active session,
-                # Q11, say) is still held to S8, whatever the model's choice was
+                # a load or resume the model refuses and the agent serves (a deleted session,
+                # or a live one where active_reopen = refuse) is still held to S8
                 replay_kept()
         why = ""
         if answer.code == -32601 and req.method in _ADVERTISED_BY:  # "no such method"
