@@ -582,26 +582,74 @@ def _message(line: bytes) -> object:
 
 def _refusal(message: object) -> tuple[dict[str, Any], str]:
     """JSON-RPC 2.0's answer to a line that is no request object (id null: none can be read),
-    and what stderr says of it: not JSON, -32700; an empty batch or a value that is no object,
-    -32600; a batch of requests, -32600 too (this agent answers requests one at a time)."""
+    and what stderr says of it: not JSON, -32700; an empty batch or a value that is no object
+    (a batch entry included), -32600."""
     if message is _UNPARSED:
         code, text = -32700, "parse error: not JSON"
     elif isinstance(message, list):
-        code, text = (
-            -32600,
-            "invalid request: " + ("an empty batch" if not message else "batches are not served"),
-        )
+        code, text = -32600, "invalid request: an empty batch"
     else:
         code, text = -32600, "invalid request: not a JSON object"
     error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
     return error, text
 
 
+@dataclass
+class _Batch:
+    """A batch of requests being served: the answers already in hand (error objects for the
+    entries that are no request) and the ids still owed; written as one array when complete."""
+
+    answers: list[dict[str, Any]]
+    owed: dict[Any, int]  # request id → how many entries of the batch carry it
+
+
+class _BatchWriter:
+    """The connection's writer with JSON-RPC 2.0 batches (issue 27, kit ACP-BATCH-203/204):
+    a response to a request that came in a batch is held until the batch's last one is ready,
+    and the batch is answered with one array; everything else is written as it comes."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self.batches: list[_Batch] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._writer, name)
+
+    def open(self, answers: list[dict[str, Any]], ids: list[Any]) -> None:
+        owed: dict[Any, int] = {}
+        for i in ids:
+            owed[_key(i)] = owed.get(_key(i), 0) + 1
+        self.batches.append(_Batch(answers, owed))
+
+    def write(self, data: bytes) -> None:
+        if self.batches:
+            try:
+                message = json.loads(data)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and "method" not in message:
+                key = _key(message.get("id"))
+                for batch in self.batches:
+                    if batch.owed.get(key, 0) > 0:
+                        batch.owed[key] -= 1
+                        batch.answers.append(message)
+                        if not any(batch.owed.values()):
+                            self.batches.remove(batch)
+                            self._writer.write(json.dumps(batch.answers).encode() + b"\n")
+                        return
+        self._writer.write(data)
+
+
+def _key(request_id: Any) -> str:
+    """A request id as a dict key that tells 1 from "1" and from true."""
+    return json.dumps(request_id)
+
+
 async def _pump(
     source: asyncio.StreamReader,
     sink: asyncio.StreamReader,
     line: _Line,
-    out: asyncio.StreamWriter | None = None,
+    out: asyncio.StreamWriter | _BatchWriter | None = None,
 ) -> None:
     """Copy stdin into the connection's reader, message by message; a line that is not a JSON
     object is reported on stderr and answered on ``out`` with JSON-RPC's error for it
@@ -621,14 +669,11 @@ async def _pump(
         if not data.strip():
             continue
         message = _message(data)
+        if isinstance(message, list) and message:
+            _serve_batch(message, n, sink, line, out)
+            continue
         if not isinstance(message, dict):
-            error, text = _refusal(message)
-            print(
-                f"{PROG}: stdin line {n}: {text}, answered {error['error']['code']}",
-                file=sys.stderr,
-            )
-            if out is not None:
-                out.write(json.dumps(error).encode() + b"\n")
+            _refuse(message, n, out)
             continue
         line.read += "method" in message and "id" in message
         sink.feed_data(data if data.endswith(b"\n") else data + b"\n")
@@ -637,6 +682,50 @@ async def _pump(
     while line.answered < line.read and loop.time() < deadline:
         await asyncio.sleep(0.005)
     sink.feed_eof()
+
+
+def _refuse(message: object, n: int, out: asyncio.StreamWriter | _BatchWriter | None) -> None:
+    error, text = _refusal(message)
+    print(f"{PROG}: stdin line {n}: {text}, answered {error['error']['code']}", file=sys.stderr)
+    if out is not None:
+        out.write(json.dumps(error).encode() + b"\n")
+
+
+def _serve_batch(
+    entries: list[Any],
+    n: int,
+    sink: asyncio.StreamReader,
+    line: _Line,
+    out: asyncio.StreamWriter | _BatchWriter | None,
+) -> None:
+    """A non-empty batch, as JSON-RPC 2.0 says: each entry that is no object is answered
+    -32600; requests are served in order and answered together in one array; notifications
+    and responses are taken as they are and answered by nothing. A batch with no request is
+    answered with its errors alone, or not at all (kit ACP-BATCH-202)."""
+    calls = [e for e in entries if _entry(e)]
+    errors = [_refusal(e)[0] for e in entries if not _entry(e)]
+    ids = [e["id"] for e in calls if "method" in e and "id" in e]
+    print(
+        f"{PROG}: stdin line {n}: a batch of {len(entries)} ({len(ids)} requests, "
+        f"{len(errors)} invalid)",
+        file=sys.stderr,
+    )
+    if ids and isinstance(out, _BatchWriter):
+        out.open(errors, ids)
+    elif errors and out is not None:
+        out.write(json.dumps(errors).encode() + b"\n")
+    for entry in calls:
+        line.read += "method" in entry and "id" in entry
+        sink.feed_data(json.dumps(entry).encode() + b"\n")
+
+
+def _entry(e: object) -> bool:
+    """A batch entry the connection can take: a call with a method name, or a response."""
+    if not isinstance(e, dict):
+        return False
+    if "method" in e:
+        return isinstance(e["method"], str)
+    return "id" in e and ("result" in e or "error" in e)
 
 
 async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -677,7 +766,8 @@ async def serve(agent: ReferenceAgent) -> None:
                 out["data"] = self.data
             return out
 
-    stdin, writer = await _stdio()
+    stdin, stdout = await _stdio()
+    writer = _BatchWriter(stdout)
     reader = asyncio.StreamReader(limit=_STDIN_LIMIT)
     line = _Line()
     tickets = 0

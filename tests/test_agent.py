@@ -560,21 +560,60 @@ def test_session_list_reports_each_sessions_own_cwd_and_filters_by_it(tmp_path: 
 
 def test_lines_that_are_no_request_get_json_rpcs_error_and_the_agent_goes_on() -> None:
     """Issue 27 (kit BATCH-201 on v2): a line that is not JSON is answered -32700 and an
-    empty batch, a non-empty one or a value that is no object -32600, each with id null as
-    JSON-RPC 2.0 says; before, they were dropped unanswered. The next request is served."""
+    empty batch or a value that is no object -32600, each with id null as JSON-RPC 2.0 says;
+    before, they were dropped unanswered. The next request is served."""
     live = Live(["--revision", "v2-draft"])
     assert live.proc.stdin is not None
     got = []
-    for raw in (b"{not json\n", b"[]\n", b'[{"jsonrpc": "2.0", "id": 9, "method": "x"}]\n', b"7\n"):
+    for raw in (b"{not json\n", b"[]\n", b"7\n"):
         live.proc.stdin.write(raw)
         live.proc.stdin.flush()
         answer = json.loads(live.lines.get(timeout=TIMEOUT))
         got.append((answer["id"], answer["error"]["code"]))
-    assert got == [(None, -32700), (None, -32600), (None, -32600), (None, -32600)]
+    assert got == [(None, -32700), (None, -32600), (None, -32600)]
     _, answer = live.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
     assert answer["id"] == 1
     err = live.stop()
     assert "stdin line 2: invalid request: an empty batch, answered -32600" in err
+
+
+def test_batches_are_served_as_json_rpc_says() -> None:
+    """Issue 27 (kit ACP-BATCH-202/203/204, v2 §6): a batch of notifications gets no answer;
+    a batch of entries that are no object gets one array of -32600 errors, one per entry; a
+    batch of requests gets one array holding each answer, matched by id; a batch that mixes
+    a request with a response answers the request alone. The connection goes on after each.
+    Before, every non-empty batch got one -32600 (and a batch of notifications an answer)."""
+    live = Live(["--revision", "v2-draft"])
+    assert live.proc.stdin is not None
+    _, answer = live.request(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}
+    )
+    assert answer["id"] == 0
+
+    def send(batch: list[object]) -> None:
+        assert live.proc.stdin is not None
+        live.proc.stdin.write(json.dumps(batch).encode() + b"\n")
+        live.proc.stdin.flush()
+
+    send([{"jsonrpc": "2.0", "method": "_kit/notify_only"}])
+    send([17, True, None])
+    errors = json.loads(live.lines.get(timeout=TIMEOUT))  # nothing came for the first batch
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, -32600)] * 3
+    send([{"jsonrpc": "2.0", "id": i, "method": "session/list"} for i in ("a", "b")])
+    both = json.loads(live.lines.get(timeout=TIMEOUT))
+    assert sorted(r["id"] for r in both) == ["a", "b"] and all("result" in r for r in both)
+    send(
+        [
+            {"jsonrpc": "2.0", "id": "c", "method": "_kit/none"},
+            {"jsonrpc": "2.0", "id": "d", "result": {}},
+        ]
+    )
+    mixed = json.loads(live.lines.get(timeout=TIMEOUT))
+    assert [(r["id"], r["error"]["code"]) for r in mixed] == [("c", -32601)]
+    _, answer = live.request({"jsonrpc": "2.0", "id": 5, "method": "session/list"})
+    assert answer["id"] == 5 and "result" in answer
+    err = live.stop()
+    assert "a batch of 2 (2 requests, 0 invalid)" in err
 
 
 @pytest.mark.parametrize("revision", ["v1-stable", "rfd-final"])
