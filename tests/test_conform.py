@@ -91,13 +91,21 @@ STRAY = os.environ.get("MODEL_AGENT_STRAY") == "1"  # a turn's update names anot
 NULL_LOAD = os.environ.get("MODEL_AGENT_NULL_LOAD") == "1"  # a served load answers result null
 LATE = os.environ.get("MODEL_AGENT_LATE") == "1"  # a load's history after its answer
 REPLAYS = os.environ.get("MODEL_AGENT_REPLAYS") == "1"  # a resume replays history too
+PARSE = os.environ.get("MODEL_AGENT_PARSE", "")  # a line not JSON: crash, or silent (no answer)
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
     sys.stdout.flush()
 
 for line in sys.stdin:
-    msg = json.loads(line)
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        if PARSE == "crash":
+            raise
+        if PARSE != "silent":
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse"}})
+        continue
     if "id" not in msg or "method" not in msg:
         continue
     if msg["method"] == "_acp_sysprompt/system_slot":
@@ -556,6 +564,10 @@ KIT_FAULTS = [
     ("conforming", [], ["ROW-session.7", "ROW-session.17"], {"S8": PASS}, True),
     ("history-after-load-answer", ["MODEL_AGENT_LATE=1"], ["ROW-session.7"], {"S8": FAIL}, False),
     ("resume-replays", ["MODEL_AGENT_REPLAYS=1"], ["ROW-session.17"], {"S8": FAIL}, False),
+    ("answers-bad-json", [], ["PARSE"], {"PARSE": PASS}, True),
+    ("silent-on-bad-json", ["MODEL_AGENT_PARSE=silent"], ["PARSE"], {"PARSE": PASS}, True),
+    # advisory, as the kit's ACP-JSONRPC-005: the verdict does not follow it
+    ("crashes-on-bad-json", ["MODEL_AGENT_PARSE=crash"], ["PARSE"], {"PARSE": FAIL}, True),
 ]
 
 
@@ -576,6 +588,31 @@ def test_kit_shaped_fixture_agents_get_the_pinned_verdict(
     reqs = report.requirements()
     assert {rid: reqs[rid]["status"] for rid in verdicts} == verdicts, name
     assert report.conformant is conformant, name
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("", "answered it -32700 (id null), then gave session/new a result"),
+        ("silent", "did not answer it"),
+        ("crash", "the agent served nothing more: the agent exited with code 1 (crash)"),
+    ],
+)
+def test_a_line_that_is_not_json_does_not_end_the_conversation(
+    tmp_path: Path, mode: str, said: str
+) -> None:
+    """Issue 27, item 3 (the kit's crashes-on-bad-JSON fixtures, ACP-JSONRPC-005): after a
+    line that is not JSON the agent must still serve session/new; whether it answered the
+    line -32700 is said, not judged. An agent that dies on it fails PARSE (ADVISORY, as in the
+    kit), and its wire is kept; before, conform sent no such line and this passed unseen."""
+    argv = ["env", f"MODEL_AGENT_PARSE={mode}", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["PARSE"])
+    assert [r.test.name for r in report.runs] == ["PARSE"]
+    reqs = report.requirements()
+    assert reqs["PARSE"]["tier"] == ADVISORY
+    assert said in reqs["PARSE"]["outcomes"][0]["message"]
+    assert (reqs["PARSE"]["status"] == FAIL) is (mode == "crash")
+    assert bool(report.runs[0].transcript) is (mode == "crash")
 
 
 def test_a_null_load_result_is_advisory_as_the_kit_tiers_it(tmp_path: Path) -> None:

@@ -208,6 +208,11 @@ UPDATE_ID = "UPDATE-ID"
 # the official kit (and the SDK's example agents, which answer so) tier it ADVISORY: the
 # session is loaded, a client reads nothing from the result. Here too, not SCHEMA
 NULL_LOAD_ID = "LOAD-NULL"
+# a line that is not JSON does not end the conversation: the agent still serves the next
+# request (JSON-RPC 2.0 answers it -32700 with id null; the official kit's ACP-JSONRPC-005,
+# advisory, asks only that the connection stays usable, and records the answer, as here)
+PARSE_ID = "PARSE"
+NOT_JSON = b'{"jsonrpc": "2.0", "id": "not-json", "method": \n'  # cut short: not JSON
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
@@ -315,7 +320,7 @@ def tier(rid: str) -> str:
       id's FAIL shows there; a row's departure is what the agent chose."""
     if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID):
         return MANDATORY
-    if rid in (VERSION_ID, NULL_LOAD_ID):
+    if rid in (VERSION_ID, NULL_LOAD_ID, PARSE_ID):
         return ADVISORY
     r = REQUIREMENTS.get(rid)
     if r is None or r.family is Family.P:
@@ -530,6 +535,11 @@ def citation(rid: str, tables: Tables) -> str:
         return (
             "ACP session/update (SessionNotification.sessionId): an update names the session "
             "it belongs to"
+        )
+    if rid == PARSE_ID:
+        return (
+            "JSON-RPC 2.0 (jsonrpc.org/specification, 5.1): a line that is not JSON is "
+            "answered -32700 with id null, and the connection goes on"
         )
     if rid == VERSION_ID:
         return (
@@ -1896,6 +1906,9 @@ async def _run_plan(
         if not only or VERSION_ID in only:
             opts.interrupt.check()
             report.runs.append(await _version_test(argv, opts, caps))
+        if not only or PARSE_ID in only:
+            opts.interrupt.check()
+            report.runs.append(await _parse_test(argv, opts, caps))
         if walks:
             opts.interrupt.check()
             b = live_bound(opts.revision, caps, big=big)
@@ -1937,6 +1950,52 @@ async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestR
         out.stalled = isinstance(e, NoAnswer)
         rid = LIVENESS_ID if out.stalled else VERSION_ID
         out.findings.append(Finding(rid, FAIL, f"initialize asking for a version: {e}", 2))
+    finally:
+        await _stopped(agent, opts, out, t0)
+    if not out.failed:
+        out.transcript = []
+    return out
+
+
+async def _parse_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun:
+    """A fresh agent, initialized, sent a line that is not JSON (``NOT_JSON``) and then a
+    session/new: the session/new must be answered, by a result or an error (``PARSE_ID``).
+    Whether the line itself got JSON-RPC's -32700 is said in the finding, not judged."""
+    test = LiveTest(PARSE_ID, Trace(caps, _OPEN), ())
+    out = TestRun(test)
+    agent = _fresh_agent(argv, opts)
+    t0 = time.perf_counter()
+    said, sent = "a line that is not JSON", False
+    try:
+        await agent.start()
+        await agent.request("initialize", _run_params(Request("initialize"), opts.revision))
+        sent = True
+        await agent.send_raw(NOT_JSON)
+        params = {**_run_params(Request("session_new"), opts.revision), "cwd": agent.cwd or CWD}
+        answer = await agent.request("session/new", params)
+        codes = [
+            n["error"].get("code") if isinstance(n.get("error"), dict) else None
+            for n in agent.null_answers
+        ]
+        heard = (
+            "answered it -32700 (id null)"
+            if codes == [-32700]
+            else f"answered it with id null and code {codes[0]!r}"
+            if codes
+            else "did not answer it (JSON-RPC 2.0 asks -32700 with id null; not judged)"
+        )
+        served = "an error" if answer.error is not None else "a result"
+        out.findings.append(
+            Finding(PARSE_ID, PASS, f"{said}: the agent {heard}, then gave session/new {served}", 3)
+        )
+    except AgentFailure as e:
+        out.failure = clip(str(e), MESSAGE_LIMIT)
+        out.stalled = isinstance(e, NoAnswer)
+        if sent:
+            note, status = f"after {said}, the agent served nothing more: {e}", FAIL
+        else:
+            note, status = f"initialize failed before {said} was sent: {e}", NOT_TESTED
+        out.findings.append(Finding(PARSE_ID, status, note, 3 if sent else 1))
     finally:
         await _stopped(agent, opts, out, t0)
     if not out.failed:

@@ -125,6 +125,8 @@ class _Lines:
         self.fatal = fatal
         self.sent: set[tuple[str, object]] = set()  # the ids of our requests (``_id_key``)
         self.answered: set[tuple[str, object]] = set()
+        self.owed_null = 0  # answers with id null a line we sent can draw (``send_raw``)
+        self.nulls: list[dict[str, Any]] = []  # those answers, kept apart from the SDK
 
     def _fail(self, why: str) -> None:
         if not self.fatal.done():
@@ -165,6 +167,10 @@ class _Lines:
             if not isinstance(message, dict):
                 self._fail(f"non-JSON on stdout: {text[:120]!r}")
                 return None
+            if self.owed_null and "method" not in message and message.get("id", 0) is None:
+                self.owed_null -= 1  # the answer to a line we sent that has no id to read
+                self.nulls.append(message)
+                continue
             fault = self.fault(message, line)
             if fault:
                 self._fail(f"{MALFORMED}: {fault}: {text[:120]!r}")
@@ -334,6 +340,7 @@ class LiveAgent:
         self._conn: Connection | None = None
         self._fatal: asyncio.Future[str] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
+        self._lines: _Lines | None = None
 
     @property
     def running(self) -> bool:
@@ -375,7 +382,8 @@ class LiveAgent:
             way = "send" if event.direction is StreamDirection.OUTGOING else "recv"
             self.log.append(Record(way, event.message, epoch))
 
-        self._conn = Connection(_answer_agent, _Lines(proc, fatal), observers=[observe])
+        self._lines = _Lines(proc, fatal)
+        self._conn = Connection(_answer_agent, self._lines, observers=[observe])
         self._stderr_task = asyncio.create_task(self._read_stderr(proc, fatal))
 
     async def _read_stderr(
@@ -448,6 +456,24 @@ class LiveAgent:
                     why = "the agent closed its stdin (pipe closed) while still running"
                 raise AgentFailure(why) from None
             raise AgentFailure(await self._why(fatal.result())) from None
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write ``data`` (a line that is no request: not JSON, say) as it is; one answer with
+        id null, JSON-RPC's answer to it, is then taken and kept in ``null_answers`` instead of
+        failing the transport."""
+        proc, lines = self._proc, self._lines
+        if proc is None or proc.stdin is None or lines is None:
+            raise AgentFailure("the agent is not running")
+        lines.owed_null += 1
+        try:
+            proc.stdin.write(data if data.endswith(b"\n") else data + b"\n")
+            await proc.stdin.drain()
+        except (ConnectionError, OSError):
+            raise AgentFailure(await self._why("")) from None
+
+    @property
+    def null_answers(self) -> list[dict[str, Any]]:
+        return [] if self._lines is None else self._lines.nulls
 
     def check(self) -> None:
         """Raise ``AgentFailure`` if the transport has named a fault since the last answer (a
