@@ -169,9 +169,22 @@ _KIT_DIRS = {"sent": C2A, "received": A2C}
 # findings that are not requirement ids
 MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
 # a session/update, sent while a turn, load or resume of a session the log handed out is open,
-# naming a session no session/new or fork of the log handed out and no open request names
-# (conform's UPDATE-ID: an update names the session it belongs to)
+# naming a session no open request names: one no session/new or fork of the log handed out,
+# or one it did whose update is a turn's content (a chunk, a tool call, a plan: they belong
+# to a turn or a replay of that session, and none is open); conform's UPDATE-ID: an update
+# names the session it belongs to. Others (available commands, mode, title) may come any time
 UPDATE = "update-id"
+_REPLAY = "S8"  # a load replays the conversation before answering, a resume replays none
+_TURN_CONTENT = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
 _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
 # hostile input: what one line, one kit report, one message's nesting and one echo may hold
 LINE_LIMIT = 16 << 20  # bytes of one log line; a longer line is malformed and skipped unread
@@ -936,15 +949,25 @@ class Stream:
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
         # judged only while a request about a session the log handed out is open (a log
         # that starts after a session was created names sessions it never saw created)
-        stray = isinstance(sid, str) and direction == A2C and sid not in self.sids
-        if stray and self.open_about > 0 and not self.open_new and sid not in self.open_sids:
-            self._report(
-                UPDATE,
-                e.line,
-                f"session/update for session {sid!r:.60} while a request about a session "
-                "of the log is answered: no session/new or fork of the log handed it out "
-                "and no open request names it",
-            )
+        stray = isinstance(sid, str) and direction == A2C and sid not in self.open_sids
+        if stray and self.open_about > 0 and not self.open_new:
+            update = params.get("update") if isinstance(params, Mapping) else None
+            kind = update.get("sessionUpdate") if isinstance(update, Mapping) else None
+            if sid not in self.sids:
+                self._report(
+                    UPDATE,
+                    e.line,
+                    f"session/update for session {sid!r:.60} while a request about a session "
+                    "of the log is answered: no session/new or fork of the log handed it out "
+                    "and no open request names it",
+                )
+            elif kind in _TURN_CONTENT:
+                self._report(
+                    UPDATE,
+                    e.line,
+                    f"session/update {kind} for session {sid!r:.60} while a request about "
+                    "another session is answered: no turn, load or resume of it is open",
+                )
         if isinstance(sid, str):
             self.history[sid] = None
             self.history.move_to_end(sid)
@@ -1234,7 +1257,24 @@ class Stream:
             as_sent = Step(before, req, tried.reply, tried.after, tried.rows)
             return self._compare(as_sent, (), got, p, line)[0], True
         self._note(line, f"{p.method}: the agent succeeded; the model has no way to (kept as is)")
+        self._replay_kept(p, got, line)
         return Step(before, req, Reply(sid=step.reply.sid), before, step.rows), False
+
+    def _replay_kept(self, p: _Pending, got: _Observed, line: int) -> None:
+        """S8 on a load or resume the agent served where no edit of the model's tables does (a
+        deleted session, say): judged on the wire alone, as ``conform`` does — history before
+        a resume's answer, or none before a load's where the log saw the session's updates."""
+        if p.method == "session/resume" and got.replayed:
+            self._report(
+                _REPLAY, line, f"{p.method} (line {p.line}): history replayed before its answer"
+            )
+        elif p.method == "session/load" and got.replayed is False:
+            self._report(
+                _REPLAY,
+                line,
+                f"{p.method} (line {p.line}): no history replayed before its answer, where the "
+                "log shows the session's updates",
+            )
 
     def _succeeding(self, before: World, req: Request, tables: Tables | None = None) -> Step | None:
         """The model's step on ``req`` with the rows that refused it dropped, one after the

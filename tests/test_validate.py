@@ -458,3 +458,77 @@ def test_an_update_for_a_session_nobody_handed_out_is_named(tmp_path: Path) -> N
         [_log_file(tmp_path, "own.ndjson", [*own, *log[turn + 1 :]])], "rfd-final"
     )
     assert clean.findings == [], clean.render()
+
+
+def test_a_turns_update_for_another_known_session_is_named(tmp_path: Path) -> None:
+    """Issue 27, item 4: during a turn of s1, a message chunk for s2 (a session the log handed
+    out, with no turn, load or resume open) is an ``update-id`` finding; an update s2 may get
+    at any time (its available commands) is not, nor is the chunk while s2's turn is open."""
+    trace = Trace(
+        Caps(PromptCap.APPEND),
+        (
+            *OPEN,
+            Request("session_new"),
+            Request("session_new"),
+            Request("session_prompt", sid="s1"),
+        ),
+    )
+    log = transcript(trace, REVISIONS["rfd-final"].tables, wire="blocks")
+    turn = next(i for i, m in enumerate(log) if m.get("method") == "session/prompt")
+    sids = [m["result"]["sessionId"] for m in log if "sessionId" in (m.get("result") or {})]
+    assert sids == ["s1", "s2"] and log[turn]["params"]["sessionId"] == "s1"
+
+    def update(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
+        body = {"sessionUpdate": kind, **extra}
+        params = {"sessionId": "s2", "update": body}
+        return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+
+    chunk = update("agent_message_chunk", {"content": {"type": "text", "text": "x"}})
+    commands = update("available_commands_update", {"availableCommands": []})
+    for name, note, found in (("chunk", chunk, True), ("commands", commands, False)):
+        mixed = [*log[: turn + 1], note, *log[turn + 1 :]]
+        result = validate_files([_log_file(tmp_path, f"{name}.ndjson", mixed)], "rfd-final")
+        got = [(f.rid, f.line) for f in result.findings]
+        assert got == ([("update-id", turn + 2)] if found else []), (name, result.render())
+    # s2's own turn open beside s1's (two requests in flight): its chunk belongs to it
+    second = dict(log[turn], id=999, params={**log[turn]["params"], "sessionId": "s2"})
+    answer = {"jsonrpc": "2.0", "id": 999, "result": {"stopReason": "end_turn"}}
+    both = [*log[:turn], second, log[turn], chunk, answer, *log[turn + 1 :]]
+    result = validate_files([_log_file(tmp_path, "both.ndjson", both)], "rfd-final")
+    assert [f.rid for f in result.findings] == [], result.render()
+
+
+@pytest.mark.parametrize("method", ["session_load", "session_resume"])
+def test_a_reopen_the_model_refuses_but_the_agent_serves_is_judged_for_s8(
+    tmp_path: Path, method: str
+) -> None:
+    """Issue 27, item 4: a load or resume of a deleted session, which the model refuses and no
+    edit of its tables serves, answered with a result: S8 is still judged on the wire, as
+    ``conform`` does — a resume that replays history, a load that replays none of a session
+    whose updates the log shows. Before, it was a note alone. Served the other way round (a
+    load that replays, a resume that does not), only the note."""
+    caps = Caps(PromptCap.OVERRIDE, load_session=True, resume=True, close=True, delete=True)
+    steps = (
+        *OPEN,
+        Request("session_new"),
+        Request("session_prompt", sid="s1"),
+        Request("session_delete", sid="s1"),
+        Request(method, sid="s1"),
+    )
+    log = transcript(Trace(caps, steps), REVISIONS["v1-stable"].tables, wire="envelope")
+    ask = max(i for i, m in enumerate(log) if m.get("method") == method.replace("_", "/"))
+    assert log[-1]["id"] == log[ask]["id"] and log[-1]["error"]["code"] == -32600
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    update = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s1", "update": chunk},
+    }
+    served = {"jsonrpc": "2.0", "id": log[ask]["id"], "result": {}}
+    wrong = [*log[:-1], update, served] if method == "session_resume" else [*log[:-1], served]
+    right = [*log[:-1], served] if method == "session_resume" else [*log[:-1], update, served]
+    result = validate_files([_log_file(tmp_path, "wrong.ndjson", wrong)], "v1-stable")
+    assert [(f.rid, f.line) for f in result.findings] == [("S8", len(wrong))], result.render()
+    assert "the model has no way to" in result.notes[0].message
+    result = validate_files([_log_file(tmp_path, "right.ndjson", right)], "v1-stable")
+    assert result.findings == [], result.render()
