@@ -86,6 +86,7 @@ from model.profiles import ProfileError, load_profile
 from model.revisions import REVISIONS
 from model.tables import CLIENT_REQUESTS, Tables
 from model.types import (
+    BASE,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -106,6 +107,7 @@ from model.types import (
 )
 from simulations.engines.conversation import History, Update, kept
 from simulations.engines.trace import wire_method
+from simulations.live.endpoint import ANTHROPIC, APIS, call_model
 from simulations.usage import UsageError, refuse_other_revision, revision_for
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
@@ -398,11 +400,23 @@ def _error(msg_id: int | str | None, code: int, message: str) -> Answer:
     return Answer({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
+# the agent's own instructions, as its model-endpoint mode sends them (``BASE`` of the model)
+BASE_TEXT = (
+    "You are the reference agent of acp-sysprompt-model, an executable model of ACP.\n"
+    "Answer every turn with one short sentence and call no tool.\n"
+    "These lines are the agent's own instructions: the model calls them BASE."
+)
+
+
 class ReferenceAgent:
     """One agent process of the model: its world, its tables and (optionally) its store."""
 
-    def __init__(self, build: Build, store: Path | None = None) -> None:
+    def __init__(
+        self, build: Build, store: Path | None = None, model: tuple[str, str] | None = None
+    ) -> None:
         self.build = build
+        self.model = model  # (base URL, API): each turn goes to that model endpoint too
+        self.calls = 0  # calls made to it
         self.system = System(build.tables)
         self.store = None if store is None else store / STORE_FILE
         self.history: dict[str, tuple[Update, ...]] = {}
@@ -465,7 +479,29 @@ class ReferenceAgent:
         self.history, updates = session_updates(self.history, step, prompt, ident, self.wire)
         response = self._with_cwds(response_message(ident, step, self.wire), step, params)
         self._persist()
+        if self.model is not None and req.method == "session_prompt" and step.reply.ok:
+            self._call_model(step, prompt)
         return Answer(response, updates)
+
+    def _call_model(self, step: Step, prompt: object) -> None:
+        """Send the turn to the model endpoint as a real agent does: the slot the turn runs
+        under as the system text (``BASE`` as ``BASE_TEXT``, with a line that changes every
+        call, as real agents' request headers do), the prompt's text as the user message. A
+        failed call is said on stderr; the turn is answered all the same."""
+        assert self.model is not None
+        url, api = self.model
+        self.calls += 1
+        own = f"{BASE_TEXT}\nRequest header: call {self.calls} of this agent process."
+        slot = step.reply.slot or ()
+        system = [own if s == BASE else s for s in slot]
+        blocks = prompt if isinstance(prompt, list) else []
+        user = "\n".join(
+            str(b.get("text")) for b in blocks if isinstance(b, Mapping) and "text" in b
+        )
+        try:
+            call_model(url, api, system, user, str(step.request.sid))
+        except (OSError, ValueError) as e:
+            print(f"{PROG}: the model endpoint {url} failed: {e}", file=sys.stderr)
 
     def _with_cwds(self, response: dict[str, Any], step: Step, params: object) -> dict[str, Any]:
         """Working directories, which the model leaves out (its transcripts name one, the
@@ -839,6 +875,18 @@ def parser() -> argparse.ArgumentParser:
         "restart (default: memory only)",
     )
     p.add_argument(
+        "--model-endpoint",
+        metavar="URL",
+        help="send each turn to the model API at URL (http://127.0.0.1:PORT) as real agents "
+        "do, its system slot as the system text (conform --model-endpoint starts one)",
+    )
+    p.add_argument(
+        "--model-api",
+        choices=APIS,
+        default=ANTHROPIC,
+        help="the API it speaks to --model-endpoint (default: anthropic)",
+    )
+    p.add_argument(
         "--caps",
         metavar="LIST",
         help="what it advertises, a comma list: systemPrompt=none|append|override (replace "
@@ -859,7 +907,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             if store.exists() and not store.is_dir():
                 raise UsageError(f"argument --store: {store} is not a directory")
             store.mkdir(parents=True, exist_ok=True)
-        agent = ReferenceAgent(build, store)
+        model = None
+        if args.model_endpoint is not None:
+            if not args.model_endpoint.startswith(("http://127.0.0.1", "http://localhost")):
+                raise UsageError(
+                    f"argument --model-endpoint: {args.model_endpoint}: only "
+                    "http://127.0.0.1:PORT (loopback) is allowed"
+                )
+            model = (args.model_endpoint, args.model_api)
+        agent = ReferenceAgent(build, store, model)
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,299 @@
+"""The recording model endpoint (issue 28, items 1 and 5): each API's requests read as the real
+agents send them, its answers well formed for a streaming client, a slot's meaning read by
+containment and order, and the reference agent's model-endpoint mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model.types import BASE
+from simulations.live.endpoint import (
+    ANTHROPIC,
+    APIS,
+    CHAT,
+    RESPONSES,
+    BaseText,
+    ModelEndpoint,
+    api_of,
+    parse_call,
+    symbols,
+    turn_call,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT_A = "Client text A: answer as a ship's captain would."
+TEXT_B = "Client text B: never use the letter z."
+SID = "0b6f1c9e-2a43-4d1e-9f1a-7c2d9e5b8a10"
+
+# Request bodies shaped as the agents send them (the APIs' documented shapes and what
+# ../shared/notes/real-agents.md recorded: Claude's per-request billing header block and
+# identity line before its base prompt, system items inside messages in newer versions, the
+# session in metadata.user_id; Codex's instructions plus developer and system input items)
+CLAUDE = {
+    "model": "claude-x",
+    "max_tokens": 32000,
+    "stream": True,
+    "system": [
+        {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1; cch=4f2a9;"},
+        {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."},
+        {"type": "text", "text": "You are an interactive agent that helps users.\n" + TEXT_A},
+    ],
+    "messages": [
+        {"role": "system", "content": [{"type": "text", "text": TEXT_B}]},
+        {"role": "user", "content": [{"type": "text", "text": "earlier turn"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": [{"type": "text", "text": "turn marker 7"}]},
+    ],
+    "metadata": {"user_id": json.dumps({"device_id": "d", "session_id": SID})},
+    "tools": [{"name": "Bash", "input_schema": {"type": "object"}}],
+}
+CODEX = {
+    "model": "gpt-x",
+    "instructions": "You are Codex, a coding agent.\n" + TEXT_A,
+    "input": [
+        {
+            "type": "message",
+            "role": "developer",
+            "content": [{"type": "input_text", "text": TEXT_B}],
+        },
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "turn 3"}]},
+    ],
+    "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object"}}],
+    "stream": True,
+    "prompt_cache_key": "cache-key",
+}
+CHAT_BODY = {
+    "model": "m",
+    "messages": [
+        {"role": "system", "content": "You are a helpful agent."},
+        {"role": "developer", "content": [{"type": "text", "text": TEXT_A}]},
+        {"role": "user", "content": "turn 9"},
+    ],
+    "stream": False,
+}
+
+
+def test_each_api_is_read_as_its_agents_send_it() -> None:
+    claude = parse_call(ANTHROPIC, "/v1/messages?beta=true", {}, CLAUDE)
+    assert claude.system[-1] == TEXT_B and TEXT_A in claude.system[2]
+    assert claude.user == "turn marker 7" and claude.tools and claude.stream
+    assert claude.session == SID
+    old = dict(CLAUDE, metadata={"user_id": f"user_abc_account__session_{SID}"})
+    assert parse_call(ANTHROPIC, "/v1/messages", {}, old).session == SID
+    header = dict(CLAUDE, metadata={})
+    got = parse_call(ANTHROPIC, "/v1/messages", {"x-claude-code-session-id": "h1"}, header)
+    assert got.session == "h1"
+    codex = parse_call(RESPONSES, "/v1/responses", {"session_id": "c1"}, CODEX)
+    assert codex.system == (CODEX["instructions"], TEXT_B) and codex.user == "turn 3"
+    assert codex.session == "c1" and codex.tools
+    assert parse_call(RESPONSES, "/v1/responses", {}, CODEX).session == "cache-key"
+    chat = parse_call(CHAT, "/v1/chat/completions", {}, CHAT_BODY)
+    assert chat.system == ("You are a helpful agent.", TEXT_A) and chat.user == "turn 9"
+    assert not chat.tools and not chat.stream and chat.session is None
+    assert [
+        api_of(p) for p in ("/v1/messages?beta=true", "/v1/responses", "/chat/completions")
+    ] == [
+        ANTHROPIC,
+        RESPONSES,
+        CHAT,
+    ]
+    assert api_of("/v1/messages/count_tokens") is None and api_of("/v1/models") is None
+    hostile = {"system": 7, "messages": "x", "metadata": {"user_id": 5}, "tools": {}}
+    assert parse_call(ANTHROPIC, "/v1/messages", {}, hostile).system == ()
+
+
+def _post(url: str, body: object, raw: bytes | None = None) -> tuple[int, str, bytes]:
+    data = raw if raw is not None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, headers={"content-type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return r.status, r.headers.get("content-type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, "", e.read()
+
+
+def _events(body: bytes) -> list[tuple[str | None, Any]]:
+    out = []
+    for block in body.decode().split("\n\n"):
+        if not block.strip():
+            continue
+        fields = dict(line.split(": ", 1) for line in block.splitlines())
+        data = fields["data"]
+        out.append((fields.get("event"), data if data == "[DONE]" else json.loads(data)))
+    return out
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_the_endpoint_answers_each_api_as_a_client_reads_it(stream: bool) -> None:
+    with ModelEndpoint(reply="hello") as ep:
+        url = ep.url
+        assert url.startswith("http://127.0.0.1:")
+        for api, path, body in (
+            (ANTHROPIC, "/v1/messages?beta=true", CLAUDE),
+            (RESPONSES, "/v1/responses", CODEX),
+            (CHAT, "/v1/chat/completions", CHAT_BODY),
+        ):
+            status, kind, got = _post(url + path, dict(body, stream=stream))
+            assert status == 200, (api, got)
+            if not stream:
+                message = json.loads(got)
+                text = {
+                    ANTHROPIC: lambda m: m["content"][0]["text"],
+                    RESPONSES: lambda m: m["output"][0]["content"][0]["text"],
+                    CHAT: lambda m: m["choices"][0]["message"]["content"],
+                }[api](message)
+                assert text == "hello" and kind == "application/json"
+                continue
+            assert kind == "text/event-stream"
+            events = _events(got)
+            if api == ANTHROPIC:
+                assert [e for e, _ in events] == [
+                    "message_start",
+                    "content_block_start",
+                    "content_block_delta",
+                    "content_block_stop",
+                    "message_delta",
+                    "message_stop",
+                ]
+                assert events[2][1]["delta"] == {"type": "text_delta", "text": "hello"}
+                assert events[4][1]["delta"]["stop_reason"] == "end_turn"
+            elif api == RESPONSES:
+                assert (
+                    [d["type"] for _, d in events]
+                    == [e for e, _ in events]
+                    == [
+                        "response.created",
+                        "response.output_item.added",
+                        "response.output_text.delta",
+                        "response.output_item.done",
+                        "response.completed",
+                    ]
+                )
+                assert events[-1][1]["response"]["usage"]["total_tokens"] == 2
+            else:
+                assert events[-1] == (None, "[DONE]")
+                assert events[0][1]["choices"][0]["delta"]["content"] == "hello"
+        assert [c.api for c in ep.calls] == [ANTHROPIC, RESPONSES, CHAT]
+        assert [c.seq for c in ep.calls] == [1, 2, 3]
+        assert _post(url + "/v1/other", {})[0] == 404
+        assert _post(url + "/v1/messages", None, raw=b"{not json")[0] == 400
+        head = urllib.request.Request(url + "/", method="HEAD")
+        with urllib.request.urlopen(head, timeout=10) as r:
+            assert r.status == 200
+        assert len(ep.calls) == 3  # none of those is a call
+    with pytest.raises(RuntimeError):
+        _ = ep.url
+
+
+def test_a_slot_is_read_by_containment_and_order_never_by_equality() -> None:
+    """The agent's own text is learnt from slots without client text (lines every such slot
+    has, a per-request header line dropping out); the client's texts are found where they
+    stand. Override (the client's text, no base) and append (base, then text) are told
+    apart, and two texts keep their order."""
+    base = BaseText()
+    own = "You are an agent with a long base prompt.\nIt has several lines of its own.\n"
+    for n in (1, 2):
+        base.learn(f"billing header cch={n * 7919}abcdef;\n{own}")
+    assert base.lines == frozenset(
+        {"You are an agent with a long base prompt.", "It has several lines of its own."}
+    )
+    texts = {"a": TEXT_A, "b": TEXT_B}
+    header = "billing header cch=99999abcdef;\n"
+    assert symbols(header + own + TEXT_A, texts, base) == (BASE, "a")
+    assert symbols(header + TEXT_A, texts, base) == ("a",)  # override: header, no base
+    assert symbols(TEXT_B + "\n" + own + TEXT_A, texts, base) == ("b", BASE, "a")
+    assert symbols(own + TEXT_A + TEXT_A, texts, base) == (BASE, "a", "a")
+    assert symbols(header + own, texts, base) == (BASE,)
+    assert symbols(own, {"a": TEXT_A, "empty": ""}, base) == (BASE,)
+    assert symbols(own, texts, BaseText()) == ()  # nothing learnt: BASE is never guessed
+
+
+def test_the_turns_own_call_is_told_from_a_side_call() -> None:
+    title = parse_call(
+        CHAT,
+        "/v1/chat/completions",
+        {},
+        CHAT_BODY
+        | {
+            "messages": [
+                {"role": "system", "content": "Write a title."},
+                {"role": "user", "content": "turn 9"},
+            ]
+        },
+    )
+    turn = parse_call(CHAT, "/v1/chat/completions", {}, CHAT_BODY | {"tools": [{"x": 1}]})
+    assert turn_call([title, turn], "turn 9") is turn
+    assert turn_call([title], "turn 9") is title
+    assert turn_call([title, turn], "turn 10") is None
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_the_reference_agent_sends_each_turn_with_its_slot(api: str) -> None:
+    """Issue 28, item 5: ``--model-endpoint`` sends each turn to the endpoint with the slot
+    the turn runs under as the system text, in each API: an appended client text after the
+    agent's own, none for a session without a prompt, the override alone."""
+    new = {"cwd": "/tmp", "mcpServers": []}
+
+    def prompt(sid: str, text: str, n: int) -> dict[str, Any]:
+        params = {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
+        return {"jsonrpc": "2.0", "id": n, "method": "session/prompt", "params": params}
+
+    def session(n: int, mode: str | None) -> dict[str, Any]:
+        params = dict(new)
+        if mode is not None:
+            content = [{"type": "text", "text": TEXT_A}]
+            params["systemPrompt"] = {"mode": mode, "content": content}
+        return {"jsonrpc": "2.0", "id": n, "method": "session/new", "params": params}
+
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    messages = [
+        initialize | {"params": {"protocolVersion": 1}},
+        session(1, None),
+        prompt("s1", "turn one", 2),
+        session(3, "append"),
+        prompt("s2", "turn two", 4),
+        session(5, "override"),
+        prompt("s3", "turn three", 6),
+    ]
+    with ModelEndpoint() as ep:
+        argv = [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable"]
+        out = subprocess.run(
+            [*argv, "--model-endpoint", ep.url, "--model-api", api],
+            input="".join(json.dumps(m) + "\n" for m in messages),
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+            check=False,
+        )
+        assert out.returncode == 0, out.stderr
+        assert "failed" not in out.stderr
+        calls = ep.calls
+    assert [c.user for c in calls] == ["turn one", "turn two", "turn three"]
+    assert all(c.api == api and c.tools for c in calls)
+    if api != CHAT:
+        assert [c.session for c in calls] == ["s1", "s2", "s3"]
+    base = BaseText()
+    base.learn(calls[0].slot_text)
+    got = [symbols(c.slot_text, {"a": TEXT_A}, base) for c in calls]
+    assert got == [(BASE,), (BASE, "a"), ("a",)]
+
+
+def test_the_reference_agent_takes_a_loopback_endpoint_only() -> None:
+    argv = [sys.executable, "-m", "simulations.agent", "--model-endpoint", "http://example.com"]
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "python -m simulations.agent: error: argument --model-endpoint: http://example.com: "
+        "only http://127.0.0.1:PORT (loopback) is allowed"
+    ]
