@@ -542,6 +542,12 @@ def _conform_parser(sub: Any) -> None:
     c.add_argument("--big", action="store_true", help="also send the over-limit text 'big'")
     c.add_argument("--jobs", type=_positive, default=1, help="tests run side by side (1)")
     c.add_argument(
+        "--model-endpoint",
+        action="store_true",
+        help="start a recording model API on 127.0.0.1 and read each turn's system slot from "
+        "the agent's model calls; {endpoint} in AGENT_CMD is its base URL",
+    )
+    c.add_argument(
         "--draft-agent",
         choices=("takes-field", "predates-field"),
         default="takes-field",
@@ -604,6 +610,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             unseen=PromptCap.APPEND if args.draft_agent == "takes-field" else PromptCap.NONE,
             jobs=args.jobs,
             interrupt=interrupt,
+            model_endpoint=args.model_endpoint,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None

@@ -37,6 +37,7 @@ from simulations.live.conform import (
     MANDATORY,
     NOT_OBSERVABLE,
     PASS,
+    ConformError,
     Seen,
     _judge,
     agent_mutants,
@@ -46,6 +47,7 @@ from simulations.live.conform import (
     conform,
     kill_setup,
     mutant_path,
+    render,
     tier,
     write_counterexamples,
 )
@@ -887,3 +889,113 @@ def test_a_cancelled_run_is_not_swallowed_while_an_agent_is_reaped() -> None:
         return "went on"
 
     assert asyncio.run(alone()) == "went on"
+
+
+# ---- through a model endpoint (issue 28, items 1 and 5) ----------------------------------------
+
+ENDPOINT_ARGS = ["--model-endpoint", "{endpoint}"]
+
+
+@pytest.mark.parametrize(
+    ("revision", "only"),
+    [
+        ("v1-stable", ["ROW-session.7", "ROW-session.17", "W4", "ROW-new_session.9", "T16"]),
+        ("rfd-final", ["R16", "R17", "W4", "R9", "R7"]),
+        ("v2-draft", ["T15", "T16", "W4"]),
+    ],
+)
+def test_the_reference_agent_conforms_through_the_model_endpoint(
+    revision: str, only: list[str]
+) -> None:
+    """conform reads each turn's slot from the agent's model calls (no introspection asked):
+    the reference agent in its --model-endpoint mode conforms; its own text is learnt before
+    the plan; every attach is followed by a turn that shows its slot (none left unobserved),
+    and the slot checks are the endpoint's (their messages name the model call)."""
+    argv = reference(revision, *ENDPOINT_ARGS)
+    report = conform(
+        argv, revision=revision, cwd=str(ROOT), timeout=5, only=only, jobs=2, model_endpoint=True
+    )
+    reqs = report.requirements()
+    failed = {k: v["outcomes"][:1] for k, v in reqs.items() if v["status"] == FAIL}
+    assert report.conformant and report.exit_code() == 0, failed
+    assert report.introspection is None and report.model_calls > len(report.runs)
+    assert report.base_lines == 3 and report.calibration.startswith("learnt from 2 turns")
+    messages = [f.message for run in report.runs for f in run.findings]
+    assert any("(seen in the model call of step" in m for m in messages)
+    assert not [f for run in report.runs for f in run.findings if f.status == NOT_OBSERVABLE]
+    assert report.endpoint is not None and report.endpoint.startswith("http://127.0.0.1:")
+    assert "model endpoint http://127.0.0.1:" in render(report)
+
+
+@pytest.mark.parametrize("name", AGENT_MUTANTS)
+def test_each_agent_side_mutant_fails_its_id_through_the_model_endpoint(name: str) -> None:
+    """The live kill matrix again, the slot read from the model calls alone: each build fails
+    the id it declares, as through the extension — but ``blank_text_as_absent`` (R21), whose
+    fault is an empty text left out, which adds nothing to what the model receives: it
+    passes, and the finding says the empty text is not seen in a model call."""
+    m = MUTANTS[name]
+    setup = kill_setup(name, default_caps(revision_wire(m.revision)))
+    if setup is None:
+        return  # a second connection shows it: stdio has one (the test above)
+    shown, big = setup
+    caps = default_caps(revision_wire(m.revision))
+    extra = ["--mutant", name] + ([] if shown == caps else ["--caps", caps_text(shown)])
+    report = conform(
+        reference(m.revision, *extra, *ENDPOINT_ARGS),
+        revision=m.revision,
+        cwd=str(ROOT),
+        timeout=5,
+        test_timeout=10,
+        only=[f"M:{name}"],
+        big=big,
+        model_endpoint=True,
+    )
+    reqs = report.requirements()
+    statuses = {k: v["status"] for k, v in reqs.items() if v["status"] != "SKIPPED"}
+    if name == "blank_text_as_absent":
+        assert statuses[m.violates] == PASS, statuses
+        messages = [f.message for f in report.runs[0].findings]
+        assert any("not seen in a model call: ['']" in x for x in messages), messages
+        return
+    assert statuses[m.violates] == FAIL, statuses
+    assert all(not alive(pid) for run in report.runs for pid in run.pids)
+
+
+@pytest.mark.parametrize(
+    "name", ["load_restores_default", "append_drops_base", "v1_load_without_prompt_empties_slot"]
+)
+def test_the_endpoint_and_the_extension_fail_the_same_ids(name: str) -> None:
+    """Where an agent has both, they agree: a build's failing ids are the same whether its
+    slot is read from the introspection extension or from its model calls."""
+    m = MUTANTS[name]
+    failing = []
+    for via_endpoint in (False, True):
+        extra = ["--mutant", name, *(ENDPOINT_ARGS if via_endpoint else [])]
+        report = conform(
+            reference(m.revision, *extra),
+            revision=m.revision,
+            cwd=str(ROOT),
+            timeout=5,
+            test_timeout=10,
+            only=[f"M:{name}"],
+            model_endpoint=via_endpoint,
+        )
+        reqs = report.requirements()
+        failing.append(sorted(k for k, v in reqs.items() if v["status"] == FAIL))
+    assert failing[0] == failing[1] and m.violates in failing[0], failing
+
+
+def test_conform_through_the_endpoint_needs_the_agent_told_where(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "simulations.agent"]
+    with pytest.raises(ConformError, match=r"must name \{endpoint\}"):
+        conform(argv, model_endpoint=True)
+    # an agent that never calls the model: every slot check is not observable, said in one line
+    quiet = ["env", "X={endpoint}", *reference("v1-stable")]
+    report = conform(
+        quiet, cwd=str(ROOT), timeout=5, only=["ROW-new_session.9"], model_endpoint=True
+    )
+    assert report.model_calls == 0
+    assert report.calibration == "no model call carried the turn's prompt"
+    seen = {f.status for run in report.runs for f in run.findings if f.rid == "T13"}
+    assert seen == {NOT_OBSERVABLE}
+    assert "the agent never called it: slots not observable" in render(report)

@@ -216,6 +216,12 @@ def test_a_slot_is_read_by_containment_and_order_never_by_equality() -> None:
     assert symbols(header + own, texts, base) == (BASE,)
     assert symbols(own, {"a": TEXT_A, "empty": ""}, base) == (BASE,)
     assert symbols(own, texts, BaseText()) == ()  # nothing learnt: BASE is never guessed
+    empty = BaseText()
+    empty.learn(TEXT_A, texts.values())  # an agent with no text of its own: known, and empty
+    assert empty.known and symbols(own + TEXT_A, texts, empty) == ("a",)
+    short = BaseText()
+    short.learn("Be brief.\nOk.")  # no line of 16 characters: every line marks it
+    assert symbols("Be brief.\nOk.\n" + TEXT_A, texts, short) == (BASE, "a")
 
 
 def test_the_turns_own_call_is_told_from_a_side_call() -> None:

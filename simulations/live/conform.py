@@ -97,6 +97,7 @@ import asyncio
 import contextlib
 import datetime as _dt
 import gc
+import itertools
 import json
 import math
 import os
@@ -155,6 +156,7 @@ from simulations.engines.trace import (
     request_text,
     wire_method,
 )
+from simulations.live.endpoint import BaseText, ModelCall, ModelEndpoint, symbols, turn_call
 from simulations.live.transport import (
     MALFORMED,
     STDERR_LIMIT,
@@ -213,6 +215,16 @@ NULL_LOAD_ID = "LOAD-NULL"
 # advisory, asks only that the connection stays usable, and records the answer, as here)
 PARSE_ID = "PARSE"
 NOT_JSON = b'{"jsonrpc": "2.0", "id": "not-json", "method": \n'  # cut short: not JSON
+# the client's texts as sent through a model endpoint: what ``symbols`` can find by containment
+# in a real agent's slot of thousands of characters ("a" and "b" are in any of them)
+MARKS = {
+    "a": "Client instruction A (acp-sysprompt): answer as a ship's captain would.",
+    "b": "Client instruction B (acp-sysprompt): never use the letter z.",
+}
+_UNMARKED = frozenset({"sessionId", "cwd", "mcpServers", "prompt"})
+ENDPOINT_SLOT = "{endpoint}"  # in the agent command: the model endpoint's base URL
+CALL_WAIT = 2.0  # seconds a turn's model call may come after the turn's answer
+BASE_SAMPLES = 2  # turns without a client text the agent's own text is learnt from
 _ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
 _SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
 _ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
@@ -823,6 +835,34 @@ def _with_turns(trace: Trace, tables: Tables, still: Callable[[Trace], bool]) ->
     return longer if longer != trace and still(longer) else trace
 
 
+def observing_turns(trace: Trace, tables: Tables, targets: Sequence[RowRef] = ()) -> Trace:
+    """``trace`` with a turn on each session right after each attach that is not followed by
+    one (new, load, resume, fork), where the turn is served and the test's ``targets`` still
+    fire: through a model endpoint, a turn's model call is where the slot shows."""
+    system = System(tables)
+    w = initial_world(trace.profile)
+    out: list[Request] = []
+    reqs = trace.requests
+    for n, req in enumerate(reqs):
+        step = system.step(w, req)
+        out.append(req)
+        w = step.after
+        if req.method not in _ATTACH or not step.reply.ok:
+            continue
+        sid = step.reply.sid if req.method in ("session_new", "session_fork") else req.sid
+        turn = Request("session_prompt", req.conn, sid=sid)
+        if n + 1 < len(reqs) and reqs[n + 1] == turn:
+            continue
+        after_turn = system.step(w, turn)
+        if not after_turn.reply.ok:
+            continue
+        tried = Trace(trace.profile, (*out, turn, *reqs[n + 1 :]))
+        if all(_fires(tried, tables, ref) for ref in targets):
+            out.append(turn)
+            w = after_turn.after
+    return Trace(trace.profile, tuple(out))
+
+
 def _starts(b: Bound, si: int) -> list[World]:
     return [initial_world(p) for p in b.scopes[si].domain.profiles]
 
@@ -1129,6 +1169,9 @@ class Options:
     scratch: str | None = None  # where each test's ``{store}`` directory is made
     jobs: int = 1  # tests run side by side
     interrupt: Interrupt = field(default_factory=Interrupt)  # Ctrl-C, SIGTERM: stop
+    endpoint: ModelEndpoint | None = None  # the slot read from the agent's model calls
+    base: BaseText = field(default_factory=BaseText)  # the agent's own text, learnt
+    turns: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
 
 def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
@@ -1186,6 +1229,20 @@ class _Run:
         # (process, id) of the requests that break a client rule (``breaks_a_client_rule``):
         # left out of the schema check, as the official kit leaves them out of its tiers
         self.exempt: set[tuple[int, str]] = set()
+        # through a model endpoint (``Options.endpoint``): each client text as a text that
+        # cannot be mistaken inside an agent's own (``MARKS``); each turn's prompt a marker
+        # that finds its model call; the last attach of each session, judged at its next turn
+        self.endpoint: ModelEndpoint | None = None
+        self.base = BaseText()
+        self.turn_numbers: Iterator[int] = itertools.count(1)
+        self.marks: dict[str, str] = {}
+        self.marker = ""
+        self.seq = 0
+        self.attached: dict[str, tuple[int, ReplayedStep, list[str]]] = {}
+
+    def observe_through(self, opts: Options) -> None:
+        self.endpoint, self.base, self.turn_numbers = opts.endpoint, opts.base, opts.turns
+        self.marks = dict(MARKS) if opts.endpoint is not None else {}
 
     def sid(self, model_sid: str | None) -> str | None:
         if model_sid is None:
@@ -1202,11 +1259,43 @@ class _Run:
         for b in req.system_prompt or ():
             if b.kind is BlockKind.TEXT:
                 self.sent_texts.add(b.text)
+        if self.endpoint is not None:
+            p = {k: v if k in _UNMARKED else _marked(v, self.marks) for k, v in p.items()}
+            if req.method == "session_prompt":
+                self.marker = f"acp-sysprompt turn {next(self.turn_numbers)}: answer in a word."
+                p["prompt"] = [{"type": "text", "text": self.marker}]
+                self.seq = self.endpoint.last_seq
         return p
 
     def normal(self, slot: Sequence[object]) -> tuple[str, ...]:
         texts = self.sent_texts | _TEXTS
-        return tuple(s if isinstance(s, str) and s in texts else BASE for s in slot)
+        back = {v: k for k, v in self.marks.items()}
+        return tuple(
+            back.get(s, s) if isinstance(s, str) and (s in texts or s in back) else BASE
+            for s in slot
+        )
+
+    async def model_call(self) -> ModelCall | None:
+        """The model call of the turn just answered (its prompt holds ``marker``): a real
+        agent makes it before it answers; up to ``CALL_WAIT`` seconds more are allowed."""
+        assert self.endpoint is not None
+        deadline = time.monotonic() + CALL_WAIT
+        while True:
+            found = turn_call(self.endpoint.since(self.seq), self.marker)
+            if found is not None or time.monotonic() >= deadline:
+                return found
+            await asyncio.sleep(0.02)
+
+
+def _marked(value: Any, marks: dict[str, str]) -> Any:
+    """``value`` with each string that is a client text's symbol (``MARKS``) as its mark."""
+    if isinstance(value, str):
+        return marks.get(value, value)
+    if isinstance(value, list):
+        return [_marked(v, marks) for v in value]
+    if isinstance(value, dict):
+        return {k: _marked(v, marks) for k, v in value.items()}
+    return value
 
 
 def _ids_for(run: _Run, rs: ReplayedStep, keep: Callable[[str], bool]) -> list[str]:
@@ -1360,15 +1449,62 @@ async def _compare(
     if req.method in _ATTACH and reply.ok:
         sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
         session = after.agent.session(sid)
-        if session is not None and session.live is not None:
+        if session is not None and session.live is not None and sid is not None:
             setters = [r for r in _slot_ids(run, rs) if r in slot_ids] or slot_ids
             setters = setters or [_row_id(ref) for ref in rs.step.rows if ref[0] == "session"]
-            ok = await _check_slot(agent, run, i, rs, sid, session.live, setters, out)
-            if not ok:
+            if run.endpoint is not None:  # judged at the session's next turn
+                run.attached[sid] = (i, rs, setters)
+            elif not await _check_slot(agent, run, i, rs, sid, session.live, setters, out):
                 return False
             slot_ids = [r for r in slot_ids if r not in setters]
+    turn = req.method == "session_prompt" and reply.ok and run.endpoint is not None
+    if turn and not await _check_turn_slot(run, i, rs, out):
+        return False
     _passed(out, slot_ids, i, method)
     return True
+
+
+async def _check_turn_slot(run: _Run, i: int, rs: ReplayedStep, out: TestRun) -> bool:
+    """Through a model endpoint: the slot the turn's model call carried, read by ``symbols``,
+    against the model's slot for the turn — judged as the slot of the session's last attach
+    (``_judge_slot`` on that step, with its rows), or of the turn where there was none in the
+    test. The empty text and texts that are not marked cannot be found in a slot: they are
+    left out of both sides."""
+    sid = rs.step.request.sid
+    expected = rs.step.reply.slot
+    if sid is None or expected is None:
+        return True
+    at, attach, rids = run.attached.pop(sid, (i, rs, _ids_for(run, rs, _not_specific)))
+    label = f"{wire_method(attach.step.request.method)} (seen in the model call of step {i})"
+    call = await run.model_call()
+    if call is None:
+        for rid in rids:
+            note = f"step {at} {label}: no call to the model endpoint carried the turn's prompt"
+            out.findings.append(Finding(rid, NOT_OBSERVABLE, note, at))
+        return True
+    seen = set(run.marks) | {BASE}
+    want = tuple(s for s in expected if s in seen)
+    unseen = [s for s in expected if s not in seen]  # the empty text adds nothing to a slot
+    got = symbols(call.slot_text, run.marks, run.base)
+    if not run.base.known:  # the agent's own text is not known yet: only the client's judged
+        want, got = tuple(s for s in want if s != BASE), tuple(s for s in got if s != BASE)
+    live = attach.step.after.agent.session(sid)
+    if attach is not rs and (live is None or live.live != expected):
+        at, attach, rids = i, rs, _ids_for(run, rs, _not_specific)  # changed since: the turn
+        label = "session/prompt (model call)"
+    if unseen:
+        label += f"; not seen in a model call: {unseen}"
+    return _judge_slot(run, at, attach, sid, want, got, rids, out, label)
+
+
+def unobserved_attaches(run: _Run, out: TestRun) -> None:
+    """Through a model endpoint: the attaches no later turn of the test showed."""
+    for sid, (at, attach, rids) in run.attached.items():
+        method = wire_method(attach.step.request.method)
+        for rid in rids:
+            note = f"step {at} {method}: no turn of session {sid} after it showed the slot"
+            out.findings.append(Finding(rid, NOT_OBSERVABLE, note, at))
+    run.attached.clear()
 
 
 def _listed(entry: object) -> object:
@@ -1455,7 +1591,24 @@ async def _check_slot(
                 Finding(rid, FAIL, f"step {i} {method}: introspection answered {observed}", i)
             )
         return False
-    got = run.normal(slot)
+    return _judge_slot(run, i, rs, sid, expected, run.normal(slot), rids, out, method)
+
+
+def _judge_slot(
+    run: _Run,
+    i: int,
+    rs: ReplayedStep,
+    sid: str | None,
+    expected: tuple[str, ...],
+    got: tuple[str, ...],
+    rids: list[str],
+    out: TestRun,
+    method: str,
+) -> bool:
+    """The slot ``got`` the agent showed for session ``sid`` after step ``rs`` against the
+    model's ``expected``: a slot other than the model's fails the ids the model's checks find
+    broken by it (``broken_by``), or, where they find no rule broken, ``rids`` (the rows that
+    set it) and the P ids they find; each judged by ``_judge``."""
     if got == expected:
         _passed(out, rids, i, method + " (system slot)")
         return True
@@ -1533,6 +1686,10 @@ async def run_test(
     initialized, where the test opens as it did; always stops every process it used."""
     out = TestRun(test)
     run = _Run(tables, opts.revision, caps, introspect)
+    run.observe_through(opts)
+    if opts.endpoint is not None:
+        test = replace(test, trace=observing_turns(test.trace, tables, test.targets))
+        out.test = test
     opened = probe.take(run, test) if probe is not None else None
     agent = opened.agent if opened is not None else _fresh_agent(argv, opts)
     run.cwd = agent.cwd or CWD
@@ -1578,6 +1735,7 @@ async def run_test(
                 out.stopped_at = i
                 return
         agent.check()
+        unobserved_attaches(run, out)
 
     malformed = stalled = False
     try:
@@ -1634,6 +1792,10 @@ class Report:
     out_dir: Path | None = None
     counterexamples: dict[str, Path] = field(default_factory=dict)
     internal_error: str | None = None  # the traceback of a fault of this tool that ended it
+    endpoint: str | None = None  # the model endpoint's URL, where the slot was read there
+    model_calls: int = 0  # the calls it received
+    base_lines: int = 0  # lines of the agent's own text it learnt (0: none learnt)
+    calibration: str = ""  # how the agent's own text was learnt (``_calibrate``)
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -1892,6 +2054,9 @@ async def _run_plan(
             tests = select(tests, only, tables, opts.revision)
     report.planned = tests
     introspect: dict[str, bool] = {}
+    if opts.endpoint is not None:
+        opts.interrupt.check()
+        report.calibration = await _calibrate(argv, opts)
     try:
         if opts.jobs > 1:  # side by side; the report keeps the plan's order
             await _side_by_side(argv, tests, tables, caps, opts, introspect, probe, report)
@@ -1955,6 +2120,36 @@ async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestR
     if not out.failed:
         out.transcript = []
     return out
+
+
+async def _calibrate(argv: Sequence[str], opts: Options) -> str:
+    """Through a model endpoint, before the plan: a fresh agent, a session without a client
+    prompt and ``BASE_SAMPLES`` turns on it; their model calls teach ``opts.base`` the agent's
+    own text. What happened, in one line (the report shows it)."""
+    agent = _fresh_agent(argv, opts)
+    run = _Run(REVISIONS[opts.revision].tables, opts.revision, Caps(), {})
+    run.observe_through(opts)
+    try:
+        await agent.start()
+        await agent.request("initialize", _run_params(Request("initialize"), opts.revision))
+        params = {**_run_params(Request("session_new"), opts.revision), "cwd": agent.cwd or CWD}
+        answer = await agent.request("session/new", params)
+        sid = answer.result.get("sessionId") if isinstance(answer.result, dict) else None
+        if answer.error is not None or not isinstance(sid, str):
+            return f"session/new without a prompt answered {_answer_text(answer)}"
+        for _ in range(BASE_SAMPLES):
+            turn = run.params(Request("session_prompt", sid="s1"))
+            turn["sessionId"] = sid
+            await agent.request("session/prompt", turn)
+            call = await run.model_call()
+            if call is None:
+                return "no model call carried the turn's prompt"
+            opts.base.learn(call.slot_text, run.marks.values())
+        return f"learnt from {BASE_SAMPLES} turns of a session without a client prompt"
+    except AgentFailure as e:
+        return f"the agent failed: {clip(str(e), TEXT_LIMIT)}"
+    finally:
+        await _stop(agent, opts)
 
 
 async def _parse_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun:
@@ -2103,6 +2298,7 @@ def conform(
     unseen: PromptCap = PromptCap.APPEND,
     jobs: int = 1,
     interrupt: Interrupt | None = None,
+    model_endpoint: bool = False,
 ) -> Report:
     """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
     or SIGTERM end the run with what was found (``Report.interrupted``; handled through
@@ -2124,10 +2320,20 @@ def conform(
                 f"argument --only: {x}: not an agent-side mutant of {revision} "
                 f"(those: {', '.join(mutants) or 'none'})"
             )
+    if model_endpoint and not any(ENDPOINT_SLOT in a for a in argv):
+        raise ConformError(
+            f"argument --model-endpoint: the agent command must name {ENDPOINT_SLOT} where the "
+            "agent takes its model API's base URL (e.g. env ANTHROPIC_BASE_URL={endpoint} …)"
+        )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
-    with interrupts(interrupt) as it:
+    endpoint = ModelEndpoint() if model_endpoint else None
+    with interrupts(interrupt) as it, endpoint or contextlib.nullcontext():
         opts.interrupt = it
+        if endpoint is not None:
+            opts.endpoint = endpoint
+            report.endpoint = endpoint.url
+            argv = [a.replace(ENDPOINT_SLOT, endpoint.url) for a in argv]
         try:
             with _store_dir() as scratch:
                 opts.scratch = scratch
@@ -2136,6 +2342,9 @@ def conform(
         except KeyboardInterrupt:  # off the main thread, where no handler could be set
             it.set()
         report.interrupted = report.interrupted or it.stopping
+        if endpoint is not None:
+            report.model_calls = endpoint.last_seq
+            report.base_lines = len(opts.base.lines or ())
     report.finished_at = _now()
     return report
 
@@ -2185,6 +2394,12 @@ def render(report: Report) -> str:
             report.introspection
         ],
     ]
+    if report.endpoint is not None:
+        lines.append(
+            f"model endpoint {report.endpoint}: {report.model_calls} calls; the agent's own "
+            f"text: {report.base_lines} lines, {clip(report.calibration)}"
+            + ("" if report.model_calls else "; the agent never called it: slots not observable")
+        )
     if report.startup_failure:
         lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
     reqs = report.requirements()
@@ -2242,6 +2457,14 @@ def to_json(report: Report) -> dict[str, Any]:
         if report.startup_failure is None
         else clip(report.startup_failure, MESSAGE_LIMIT),
         "introspection": report.introspection,
+        "model_endpoint": None
+        if report.endpoint is None
+        else {
+            "url": report.endpoint,
+            "calls": report.model_calls,
+            "base_lines": report.base_lines,
+            "calibration": report.calibration,
+        },
         "requirements": report.requirements(),
         "verdict": report.verdict(),
         "counterexamples": {k: str(v) for k, v in report.counterexamples.items()},

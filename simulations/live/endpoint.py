@@ -30,7 +30,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -481,11 +481,12 @@ def turn_call(calls: Sequence[ModelCall], marker: str) -> ModelCall | None:
 _LINE_MIN = 16  # characters of a line worth keeping as a mark of the agent's own text
 
 
-def _lines(text: str) -> Iterator[str]:
-    for line in text.splitlines():
-        stripped = line.strip()
-        if len(stripped) >= _LINE_MIN:
-            yield stripped
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` that mark it: those of at least ``_LINE_MIN`` characters, or, in
+    a text that has none, every line that is not blank."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    long = [line for line in lines if len(line) >= _LINE_MIN]
+    return long or lines
 
 
 @dataclass
@@ -495,8 +496,10 @@ class BaseText:
     of them are in it; its place is the first of them found."""
 
     lines: frozenset[str] | None = None
+    samples: int = 0  # slots learnt from
 
     def learn(self, slot: str, client_texts: Iterable[str] = ()) -> None:
+        self.samples += 1
         for t in client_texts:
             if t:
                 slot = slot.replace(t, "\n")
@@ -505,10 +508,12 @@ class BaseText:
 
     @property
     def known(self) -> bool:
-        return bool(self.lines)
+        """Learnt: from at least one slot (an agent whose slot was empty has no own text, and
+        BASE is then never found)."""
+        return self.samples > 0
 
     def place(self, slot: str) -> int | None:
-        """Where BASE starts in ``slot`` (None: not there)."""
+        """Where BASE starts in ``slot`` (None: not there, or nothing learnt)."""
         if not self.lines:
             return None
         found = [i for line in self.lines if (i := slot.find(line)) >= 0]
