@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # seconds of `make test`, bench/RESULTS.md). The installed packages' bytecode is pip's.
 RUN    := PYTHONDONTWRITEBYTECODE= PYTHONHASHSEED=0
 
-.PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check clean
+.PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check real-agents clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,15 @@ itf-check: $(STAMP)
 	cd tools/quint && npm ci --silent --no-audit --no-fund
 	$(BIN)/python tools/write_itf_traces.py out/itf
 	node tools/quint/check_itf.cjs --self-test out/itf $(wildcard out/report/counterexamples)
+
+# Real agents (needs Node and npm; not part of `make test`, which runs the same conform paths
+# against the reference agent's --model-endpoint mode): the four agents the shipped recipes name
+# (simulations/live/recipes), installed from real-agents/package-lock.json, each judged by
+# conform through the recording model endpoint, offline (a network namespace per agent process
+# where this runs as root); writes docs/real-agents.md and out/real-agents/*.json.
+real-agents: $(STAMP)
+	cd real-agents && npm ci --silent --no-audit --no-fund
+	$(RUN) $(BIN)/python tools/real_agents.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -548,6 +548,18 @@ def _conform_parser(sub: Any) -> None:
         "the agent's model calls; {endpoint} in AGENT_CMD is its base URL",
     )
     c.add_argument(
+        "--recipe",
+        metavar="NAME|FILE",
+        help="run a real agent by its recipe (a shipped name or a .toml file: command, "
+        "environment, config files) through the model endpoint, instead of -- AGENT_CMD",
+    )
+    c.add_argument(
+        "--prefix",
+        type=Path,
+        default=Path("real-agents"),
+        help="where `make real-agents` installed the recipes' packages (real-agents)",
+    )
+    c.add_argument(
         "--draft-agent",
         choices=("takes-field", "predates-field"),
         default="takes-field",
@@ -591,6 +603,17 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
 
     if args.walks < 0:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
+    recipe = None
+    if args.recipe is not None:
+        from simulations.live.recipes import RecipeError, load_recipe
+
+        if args.agent:
+            raise UsageError("argument --recipe: give the recipe or -- AGENT_CMD, not both")
+        try:
+            recipe = load_recipe(args.recipe)
+        except RecipeError as e:
+            raise UsageError(str(e)) from None
+        args.agent = recipe.argv(args.prefix.resolve())
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     try:
         if args.report_json is not None:
@@ -610,7 +633,8 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             unseen=PromptCap.APPEND if args.draft_agent == "takes-field" else PromptCap.NONE,
             jobs=args.jobs,
             interrupt=interrupt,
-            model_endpoint=args.model_endpoint,
+            model_endpoint=args.model_endpoint or recipe is not None,
+            recipe=recipe,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from model.types import BASE
+from simulations.live import sandbox
 from simulations.live.endpoint import (
     ANTHROPIC,
     APIS,
@@ -303,3 +305,147 @@ def test_the_reference_agent_takes_a_loopback_endpoint_only() -> None:
         "python -m simulations.agent: error: argument --model-endpoint: http://example.com: "
         "only http://127.0.0.1:PORT (loopback) is allowed"
     ]
+
+
+# ---- recipes (issue 28, item 2) ----------------------------------------------------------------
+
+
+def test_the_shipped_recipes_name_the_four_real_agents() -> None:
+    from simulations.live.recipes import load_recipe, shipped
+
+    names = sorted(shipped())
+    assert names == ["claude-agent-acp", "codex-acp", "zed-claude-agent-acp", "zed-codex-acp"]
+    got = {n: load_recipe(n) for n in names}
+    assert {n: (r.package, r.version, r.api) for n, r in got.items()} == {
+        "claude-agent-acp": ("@agentclientprotocol/claude-agent-acp", "0.101.0", ANTHROPIC),
+        "codex-acp": ("@agentclientprotocol/codex-acp", "2.6.0", RESPONSES),
+        "zed-claude-agent-acp": ("@zed-industries/claude-agent-acp", "0.23.1", ANTHROPIC),
+        "zed-codex-acp": ("@zed-industries/codex-acp", "0.16.0", RESPONSES),
+    }
+    lock = json.loads((ROOT / "real-agents" / "package.json").read_text())["dependencies"]
+    assert {r.package: r.version for r in got.values()} == lock
+    argv = got["claude-agent-acp"].argv("/opt/agents")
+    assert argv[0] == "env" and "ANTHROPIC_BASE_URL={endpoint}" in argv and "HOME={home}" in argv
+    assert (
+        argv[-1] == "/opt/agents/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
+    )
+
+
+def test_a_recipe_writes_its_files_into_the_agents_home(tmp_path: Path) -> None:
+    from simulations.live.recipes import load_recipe
+
+    codex = load_recipe("codex-acp")
+    codex.write_files(tmp_path, "http://127.0.0.1:9")
+    config = (tmp_path / ".codex" / "config.toml").read_text()
+    assert 'base_url = "http://127.0.0.1:9/v1"' in config and "{" not in config.split("[")[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('name = "x"\napi = "anthropic"\ncommand = ["a"]\nextra = 1\n', "extra: unknown key"),
+        ('name = "x"\napi = "gemini"\ncommand = ["a"]\n', "api: expected one of"),
+        ('name = "x"\napi = "chat"\ncommand = []\n', "command: a non-empty list"),
+        ('name = "x"\napi = "chat"\ncommand = ["a"]\n[files]\n"../x" = "y"\n', "files: '../x'"),
+        ('name = "x"\napi = "chat"\ncommand = ["a"]\n[env]\nA = 1\n', "env: a table of strings"),
+        ("name = ", "not TOML"),
+    ],
+)
+def test_a_bad_recipe_is_one_line_naming_the_field(tmp_path: Path, text: str, error: str) -> None:
+    from simulations.live.recipes import RecipeError, load_recipe
+
+    path = tmp_path / "r.toml"
+    path.write_text(text)
+    with pytest.raises(RecipeError) as e:
+        load_recipe(str(path))
+    assert error in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(RecipeError, match="neither a shipped recipe"):
+        load_recipe("no-such-agent")
+
+
+def test_conform_runs_an_agent_by_its_recipe(tmp_path: Path) -> None:
+    """A recipe for the reference agent (written as a user would for an agent with a
+    base-URL setting): conform gives each test a fresh home with the recipe's files, the
+    endpoint's URL written into them, and reads the slots from the model calls."""
+    recipe = tmp_path / "reference.toml"
+    script = (
+        f"exec {sys.executable} -m simulations.agent --revision v1-stable --model-api chat "
+        "--store {home}/store --model-endpoint $(cat {home}/conf/url)"
+    )
+    recipe.write_text(
+        textwrap.dedent(
+            f"""\
+            name = "reference"
+            api = "chat"
+            command = ["sh", "-c", "{script}"]
+            [files]
+            "conf/url" = "{{endpoint}}"
+            """
+        )
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "simulations",
+            "conform",
+            "--recipe",
+            str(recipe),
+            "--timeout",
+            "5",
+            "--only",
+            "ROW-new_session.9",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "model endpoint http://127.0.0.1:" in out.stdout and "VERDICT: CONFORMANT" in out.stdout
+    assert "T13                PASS" in out.stdout
+
+
+# ---- offline by construction (issue 28, item 3) ---------------------------------------------
+
+PROBE = """
+import socket, sys
+sys.path.insert(0, {root!r})
+from simulations.live.endpoint import call_model
+print("endpoint", call_model({url!r}, "chat", ["s"], "from inside", "s9"))
+for address in (("192.0.2.1", 80), ("1.1.1.1", 443)):
+    try:
+        socket.create_connection(address, timeout=3)
+        print("left", address)
+    except OSError as e:
+        print("blocked", e.errno)
+try:
+    socket.getaddrinfo("example.com", 443)
+    print("resolved")
+except OSError:
+    print("no name")
+"""
+
+
+@pytest.mark.skipif(not sandbox.available(), reason="needs root, unshare and ip")
+def test_an_agent_in_the_sandbox_reaches_the_endpoint_and_nothing_else(tmp_path: Path) -> None:
+    """Where the tool runs as root, an agent process is in a network namespace with loopback
+    alone: the endpoint's URL works inside (relayed to its Unix socket), any other address is
+    unreachable and no name resolves. Elsewhere the report says the agent had the network."""
+    with ModelEndpoint(socket_dir=str(tmp_path)) as ep:
+        assert ep.socket_path is not None and Path(ep.socket_path).exists()
+        code = PROBE.format(root=str(ROOT), url=ep.url)
+        argv = sandbox.wrap([sys.executable, "-c", code], ep.port, ep.socket_path)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split("\n")[:4] == [
+            "endpoint 200",
+            "blocked 101",
+            "blocked 101",
+            "no name",
+        ]
+        assert [c.user for c in ep.calls] == ["from inside"]
+        socket_file = ep.socket_path
+    assert not Path(socket_file).exists()  # the endpoint removes its socket
+    assert sandbox.note().startswith("a network namespace per agent process")

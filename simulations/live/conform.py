@@ -156,7 +156,9 @@ from simulations.engines.trace import (
     request_text,
     wire_method,
 )
+from simulations.live import sandbox
 from simulations.live.endpoint import BaseText, ModelCall, ModelEndpoint, symbols, turn_call
+from simulations.live.recipes import HOME_SLOT, Recipe
 from simulations.live.transport import (
     MALFORMED,
     STDERR_LIMIT,
@@ -1170,6 +1172,7 @@ class Options:
     jobs: int = 1  # tests run side by side
     interrupt: Interrupt = field(default_factory=Interrupt)  # Ctrl-C, SIGTERM: stop
     endpoint: ModelEndpoint | None = None  # the slot read from the agent's model calls
+    recipe: Recipe | None = None  # a real agent's: the files its fresh {home} gets
     base: BaseText = field(default_factory=BaseText)  # the agent's own text, learnt
     turns: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -1177,17 +1180,28 @@ class Options:
 def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
     """``argv`` with ``{store}`` replaced by a new directory: a fresh agent per test (and the
     same one across the restarts of a test, which reuse this argv)."""
-    if not any("{store}" in a for a in argv):
-        return list(argv)
-    store = tempfile.mkdtemp(prefix="store-", dir=opts.scratch)
-    return [a.replace("{store}", store) for a in argv]
+    out = list(argv)
+    if any("{store}" in a for a in out):
+        store = tempfile.mkdtemp(prefix="store-", dir=opts.scratch)
+        out = [a.replace("{store}", store) for a in out]
+    if any(HOME_SLOT in a for a in out):  # a real agent's home: its state and config files
+        home = tempfile.mkdtemp(prefix="home-", dir=opts.scratch)
+        if opts.recipe is not None:
+            url = opts.endpoint.url if opts.endpoint is not None else ""
+            opts.recipe.write_files(Path(home), url)
+        out = [a.replace(HOME_SLOT, home) for a in out]
+    return out
 
 
 def _fresh_agent(argv: Sequence[str], opts: Options) -> LiveAgent:
     """A new agent process (not started) with its own store and working directory, its wire
     recorded in a bounded log."""
+    command = _fresh_store(argv, opts)
+    endpoint = opts.endpoint
+    if endpoint is not None and endpoint.socket_path is not None:  # offline by construction
+        command = sandbox.wrap(command, endpoint.port, endpoint.socket_path)
     agent = LiveAgent(
-        _fresh_store(argv, opts),
+        command,
         timeout=opts.timeout,
         stderr_limit=opts.stderr_limit,
         cwd=_work_dir(opts),
@@ -1796,6 +1810,7 @@ class Report:
     model_calls: int = 0  # the calls it received
     base_lines: int = 0  # lines of the agent's own text it learnt (0: none learnt)
     calibration: str = ""  # how the agent's own text was learnt (``_calibrate``)
+    isolation: str = ""  # how the agents were kept offline (``sandbox.note``)
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -2299,6 +2314,7 @@ def conform(
     jobs: int = 1,
     interrupt: Interrupt | None = None,
     model_endpoint: bool = False,
+    recipe: Recipe | None = None,
 ) -> Report:
     """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
     or SIGTERM end the run with what was found (``Report.interrupted``; handled through
@@ -2320,33 +2336,50 @@ def conform(
                 f"argument --only: {x}: not an agent-side mutant of {revision} "
                 f"(those: {', '.join(mutants) or 'none'})"
             )
-    if model_endpoint and not any(ENDPOINT_SLOT in a for a in argv):
+    told = any(ENDPOINT_SLOT in a for a in argv) or (
+        recipe is not None and any(ENDPOINT_SLOT in t for t in recipe.files.values())
+    )
+    if model_endpoint and not told:
         raise ConformError(
             f"argument --model-endpoint: the agent command must name {ENDPOINT_SLOT} where the "
             "agent takes its model API's base URL (e.g. env ANTHROPIC_BASE_URL={endpoint} …)"
         )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
+    opts.recipe = recipe
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
-    endpoint = ModelEndpoint() if model_endpoint else None
-    with interrupts(interrupt) as it, endpoint or contextlib.nullcontext():
+    with interrupts(interrupt) as it:
         opts.interrupt = it
-        if endpoint is not None:
-            opts.endpoint = endpoint
-            report.endpoint = endpoint.url
-            argv = [a.replace(ENDPOINT_SLOT, endpoint.url) for a in argv]
         try:
-            with _store_dir() as scratch:
+            with _store_dir() as scratch, _endpoint(model_endpoint, scratch) as endpoint:
                 opts.scratch = scratch
+                if endpoint is not None:
+                    opts.endpoint = endpoint
+                    report.endpoint = endpoint.url
+                    report.isolation = sandbox.note()
+                    argv = [a.replace(ENDPOINT_SLOT, endpoint.url) for a in argv]
                 coro = _conform(argv, tables, opts, report, big, only, walks, steps, seed)
-                _run_async(coro, it)
+                try:
+                    _run_async(coro, it)
+                finally:
+                    if endpoint is not None:
+                        report.model_calls = endpoint.last_seq
+                        report.base_lines = len(opts.base.lines or ())
         except KeyboardInterrupt:  # off the main thread, where no handler could be set
             it.set()
         report.interrupted = report.interrupted or it.stopping
-        if endpoint is not None:
-            report.model_calls = endpoint.last_seq
-            report.base_lines = len(opts.base.lines or ())
     report.finished_at = _now()
     return report
+
+
+@contextlib.contextmanager
+def _endpoint(wanted: bool, scratch: str) -> Iterator[ModelEndpoint | None]:
+    """The run's model endpoint (None: not wanted); where agents run in a network namespace
+    of their own (``sandbox.available``), also on a Unix socket in ``scratch``."""
+    if not wanted:
+        yield None
+        return
+    with ModelEndpoint(socket_dir=scratch if sandbox.available() else None) as endpoint:
+        yield endpoint
 
 
 def _run_async(coro: Coroutine[Any, Any, _T], interrupt: Interrupt | None = None) -> _T:
@@ -2400,6 +2433,7 @@ def render(report: Report) -> str:
             f"text: {report.base_lines} lines, {clip(report.calibration)}"
             + ("" if report.model_calls else "; the agent never called it: slots not observable")
         )
+        lines.append(f"offline: {report.isolation}")
     if report.startup_failure:
         lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
     reqs = report.requirements()
@@ -2464,6 +2498,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "calls": report.model_calls,
             "base_lines": report.base_lines,
             "calibration": report.calibration,
+            "isolation": report.isolation,
         },
         "requirements": report.requirements(),
         "verdict": report.verdict(),

@@ -26,7 +26,9 @@ empty 200, an unknown path 404; a body over ``BODY_LIMIT`` 413. Only loopback is
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import threading
 import time
@@ -309,6 +311,7 @@ def answer(api: str, stream: bool, seq: int, text: str = REPLY) -> tuple[str, li
 def _server_class() -> Any:
     """The HTTP server class (``http.server`` is imported here, when an endpoint starts: the
     reference agent imports this module for ``call_model`` alone, at every start)."""
+    import socketserver
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class _Handler(BaseHTTPRequestHandler):
@@ -384,7 +387,14 @@ def _server_class() -> Any:
         def __init__(self, address: tuple[str, int]) -> None:
             super().__init__(address, _Handler)
 
-    return _Server
+    class _UnixServer(socketserver.ThreadingUnixStreamServer):
+        daemon_threads = True
+        endpoint: ModelEndpoint
+
+        def __init__(self, path: str) -> None:
+            super().__init__(path, _Handler)
+
+    return _Server, _UnixServer
 
 
 @dataclass
@@ -396,35 +406,59 @@ class ModelEndpoint:
     calls: list[ModelCall] = field(default_factory=list)
     dropped: int = 0  # calls no longer kept (past ``CALLS_KEPT``)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    socket_dir: str | None = None  # where to serve on a Unix socket too (``socket_path``)
     _server: Any = field(default=None, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
+    _unix: Any = field(default=None, repr=False)
+    _threads: list[threading.Thread] = field(default_factory=list, repr=False)
     _seq: int = 0
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the model endpoint is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def socket_path(self) -> str | None:
+        """The Unix socket it also serves on (agents in a network namespace of their own reach
+        it through ``simulations.live.sandbox``); None without ``socket_dir``."""
+        return None if self._unix is None else str(self._unix.server_address)
 
     @property
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("the model endpoint is not running")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> str:
         if self._server is None:
-            server = _server_class()(("127.0.0.1", 0))
-            server.endpoint = self
-            self._server = server
-            self._thread = threading.Thread(
-                target=server.serve_forever, name="model-endpoint", daemon=True
-            )
-            self._thread.start()
+            tcp, unix = _server_class()
+            servers = [tcp(("127.0.0.1", 0))]
+            if self.socket_dir is not None:
+                servers.append(unix(os.path.join(self.socket_dir, "model-endpoint.sock")))
+            for server in servers:
+                server.endpoint = self
+                thread = threading.Thread(
+                    target=server.serve_forever, name="model-endpoint", daemon=True
+                )
+                thread.start()
+                self._threads.append(thread)
+            self._server = servers[0]
+            self._unix = servers[1] if len(servers) > 1 else None
         return self.url
 
     def stop(self) -> None:
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
+        servers = [s for s in (self._server, self._unix) if s is not None]
+        self._server = self._unix = None
+        for server in servers:
             server.shutdown()
             server.server_close()
-        if thread is not None:
+            if isinstance(server.server_address, str):
+                with contextlib.suppress(OSError):
+                    os.unlink(server.server_address)
+        for thread in self._threads:
             thread.join(5)
+        self._threads.clear()
 
     def __enter__(self) -> ModelEndpoint:
         self.start()

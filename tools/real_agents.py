@@ -1,0 +1,159 @@
+"""``make real-agents``: conform against each real agent of the shipped recipes, through the model
+endpoint, and the real-world matrix in ``docs/real-agents.md``.
+
+The agents are the npm packages ``real-agents/package-lock.json`` pins (``npm ci`` in
+``real-agents/`` installs them: the make target does). Each runs offline: its model API is the
+recording endpoint on 127.0.0.1, and where this runs as root each agent process is in a network
+namespace of its own with only loopback (``simulations.live.sandbox``). Per agent: the verdict,
+each id's status with its evidence, the options of the spec's choices (T11, T15, T16) it takes,
+and what no option allows. The JSON reports go to ``--json-dir``.
+
+    python tools/real_agents.py [--prefix real-agents] [--out docs/real-agents.md] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from simulations.live.conform import (  # noqa: E402 - after the path is set
+    FAIL,
+    PASS,
+    Report,
+    conform,
+    render,
+    write_json,
+)
+from simulations.live.recipes import Recipe, load_recipe, shipped  # noqa: E402
+
+REVISION = "v1-stable"
+CHOICES = ("T11", "T15", "T16")
+
+
+def installed(recipe: Recipe, prefix: Path) -> str | None:
+    """The installed version of the recipe's package (None: not installed)."""
+    manifest = prefix / "node_modules" / recipe.package / "package.json"
+    try:
+        return str(json.loads(manifest.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _choice(reqs: dict[str, Any], rid: str) -> str:
+    r = reqs.get(rid)
+    if r is None:
+        return "not judged on this revision"
+    messages = [o["message"] for o in r["outcomes"]]
+    chose = sorted(
+        {
+            m.split("the agent chose (", 1)[1].split("):", 1)[0]
+            for m in messages
+            if "the agent chose (" in m
+        }
+    )
+    if r["status"] == FAIL:
+        return f"FAIL: {messages[0] if messages else ''}"
+    if chose:
+        return "; ".join(chose)
+    if r["status"] == PASS:
+        return "the reference's option"
+    return r["status"].lower().replace("_", " ")
+
+
+def section(recipe: Recipe, report: Report | None, seconds: float, note: str) -> list[str]:
+    head = f"## {recipe.name} — `{recipe.package}@{recipe.version}`"
+    if report is None:
+        return [head, "", note, ""]
+    reqs = report.requirements()
+    verdict = report.verdict()
+    lines = [
+        head,
+        "",
+        f"- advertises: {report.caps.label() if report.caps else '(no initialize answer)'}",
+        f"- verdict: **{'CONFORMANT' if verdict['conformant'] else 'NOT CONFORMANT'}**"
+        + ("" if verdict["conformant"] else f" ({', '.join(verdict['failing'])})"),
+        f"- {len(report.runs)} tests in {seconds:.0f} s; {report.model_calls} model calls; "
+        f"its own text: {report.base_lines} lines ({report.calibration})",
+        f"- isolation: {note}",
+        "",
+        "Choices the spec leaves open:",
+        "",
+    ]
+    lines += [f"- {rid}: {_choice(reqs, rid)}" for rid in CHOICES]
+    failed = [(rid, r) for rid, r in reqs.items() if r["status"] == FAIL]
+    lines += ["", "What no option allows (each FAIL, with its evidence):", ""]
+    lines += [
+        f"- {rid} ({r['tier']}): {r['outcomes'][0]['message'] if r['outcomes'] else ''}"
+        for rid, r in failed
+    ] or ["- nothing"]
+    lines += ["", "| id | tier | status | evidence |", "|---|---|---|---|"]
+    for rid, r in reqs.items():
+        if r["status"] == "SKIPPED":
+            continue
+        worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
+        evidence = worst[0]["message"].replace("|", "\\|") if worst else ""
+        lines.append(f"| {rid} | {r['tier']} | {r['status']} | {evidence[:300]} |")
+    return [*lines, ""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("names", nargs="*", help="recipes to run (default: every shipped one)")
+    p.add_argument("--prefix", type=Path, default=ROOT / "real-agents")
+    p.add_argument("--out", type=Path, default=ROOT / "docs" / "real-agents.md")
+    p.add_argument("--json-dir", type=Path, default=ROOT / "out" / "real-agents")
+    p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--test-timeout", type=float, default=240.0)
+    args = p.parse_args(argv)
+    names = args.names or sorted(shipped())
+    args.json_dir.mkdir(parents=True, exist_ok=True)
+    prefix = args.prefix.resolve()
+    body: list[str] = []
+    for name in names:
+        recipe = load_recipe(name)
+        version = installed(recipe, prefix)
+        if version != recipe.version:
+            why = f"not run: {recipe.package}@{recipe.version} is not installed under {prefix}"
+            print(why, file=sys.stderr)
+            body += section(recipe, None, 0, why)
+            continue
+        print(f"{name}: running conform ({REVISION}) through the model endpoint", flush=True)
+        t0 = time.perf_counter()
+        report = conform(
+            recipe.argv(prefix),
+            revision=REVISION,
+            timeout=args.timeout,
+            test_timeout=args.test_timeout,
+            model_endpoint=True,
+            recipe=recipe,
+        )
+        seconds = time.perf_counter() - t0
+        write_json(report, args.json_dir / f"{name}.json")
+        print(render(report).splitlines()[-1], f"({seconds:.0f} s)", flush=True)
+        body += section(recipe, report, seconds, report.isolation)
+    text = [
+        "# Real agents, judged by what their model receives",
+        "",
+        "Written by `make real-agents` (`tools/real_agents.py`): `conform --recipe NAME` for each",
+        f"shipped recipe, revision {REVISION}, each turn's system slot read from the agent's",
+        "model calls to the recording endpoint on 127.0.0.1 (README, 'Real agents'). A slot is",
+        "read by containment and order: the client's texts where they stand, the agent's own",
+        "text (BASE) by the lines it shares with the slots of sessions without a client prompt.",
+        "",
+        *body,
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(text), encoding="utf-8")
+    print(f"written: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
