@@ -548,6 +548,13 @@ def _conform_parser(sub: Any) -> None:
         "the agent's model calls; {endpoint} in AGENT_CMD is its base URL",
     )
     c.add_argument(
+        "--bound",
+        metavar="NAME|FILE",
+        default="small",
+        help="the bound the live plan's shortest paths come from: a named bound or a bound "
+        "file (small)",
+    )
+    c.add_argument(
         "--recipe",
         metavar="NAME|FILE",
         help="run a real agent by its recipe (a shipped name or a .toml file: command, "
@@ -635,6 +642,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             interrupt=interrupt,
             model_endpoint=args.model_endpoint or recipe is not None,
             recipe=recipe,
+            bound=args.bound,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None

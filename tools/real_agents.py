@@ -23,6 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from simulations.api import bound_for  # noqa: E402
 from simulations.live.conform import (  # noqa: E402 - after the path is set
     FAIL,
     PASS,
@@ -32,9 +33,30 @@ from simulations.live.conform import (  # noqa: E402 - after the path is set
     write_json,
 )
 from simulations.live.recipes import Recipe, load_recipe, shipped  # noqa: E402
+from simulations.outputs.population import P_IDS, check_population  # noqa: E402
 
 REVISION = "v1-stable"
 CHOICES = ("T11", "T15", "T16")
+# conform's option of each choice id → the population's choice and value (model/population.py)
+OPTION_VALUES = {
+    "T15": (
+        "on_omit",
+        {
+            "the reference's": "stored",
+            'on_load = "default"': "default",
+            "fork_inherits = false": "default",
+        },
+    ),
+    "T16": (
+        "on_differ",
+        {
+            "the reference's": "apply",
+            'on_differ = "keep"': "keep",
+            'on_differ = "reject"': "reject",
+        },
+    ),
+    "T11": ("on_empty", {"the reference's": "reject", 'empty_array = "absent"': "accept"}),
+}
 
 
 def installed(recipe: Recipe, prefix: Path) -> str | None:
@@ -46,28 +68,65 @@ def installed(recipe: Recipe, prefix: Path) -> str | None:
         return None
 
 
+def _options(reqs: dict[str, Any], rid: str) -> list[str]:
+    """The options of choice ``rid`` the agent was seen to take (conform's labels)."""
+    r = reqs.get(rid)
+    if r is None or r["status"] != PASS:
+        return []
+    messages = [o["message"] for o in r["outcomes"]]
+    chose = {
+        m.split("the agent chose (", 1)[1].split("):", 1)[0]
+        for m in messages
+        if "the agent chose (" in m
+    }
+    return sorted(chose) or ["the reference's"]
+
+
 def _choice(reqs: dict[str, Any], rid: str) -> str:
     r = reqs.get(rid)
     if r is None:
         return "not judged on this revision"
-    messages = [o["message"] for o in r["outcomes"]]
-    chose = sorted(
-        {
-            m.split("the agent chose (", 1)[1].split("):", 1)[0]
-            for m in messages
-            if "the agent chose (" in m
-        }
-    )
     if r["status"] == FAIL:
-        return f"FAIL: {messages[0] if messages else ''}"
-    if chose:
-        return "; ".join(chose)
-    if r["status"] == PASS:
-        return "the reference's option"
-    return r["status"].lower().replace("_", " ")
+        failed = [o["message"] for o in r["outcomes"] if o["status"] == FAIL]
+        return f"FAIL (no option): {failed[0] if failed else ''}"
+    taken = _options(reqs, rid)
+    if not taken:
+        return str(r["status"]).lower().replace("_", " ") + " (not reached)"
+    choice, values = OPTION_VALUES[rid]
+    return "; ".join(f"{t} (`{choice}={values.get(t, '?')}`)" for t in taken)
 
 
-def section(recipe: Recipe, report: Report | None, seconds: float, note: str) -> list[str]:
+def costs(reqs: dict[str, Any], judged: Any) -> list[str]:
+    """What the population verdicts say the agent's choices cost: each P id some pair loses
+    under a combination of choice values the agent's seen values do not rule out."""
+    mine: dict[str, set[str]] = {}
+    for rid, (choice, values) in OPTION_VALUES.items():
+        taken = _options(reqs, rid)
+        if taken:
+            mine[choice] = {values.get(t, "?") for t in taken}
+    if not mine:
+        return [
+            "- no test reached its choices (it does not advertise the field, or refused"
+            " every test that would show them): no cost to name"
+        ]
+    out = []
+    for p in P_IDS:
+        where = []
+        for pattern, outcome in judged.losing(p):
+            if all(v in mine.get(k, {v}) for k, v in pattern):
+                rest = [f"{k}={v}" for k, v in pattern if k not in mine]
+                where.append(
+                    ("with " + ", ".join(rest) if rest else "whatever the rest")
+                    + f" ({outcome.lengths[p]} steps)"
+                )
+        if where:
+            out.append(f"- {p}: lost {'; or '.join(where)}")
+    return out or ["- none of the P ids"]
+
+
+def section(
+    recipe: Recipe, report: Report | None, seconds: float, note: str, judged: Any = None
+) -> list[str]:
     head = f"## {recipe.name} — `{recipe.package}@{recipe.version}`"
     if report is None:
         return [head, "", note, ""]
@@ -81,21 +140,39 @@ def section(recipe: Recipe, report: Report | None, seconds: float, note: str) ->
         + ("" if verdict["conformant"] else f" ({', '.join(verdict['failing'])})"),
         f"- {len(report.runs)} tests in {seconds:.0f} s; {report.model_calls} model calls; "
         f"its own text: {report.base_lines} lines ({report.calibration})",
-        f"- isolation: {note}",
+        f"- offline: {note}",
         "",
-        "Choices the spec leaves open:",
+        "Choices the spec leaves open (the options it was seen to take):",
         "",
     ]
     lines += [f"- {rid}: {_choice(reqs, rid)}" for rid in CHOICES]
+    if judged is not None:
+        lines += [
+            "",
+            f"What those choices cost (the population of {REVISION}, `small` bound: each P id",
+            "some agent × client pair with the values seen here loses, the others free):",
+            "",
+            *costs(reqs, judged),
+        ]
     failed = [(rid, r) for rid, r in reqs.items() if r["status"] == FAIL]
     lines += ["", "What no option allows (each FAIL, with its evidence):", ""]
     lines += [
-        f"- {rid} ({r['tier']}): {r['outcomes'][0]['message'] if r['outcomes'] else ''}"
+        f"- {rid} ({r['tier']}): "
+        + next((o["message"] for o in r["outcomes"] if o["status"] == FAIL), "")
         for rid, r in failed
     ] or ["- nothing"]
+    chose = [
+        (rid, o["message"])
+        for rid, r in reqs.items()
+        if rid.startswith("ROW-")
+        for o in r["outcomes"][:1]
+        if "the agent chose" in o["message"]
+    ]
+    lines += ["", "Where it answers otherwise than the reference agent (rows no MUST decides):", ""]
+    lines += [f"- {rid}: {m[:240]}" for rid, m in chose] or ["- nowhere"]
     lines += ["", "| id | tier | status | evidence |", "|---|---|---|---|"]
     for rid, r in reqs.items():
-        if r["status"] == "SKIPPED":
+        if r["status"] == "SKIPPED" or rid.startswith("ROW-"):
             continue
         worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
         evidence = worst[0]["message"].replace("|", "\\|") if worst else ""
@@ -113,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--test-timeout", type=float, default=240.0)
     args = p.parse_args(argv)
     names = args.names or sorted(shipped())
+    print(f"judging the population of {REVISION} (small bound): the choices' costs", flush=True)
+    judged = check_population(REVISION, bound_for("small", REVISION, "any"), "any").judged
     args.json_dir.mkdir(parents=True, exist_ok=True)
     prefix = args.prefix.resolve()
     body: list[str] = []
@@ -137,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - t0
         write_json(report, args.json_dir / f"{name}.json")
         print(render(report).splitlines()[-1], f"({seconds:.0f} s)", flush=True)
-        body += section(recipe, report, seconds, report.isolation)
+        body += section(recipe, report, seconds, report.isolation, judged)
     text = [
         "# Real agents, judged by what their model receives",
         "",

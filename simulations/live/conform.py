@@ -145,6 +145,7 @@ from model.types import (
 from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
 from simulations.engines.bounds import Bound
+from simulations.engines.domain import text
 from simulations.engines.explore import explore, requests
 from simulations.engines.observe import attached_sid, attached_slot, prompt_lost
 from simulations.engines.stateful import hypothesis_settings
@@ -167,8 +168,10 @@ from simulations.live.transport import (
     LiveAgent,
     NoAnswer,
     Record,
+    executable,
 )
 from simulations.live.transport import history_updates as _history_updates
+from simulations.usage import UsageError
 from simulations.wire.acp import (
     CWD,
     INTROSPECTION_METHOD,
@@ -709,7 +712,75 @@ def _plan(
         fired_here = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
         tests.append(LiveTest("+".join(names), trace, targets, tuple(sorted(fired_here))))
     tests.sort(key=lambda t: (len(t.trace.requests), t.name))
-    return tests
+    return tests + reopen_tests(tables, caps)
+
+
+REOPEN_TEST = "REOPEN"  # the reopen matrix's tests are named REOPEN+<method>/<mode>/…
+
+
+def reopen_tests(tables: Tables, caps: Caps) -> list[LiveTest]:
+    """The reopen matrix: for each of load, resume and fork the agent advertises and each mode
+    it advertises (and no prompt at all), a session created with text ``a`` in that mode, a
+    turn, then — after a real restart, for load and resume — the reopen, re-sending the
+    session's prompt where a conforming client does, and once more with a second text ``b``,
+    then a turn that shows the slot. Where no shortest path needs them, a store that loses a
+    prompt's mode across a restart, say, is only found here. Selected by ``--only REOPEN``
+    (their rows do not select them: they would join every row's test)."""
+    modes: list[str | None] = [None]
+    if caps.system_prompt is not PromptCap.NONE:
+        modes.append("append")
+    if caps.system_prompt in (PromptCap.OVERRIDE, PromptCap.REPLACE):
+        modes.append("override" if caps.system_prompt is PromptCap.OVERRIDE else "replace")
+    methods = [
+        m
+        for m, on in (
+            ("session_load", caps.load_session),
+            ("session_resume", caps.resume),
+            ("session_fork", caps.fork),
+        )
+        if on
+    ]
+    out: list[LiveTest] = []
+    for method in methods:
+        fork = method == "session_fork"
+        for mode in modes:
+            sent = None if mode is None else text("a")
+            variants = [("", sent)]
+            if mode is not None:  # a second text re-sent; none re-sent (T15's open case)
+                variants += [("/b", text("b")), ("/not-re-sent", None)]
+            for suffix, again in variants:
+                for client in (ClientKind.CONFORMING, ClientKind.ADVERSARIAL):
+                    opening = (Request("connect", client=client), Request("initialize"))
+                    head = [
+                        *opening,
+                        Request("session_new", system_prompt=sent, mode=mode),
+                        Request("session_prompt", sid="s1"),
+                    ]
+                    if not fork:
+                        head += [Request("restart"), *opening]
+                    reopen = Request(method, sid="s1", system_prompt=again, mode=mode)
+                    if again is None:
+                        reopen = replace(reopen, mode=None)
+                    turn = Request("session_prompt", sid="s2" if fork else "s1")
+                    trace = Trace(caps, (*head, reopen, turn))
+                    if _fit_for_reopen(tables, trace, client is ClientKind.CONFORMING):
+                        restart = "" if fork else "/restart"
+                        name = f"{REOPEN_TEST}+{method[8:]}/{mode or 'no-prompt'}{restart}{suffix}"
+                        out.append(LiveTest(name, trace, ()))
+                        break
+    return out
+
+
+def _fit_for_reopen(tables: Tables, trace: Trace, conforming: bool) -> bool:
+    """Every request of ``trace`` answered ok, and (``conforming``) one a conforming client
+    sends; else a client that breaks a rule of its own, as the open cases need (T15: a
+    prompt not re-sent), the agent's answer still judged."""
+    for rs in replay(trace, tables):
+        if rs.step.request.method in ("connect", "restart"):
+            continue
+        if not rs.step.reply.ok or (conforming and breaks_a_client_rule(tables, rs)):
+            return False
+    return True
 
 
 MUTANT_TEST = "M:"  # a test named after the mutant whose shortest counterexample it runs
@@ -763,13 +834,19 @@ _MUTANT_PATHS: dict[tuple[str, Bound], Trace | None] = {}
 
 
 def mutant_plan(
-    tables: Tables, revision: str, caps: Caps, names: Iterable[str], *, big: bool = False
+    tables: Tables,
+    revision: str,
+    caps: Caps,
+    names: Iterable[str],
+    *,
+    big: bool = False,
+    bound: str = "small",
 ) -> list[LiveTest]:
     """The tests ``M:<name>`` of the mutants ``names`` alone (what ``--only M:<name>`` runs),
     without the rest of the plan: each mutant's path within the live bound, where it has one."""
     if tables != REVISIONS[revision].tables:
         return []
-    b = live_bound(revision, caps, big=big)
+    b = live_bound(revision, caps, big=big, bound=bound)
     tests = []
     for name in names:
         trace = mutant_path(name, b) if name in agent_mutants(revision) else None
@@ -1173,6 +1250,7 @@ class Options:
     interrupt: Interrupt = field(default_factory=Interrupt)  # Ctrl-C, SIGTERM: stop
     endpoint: ModelEndpoint | None = None  # the slot read from the agent's model calls
     recipe: Recipe | None = None  # a real agent's: the files its fresh {home} gets
+    bound: str = "small"  # the live plan's bound: a name or a bound file (``bound_for``)
     base: BaseText = field(default_factory=BaseText)  # the agent's own text, learnt
     turns: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -1199,7 +1277,12 @@ def _fresh_agent(argv: Sequence[str], opts: Options) -> LiveAgent:
     command = _fresh_store(argv, opts)
     endpoint = opts.endpoint
     if endpoint is not None and endpoint.socket_path is not None:  # offline by construction
-        command = sandbox.wrap(command, endpoint.port, endpoint.socket_path)
+        try:
+            resolved = [executable(command[0]), *command[1:]]
+        except AgentFailure:
+            resolved = command  # named when the agent starts (LiveAgent.start)
+        else:
+            command = sandbox.wrap(resolved, endpoint.port, endpoint.socket_path)
     agent = LiveAgent(
         command,
         timeout=opts.timeout,
@@ -1508,6 +1591,9 @@ async def _check_turn_slot(run: _Run, i: int, rs: ReplayedStep, out: TestRun) ->
         label = "session/prompt (model call)"
     if unseen:
         label += f"; not seen in a model call: {unseen}"
+    if (BASE in got) != (BASE in want):  # the evidence for the agent's own text, or its absence
+        found, total = run.base.share(call.slot_text)
+        label += f"; {found} of the {total} lines of the agent's own text are in the slot"
     return _judge_slot(run, at, attach, sid, want, got, rids, out, label)
 
 
@@ -2062,9 +2148,9 @@ async def _run_plan(
     report.caps = caps
     if only and all(x.startswith(MUTANT_TEST) for x in only):  # those mutants' tests alone
         names = [x.removeprefix(MUTANT_TEST) for x in only]
-        tests = mutant_plan(tables, opts.revision, caps, names, big=big)
+        tests = mutant_plan(tables, opts.revision, caps, names, big=big, bound=opts.bound)
     else:
-        tests = plan(tables, opts.revision, caps, big=big)
+        tests = plan(tables, opts.revision, caps, big=big, bound=opts.bound)
         if only:
             tests = select(tests, only, tables, opts.revision)
     report.planned = tests
@@ -2091,7 +2177,7 @@ async def _run_plan(
             report.runs.append(await _parse_test(argv, opts, caps))
         if walks:
             opts.interrupt.check()
-            b = live_bound(opts.revision, caps, big=big)
+            b = live_bound(opts.revision, caps, big=big, bound=opts.bound)
             report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
             opts.interrupt.check()
     finally:
@@ -2315,6 +2401,7 @@ def conform(
     interrupt: Interrupt | None = None,
     model_endpoint: bool = False,
     recipe: Recipe | None = None,
+    bound: str = "small",
 ) -> Report:
     """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
     or SIGTERM end the run with what was found (``Report.interrupted``; handled through
@@ -2346,6 +2433,11 @@ def conform(
         )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     opts.recipe = recipe
+    try:
+        live_bound(revision, Caps(), bound=bound)  # a bad name or file: one line, before the run
+    except UsageError as e:
+        raise ConformError(str(e)) from None
+    opts.bound = bound
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
     with interrupts(interrupt) as it:
         opts.interrupt = it
@@ -2596,16 +2688,77 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
             for m in run.transcript:
                 fh.write(json.dumps(m, sort_keys=True) + "\n")
         (d / "stderr.txt").write_text(run.stderr, encoding="utf-8")
-        note = f"\n## Live run\n\n{rid} {f.status}: {clip(f.message, MESSAGE_LIMIT)}\n"
+        model_text = (d / "review.md").read_text(encoding="utf-8")
+        live = _live_review(rid, run, f, report)
         if run.omitted[0]:
             n, size = run.omitted
-            note += f"\n({n} messages, {size} bytes, past the first {TRANSCRIPT_HEAD} bytes of "
-            note += "the wire are shortened in live.ndjson: see their `_omitted`)\n"
-        with (d / "review.md").open("a", encoding="utf-8") as fh:
-            fh.write(note)
+            live += f"\n({n} messages, {size} bytes, past the first {TRANSCRIPT_HEAD} bytes of "
+            live += "the wire are shortened in live.ndjson: see their `_omitted`)\n"
+        model_text = model_text.replace(
+            f"### {rid} not reproduced", f"### The model's steps for {rid}", 1
+        ).replace(  # the reference build keeps the rule on these steps; the agent did not
+            "**not reproduced**: replaying these",
+            "**kept by the reference build**: replaying these",
+            1,
+        )
+        (d / "review.md").write_text(
+            live + "\n---\n\nThe same steps in the model (the revision's reference build: what "
+            "a conforming agent answers):\n\n" + model_text,
+            encoding="utf-8",
+        )
         written[rid] = d
     report.counterexamples = written
     return written
+
+
+def _live_review(rid: str, run: TestRun, f: Finding, report: Report) -> str:
+    """The head of a live failure's ``review.md``: the failed id and its evidence, then each
+    request with the model's answer beside the agent's (from the live wire)."""
+    lines = [
+        f"### {rid} {f.status} — `{' '.join(report.argv)}`",
+        "",
+        f"> {citation(rid, report.tables)}",
+        "",
+        f"**{rid} {f.status}** at step {f.step}: {clip(f.message, MESSAGE_LIMIT)}",
+        "",
+        "| # | request | the model answers | the agent answered |",
+        "|---:|---|---|---|",
+    ]
+    answers: dict[tuple[int, str], dict[str, Any]] = {}
+    for m in run.transcript:
+        msg = m["message"]
+        if m["direction"] == "recv" and "method" not in msg and "id" in msg:
+            answers[(m["process"], json.dumps(msg["id"]))] = msg
+    sent = [
+        m
+        for m in run.transcript
+        if m["direction"] == "send"
+        and "id" in m["message"]
+        and m["message"].get("method") != INTROSPECTION_METHOD
+    ]
+    steps = [
+        (i, rs)
+        for i, rs in enumerate(replay(run.test.trace, report.tables), 1)
+        if rs.step.request.method not in ("connect", "restart") and rs.step.reply.sent
+    ]
+    for (n, rs), m in zip(steps, sent, strict=False):
+        req = rs.step.request
+        model = "ok" if rs.step.reply.ok else f"error {rs.step.reply.code}"
+        slot = rs.step.reply.slot if rs.step.reply.slot is not None else attached_slot(rs.step)
+        if slot is not None:
+            model += f", slot [{', '.join(slot)}]"
+        got = answers.get((m["process"], json.dumps(m["message"]["id"])))
+        agent = "(no answer)" if got is None else _short_answer(got)
+        lines.append(f"| {n} | `{_label(req, report.revision)}` | {model} | {agent} |")
+    return "\n".join(lines) + "\n"
+
+
+def _short_answer(msg: dict[str, Any]) -> str:
+    if "error" in msg:
+        error = msg["error"] if isinstance(msg["error"], dict) else {}
+        return f"error {error.get('code')}: {clip(str(error.get('message', '')), 80)}"
+    text = json.dumps(msg.get("result"), sort_keys=True, default=str)
+    return "ok " + clip(text, 120).replace("|", "\\|")
 
 
 # ---- replaying a counterexample against an agent --------------------------------------------
@@ -2667,14 +2820,21 @@ async def _replay(
     me = asyncio.current_task()
     assert me is not None
     opts.interrupt.attach(me)
+    probe = None
     try:
         opts.interrupt.check()
-        return await run_test(argv, test, tables, caps, opts, {})
+        try:  # judged as conform judged it: by what the agent advertises, not the trace's profile
+            _, caps, probe = await _probe(argv, opts)
+        except AgentFailure:
+            probe = None  # the test's own start names the failure
+        return await run_test(argv, test, tables, caps, opts, {}, probe)
     except (asyncio.CancelledError, Interrupted):
         if not opts.interrupt.stopping:
             raise
         return None
     finally:
+        if probe is not None and not probe.taken:
+            await probe.agent.stop()
         opts.interrupt.detach()
         _collect()
 

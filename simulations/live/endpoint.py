@@ -387,12 +387,18 @@ def _server_class() -> Any:
         def __init__(self, address: tuple[str, int]) -> None:
             super().__init__(address, _Handler)
 
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a caller that hung up mid-answer: nothing to report, nothing on stderr
+
     class _UnixServer(socketserver.ThreadingUnixStreamServer):
         daemon_threads = True
         endpoint: ModelEndpoint
 
         def __init__(self, path: str) -> None:
             super().__init__(path, _Handler)
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass
 
     return _Server, _UnixServer
 
@@ -545,6 +551,11 @@ class BaseText:
         """Learnt: from at least one slot (an agent whose slot was empty has no own text, and
         BASE is then never found)."""
         return self.samples > 0
+
+    def share(self, slot: str) -> tuple[int, int]:
+        """How many of the learnt lines ``slot`` holds, of how many (the evidence for BASE)."""
+        lines = self.lines or frozenset()
+        return sum(1 for line in lines if line in slot), len(lines)
 
     def place(self, slot: str) -> int | None:
         """Where BASE starts in ``slot`` (None: not there, or nothing learnt)."""

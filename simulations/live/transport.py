@@ -298,7 +298,7 @@ async def _wait(proc: asyncio.subprocess.Process, seconds: float) -> None:
         await asyncio.wait_for(proc.wait(), seconds)
 
 
-def _executable(command: str) -> str:
+def executable(command: str) -> str:
     """``command`` as the supervisor will start it, checked first (so that an agent that
     cannot be started is named at once): a path with a ``/`` made absolute (the agent runs in
     another directory), a bare name looked up on ``PATH``."""
@@ -349,7 +349,7 @@ class LiveAgent:
     async def start(self) -> None:
         if self._proc is not None:
             return
-        argv = [_executable(self.argv[0]), *self.argv[1:]]
+        argv = [executable(self.argv[0]), *self.argv[1:]]
         env = None if self.cwd is None else {**os.environ, "PWD": self.cwd}
         try:
             proc = await asyncio.create_subprocess_exec(
