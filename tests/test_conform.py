@@ -910,10 +910,10 @@ ENDPOINT_ARGS = ["--model-endpoint", "{endpoint}"]
 def test_the_reference_agent_conforms_through_the_model_endpoint(
     revision: str, only: list[str]
 ) -> None:
-    """conform reads each turn's slot from the agent's model calls (no introspection asked):
-    the reference agent in its --model-endpoint mode conforms; its own text is learnt before
-    the plan; every attach is followed by a turn that shows its slot (none left unobserved),
-    and the slot checks are the endpoint's (their messages name the model call)."""
+    """conform reads each turn's slot from the agent's model calls: the reference agent in its
+    --model-endpoint mode conforms; its own text is learnt before the plan; every attach is
+    followed by a turn that shows its slot (none left unobserved); the slot checks are the
+    endpoint's (their messages name the model call), and its introspection answer agrees."""
     argv = reference(revision, *ENDPOINT_ARGS)
     report = conform(
         argv, revision=revision, cwd=str(ROOT), timeout=5, only=only, jobs=2, model_endpoint=True
@@ -921,7 +921,8 @@ def test_the_reference_agent_conforms_through_the_model_endpoint(
     reqs = report.requirements()
     failed = {k: v["outcomes"][:1] for k, v in reqs.items() if v["status"] == FAIL}
     assert report.conformant and report.exit_code() == 0, failed
-    assert report.introspection is None and report.model_calls > len(report.runs)
+    assert report.introspection is True and report.model_calls > len(report.runs)
+    assert report.requirements()["SLOT-AGREE"]["status"] == PASS  # both read, one slot
     assert report.base_lines == 3 and report.calibration.startswith("learnt from 2 turns")
     messages = [f.message for run in report.runs for f in run.findings]
     assert any("(seen in the model call of step" in m for m in messages)
@@ -1076,3 +1077,47 @@ def test_the_live_plan_takes_a_bound(tmp_path: Path) -> None:
     assert len(plan(tables, "v1-stable", caps, bound=str(path))) == sizes["tiny"]
     with pytest.raises(ConformError, match="argument --bound: unknown bound 'nosuch'"):
         conform(["x"], bound="nosuch")
+
+
+LYING = """
+import json, subprocess, sys, threading
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+asked = set()
+def down():
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "_acp_sysprompt/system_slot":
+            asked.add(json.dumps(msg["id"]))
+        child.stdin.write(line.encode()); child.stdin.flush()
+    child.stdin.close()
+threading.Thread(target=down, daemon=True).start()
+for raw in child.stdout:
+    msg = json.loads(raw)
+    if "method" not in msg and json.dumps(msg.get("id")) in asked and "result" in msg:
+        msg["result"] = {"systemSlot": ["BASE"]}  # says the default, whatever the session has
+    sys.stdout.write(json.dumps(msg) + "\\n"); sys.stdout.flush()
+sys.exit(child.wait())
+"""
+
+
+@pytest.mark.parametrize("lies", [False, True])
+def test_the_extension_and_the_model_call_must_agree(tmp_path: Path, lies: bool) -> None:
+    """Issue 28, item 1: where an agent answers the introspection extension and calls the
+    model endpoint, both are read at each turn and must show one slot (SLOT-AGREE, ADVISORY);
+    an agent whose extension reports its default while the model gets the client's text
+    fails it, and the endpoint's verdict stands (the slot checks pass)."""
+    argv = reference("v1-stable", *ENDPOINT_ARGS)
+    if lies:
+        proxy = tmp_path / "lying.py"
+        proxy.write_text(LYING)
+        argv = [sys.executable, str(proxy), *argv]
+    report = conform(
+        argv, cwd=str(ROOT), timeout=5, only=["ROW-new_session.9"], model_endpoint=True
+    )
+    reqs = report.requirements()
+    assert reqs["SLOT-AGREE"]["tier"] == ADVISORY
+    assert reqs["SLOT-AGREE"]["status"] == (FAIL if lies else PASS), reqs["SLOT-AGREE"]
+    assert reqs["T13"]["status"] == PASS and report.introspection is True
+    if lies:
+        failed = [o["message"] for o in reqs["SLOT-AGREE"]["outcomes"] if o["status"] == FAIL]
+        assert "the extension says [BASE], the model call carried [a]" in failed[0]

@@ -227,6 +227,10 @@ MARKS = {
     "b": "Client instruction B (acp-sysprompt): never use the letter z.",
 }
 _UNMARKED = frozenset({"sessionId", "cwd", "mcpServers", "prompt"})
+# where an agent answers the introspection extension and calls the model endpoint, both show
+# one slot: what it says a session runs under is what its model receives (ADVISORY: the
+# extension is this tool's, no rule of ACP)
+AGREE_ID = "SLOT-AGREE"
 ENDPOINT_SLOT = "{endpoint}"  # in the agent command: the model endpoint's base URL
 CALL_WAIT = 2.0  # seconds a turn's model call may come after the turn's answer
 BASE_SAMPLES = 2  # turns without a client text the agent's own text is learnt from
@@ -337,7 +341,7 @@ def tier(rid: str) -> str:
       id's FAIL shows there; a row's departure is what the agent chose."""
     if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID):
         return MANDATORY
-    if rid in (VERSION_ID, NULL_LOAD_ID, PARSE_ID):
+    if rid in (VERSION_ID, NULL_LOAD_ID, PARSE_ID, AGREE_ID):
         return ADVISORY
     r = REQUIREMENTS.get(rid)
     if r is None or r.family is Family.P:
@@ -552,6 +556,11 @@ def citation(rid: str, tables: Tables) -> str:
         return (
             "ACP session/update (SessionNotification.sessionId): an update names the session "
             "it belongs to"
+        )
+    if rid == AGREE_ID:
+        return (
+            "acp-sysprompt's introspection extension (README): the slot it reports is the "
+            "one the session's next model call carries"
         )
     if rid == PARSE_ID:
         return (
@@ -1555,13 +1564,15 @@ async def _compare(
                 return False
             slot_ids = [r for r in slot_ids if r not in setters]
     turn = req.method == "session_prompt" and reply.ok and run.endpoint is not None
-    if turn and not await _check_turn_slot(run, i, rs, out):
+    if turn and not await _check_turn_slot(agent, run, i, rs, out):
         return False
     _passed(out, slot_ids, i, method)
     return True
 
 
-async def _check_turn_slot(run: _Run, i: int, rs: ReplayedStep, out: TestRun) -> bool:
+async def _check_turn_slot(
+    agent: LiveAgent, run: _Run, i: int, rs: ReplayedStep, out: TestRun
+) -> bool:
     """Through a model endpoint: the slot the turn's model call carried, read by ``symbols``,
     against the model's slot for the turn — judged as the slot of the session's last attach
     (``_judge_slot`` on that step, with its rows), or of the turn where there was none in the
@@ -1594,7 +1605,35 @@ async def _check_turn_slot(run: _Run, i: int, rs: ReplayedStep, out: TestRun) ->
     if (BASE in got) != (BASE in want):  # the evidence for the agent's own text, or its absence
         found, total = run.base.share(call.slot_text)
         label += f"; {found} of the {total} lines of the agent's own text are in the slot"
+    await _agree(agent, run, i, sid, got, out)
     return _judge_slot(run, at, attach, sid, want, got, rids, out, label)
+
+
+async def _agree(
+    agent: LiveAgent, run: _Run, i: int, sid: str, got: tuple[str, ...], out: TestRun
+) -> None:
+    """Where the agent also answers the introspection extension: what it says the session
+    runs under must be what its model call carried (``AGREE_ID``); read the same way (the
+    symbols the endpoint can see)."""
+    if run.introspect.get("available") is False:
+        return
+    answer = await agent.request(INTROSPECTION_METHOD, {"sessionId": run.sid(sid)})
+    result = answer.result if answer.error is None else None
+    slot = result.get("systemSlot") if isinstance(result, dict) else None
+    if not isinstance(slot, list) or not all(isinstance(x, str) for x in slot):
+        run.introspect["available"] = False  # not implemented, or not the extension's shape
+        return
+    run.introspect["available"] = True
+    seen = set(run.marks) | ({BASE} if run.base.known else set())
+    said = tuple(x for x in run.normal(slot) if x in seen)
+    if said == got:
+        out.findings.append(Finding(AGREE_ID, PASS, f"step {i}: both [{', '.join(got)}]", i))
+        return
+    message = (
+        f"step {i}: the extension says [{', '.join(said)}], "
+        f"the model call carried [{', '.join(got)}]"
+    )
+    out.findings.append(Finding(AGREE_ID, FAIL, message, i))
 
 
 def unobserved_attaches(run: _Run, out: TestRun) -> None:
