@@ -108,7 +108,9 @@ for line in sys.stdin:
     except ValueError:
         if PARSE == "crash":
             raise
-        if PARSE != "silent":
+        if PARSE == "no-id":  # what @zed-industries/codex-acp 0.16.0 answers
+            send({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}})
+        elif PARSE != "silent":
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse"}})
         continue
     if "id" not in msg or "method" not in msg:
@@ -600,6 +602,7 @@ def test_kit_shaped_fixture_agents_get_the_pinned_verdict(
     [
         ("", "answered it -32700 (id null), then gave session/new a result"),
         ("silent", "did not answer it"),
+        ("no-id", "answered it -32700 with no id member (JSON-RPC 2.0 wants id null)"),
         ("crash", "the agent served nothing more: the agent exited with code 1 (crash)"),
     ],
 )

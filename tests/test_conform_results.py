@@ -506,8 +506,10 @@ def test_a_flood_of_notifications_is_kept_short_and_past_the_cap_fails(
     """Small caps stand in for the real ones (4 MiB kept whole, 64 MiB a flood): 300 kB of
     notifications in a turn keeps 32 kB whole and the rest as one counted stub, the test
     judged as before; 3 MB past a 1 MB cap fails naming the flood."""
-    monkeypatch.setattr(live, "TRANSCRIPT_HEAD", 32 * 1024, raising=False)
-    monkeypatch.setattr(live, "FLOOD_BYTES", 1024 * 1024, raising=False)
+    from simulations.live import results  # where the run's log keeps its caps
+
+    monkeypatch.setattr(results, "TRANSCRIPT_HEAD", 32 * 1024)
+    monkeypatch.setattr(results, "FLOOD_BYTES", 1024 * 1024)
     only = ["M:restart_loses_store"]  # turns, a restart, a session id handed out again: S6
     small = conform(chatty(tmp_path, 300, 1000), revision="rfd-final", timeout=5, only=only)
     run = small.runs[0]

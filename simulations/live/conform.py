@@ -95,12 +95,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as _dt
 import gc
 import itertools
 import json
 import math
-import os
 import shutil
 import signal
 import sys
@@ -111,55 +109,169 @@ import traceback
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import cache, partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hypothesis import given, seed
 from hypothesis import strategies as st
 
-from model.invariants import CHECKS, violated_state, violated_step
-from model.machines import Compiled, RowRef, Step, System
-from model.monitor import observe
-from model.mutants import MUTANTS
-from model.profiles import CHOICES as PROFILE_CHOICES
-from model.profiles import CLIENT_KNOBS, Profile, ProfileError
+from model.machines import Compiled, RowRef, Step
 from model.revisions import REVISIONS
-from model.spec import REQUIREMENTS, Family, Keyword
+from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import (
     BASE,
-    BIG,
     BlockKind,
     Caps,
     ClientKind,
     PromptCap,
-    Reply,
     Request,
-    Session,
     Status,
-    World,
-    evolve,
     initial_world,
 )
-from model.witnesses import WITNESSES, Witness
-from simulations.api import bound_for
 from simulations.engines.bounds import Bound
-from simulations.engines.domain import text
-from simulations.engines.explore import explore, requests
-from simulations.engines.observe import attached_sid, attached_slot, prompt_lost
+from simulations.engines.explore import requests
 from simulations.engines.stateful import hypothesis_settings
 from simulations.engines.trace import (
     ReplayedStep,
     Trace,
-    render_steps,
     replay,
-    request_text,
     wire_method,
 )
 from simulations.live import sandbox
 from simulations.live.endpoint import BaseText, ModelCall, ModelEndpoint, symbols, turn_call
+from simulations.live.judge import (
+    _CHOICES,
+    _DESCRIBES,
+    _ENGINES,
+    _PROTOCOL,
+    Option,
+    Seen,
+    _engine,
+    _judge,
+    _prompt_cap,
+    _row_id,
+    _row_text,
+    breaks_a_client_rule,
+    broken_by,
+    caps_of,
+    choice_options,
+    chosen,
+    citation,
+    judged_ids,
+    row_ids,
+    shown_created,
+    shown_error,
+    shown_forgotten,
+    shown_slot,
+    tier,
+)
+from simulations.live.plan import (
+    _METHODS,
+    _MUTANT_PATHS,
+    _OPEN,
+    _PLANS,
+    MUTANT_TEST,
+    REOPEN_TEST,
+    TWICE_TEST,
+    _fires,
+    _fit_for_reopen,
+    _mutant_paths,
+    _plan,
+    _ref,
+    _scope_caps,
+    _shows,
+    _starts,
+    _with_turns,
+    agent_mutants,
+    kill_setup,
+    live_bound,
+    mutant_path,
+    mutant_plan,
+    observing_turns,
+    plan,
+    reopen_tests,
+    select,
+)
 from simulations.live.recipes import HOME_SLOT, Recipe
+from simulations.live.report import (
+    Report,
+    _counterexamples,
+    _last_line,
+    _live_review,
+    _short_answer,
+    check_output_dir,
+    check_output_file,
+    counterexample_paths,
+    render,
+    to_json,
+    write_counterexamples,
+    write_json,
+)
+from simulations.live.results import (
+    _ABOUT_IDS,
+    _ABOUT_LIST,
+    _ABOUT_REPLAY,
+    _ADVERTISED_BY,
+    _ATTACH,
+    _LIVENESS_END,
+    _ORDER,
+    _REOPEN,
+    _SKIP_TABLES,
+    _SPECIFIC,
+    _TEXTS,
+    _UNMARKED,
+    ADVISORY,
+    AGREE_ID,
+    BASE_SAMPLES,
+    CALL_WAIT,
+    CAPABILITY,
+    DEFAULT_REVISION,
+    ENDPOINT_SLOT,
+    FAIL,
+    FLOOD_BYTES,
+    FLOOD_RUNS,
+    INFORMATIONAL,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    LIVENESS_ID,
+    MANDATORY,
+    MARKS,
+    MESSAGE_LIMIT,
+    NOT_JSON,
+    NOT_OBSERVABLE,
+    NOT_TESTED,
+    NULL_LOAD_ID,
+    PARSE_ID,
+    PASS,
+    REPORT_MESSAGE,
+    REPORT_TRANSCRIPT,
+    REPORT_VALUE,
+    SCHEMA_ID,
+    SKIPPED,
+    TEXT_LIMIT,
+    TIERS,
+    TIMEOUT_RANGE,
+    TRANSCRIPT_HEAD,
+    UNSUPPORTED_VERSION,
+    UPDATE_ID,
+    VERSION_ID,
+    ConformError,
+    Finding,
+    LiveTest,
+    TestRun,
+    _bounded_transcript,
+    _bounded_value,
+    _BoundedLog,
+    _id_key,
+    _label,
+    _now,
+    _same_stub,
+    _stub,
+    _worst,
+    clip,
+    clip_middle,
+)
 from simulations.live.transport import (
     MALFORMED,
     STDERR_LIMIT,
@@ -167,7 +279,6 @@ from simulations.live.transport import (
     Answer,
     LiveAgent,
     NoAnswer,
-    Record,
     executable,
 )
 from simulations.live.transport import history_updates as _history_updates
@@ -175,978 +286,152 @@ from simulations.usage import UsageError
 from simulations.wire.acp import (
     CWD,
     INTROSPECTION_METHOD,
-    V2_WIRE,
     _params,
-    request_label,
     revision_wire,
     validate_transcript,
-    wire_fields,
 )
 
-DEFAULT_REVISION = "v1-stable"  # the newest stable revision
-MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL = (
-    "MANDATORY",
-    "CAPABILITY",
+# the live side's names, as they were when this module held all of them
+__all__ = [
     "ADVISORY",
-    "INFORMATIONAL",
-)
-TIERS = (MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL)
-PASS, FAIL, SKIPPED, NOT_TESTED, NOT_OBSERVABLE = (
-    "PASS",
+    "AGREE_ID",
+    "BASE_SAMPLES",
+    "CALL_WAIT",
+    "CAPABILITY",
+    "DEFAULT_REVISION",
+    "ENDPOINT_SLOT",
     "FAIL",
-    "SKIPPED",
-    "NOT_TESTED",
+    "FLOOD_BYTES",
+    "FLOOD_RUNS",
+    "INFORMATIONAL",
+    "INTERNAL_ERROR",
+    "INTERRUPTED",
+    "LIVENESS_ID",
+    "MANDATORY",
+    "MARKS",
+    "MESSAGE_LIMIT",
+    "MUTANT_TEST",
+    "NOT_JSON",
     "NOT_OBSERVABLE",
-)
-SCHEMA_ID = "SCHEMA"  # every message's shape against the vendored ACP schema
-# every request answered (JSON-RPC 2.0: a request gets a response): a request left unanswered
-# past --timeout, or a test past --test-timeout, fails this, not the ids its step stands for
-LIVENESS_ID = "LIVENESS"
-# version negotiation: asked for a version it cannot support, the agent answers with its own
-# latest, never the one asked for (ACP initialization: described, no MUST, so ADVISORY here;
-# the official kit's INIT-003 makes it mandatory)
-VERSION_ID = "VERSION"
-UNSUPPORTED_VERSION = 65535  # the largest uint16: no revision of ACP has it
-# each session/update sent while a request about one session (a turn, a load, a resume) is
-# answered names that session: ``sessionId`` is what routes an update to its session (ACP
-# SessionNotification; the official kit's updates-for-another-session fixture fails it)
-UPDATE_ID = "UPDATE-ID"
-# session/load answered ``result: null``: the schema wants a LoadSessionResponse object, yet
-# the official kit (and the SDK's example agents, which answer so) tier it ADVISORY: the
-# session is loaded, a client reads nothing from the result. Here too, not SCHEMA
-NULL_LOAD_ID = "LOAD-NULL"
-# a line that is not JSON does not end the conversation: the agent still serves the next
-# request (JSON-RPC 2.0 answers it -32700 with id null; the official kit's ACP-JSONRPC-005,
-# advisory, asks only that the connection stays usable, and records the answer, as here)
-PARSE_ID = "PARSE"
-NOT_JSON = b'{"jsonrpc": "2.0", "id": "not-json", "method": \n'  # cut short: not JSON
-# the client's texts as sent through a model endpoint: what ``symbols`` can find by containment
-# in a real agent's slot of thousands of characters ("a" and "b" are in any of them)
-MARKS = {
-    "a": "Client instruction A (acp-sysprompt): answer as a ship's captain would.",
-    "b": "Client instruction B (acp-sysprompt): never use the letter z.",
-}
-_UNMARKED = frozenset({"sessionId", "cwd", "mcpServers", "prompt"})
-# where an agent answers the introspection extension and calls the model endpoint, both show
-# one slot: what it says a session runs under is what its model receives (ADVISORY: the
-# extension is this tool's, no rule of ACP)
-AGREE_ID = "SLOT-AGREE"
-ENDPOINT_SLOT = "{endpoint}"  # in the agent command: the model endpoint's base URL
-CALL_WAIT = 2.0  # seconds a turn's model call may come after the turn's answer
-BASE_SAMPLES = 2  # turns without a client text the agent's own text is learnt from
-_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY = "S6", "S7", "S8"
-_SPECIFIC = frozenset({_ABOUT_IDS, _ABOUT_LIST, _ABOUT_REPLAY})
-_ATTACH = ("session_new", "session_load", "session_resume", "session_fork")
-# the capability that advertises a method (where the model expects it served, it was)
-_ADVERTISED_BY = {
-    "session_load": "agentCapabilities.loadSession",
-    "session_resume": "sessionCapabilities.resume",
-    "session_fork": "sessionCapabilities.fork",
-    "session_close": "sessionCapabilities.close",
-    "session_delete": "sessionCapabilities.delete",
-    "session_list": "sessionCapabilities.list",
-}
-_REOPEN = _ATTACH[1:]
-_SKIP_TABLES = ("client", "agent")  # our own requests, and the environment's events
-_TEXTS = frozenset(b for b in ("a", "b", "", BIG))
+    "NOT_TESTED",
+    "NULL_LOAD_ID",
+    "PARSE_ID",
+    "PASS",
+    "REOPEN_TEST",
+    "REPORT_MESSAGE",
+    "REPORT_TRANSCRIPT",
+    "REPORT_VALUE",
+    "SCHEMA_ID",
+    "SHRINK_RUNS",
+    "SKIPPED",
+    "TEXT_LIMIT",
+    "TIERS",
+    "TIMEOUT_RANGE",
+    "TRANSCRIPT_HEAD",
+    "TWICE_TEST",
+    "UNSUPPORTED_VERSION",
+    "UPDATE_ID",
+    "VERSION_ID",
+    "_ABOUT_IDS",
+    "_ABOUT_LIST",
+    "_ABOUT_REPLAY",
+    "_ADVERTISED_BY",
+    "_ATTACH",
+    "_CHOICES",
+    "_DESCRIBES",
+    "_ENGINES",
+    "_LIVENESS_END",
+    "_METHODS",
+    "_MUTANT_PATHS",
+    "_OPEN",
+    "_ORDER",
+    "_PLANS",
+    "_PROTOCOL",
+    "_REOPEN",
+    "_SKIP_TABLES",
+    "_SPECIFIC",
+    "_TEXTS",
+    "_UNMARKED",
+    "ConformError",
+    "Finding",
+    "Interrupt",
+    "Interrupted",
+    "LiveTest",
+    "Option",
+    "Options",
+    "Report",
+    "Seen",
+    "TestRun",
+    "_BoundedLog",
+    "_bounded_transcript",
+    "_bounded_value",
+    "_counterexamples",
+    "_engine",
+    "_fires",
+    "_fit_for_reopen",
+    "_id_key",
+    "_judge",
+    "_label",
+    "_last_line",
+    "_live_review",
+    "_mutant_paths",
+    "_now",
+    "_plan",
+    "_prompt_cap",
+    "_ref",
+    "_row_id",
+    "_row_text",
+    "_same_stub",
+    "_scope_caps",
+    "_short_answer",
+    "_shows",
+    "_starts",
+    "_stub",
+    "_with_turns",
+    "_worst",
+    "agent_mutants",
+    "breaks_a_client_rule",
+    "broken_by",
+    "caps_of",
+    "check_output_dir",
+    "check_output_file",
+    "check_seconds",
+    "choice_options",
+    "chosen",
+    "citation",
+    "clip",
+    "clip_middle",
+    "conform",
+    "counterexample_paths",
+    "draw_trace",
+    "interrupts",
+    "judged_ids",
+    "kill_setup",
+    "live_bound",
+    "mutant_path",
+    "mutant_plan",
+    "observing_turns",
+    "plan",
+    "random_walks",
+    "render",
+    "reopen_tests",
+    "replay_live",
+    "row_ids",
+    "run_test",
+    "select",
+    "shown_created",
+    "shown_error",
+    "shown_forgotten",
+    "shown_slot",
+    "tier",
+    "to_json",
+    "unobserved_attaches",
+    "write_counterexamples",
+    "write_json",
+]
 
 
 _T = TypeVar("_T")
-
-
-class ConformError(Exception):
-    """Bad input to a conformance run; the message names the argument."""
-
-
-# ---- capabilities, read back from the wire ---------------------------------------------------
-
-
-def caps_of(result: object, wire: str, unseen: PromptCap = PromptCap.APPEND) -> Caps:
-    """The model's ``Caps`` for a raw initialize result on ``wire`` (what it advertises). The
-    string wire (rfd-draft, pr-1494) has no capability: the agent is taken to be ``unseen``
-    (by default the draft's additive agent, which takes the field; ``none``: one that
-    predates it)."""
-    if not isinstance(result, dict):
-        raise ValueError(f"initialize result: expected an object, got {result!r}")
-    if wire == V2_WIRE:
-        caps = result.get("capabilities")
-        session = caps.get("session") if isinstance(caps, dict) else None
-        base = isinstance(session, dict)
-        session = session if isinstance(session, dict) else {}
-        methods = {"resume": base, "close": base, "list": base}
-        methods |= {m: session.get(m) is not None for m in ("fork", "delete")}
-        load = False
-    else:
-        caps = result.get("agentCapabilities")
-        caps = caps if isinstance(caps, dict) else {}
-        session = caps.get("sessionCapabilities")
-        session = session if isinstance(session, dict) else {}
-        load = caps.get("loadSession") is True
-        methods = {
-            m: session.get(m) is not None for m in ("resume", "fork", "close", "delete", "list")
-        }
-    return Caps(system_prompt=_prompt_cap(session, wire, unseen), load_session=load, **methods)
-
-
-def _prompt_cap(session: dict[str, Any], wire: str, unseen: PromptCap) -> PromptCap:
-    if wire == "string":
-        return unseen  # the string revisions have no capability on the wire
-    if wire == "instructions":
-        si = session.get("sessionInstructions")
-        if not isinstance(si, dict):
-            return PromptCap.NONE
-        leaves = (si.get("append") is not None, si.get("replace") is not None)
-        return {
-            (True, True): PromptCap.OVERRIDE,
-            (True, False): PromptCap.APPEND,
-            (False, True): PromptCap.REPLACE,
-        }.get(leaves, PromptCap.NONE)
-    sp = session.get("systemPrompt")
-    if not isinstance(sp, dict):
-        return PromptCap.NONE
-    override = sp.get("override")
-    if wire in ("envelope", V2_WIRE):
-        mode = sp.get("mode")
-        override = mode.get("override") if isinstance(mode, dict) else None
-    return PromptCap.OVERRIDE if override is not None else PromptCap.APPEND
-
-
-# ---- tiers ------------------------------------------------------------------------------------
-
-# the keyword kinds of model.spec read as a choice the spec leaves the agent: MAY, MAY (either),
-# and a silence the model spells out as options (T16); a departure is judged against the
-# options (``choice_options``)
-_CHOICES = frozenset({Keyword.MAY, Keyword.MAY_EITHER, Keyword.SILENT})
-# statements of what an agent (or the protocol) does that are no MUST: a departure shows
-_DESCRIBES = frozenset(
-    {Keyword.DESCRIPTIVE, Keyword.INFORMATIVE, Keyword.STRUCTURAL, Keyword.SILENT}
-)
-
-
-def tier(rid: str) -> str:
-    """The official kit's tier of a requirement id (or of a ``ROW-``/``SCHEMA`` pseudo-id), by
-    who it binds and its keyword kind (``model.spec``):
-
-    * a MUST (MUST NOT, both) — and a MAY or MAY (either), whose options the agent may pick
-      from but not go beyond (T11, T15) — is MANDATORY, or CAPABILITY where it binds an agent
-      that advertised the feature (``Agent★``); the same for a statement about the protocol
-      (``—``) that the agent's rows carry out (A2); a default (R21: what an omitted mode
-      means) is CAPABILITY: it binds whoever reads the field, an agent that advertised it;
-    * a SHOULD, and what the spec describes an agent (or the protocol) doing without a MUST —
-      descriptive, informative, a structural statement, a silence with options (R18, R20,
-      T14, T16, A8, A18) — is ADVISORY: its FAIL shows, the verdict does not follow it (the
-      kit's rule: only MANDATORY and CAPABILITY failures make an agent not conformant);
-    * the end-to-end properties (P), the opt-in definitions (R1, R2, T1), rules on the client
-      and the table rows that cite no agent rule (``ROW-``) are INFORMATIONAL: recorded. A P
-      id's FAIL shows there; a row's departure is what the agent chose."""
-    if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID):
-        return MANDATORY
-    if rid in (VERSION_ID, NULL_LOAD_ID, PARSE_ID, AGREE_ID):
-        return ADVISORY
-    r = REQUIREMENTS.get(rid)
-    if r is None or r.family is Family.P:
-        return INFORMATIONAL
-    if not (r.binds.lower().startswith("agent") or r.binds == _PROTOCOL):
-        return INFORMATIONAL  # the client's, or no party's (a non-advertising agent's R22)
-    if r.keyword is Keyword.DEFAULT:
-        return CAPABILITY  # what an omitted field of the capability means: binds who reads it
-    if r.is_normative or r.keyword in (Keyword.MAY, Keyword.MAY_EITHER):
-        return CAPABILITY if "★" in r.binds else MANDATORY
-    if r.is_advisory or r.keyword in _DESCRIBES:
-        return ADVISORY
-    return INFORMATIONAL
-
-
-_PROTOCOL = "—"  # model.spec's ``binds`` of a statement about the protocol
-
-
-@cache
-def judged_ids(revision: str) -> frozenset[str]:
-    """The registry ids a run of ``revision`` judges: its rules that bind an agent, and its
-    statements about the protocol (``—``: R18, R21, T16, A18 …) that a row of its agent's
-    tables cites (what the agent does is how they show). P ids are judged where a departure
-    breaks one (``_broken_by``), never listed otherwise."""
-    rev = REVISIONS[revision]
-    cited = {
-        rid
-        for name in rev.tables.NAMES
-        if name not in _SKIP_TABLES
-        for row in rev.tables.table(name)
-        for rid in row.reqs
-    }
-    return frozenset(
-        rid
-        for rid, r in REQUIREMENTS.items()
-        if rid in rev.rules
-        and (r.binds.lower().startswith("agent") or (r.binds == _PROTOCOL and rid in cited))
-    )
-
-
-# ---- the options of a choice -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Option:
-    """One way to take a choice the spec leaves open: a build of the revision's agent."""
-
-    label: str  # "on_load = default"; the revision's own choice: "the reference's"
-    tables: Tables
-
-
-@cache
-def choice_options(revision: str) -> dict[str, tuple[Option, ...]]:
-    """For each choice id ``revision`` states (MAY, MAY (either), silent: T11, T15, T16), the
-    builds that take it: the revision's own tables, and each value of a profile knob
-    (``model.profiles.CHOICES``) whose every edited row cites that id — the knob changes that
-    choice and nothing else (``on_load``, ``fork_inherits`` for T15; ``on_differ``,
-    ``held_sessions`` for T16; ``empty_array`` for T11). An id with no such knob has the
-    reference's option alone."""
-    rev = REVISIONS[revision]
-    ids = [r for r in judged_ids(revision) if REQUIREMENTS[r].keyword in _CHOICES]
-    out: dict[str, list[Option]] = {r: [Option("the reference's", rev.tables)] for r in ids}
-    for knob, values in PROFILE_CHOICES.items():
-        if knob in CLIENT_KNOBS.values():
-            continue
-        for value in values[1:]:
-            try:
-                tables = Profile(f"{knob}={value}", revision=revision, **{knob: value}).tables()
-            except ProfileError:
-                continue  # no effect on this revision
-            edited = [
-                row
-                for name in Tables.NAMES
-                for row in set(rev.tables.table(name)) ^ set(tables.table(name))
-            ]
-            for rid in ids:
-                if edited and all(rid in row.reqs for row in edited):
-                    out[rid].append(Option(f"{knob} = {json.dumps(value)}", tables))
-    return {rid: tuple(options) for rid, options in out.items()}
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the agent answered at a departure: its error code (None: success) and, where it
-    was asked, the system slot of the session the request attached."""
-
-    code: int | None
-    slot: tuple[str, ...] | None = None
-
-
-_ENGINES: dict[Tables, Compiled] = {}
-
-
-def _engine(tables: Tables) -> Compiled:
-    if tables not in _ENGINES:
-        _ENGINES[tables] = Compiled(tables)
-    return _ENGINES[tables]
-
-
-def chosen(revision: str, rid: str, step: Step, seen: Seen) -> Option | None:
-    """The option of choice id ``rid`` whose build answers ``step``'s request, from the same
-    world, as the agent did (``seen``), if any."""
-    for option in choice_options(revision).get(rid, ()):
-        alt = _engine(option.tables).step(step.before, step.request)
-        if alt.reply.ok != (seen.code is None) or (
-            seen.code is not None and alt.reply.code != seen.code
-        ):
-            continue
-        if seen.slot is not None and attached_slot(alt) != seen.slot:
-            continue
-        return option
-    return None
-
-
-def _judge(revision: str, rid: str, step: Step, seen: Seen, message: str) -> tuple[str, str]:
-    """The status and message of ``rid`` at a departure: a choice id passes where an option
-    gives what the agent answered and fails where none does; another INFORMATIONAL id
-    (a row, an opt-in) records what the agent chose; every other id fails."""
-    r = REQUIREMENTS.get(rid)
-    if r is not None and r.keyword in _CHOICES:
-        option = chosen(revision, rid, step, seen)
-        if option is not None:
-            return PASS, f"the agent chose ({option.label}): {message}"
-        labels = ", ".join(o.label for o in choice_options(revision).get(rid, ()))
-        return FAIL, f"{message}; no option of {rid} gives that ({labels})"
-    if tier(rid) == INFORMATIONAL and (r is None or r.family is not Family.P):
-        return PASS, f"the agent chose: {message}"
-    return FAIL, message
-
-
-def shown_slot(step: Step, sid: str | None, got: tuple[str, ...]) -> Step:
-    """``step`` as an agent showed it whose session ``sid`` runs under ``got`` after it."""
-    session = step.after.agent.session(sid)
-    if session is None:
-        return step
-    agent = step.after.agent.with_session(replace(session, live=got))
-    protocol = evolve(step.after, agent=agent, observed=step.before.observed)
-    after = observe(step.before, step.request, step.reply, protocol)
-    return Step(step.before, step.request, step.reply, after, step.rows)
-
-
-def shown_forgotten(tables: Tables, step: Step, got: tuple[str, ...]) -> Step | None:
-    """``step`` (a load, resume or fork) as an agent showed it whose store had lost the prompt
-    of the session it re-opens or forks — the same session stored without one — where
-    ``tables`` then give that session the slot ``got``; None where they do not (or nothing was
-    stored). A restore that shows the default may have lost the prompt before it as well as
-    in it: no wire tells which."""
-    req = step.request
-    session = step.before.agent.session(req.sid)
-    if req.method not in _REOPEN or session is None or session.blocks is None:
-        return None
-    alt = _engine(tables).step(prompt_lost(step.before, req.sid), req)
-    if attached_slot(alt) != got:
-        return None
-    return Step(step.before, req, alt.reply, alt.after, alt.rows)
-
-
-def shown_error(step: Step, code: int) -> Step:
-    """``step`` as an agent showed it that answered error ``code`` and, as an error should,
-    changed nothing."""
-    return Step(step.before, step.request, Reply(code=code), step.before, step.rows)
-
-
-def shown_created(step: Step) -> Step:
-    """``step`` (an error) as an agent showed it that stored a session all the same: the next
-    session id, stored, with no prompt."""
-    agent = step.before.agent
-    sid = f"s{agent.issued + 1}"
-    stored = evolve(agent, issued=agent.issued + 1).with_session(Session(sid, Status.STORED))
-    return Step(step.before, step.request, step.reply, evolve(step.before, agent=stored), step.rows)
-
-
-def broken_by(revision: str, tables: Tables, step: Step, shown: Step) -> list[str]:
-    """The ids the model's own checks (``model.invariants``) find broken where the agent showed
-    ``shown`` in place of the model's ``step``: the step and, where it attached a session, one
-    turn on that session after it, checked both ways; the ids (judged ones and P ids) broken
-    only as shown, in registry order."""
-    ids = judged_ids(revision)
-    checks = [c for c in CHECKS.values() if c.rid in ids or c.rid.startswith("P")]
-    steps = [c for c in checks if c.kind == "step"]
-    states = [c for c in checks if c.kind == "state"]
-    system = System(tables)
-
-    def broken(s: Step) -> set[str]:
-        out = {*violated_step(s, steps), *violated_state(s.after, states)}
-        sid = attached_sid(s)
-        if sid is not None and s.reply.ok:
-            turn = system.step(s.after, Request("session_prompt", s.request.conn, sid=sid))
-            out |= {*violated_step(turn, steps), *violated_state(turn.after, states)}
-        return out
-
-    new = broken(shown) - broken(step)
-    return [rid for rid in REQUIREMENTS if rid in new]
-
-
-def _row_id(ref: RowRef) -> str:
-    return f"ROW-{ref[0]}.{ref[1]}"
-
-
-def _row_text(tables: Tables, ref: RowRef) -> str:
-    return tables.table(ref[0])[ref[1]].describe()
-
-
-def citation(rid: str, tables: Tables) -> str:
-    if rid == SCHEMA_ID:
-        return "ACP schema (vendored: simulations/wire/schemas)"
-    if rid == LIVENESS_ID:
-        return "JSON-RPC 2.0 (jsonrpc.org/specification, 5): every request gets a response"
-    if rid == NULL_LOAD_ID:
-        return "ACP session/load (LoadSessionResponse): the result is an object"
-    if rid == UPDATE_ID:
-        return (
-            "ACP session/update (SessionNotification.sessionId): an update names the session "
-            "it belongs to"
-        )
-    if rid == AGREE_ID:
-        return (
-            "acp-sysprompt's introspection extension (README): the slot it reports is the "
-            "one the session's next model call carries"
-        )
-    if rid == PARSE_ID:
-        return (
-            "JSON-RPC 2.0 (jsonrpc.org/specification, 5.1): a line that is not JSON is "
-            "answered -32700 with id null, and the connection goes on"
-        )
-    if rid == VERSION_ID:
-        return (
-            "ACP initialization (docs/protocol/v1/initialization.mdx): an unsupported "
-            "protocolVersion is answered with the agent's latest"
-        )
-    if rid.startswith("ROW-"):
-        name, _, index = rid[4:].partition(".")
-        return f"model table row {name}[{index}]: {_row_text(tables, (name, int(index)))}"
-    r = REQUIREMENTS[rid]
-    return f"{r.source} ({r.keyword.value}): {r.text}"
-
-
-def row_ids(tables: Tables, revision: str, refs: Iterable[RowRef]) -> list[str]:
-    """The ids the agent rows ``refs`` stand for: the ids of ``revision`` they cite that a run
-    judges (``judged_ids``), or the row itself (``ROW-…``) where they cite none."""
-    judged = judged_ids(revision)
-    out: list[str] = []
-    for ref in refs:
-        if ref[0] in _SKIP_TABLES:
-            continue
-        cited = [r for r in tables.table(ref[0])[ref[1]].reqs if r in judged]
-        for rid in cited or [_row_id(ref)]:
-            if rid not in out:
-                out.append(rid)
-    return out
-
-
-# ---- tests from the model ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LiveTest:
-    """One path of the model run against a fresh agent; ``targets`` are the rows it reaches."""
-
-    name: str
-    trace: Trace
-    targets: tuple[RowRef, ...]
-    rows: tuple[RowRef, ...] = ()  # every agent row its path fires (``--only`` selects by them)
-
-
-def live_bound(revision: str, caps: Caps, *, big: bool = False, bound: str = "small") -> Bound:
-    """``bound`` over ``revision``'s wire for one agent: its capability profile only, one
-    connection, restarts that keep the profile; without ``big`` no over-limit text."""
-    b = bound_for(bound, revision, "same")
-    scopes = []
-    for s in b.scopes:
-        d = s.domain if big else s.domain.without_over_limit()
-        d = replace(d, profiles=(_scope_caps(caps, d.profiles, d.clients),), max_connections=1)
-        scopes.append(replace(s, domain=d))
-    return replace(b, scopes=tuple(scopes))
-
-
-_METHODS = ("load_session", "resume", "fork", "close", "delete", "list")
-
-
-def _scope_caps(caps: Caps, profiles: Sequence[Caps], clients: Sequence[ClientKind]) -> Caps:
-    """The agent's profile as a scope explores it. A scope of conforming clients only sends
-    no method the agent does not advertise, so it keeps the methods its own profiles name
-    (its size stays what the bound chose); a scope with an adversarial client sends any
-    request and needs every method the agent advertises. The prompt capability is the
-    agent's."""
-    if any(c is not ClientKind.CONFORMING for c in clients):
-        return caps
-    used = {m for p in profiles for m in _METHODS if getattr(p, m)}
-    kept = {m: getattr(caps, m) and m in used for m in _METHODS}
-    return Caps(caps.system_prompt, **kept)
-
-
-def plan(
-    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
-) -> list[LiveTest]:
-    """One test per distinct shortest path to an agent table row reachable under ``caps``
-    (kept per process: a plan depends only on its arguments)."""
-    key = (tables, revision, caps, big, bound)
-    if key not in _PLANS:
-        _PLANS[key] = _plan(tables, revision, caps, big=big, bound=bound)
-    return list(_PLANS[key])
-
-
-_PLANS: dict[tuple[Tables, str, Caps, bool, str], list[LiveTest]] = {}
-
-
-def _plan(
-    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
-) -> list[LiveTest]:
-    b = live_bound(revision, caps, big=big, bound=bound)
-    ex = explore(tables, b, symmetry=True, workers=1)
-    engine = Compiled(tables)
-    fired = {ref for ref in ex.rows if ref[0] not in _SKIP_TABLES}
-    order: list[tuple[int, int, int]] = []  # (depth in scope, scope, node)
-    for si in range(len(b.scopes)):
-        reached = set(ex.parents[si]) | {ex.worlds.index(w) for w in _starts(b, si)}
-        order += [(len(ex.path(si, n)), si, n) for n in reached]
-    order.sort()
-    best: dict[RowRef, tuple[int, int, Request]] = {}
-    for _, si, n in order:
-        if len(best) == len(fired):
-            break
-        w = ex.worlds[n]
-        for req in requests(b.scopes[si], w):
-            step = engine.step(w, req)
-            if not step.reply.sent:
-                continue
-            for ref in step.rows:
-                if ref in fired and ref not in best:
-                    best[ref] = (si, n, req)
-    grouped: dict[Trace, list[str]] = {}
-    for ref in sorted(best):
-        si, n, req = best[ref]
-        trace = _with_turns(
-            ex.trace_to(si, n, req), tables, partial(_fires, tables=tables, ref=ref)
-        )
-        grouped.setdefault(trace, []).append(f"{ref[0]}.{ref[1]}")
-    first = {n: si for _, si, n in reversed(order)}  # each node's scope where it is shallowest
-    for wid, n in sorted(ex.witness_at.items()):
-        witness = WITNESSES[wid]
-        if n not in first:
-            continue
-        si = first[n]
-        last = None
-        if witness.kind == "step":
-            system = System(tables)
-            w = ex.worlds[n]
-            last = next(
-                (r for r in requests(b.scopes[si], w) if witness.fn(system.step(w, r))), None
-            )
-            if last is None:
-                continue
-        shows = partial(_shows, tables=tables, witness=witness)
-        trace = _with_turns(ex.trace_to(si, n, last), tables, shows)
-        grouped.setdefault(trace, []).append(wid)
-    for name, trace in _mutant_paths(tables, revision, b).items():
-        grouped.setdefault(_with_turns(trace, tables, lambda _: True), []).append(name)
-    # two session/new on one connection: the ids handed out must differ (S6); no shortest
-    # path sends a second one where one will do, and the official kit does
-    twice = Trace(caps, (*_OPEN, Request("session_new"), Request("session_new")))
-    grouped.setdefault(twice, []).append(TWICE_TEST)
-    # a path that begins another one is run as part of it; a mutant's path is not: it ends
-    # where that fault shows, and a longer path would leave what it targets past there untested
-    for trace in list(grouped):
-        if any(x.startswith(MUTANT_TEST) for x in grouped[trace]):
-            continue
-        longer = [o for o in grouped if len(o.requests) > len(trace.requests)]
-        prefix_of = [o for o in longer if o.requests[: len(trace.requests)] == trace.requests]
-        if prefix_of and trace.profile == prefix_of[0].profile:
-            grouped[prefix_of[0]] += grouped.pop(trace)
-    tests = []
-    for trace, names in grouped.items():
-        targets = tuple(
-            _ref(x) for x in names if not x.startswith(("W", MUTANT_TEST)) and x != TWICE_TEST
-        )
-        fired_here = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
-        tests.append(LiveTest("+".join(names), trace, targets, tuple(sorted(fired_here))))
-    tests.sort(key=lambda t: (len(t.trace.requests), t.name))
-    return tests + reopen_tests(tables, caps)
-
-
-REOPEN_TEST = "REOPEN"  # the reopen matrix's tests are named REOPEN+<method>/<mode>/…
-
-
-def reopen_tests(tables: Tables, caps: Caps) -> list[LiveTest]:
-    """The reopen matrix: for each of load, resume and fork the agent advertises and each mode
-    it advertises (and no prompt at all), a session created with text ``a`` in that mode, a
-    turn, then — after a real restart, for load and resume — the reopen, re-sending the
-    session's prompt where a conforming client does, and once more with a second text ``b``,
-    then a turn that shows the slot. Where no shortest path needs them, a store that loses a
-    prompt's mode across a restart, say, is only found here. Selected by ``--only REOPEN``
-    (their rows do not select them: they would join every row's test)."""
-    modes: list[str | None] = [None]
-    if caps.system_prompt is not PromptCap.NONE:
-        modes.append("append")
-    if caps.system_prompt in (PromptCap.OVERRIDE, PromptCap.REPLACE):
-        modes.append("override" if caps.system_prompt is PromptCap.OVERRIDE else "replace")
-    methods = [
-        m
-        for m, on in (
-            ("session_load", caps.load_session),
-            ("session_resume", caps.resume),
-            ("session_fork", caps.fork),
-        )
-        if on
-    ]
-    out: list[LiveTest] = []
-    for method in methods:
-        fork = method == "session_fork"
-        for mode in modes:
-            sent = None if mode is None else text("a")
-            variants = [("", sent)]
-            if mode is not None:  # a second text re-sent; none re-sent (T15's open case)
-                variants += [("/b", text("b")), ("/not-re-sent", None)]
-            for suffix, again in variants:
-                for client in (ClientKind.CONFORMING, ClientKind.ADVERSARIAL):
-                    opening = (Request("connect", client=client), Request("initialize"))
-                    head = [
-                        *opening,
-                        Request("session_new", system_prompt=sent, mode=mode),
-                        Request("session_prompt", sid="s1"),
-                    ]
-                    if not fork:
-                        head += [Request("restart"), *opening]
-                    reopen = Request(method, sid="s1", system_prompt=again, mode=mode)
-                    if again is None:
-                        reopen = replace(reopen, mode=None)
-                    turn = Request("session_prompt", sid="s2" if fork else "s1")
-                    trace = Trace(caps, (*head, reopen, turn))
-                    if _fit_for_reopen(tables, trace, client is ClientKind.CONFORMING):
-                        restart = "" if fork else "/restart"
-                        name = f"{REOPEN_TEST}+{method[8:]}/{mode or 'no-prompt'}{restart}{suffix}"
-                        out.append(LiveTest(name, trace, ()))
-                        break
-    return out
-
-
-def _fit_for_reopen(tables: Tables, trace: Trace, conforming: bool) -> bool:
-    """Every request of ``trace`` answered ok, and (``conforming``) one a conforming client
-    sends; else a client that breaks a rule of its own, as the open cases need (T15: a
-    prompt not re-sent), the agent's answer still judged."""
-    for rs in replay(trace, tables):
-        if rs.step.request.method in ("connect", "restart"):
-            continue
-        if not rs.step.reply.ok or (conforming and breaks_a_client_rule(tables, rs)):
-            return False
-    return True
-
-
-MUTANT_TEST = "M:"  # a test named after the mutant whose shortest counterexample it runs
-TWICE_TEST = "S6-twice"  # the test of two session/new on one connection (``--only`` names it)
-_OPEN = (Request("connect", client=ClientKind.CONFORMING), Request("initialize"))
-
-
-def agent_mutants(revision: str | None = None) -> list[str]:
-    """The agent-side mutants (``model.mutants``; of ``revision``, or of every revision): an
-    edit of a revision's agent tables, its client's table left as the revision's."""
-    return [
-        m.name
-        for m in MUTANTS.values()
-        if (revision is None or m.revision == revision)
-        and m.tables.client == REVISIONS[m.revision].tables.client
-    ]
-
-
-def _mutant_paths(tables: Tables, revision: str, b: Bound) -> dict[str, Trace]:
-    """Model-based mutation testing: for each agent-side mutant of ``revision`` (an edit of the
-    revision's agent tables: ``model.mutants``), its shortest counterexample within the live
-    bound ``b``, when it has one. A path that reaches a row is not one that shows a fault in it
-    (the shortest load of a session is of one created without a prompt, where the stored and
-    the default prompt are the same); these paths do, for every fault the mutants stand for."""
-    if tables != REVISIONS[revision].tables:  # only the revision's own tables have mutants
-        return {}
-    paths = {name: mutant_path(name, b) for name in agent_mutants(revision)}
-    return {MUTANT_TEST + name: trace for name, trace in paths.items() if trace is not None}
-
-
-def mutant_path(name: str, b: Bound) -> Trace | None:
-    """Mutant ``name``'s shortest counterexample within the bound ``b`` (None: it has none
-    there), extended by its observing epilogue (``simulations.engines.observe``): a fault the
-    counterexample's last step leaves unseen (a refused request that stored a session all the
-    same, a restart that lost the stored prompts) goes on until the wire, the system slot
-    included, shows it. Kept per process."""
-    key = (name, b)
-    if key not in _MUTANT_PATHS:
-        m = MUTANTS[name]
-        ex = explore(m.tables, b, checks=[CHECKS[m.violates]], until=m.violates)
-        trace = ex.trace(m.violates) if m.violates in ex.first else None
-        if trace is not None:  # on until the wire (the system slot: introspection) shows it
-            from simulations.outputs.forms import shown_on_the_wire
-
-            trace = shown_on_the_wire(trace, m.tables, name, b)
-        _MUTANT_PATHS[key] = trace
-    return _MUTANT_PATHS[key]
-
-
-_MUTANT_PATHS: dict[tuple[str, Bound], Trace | None] = {}
-
-
-def mutant_plan(
-    tables: Tables,
-    revision: str,
-    caps: Caps,
-    names: Iterable[str],
-    *,
-    big: bool = False,
-    bound: str = "small",
-) -> list[LiveTest]:
-    """The tests ``M:<name>`` of the mutants ``names`` alone (what ``--only M:<name>`` runs),
-    without the rest of the plan: each mutant's path within the live bound, where it has one."""
-    if tables != REVISIONS[revision].tables:
-        return []
-    b = live_bound(revision, caps, big=big, bound=bound)
-    tests = []
-    for name in names:
-        trace = mutant_path(name, b) if name in agent_mutants(revision) else None
-        if trace is not None:
-            trace = _with_turns(trace, tables, lambda _: True)
-            fired = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
-            tests.append(LiveTest(MUTANT_TEST + name, trace, (), tuple(sorted(fired))))
-    return tests
-
-
-def kill_setup(name: str, caps: Caps) -> tuple[Caps, bool] | None:
-    """What a live run needs to show agent-side mutant ``name``'s fault, for an agent that
-    advertises ``caps`` by default, as its shortest counterexample in the revision's small
-    bound (restarts keep the profile: one build) has it: the over-limit text (``big``) where
-    it sends one, and ``caps`` where the live bound then has a path, else that
-    counterexample's own capability profile (an unadvertised mode is one only where override,
-    or replace, is not advertised). None where no live bound has a path (a fault only two
-    connections to one agent show: stdio is one)."""
-    m = MUTANTS[name]
-    shortest = mutant_path(name, bound_for("small", m.revision, "same"))
-    candidates = [(caps, False)]
-    if shortest is not None:
-        big = any(b.text == BIG for r in shortest.requests for b in r.system_prompt or ())
-        candidates = [(caps, big), (shortest.profile, big)]
-    for c, big in candidates:
-        if mutant_path(name, live_bound(m.revision, c, big=big)) is not None:
-            return c, big
-    return None
-
-
-def _ref(name: str) -> RowRef:
-    table, _, index = name.partition(".")
-    return (table, int(index))
-
-
-def _fires(trace: Trace, tables: Tables, ref: RowRef) -> bool:
-    return any(ref in rs.step.rows for rs in replay(trace, tables))
-
-
-def _shows(trace: Trace, tables: Tables, witness: Witness) -> bool:
-    steps = [rs.step for rs in replay(trace, tables)]
-    if witness.kind == "step":
-        return any(witness.fn(st) for st in steps)
-    return any(witness.fn(st.after) for st in steps)
-
-
-def _with_turns(trace: Trace, tables: Tables, still: Callable[[Trace], bool]) -> Trace:
-    """``trace`` with a turn on every session right after it is created, so that a later
-    load has history to replay (and a resume history not to replay) — unless the test's
-    target no longer shows then (``still``), in which case ``trace`` itself."""
-    system = System(tables)
-    w = initial_world(trace.profile)
-    out: list[Request] = []
-    for req in trace.requests:
-        step = system.step(w, req)
-        out.append(req)
-        w = step.after
-        if req.method in ("session_new", "session_fork") and step.reply.ok:
-            turn = Request("session_prompt", req.conn, sid=step.reply.sid)
-            after_turn = system.step(w, turn)
-            if after_turn.reply.ok:
-                out.append(turn)
-                w = after_turn.after
-    longer = Trace(trace.profile, tuple(out))
-    return longer if longer != trace and still(longer) else trace
-
-
-def observing_turns(trace: Trace, tables: Tables, targets: Sequence[RowRef] = ()) -> Trace:
-    """``trace`` with a turn on each session right after each attach that is not followed by
-    one (new, load, resume, fork), where the turn is served and the test's ``targets`` still
-    fire: through a model endpoint, a turn's model call is where the slot shows."""
-    system = System(tables)
-    w = initial_world(trace.profile)
-    out: list[Request] = []
-    reqs = trace.requests
-    for n, req in enumerate(reqs):
-        step = system.step(w, req)
-        out.append(req)
-        w = step.after
-        if req.method not in _ATTACH or not step.reply.ok:
-            continue
-        sid = step.reply.sid if req.method in ("session_new", "session_fork") else req.sid
-        turn = Request("session_prompt", req.conn, sid=sid)
-        if n + 1 < len(reqs) and reqs[n + 1] == turn:
-            continue
-        after_turn = system.step(w, turn)
-        if not after_turn.reply.ok:
-            continue
-        tried = Trace(trace.profile, (*out, turn, *reqs[n + 1 :]))
-        if all(_fires(tried, tables, ref) for ref in targets):
-            out.append(turn)
-            w = after_turn.after
-    return Trace(trace.profile, tuple(out))
-
-
-def _starts(b: Bound, si: int) -> list[World]:
-    return [initial_world(p) for p in b.scopes[si].domain.profiles]
-
-
-# ---- running one test ------------------------------------------------------------------------
-
-
-@dataclass
-class Finding:
-    """One judged observation: ``rid`` got ``status`` at ``step`` (1-based, 0: before)."""
-
-    rid: str
-    status: str
-    message: str
-    step: int = 0
-    properties: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class TestRun:
-    """What one test saw: its findings, the wire in both directions, stderr, its duration.
-    The wire (``transcript``) is kept only for a test with a FAIL (the report and the
-    counterexample files show it); ``omitted`` counts what its byte cap left out of it."""
-
-    test: LiveTest
-    findings: list[Finding] = field(default_factory=list)
-    transcript: list[dict[str, Any]] = field(default_factory=list)
-    stderr: str = ""
-    seconds: float = 0.0
-    stopped_at: int | None = None  # the step of the first departure (None: ran to the end)
-    failure: str | None = None  # the agent failure that ended it (timeout, crash, …)
-    stalled: bool = False  # that failure was a request left unanswered (LIVENESS)
-    pids: list[int] = field(default_factory=list)
-    omitted: tuple[int, int] = (0, 0)  # notifications (messages, bytes) left out past the cap
-    _bounded: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def failed(self) -> list[Finding]:
-        return [f for f in self.findings if f.status == FAIL]
-
-    def report_transcript(self) -> list[dict[str, Any]]:
-        """The transcript as the JSON report holds it: at most ``REPORT_TRANSCRIPT`` bytes
-        (a head and a tail, the messages between counted), each message at most
-        ``REPORT_MESSAGE`` bytes."""
-        if self._bounded is None:
-            self._bounded = _bounded_transcript(self.transcript)
-        return self._bounded
-
-
-# ---- bounds on what the run keeps and shows -----------------------------------------------------
-# An agent decides how much it sends; the report must not. Agent-provided text that reaches a
-# finding, the terminal or the JSON report is clipped (``clip``); a test's wire is kept whole up
-# to ``TRANSCRIPT_HEAD`` bytes, past that its requests and answers are kept and its
-# notifications are reduced to what the checks read (``_BoundedLog``); more than
-# ``FLOOD_BYTES`` of notifications in one test is a FAIL naming the flood.
-
-TEXT_LIMIT = 200  # characters of agent-provided text shown in a line of the terminal
-MESSAGE_LIMIT = 400  # characters of a finding's message (its agent-provided part included)
-REPORT_MESSAGE = 4096  # bytes of one message in the JSON report's transcript
-REPORT_TRANSCRIPT = 256 * 1024  # bytes of one test's transcript in the JSON report
-REPORT_VALUE = 2048  # bytes of another agent-provided value in the JSON report (agent_info …)
-TRANSCRIPT_HEAD = 4 * 1024 * 1024  # bytes of a test's wire kept whole
-FLOOD_BYTES = 64 * 1024 * 1024  # bytes of notifications in one test past which it is a flood
-FLOOD_RUNS = 20_000  # runs of notifications (same session and kind) past the head: a flood
-
-
-def clip(text: str, limit: int = TEXT_LIMIT) -> str:
-    """``text``, or its first ``limit`` characters and how long it was."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text.encode('utf-8', 'replace'))} bytes)"
-
-
-def clip_middle(text: str, limit: int = REPORT_VALUE * 4) -> str:
-    """``text``, or its first and last ``limit // 2`` characters (a traceback's end names
-    the fault) and how much was left out between them."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n… ({len(text) - 2 * half} characters left out)\n{text[-half:]}"
-
-
-def _bounded_value(value: Any, limit: int = REPORT_VALUE) -> Any:
-    """A JSON value as the report holds it: itself, or, past ``limit`` bytes, its clipped text."""
-    text = json.dumps(value, default=str)
-    return value if len(text) <= limit else clip(text, TEXT_LIMIT)
-
-
-def _bounded_transcript(transcript: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    sized = []
-    for m in transcript:
-        n = len(json.dumps(m.get("message"), default=str))
-        if n > REPORT_MESSAGE:
-            m = {**m, "message": {"_clipped": _bounded_value(m.get("message"))}}
-        sized.append((m, min(n, REPORT_MESSAGE)))
-    if sum(n for _, n in sized) <= REPORT_TRANSCRIPT:
-        return [m for m, _ in sized]
-    head: list[dict[str, Any]] = []
-    tail: list[dict[str, Any]] = []
-    budget = REPORT_TRANSCRIPT // 2
-    i, j = 0, len(sized)
-    while i < j and budget >= sized[i][1]:
-        budget -= sized[i][1]
-        head.append(sized[i][0])
-        i += 1
-    budget = REPORT_TRANSCRIPT // 2
-    while j > i and budget >= sized[j - 1][1]:
-        budget -= sized[j - 1][1]
-        j -= 1
-        tail.append(sized[j][0])
-    left_out = {"messages": j - i, "bytes": sum(n for _, n in sized[i:j])}
-    return [*head, {"_omitted": left_out}, *reversed(tail)]
-
-
-class _BoundedLog(list[Record]):
-    """A ``LiveAgent.log`` with a byte cap: every message is kept whole while the wire is
-    under ``head`` bytes; past it our requests and their answers still are (the failing
-    part, and what the schema check reads), and anything else the agent started (a
-    notification, a request of its own and our answer to it, a stray response) becomes a
-    stub with the fields the checks read (method, session, update kind:
-    ``history_updates``), consecutive ones alike one stub with their count (``_omitted``).
-    ``flood`` names a flood: more than ``flood`` bytes of such messages in one test, or more
-    than ``FLOOD_RUNS`` stubs; the test then fails on it."""
-
-    def __init__(self, head: int | None = None, flood: int | None = None) -> None:
-        super().__init__()
-        self.head = TRANSCRIPT_HEAD if head is None else head
-        self.flood_bytes = FLOOD_BYTES if flood is None else flood
-        self.bytes = 0  # of every message logged
-        self.unasked = 0  # bytes of messages that are not our requests or their answers
-        self.stubs = 0
-        self.omitted = (0, 0)  # messages (count, bytes) reduced to stubs
-        self.flood: str | None = None
-        self._pending: set[tuple[int, str]] = set()
-
-    def append(self, record: Record) -> None:
-        m = record.message
-        size = len(json.dumps(m, default=str))
-        self.bytes += size
-        key = (record.process, json.dumps(m.get("id"), default=str))
-        ours = record.direction == "send" and "method" in m and "id" in m
-        if ours:
-            self._pending.add(key)
-        answer = record.direction == "recv" and "method" not in m and key in self._pending
-        if answer:
-            self._pending.discard(key)
-        if ours or answer or self.bytes <= self.head:
-            if not (ours or answer):
-                self._unasked(size)
-            super().append(record)
-            return
-        self._unasked(size)
-        self.omitted = (self.omitted[0] + 1, self.omitted[1] + size)
-        stub = _stub(m)
-        last = self[-1] if self else None
-        if last is not None and last.process == record.process and _same_stub(last.message, stub):
-            last.message["_omitted"]["messages"] += 1
-            last.message["_omitted"]["bytes"] += size
-            return
-        self.stubs += 1
-        if self.flood is None and self.stubs > FLOOD_RUNS:
-            self.flood = f"message flood: more than {FLOOD_RUNS} runs of notifications"
-        stub["_omitted"] = {"messages": 1, "bytes": size}
-        super().append(Record(record.direction, stub, record.process))
-
-    def _unasked(self, size: int) -> None:
-        self.unasked += size
-        if self.flood is None and self.unasked > self.flood_bytes:
-            self.flood = f"message flood: more than {self.flood_bytes} bytes of notifications"
-
-
-def _stub(m: dict[str, Any]) -> dict[str, Any]:
-    """What the checks read of a message the agent started: method, session, update kind."""
-    params = m.get("params")
-    params = params if isinstance(params, dict) else {}
-    update = params.get("update")
-    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-    stub: dict[str, Any] = {"jsonrpc": "2.0"}
-    if "method" in m:
-        stub["method"] = m.get("method")
-        stub["params"] = {"sessionId": params.get("sessionId"), "update": {"sessionUpdate": kind}}
-    if "id" in m:
-        stub["id"] = m.get("id")
-    return stub
-
-
-def _same_stub(last: dict[str, Any], stub: dict[str, Any]) -> bool:
-    """``last`` is a stub standing for messages like ``stub`` (their ids aside)."""
-    if "_omitted" not in last:
-        return False
-    return {k: v for k, v in last.items() if k not in ("_omitted", "id")} == {
-        k: v for k, v in stub.items() if k != "id"
-    } and ("id" in last) == ("id" in stub)
-
-
-# ---- interrupts ---------------------------------------------------------------------------------
 
 
 class Interrupted(Exception):
@@ -1235,15 +520,6 @@ def interrupts(interrupt: Interrupt | None = None) -> Iterator[Interrupt]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
-
-
-def _label(req: Request, revision: str) -> str:
-    """``req`` as ``revision``'s wire carries it (``request_label``); one it cannot carry (it
-    was never sent) in the model's own fields."""
-    try:
-        return request_label(req, revision_wire(revision))
-    except ValueError:
-        return request_text(req)
 
 
 @dataclass
@@ -1766,22 +1042,6 @@ def _judge_slot(
     return False
 
 
-def breaks_a_client_rule(tables: Tables, rs: ReplayedStep) -> bool:
-    """The step's request is one a client may not send (a row it fires cites a rule that binds
-    the client: a session method before initialize, S1; a method the agent did not advertise,
-    S2–S5). What an agent answers to it no MUST of the agent's decides: the row's departure
-    is recorded (``ROW-``, INFORMATIONAL), and the answer's shape feeds no MANDATORY id
-    (``SCHEMA``), as in the official kit, which sends no such request."""
-    for ref in rs.step.rows:
-        if ref[0] in _SKIP_TABLES:
-            continue
-        for rid in tables.table(ref[0])[ref[1]].reqs:
-            r = REQUIREMENTS.get(rid)
-            if r is not None and r.binds == "client":
-                return True
-    return False
-
-
 def _schema_findings(run: _Run, out: TestRun) -> None:
     """Our requests and their answers (not the introspection; not those that break a client
     rule, ``breaks_a_client_rule``) against the vendored schema."""
@@ -1908,138 +1168,6 @@ async def run_test(
     return out
 
 
-# ---- the whole run ----------------------------------------------------------------------------
-
-
-@dataclass
-class Report:
-    """A conformance run: every requirement's tier, status and outcomes; the verdict."""
-
-    argv: list[str]
-    revision: str
-    caps: Caps | None
-    agent_info: Any
-    protocol_version: Any
-    runs: list[TestRun]
-    tables: Tables
-    planned: list[LiveTest]
-    started_at: str
-    finished_at: str = ""
-    interrupted: bool = False
-    startup_failure: str | None = None
-    introspection: bool | None = None
-    out_dir: Path | None = None
-    counterexamples: dict[str, Path] = field(default_factory=dict)
-    internal_error: str | None = None  # the traceback of a fault of this tool that ended it
-    endpoint: str | None = None  # the model endpoint's URL, where the slot was read there
-    model_calls: int = 0  # the calls it received
-    base_lines: int = 0  # lines of the agent's own text it learnt (0: none learnt)
-    calibration: str = ""  # how the agent's own text was learnt (``_calibrate``)
-    isolation: str = ""  # how the agents were kept offline (``sandbox.note``)
-
-    def requirements(self) -> dict[str, dict[str, Any]]:
-        """id → {tier, citation, status, outcomes}: every id the revision's run judges
-        (``judged_ids``), and each P, ROW or SCHEMA id a test touched."""
-        judged = judged_ids(self.revision)
-        ids = [r for r in REQUIREMENTS if r in judged]
-        ids.append(SCHEMA_ID)
-        outcomes: dict[str, list[dict[str, Any]]] = {r: [] for r in ids}
-        for run in self.runs:
-            per: dict[str, list[Finding]] = {}
-            for f in run.findings:
-                per.setdefault(f.rid, []).append(f)
-            for rid, found in per.items():
-                worst = _worst([f.status for f in found])
-                first = next(f for f in found if f.status == worst)
-                entry: dict[str, Any] = {
-                    "nodeid": f"conform::{run.test.name}",
-                    "status": worst,
-                    "message": first.message,
-                    "duration_s": round(run.seconds, 3),
-                    "properties": first.properties,
-                }
-                if worst == FAIL:
-                    entry["transcript"] = run.report_transcript()
-                    entry["stderr"] = run.stderr
-                    if run.omitted[0]:
-                        n, size = run.omitted
-                        entry["transcript_omitted"] = {"messages": n, "bytes": size}
-                outcomes.setdefault(rid, []).append(entry)
-        targeted = {
-            rid for t in self.planned for rid in row_ids(self.tables, self.revision, t.targets)
-        }
-        out: dict[str, dict[str, Any]] = {}
-        for rid, got in sorted(outcomes.items(), key=lambda kv: _id_key(kv[0])):
-            if got:
-                status = _worst([o["status"] for o in got])
-            elif self.startup_failure is not None or self.interrupted or rid in targeted:
-                status = NOT_TESTED
-            else:
-                status = SKIPPED
-            out[rid] = {
-                "tier": tier(rid),
-                "citation": citation(rid, self.tables),
-                "status": status,
-                "outcomes": got,
-            }
-        return out
-
-    def verdict(self) -> dict[str, Any]:
-        reqs = self.requirements()
-        counts: dict[str, dict[str, int]] = {t: {} for t in TIERS}
-        for r in reqs.values():
-            c = counts[r["tier"]]
-            c[r["status"]] = c.get(r["status"], 0) + 1
-        blocking = [
-            rid
-            for rid, r in reqs.items()
-            if (r["tier"] in (MANDATORY, CAPABILITY) and r["status"] == FAIL)
-            or (r["tier"] == MANDATORY and r["status"] == NOT_TESTED)
-        ]
-        return {
-            "conformant": not blocking and self.startup_failure is None,
-            "blocked_by_auth": False,
-            "blocked_by_version_mismatch": False,
-            "tier_counts": counts,
-            "failing": blocking,
-        }
-
-    @property
-    def conformant(self) -> bool:
-        return bool(self.verdict()["conformant"])
-
-    def exit_code(self) -> int:
-        """3: a fault of this tool ended the run; 130: Ctrl-C or SIGTERM did; else the
-        verdict's: 0 conformant, 1 not."""
-        if self.internal_error is not None:
-            return INTERNAL_ERROR
-        if self.interrupted:
-            return INTERRUPTED
-        return 0 if self.conformant else 1
-
-
-# an id with a check that could not be observed is not PASS, whatever else passed
-def _id_key(rid: str) -> tuple[int, str, int]:
-    """Registry ids in registry order, then SCHEMA, then ROW ids by table and index."""
-    if rid in REQUIREMENTS:
-        return (0, "", list(REQUIREMENTS).index(rid))
-    if rid.startswith("ROW-"):
-        table, _, index = rid[4:].partition(".")
-        return (2, table, int(index))
-    return (1, rid, 0)
-
-
-_ORDER = {FAIL: 4, NOT_OBSERVABLE: 3, PASS: 2, SKIPPED: 1, NOT_TESTED: 0}
-
-
-def _worst(statuses: Iterable[str]) -> str:
-    return max(statuses, key=lambda s: _ORDER[s])
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
 @dataclass
 class _Probe:
     """The agent process the run started first and initialized, with its answer: the first
@@ -2089,21 +1217,6 @@ def _run_params(req: Request, revision: str) -> dict[str, Any]:
     p = _params(req, revision_wire(revision))
     p.pop("_meta", None)
     return p
-
-
-def select(
-    tests: Sequence[LiveTest], only: Iterable[str], tables: Tables, revision: str
-) -> list[LiveTest]:
-    """The tests whose path fires a row that stands for one of the ids ``only`` (or is one of
-    those rows, ``ROW-…``), or that reach one of them as a witness (``W…``)."""
-    wanted = set(only)
-    return [
-        t
-        for t in tests
-        if wanted & set(row_ids(tables, revision, t.rows or t.targets))
-        or wanted & {_row_id(r) for r in t.rows or t.targets}
-        or wanted & set(t.name.split("+"))  # the witnesses it reaches (W10, …)
-    ]
 
 
 async def _conform(
@@ -2312,10 +1425,12 @@ async def _parse_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun
             n["error"].get("code") if isinstance(n.get("error"), dict) else None
             for n in agent.null_answers
         ]
+        bare = any("id" not in n for n in agent.null_answers)
+        how = "with no id member (JSON-RPC 2.0 wants id null)" if bare else "(id null)"
         heard = (
-            "answered it -32700 (id null)"
+            f"answered it -32700 {how}"
             if codes == [-32700]
-            else f"answered it with id null and code {codes[0]!r}"
+            else f"answered it {how} with code {codes[0]!r}"
             if codes
             else "did not answer it (JSON-RPC 2.0 asks -32700 with id null; not judged)"
         )
@@ -2365,9 +1480,6 @@ def _unanswered_new(run: TestRun) -> str | None:
     return f"initialize answered, then {run.failure} {_LIVENESS_END}"
 
 
-_LIVENESS_END = "(liveness: the run ends here)"
-
-
 async def _side_by_side(
     argv: Sequence[str],
     tests: Sequence[LiveTest],
@@ -2403,11 +1515,6 @@ async def _side_by_side(
         exc = None if task.cancelled() else task.exception()
         if exc is not None:
             raise exc
-
-
-INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never the agent's)
-INTERRUPTED = 130  # Ctrl-C or SIGTERM
-TIMEOUT_RANGE = (0.05, 3600.0)  # seconds --timeout and --test-timeout may be
 
 
 def check_seconds(name: str, value: float) -> float:
@@ -2543,266 +1650,6 @@ def _store_dir() -> Iterator[str]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-# ---- output -------------------------------------------------------------------------------------
-
-
-def render(report: Report) -> str:
-    """The terminal table: requirements by tier with status, then the verdict line. What the
-    agent sent is clipped (``clip``): every line stays short, whatever it sent."""
-    lines = [
-        f"acp-sysprompt conform: {' '.join(report.argv)}",
-        f"revision {report.revision}; advertises "
-        f"{report.caps.label() if report.caps else '(nothing: no initialize answer)'}; "
-        f"{len(report.runs)} tests; introspection "
-        + {True: "answered", False: "not implemented (-32601)", None: "not asked"}[
-            report.introspection
-        ],
-    ]
-    if report.endpoint is not None:
-        lines.append(
-            f"model endpoint {report.endpoint}: {report.model_calls} calls; the agent's own "
-            f"text: {report.base_lines} lines, {clip(report.calibration)}"
-            + ("" if report.model_calls else "; the agent never called it: slots not observable")
-        )
-        lines.append(f"offline: {report.isolation}")
-    if report.startup_failure:
-        lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
-    reqs = report.requirements()
-    for t in TIERS:
-        rows = [(rid, r) for rid, r in reqs.items() if r["tier"] == t]
-        if not rows:
-            continue
-        lines.append(f"\n{t}")
-        for rid, r in rows:
-            note = ""
-            worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
-            if worst and (r["status"] != PASS or t == INFORMATIONAL):
-                note = "  " + clip(worst[0]["message"])
-            lines.append(f"  {rid:18s} {r['status']:14s}{note}")
-    v = report.verdict()
-    for rid, path in report.counterexamples.items():
-        lines.append(f"counterexample {rid}: {path}")
-    if report.interrupted:
-        lines.append("\ninterrupted: the report holds the tests that ran")
-    if report.internal_error is not None:
-        lines.append(
-            f"\ninternal error (a fault of acp-sysprompt, not of the agent): "
-            f"{clip(_last_line(report.internal_error))}; the report holds the tests that ran"
-        )
-    verdict = "CONFORMANT" if v["conformant"] else f"NOT CONFORMANT ({', '.join(v['failing'])})"
-    if report.startup_failure:
-        dead = report.startup_failure.endswith(_LIVENESS_END)
-        why = "the agent takes no session: LIVENESS" if dead else "the agent did not initialize"
-        verdict = f"NOT CONFORMANT ({why})"
-    lines.append(f"\nVERDICT: {verdict}")
-    return "\n".join(lines)
-
-
-def _last_line(text: str) -> str:
-    return next((line for line in reversed(text.splitlines()) if line.strip()), text)
-
-
-def to_json(report: Report) -> dict[str, Any]:
-    """The report with the official kit's field names where they mean the same; every field
-    bounded (what the agent sent: ``REPORT_VALUE``, ``REPORT_TRANSCRIPT``, …)."""
-    return {
-        "agent_command": report.argv,
-        "agent_info": _bounded_value(report.agent_info),
-        "agent_capabilities": None if report.caps is None else report.caps.label(),
-        "protocol_version": _bounded_value(report.protocol_version),
-        "schema_revision": report.revision,
-        "tck_version": "acp-sysprompt conform",
-        "started_at": report.started_at,
-        "finished_at": report.finished_at,
-        "interrupted": report.interrupted,
-        "internal_error": None
-        if report.internal_error is None
-        else clip_middle(report.internal_error),
-        "startup_failure": None
-        if report.startup_failure is None
-        else clip(report.startup_failure, MESSAGE_LIMIT),
-        "introspection": report.introspection,
-        "model_endpoint": None
-        if report.endpoint is None
-        else {
-            "url": report.endpoint,
-            "calls": report.model_calls,
-            "base_lines": report.base_lines,
-            "calibration": report.calibration,
-            "isolation": report.isolation,
-        },
-        "requirements": report.requirements(),
-        "verdict": report.verdict(),
-        "counterexamples": {k: str(v) for k, v in report.counterexamples.items()},
-    }
-
-
-def write_json(report: Report, path: Path) -> None:
-    """The JSON report to ``path`` (made whole before the file is opened)."""
-    text = json.dumps(to_json(report), indent=1, default=str) + "\n"
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-
-
-def check_output_file(path: Path, name: str) -> None:
-    """Before a run: ``path`` can be written (its directory exists, it is no directory, a
-    file can be opened there); else ConformError naming the argument ``name``. Nothing is
-    left behind (a file this made is removed again)."""
-    if path.is_dir():
-        raise ConformError(f"argument {name}: {str(path)!r} is a directory")
-    if not path.parent.is_dir():
-        raise ConformError(f"argument {name}: no directory {str(path.parent)!r}")
-    existed = path.exists()
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as e:
-        raise ConformError(f"argument {name}: cannot write {str(path)!r}: {e.strerror}") from None
-    if not existed:
-        path.unlink(missing_ok=True)
-
-
-def check_output_dir(path: Path, name: str) -> None:
-    """Before a run: the directory ``path`` is one, or can be made, and a file can be written
-    in it (its nearest existing ancestor is tried where it does not exist yet); else
-    ConformError naming the argument ``name``. Nothing is made."""
-    if path.exists() and not path.is_dir():
-        raise ConformError(f"argument {name}: {str(path)!r} is not a directory")
-    there = path
-    while not there.exists() and there != there.parent:
-        there = there.parent
-    if not there.is_dir():
-        raise ConformError(f"argument {name}: {str(there)!r} is not a directory")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".acp-sysprompt-", dir=there)
-    except OSError as e:
-        why = f"cannot write in {str(there)!r}: {e.strerror}"
-        raise ConformError(f"argument {name}: {why}") from None
-    os.close(fd)
-    os.unlink(probe)
-
-
-def counterexample_paths(report: Report, out_dir: Path) -> dict[str, Path]:
-    """Where ``write_counterexamples`` puts each failed id's files (nothing is written):
-    ``report.counterexamples``, so that the table can name them before they are written."""
-    paths = {rid: out_dir / rid for rid, _, _ in _counterexamples(report)}
-    report.counterexamples = paths
-    return paths
-
-
-def _counterexamples(report: Report) -> list[tuple[str, TestRun, Finding]]:
-    """Each failed id (MANDATORY, CAPABILITY, ADVISORY) with its first failing test."""
-    chosen: dict[str, tuple[str, TestRun, Finding]] = {}
-    for run in report.runs:
-        for f in run.failed:
-            if f.rid not in chosen and tier(f.rid) in (MANDATORY, CAPABILITY, ADVISORY):
-                chosen[f.rid] = (f.rid, run, f)
-    return list(chosen.values())
-
-
-def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
-    """Each failed id's first failing test in the project's counterexample forms, plus the live
-    wire (``live.ndjson``) and stderr (``stderr.txt``): ``out_dir/<id>/``."""
-    from simulations.outputs.forms import write_counterexample
-
-    written: dict[str, Path] = {}
-    for rid, run, f in _counterexamples(report):
-        d = out_dir / rid
-        trace = run.test.trace
-        cut = run.stopped_at or len(trace.requests)
-        trace = Trace(trace.profile, trace.requests[:cut])
-        if rid in REQUIREMENTS:
-            write_counterexample(d, trace, report.tables, rid, report.revision, None)
-        else:  # SCHEMA: no registry id to review; the steps and the live wire
-            d.mkdir(parents=True, exist_ok=True)
-            steps = render_steps(
-                trace,
-                report.tables,
-                REVISIONS[report.revision].states,
-                wire_fields(revision_wire(report.revision)),
-            )
-            (d / "steps.md").write_text(f"```\n{steps}\n```\n", encoding="utf-8")
-            (d / "review.md").write_text(f"# {rid}: {citation(rid, report.tables)}\n")
-        with (d / "live.ndjson").open("w", encoding="utf-8") as fh:
-            for m in run.transcript:
-                fh.write(json.dumps(m, sort_keys=True) + "\n")
-        (d / "stderr.txt").write_text(run.stderr, encoding="utf-8")
-        model_text = (d / "review.md").read_text(encoding="utf-8")
-        live = _live_review(rid, run, f, report)
-        if run.omitted[0]:
-            n, size = run.omitted
-            live += f"\n({n} messages, {size} bytes, past the first {TRANSCRIPT_HEAD} bytes of "
-            live += "the wire are shortened in live.ndjson: see their `_omitted`)\n"
-        model_text = model_text.replace(
-            f"### {rid} not reproduced", f"### The model's steps for {rid}", 1
-        ).replace(  # the reference build keeps the rule on these steps; the agent did not
-            "**not reproduced**: replaying these",
-            "**kept by the reference build**: replaying these",
-            1,
-        )
-        (d / "review.md").write_text(
-            live + "\n---\n\nThe same steps in the model (the revision's reference build: what "
-            "a conforming agent answers):\n\n" + model_text,
-            encoding="utf-8",
-        )
-        written[rid] = d
-    report.counterexamples = written
-    return written
-
-
-def _live_review(rid: str, run: TestRun, f: Finding, report: Report) -> str:
-    """The head of a live failure's ``review.md``: the failed id and its evidence, then each
-    request with the model's answer beside the agent's (from the live wire)."""
-    lines = [
-        f"### {rid} {f.status} — `{' '.join(report.argv)}`",
-        "",
-        f"> {citation(rid, report.tables)}",
-        "",
-        f"**{rid} {f.status}** at step {f.step}: {clip(f.message, MESSAGE_LIMIT)}",
-        "",
-        "| # | request | the model answers | the agent answered |",
-        "|---:|---|---|---|",
-    ]
-    answers: dict[tuple[int, str], dict[str, Any]] = {}
-    for m in run.transcript:
-        msg = m["message"]
-        if m["direction"] == "recv" and "method" not in msg and "id" in msg:
-            answers[(m["process"], json.dumps(msg["id"]))] = msg
-    sent = [
-        m
-        for m in run.transcript
-        if m["direction"] == "send"
-        and "id" in m["message"]
-        and m["message"].get("method") != INTROSPECTION_METHOD
-    ]
-    steps = [
-        (i, rs)
-        for i, rs in enumerate(replay(run.test.trace, report.tables), 1)
-        if rs.step.request.method not in ("connect", "restart") and rs.step.reply.sent
-    ]
-    for (n, rs), m in zip(steps, sent, strict=False):
-        req = rs.step.request
-        model = "ok" if rs.step.reply.ok else f"error {rs.step.reply.code}"
-        slot = rs.step.reply.slot if rs.step.reply.slot is not None else attached_slot(rs.step)
-        if slot is not None:
-            model += f", slot [{', '.join(slot)}]"
-        got = answers.get((m["process"], json.dumps(m["message"]["id"])))
-        agent = "(no answer)" if got is None else _short_answer(got)
-        lines.append(f"| {n} | `{_label(req, report.revision)}` | {model} | {agent} |")
-    return "\n".join(lines) + "\n"
-
-
-def _short_answer(msg: dict[str, Any]) -> str:
-    if "error" in msg:
-        error = msg["error"] if isinstance(msg["error"], dict) else {}
-        return f"error {error.get('code')}: {clip(str(error.get('message', '')), 80)}"
-    text = json.dumps(msg.get("result"), sort_keys=True, default=str)
-    return "ok " + clip(text, 120).replace("|", "\\|")
-
-
-# ---- replaying a counterexample against an agent --------------------------------------------
-
-
 def replay_live(
     path: Path, argv: Sequence[str], *, timeout: float = 10.0, interrupt: Interrupt | None = None
 ) -> int:
@@ -2877,14 +1724,6 @@ async def _replay(
         opts.interrupt.detach()
         _collect()
 
-
-# ---- random walks (Hypothesis) -----------------------------------------------------------------
-# ``random_walks`` draws paths of up to ``steps`` requests over one scope of the live bound (the
-# requests the explorer enumerates there) and runs each like a row test; a walk with a FAIL is a
-# Hypothesis failure, so Hypothesis shrinks it and the shrunk run is reported. Requests a
-# conforming client would decline are skipped. Shrinking re-runs the agent: it stops after
-# ``SHRINK_RUNS`` x ``walks`` live runs (later candidates count as passing), so a run always
-# ends. The walks run in a worker thread with an event loop of its own.
 
 SHRINK_RUNS = 3  # live runs per walk that shrinking may use
 

@@ -167,7 +167,12 @@ class _Lines:
             if not isinstance(message, dict):
                 self._fail(f"non-JSON on stdout: {text[:120]!r}")
                 return None
-            if self.owed_null and "method" not in message and message.get("id", 0) is None:
+            if (
+                self.owed_null
+                and "method" not in message
+                and message.get("id") is None
+                and ("id" in message or "error" in message)  # an error with no id: the same
+            ):
                 self.owed_null -= 1  # the answer to a line we sent that has no id to read
                 self.nulls.append(message)
                 continue

@@ -1,0 +1,398 @@
+"""The judging role of a live run: the official kit's tier of each id, the spec's choices and
+their options, and the model's checks redone on a step as the agent showed it (see ``conform``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Any
+
+from model.invariants import CHECKS, violated_state, violated_step
+from model.machines import Compiled, RowRef, Step, System
+from model.monitor import observe
+from model.profiles import CHOICES as PROFILE_CHOICES
+from model.profiles import CLIENT_KNOBS, Profile, ProfileError
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS, Family, Keyword
+from model.tables import Tables
+from model.types import (
+    Caps,
+    PromptCap,
+    Reply,
+    Request,
+    Session,
+    Status,
+    evolve,
+)
+from simulations.engines.observe import attached_sid, attached_slot, prompt_lost
+from simulations.engines.trace import (
+    ReplayedStep,
+)
+from simulations.live.results import (
+    _REOPEN,
+    _SKIP_TABLES,
+    ADVISORY,
+    AGREE_ID,
+    CAPABILITY,
+    FAIL,
+    INFORMATIONAL,
+    LIVENESS_ID,
+    MANDATORY,
+    NULL_LOAD_ID,
+    PARSE_ID,
+    PASS,
+    SCHEMA_ID,
+    UPDATE_ID,
+    VERSION_ID,
+)
+from simulations.wire.acp import (
+    V2_WIRE,
+)
+
+
+def caps_of(result: object, wire: str, unseen: PromptCap = PromptCap.APPEND) -> Caps:
+    """The model's ``Caps`` for a raw initialize result on ``wire`` (what it advertises). The
+    string wire (rfd-draft, pr-1494) has no capability: the agent is taken to be ``unseen``
+    (by default the draft's additive agent, which takes the field; ``none``: one that
+    predates it)."""
+    if not isinstance(result, dict):
+        raise ValueError(f"initialize result: expected an object, got {result!r}")
+    if wire == V2_WIRE:
+        caps = result.get("capabilities")
+        session = caps.get("session") if isinstance(caps, dict) else None
+        base = isinstance(session, dict)
+        session = session if isinstance(session, dict) else {}
+        methods = {"resume": base, "close": base, "list": base}
+        methods |= {m: session.get(m) is not None for m in ("fork", "delete")}
+        load = False
+    else:
+        caps = result.get("agentCapabilities")
+        caps = caps if isinstance(caps, dict) else {}
+        session = caps.get("sessionCapabilities")
+        session = session if isinstance(session, dict) else {}
+        load = caps.get("loadSession") is True
+        methods = {
+            m: session.get(m) is not None for m in ("resume", "fork", "close", "delete", "list")
+        }
+    return Caps(system_prompt=_prompt_cap(session, wire, unseen), load_session=load, **methods)
+
+
+def _prompt_cap(session: dict[str, Any], wire: str, unseen: PromptCap) -> PromptCap:
+    if wire == "string":
+        return unseen  # the string revisions have no capability on the wire
+    if wire == "instructions":
+        si = session.get("sessionInstructions")
+        if not isinstance(si, dict):
+            return PromptCap.NONE
+        leaves = (si.get("append") is not None, si.get("replace") is not None)
+        return {
+            (True, True): PromptCap.OVERRIDE,
+            (True, False): PromptCap.APPEND,
+            (False, True): PromptCap.REPLACE,
+        }.get(leaves, PromptCap.NONE)
+    sp = session.get("systemPrompt")
+    if not isinstance(sp, dict):
+        return PromptCap.NONE
+    override = sp.get("override")
+    if wire in ("envelope", V2_WIRE):
+        mode = sp.get("mode")
+        override = mode.get("override") if isinstance(mode, dict) else None
+    return PromptCap.OVERRIDE if override is not None else PromptCap.APPEND
+
+
+# the keyword kinds of model.spec read as a choice the spec leaves the agent: MAY, MAY (either),
+# and a silence the model spells out as options (T16); a departure is judged against the
+# options (``choice_options``)
+_CHOICES = frozenset({Keyword.MAY, Keyword.MAY_EITHER, Keyword.SILENT})
+
+
+# statements of what an agent (or the protocol) does that are no MUST: a departure shows
+_DESCRIBES = frozenset(
+    {Keyword.DESCRIPTIVE, Keyword.INFORMATIVE, Keyword.STRUCTURAL, Keyword.SILENT}
+)
+
+
+def tier(rid: str) -> str:
+    """The official kit's tier of a requirement id (or of a ``ROW-``/``SCHEMA`` pseudo-id), by
+    who it binds and its keyword kind (``model.spec``):
+
+    * a MUST (MUST NOT, both) — and a MAY or MAY (either), whose options the agent may pick
+      from but not go beyond (T11, T15) — is MANDATORY, or CAPABILITY where it binds an agent
+      that advertised the feature (``Agent★``); the same for a statement about the protocol
+      (``—``) that the agent's rows carry out (A2); a default (R21: what an omitted mode
+      means) is CAPABILITY: it binds whoever reads the field, an agent that advertised it;
+    * a SHOULD, and what the spec describes an agent (or the protocol) doing without a MUST —
+      descriptive, informative, a structural statement, a silence with options (R18, R20,
+      T14, T16, A8, A18) — is ADVISORY: its FAIL shows, the verdict does not follow it (the
+      kit's rule: only MANDATORY and CAPABILITY failures make an agent not conformant);
+    * the end-to-end properties (P), the opt-in definitions (R1, R2, T1), rules on the client
+      and the table rows that cite no agent rule (``ROW-``) are INFORMATIONAL: recorded. A P
+      id's FAIL shows there; a row's departure is what the agent chose."""
+    if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID):
+        return MANDATORY
+    if rid in (VERSION_ID, NULL_LOAD_ID, PARSE_ID, AGREE_ID):
+        return ADVISORY
+    r = REQUIREMENTS.get(rid)
+    if r is None or r.family is Family.P:
+        return INFORMATIONAL
+    if not (r.binds.lower().startswith("agent") or r.binds == _PROTOCOL):
+        return INFORMATIONAL  # the client's, or no party's (a non-advertising agent's R22)
+    if r.keyword is Keyword.DEFAULT:
+        return CAPABILITY  # what an omitted field of the capability means: binds who reads it
+    if r.is_normative or r.keyword in (Keyword.MAY, Keyword.MAY_EITHER):
+        return CAPABILITY if "★" in r.binds else MANDATORY
+    if r.is_advisory or r.keyword in _DESCRIBES:
+        return ADVISORY
+    return INFORMATIONAL
+
+
+_PROTOCOL = "—"  # model.spec's ``binds`` of a statement about the protocol
+
+
+@cache
+def judged_ids(revision: str) -> frozenset[str]:
+    """The registry ids a run of ``revision`` judges: its rules that bind an agent, and its
+    statements about the protocol (``—``: R18, R21, T16, A18 …) that a row of its agent's
+    tables cites (what the agent does is how they show). P ids are judged where a departure
+    breaks one (``_broken_by``), never listed otherwise."""
+    rev = REVISIONS[revision]
+    cited = {
+        rid
+        for name in rev.tables.NAMES
+        if name not in _SKIP_TABLES
+        for row in rev.tables.table(name)
+        for rid in row.reqs
+    }
+    return frozenset(
+        rid
+        for rid, r in REQUIREMENTS.items()
+        if rid in rev.rules
+        and (r.binds.lower().startswith("agent") or (r.binds == _PROTOCOL and rid in cited))
+    )
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to take a choice the spec leaves open: a build of the revision's agent."""
+
+    label: str  # "on_load = default"; the revision's own choice: "the reference's"
+    tables: Tables
+
+
+@cache
+def choice_options(revision: str) -> dict[str, tuple[Option, ...]]:
+    """For each choice id ``revision`` states (MAY, MAY (either), silent: T11, T15, T16), the
+    builds that take it: the revision's own tables, and each value of a profile knob
+    (``model.profiles.CHOICES``) whose every edited row cites that id — the knob changes that
+    choice and nothing else (``on_load``, ``fork_inherits`` for T15; ``on_differ``,
+    ``held_sessions`` for T16; ``empty_array`` for T11). An id with no such knob has the
+    reference's option alone."""
+    rev = REVISIONS[revision]
+    ids = [r for r in judged_ids(revision) if REQUIREMENTS[r].keyword in _CHOICES]
+    out: dict[str, list[Option]] = {r: [Option("the reference's", rev.tables)] for r in ids}
+    for knob, values in PROFILE_CHOICES.items():
+        if knob in CLIENT_KNOBS.values():
+            continue
+        for value in values[1:]:
+            try:
+                tables = Profile(f"{knob}={value}", revision=revision, **{knob: value}).tables()
+            except ProfileError:
+                continue  # no effect on this revision
+            edited = [
+                row
+                for name in Tables.NAMES
+                for row in set(rev.tables.table(name)) ^ set(tables.table(name))
+            ]
+            for rid in ids:
+                if edited and all(rid in row.reqs for row in edited):
+                    out[rid].append(Option(f"{knob} = {json.dumps(value)}", tables))
+    return {rid: tuple(options) for rid, options in out.items()}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the agent answered at a departure: its error code (None: success) and, where it
+    was asked, the system slot of the session the request attached."""
+
+    code: int | None
+    slot: tuple[str, ...] | None = None
+
+
+_ENGINES: dict[Tables, Compiled] = {}
+
+
+def _engine(tables: Tables) -> Compiled:
+    if tables not in _ENGINES:
+        _ENGINES[tables] = Compiled(tables)
+    return _ENGINES[tables]
+
+
+def chosen(revision: str, rid: str, step: Step, seen: Seen) -> Option | None:
+    """The option of choice id ``rid`` whose build answers ``step``'s request, from the same
+    world, as the agent did (``seen``), if any."""
+    for option in choice_options(revision).get(rid, ()):
+        alt = _engine(option.tables).step(step.before, step.request)
+        if alt.reply.ok != (seen.code is None) or (
+            seen.code is not None and alt.reply.code != seen.code
+        ):
+            continue
+        if seen.slot is not None and attached_slot(alt) != seen.slot:
+            continue
+        return option
+    return None
+
+
+def _judge(revision: str, rid: str, step: Step, seen: Seen, message: str) -> tuple[str, str]:
+    """The status and message of ``rid`` at a departure: a choice id passes where an option
+    gives what the agent answered and fails where none does; another INFORMATIONAL id
+    (a row, an opt-in) records what the agent chose; every other id fails."""
+    r = REQUIREMENTS.get(rid)
+    if r is not None and r.keyword in _CHOICES:
+        option = chosen(revision, rid, step, seen)
+        if option is not None:
+            return PASS, f"the agent chose ({option.label}): {message}"
+        labels = ", ".join(o.label for o in choice_options(revision).get(rid, ()))
+        return FAIL, f"{message}; no option of {rid} gives that ({labels})"
+    if tier(rid) == INFORMATIONAL and (r is None or r.family is not Family.P):
+        return PASS, f"the agent chose: {message}"
+    return FAIL, message
+
+
+def shown_slot(step: Step, sid: str | None, got: tuple[str, ...]) -> Step:
+    """``step`` as an agent showed it whose session ``sid`` runs under ``got`` after it."""
+    session = step.after.agent.session(sid)
+    if session is None:
+        return step
+    agent = step.after.agent.with_session(replace(session, live=got))
+    protocol = evolve(step.after, agent=agent, observed=step.before.observed)
+    after = observe(step.before, step.request, step.reply, protocol)
+    return Step(step.before, step.request, step.reply, after, step.rows)
+
+
+def shown_forgotten(tables: Tables, step: Step, got: tuple[str, ...]) -> Step | None:
+    """``step`` (a load, resume or fork) as an agent showed it whose store had lost the prompt
+    of the session it re-opens or forks — the same session stored without one — where
+    ``tables`` then give that session the slot ``got``; None where they do not (or nothing was
+    stored). A restore that shows the default may have lost the prompt before it as well as
+    in it: no wire tells which."""
+    req = step.request
+    session = step.before.agent.session(req.sid)
+    if req.method not in _REOPEN or session is None or session.blocks is None:
+        return None
+    alt = _engine(tables).step(prompt_lost(step.before, req.sid), req)
+    if attached_slot(alt) != got:
+        return None
+    return Step(step.before, req, alt.reply, alt.after, alt.rows)
+
+
+def shown_error(step: Step, code: int) -> Step:
+    """``step`` as an agent showed it that answered error ``code`` and, as an error should,
+    changed nothing."""
+    return Step(step.before, step.request, Reply(code=code), step.before, step.rows)
+
+
+def shown_created(step: Step) -> Step:
+    """``step`` (an error) as an agent showed it that stored a session all the same: the next
+    session id, stored, with no prompt."""
+    agent = step.before.agent
+    sid = f"s{agent.issued + 1}"
+    stored = evolve(agent, issued=agent.issued + 1).with_session(Session(sid, Status.STORED))
+    return Step(step.before, step.request, step.reply, evolve(step.before, agent=stored), step.rows)
+
+
+def broken_by(revision: str, tables: Tables, step: Step, shown: Step) -> list[str]:
+    """The ids the model's own checks (``model.invariants``) find broken where the agent showed
+    ``shown`` in place of the model's ``step``: the step and, where it attached a session, one
+    turn on that session after it, checked both ways; the ids (judged ones and P ids) broken
+    only as shown, in registry order."""
+    ids = judged_ids(revision)
+    checks = [c for c in CHECKS.values() if c.rid in ids or c.rid.startswith("P")]
+    steps = [c for c in checks if c.kind == "step"]
+    states = [c for c in checks if c.kind == "state"]
+    system = System(tables)
+
+    def broken(s: Step) -> set[str]:
+        out = {*violated_step(s, steps), *violated_state(s.after, states)}
+        sid = attached_sid(s)
+        if sid is not None and s.reply.ok:
+            turn = system.step(s.after, Request("session_prompt", s.request.conn, sid=sid))
+            out |= {*violated_step(turn, steps), *violated_state(turn.after, states)}
+        return out
+
+    new = broken(shown) - broken(step)
+    return [rid for rid in REQUIREMENTS if rid in new]
+
+
+def _row_id(ref: RowRef) -> str:
+    return f"ROW-{ref[0]}.{ref[1]}"
+
+
+def _row_text(tables: Tables, ref: RowRef) -> str:
+    return tables.table(ref[0])[ref[1]].describe()
+
+
+def citation(rid: str, tables: Tables) -> str:
+    if rid == SCHEMA_ID:
+        return "ACP schema (vendored: simulations/wire/schemas)"
+    if rid == LIVENESS_ID:
+        return "JSON-RPC 2.0 (jsonrpc.org/specification, 5): every request gets a response"
+    if rid == NULL_LOAD_ID:
+        return "ACP session/load (LoadSessionResponse): the result is an object"
+    if rid == UPDATE_ID:
+        return (
+            "ACP session/update (SessionNotification.sessionId): an update names the session "
+            "it belongs to"
+        )
+    if rid == AGREE_ID:
+        return (
+            "acp-sysprompt's introspection extension (README): the slot it reports is the "
+            "one the session's next model call carries"
+        )
+    if rid == PARSE_ID:
+        return (
+            "JSON-RPC 2.0 (jsonrpc.org/specification, 5.1): a line that is not JSON is "
+            "answered -32700 with id null, and the connection goes on"
+        )
+    if rid == VERSION_ID:
+        return (
+            "ACP initialization (docs/protocol/v1/initialization.mdx): an unsupported "
+            "protocolVersion is answered with the agent's latest"
+        )
+    if rid.startswith("ROW-"):
+        name, _, index = rid[4:].partition(".")
+        return f"model table row {name}[{index}]: {_row_text(tables, (name, int(index)))}"
+    r = REQUIREMENTS[rid]
+    return f"{r.source} ({r.keyword.value}): {r.text}"
+
+
+def row_ids(tables: Tables, revision: str, refs: Iterable[RowRef]) -> list[str]:
+    """The ids the agent rows ``refs`` stand for: the ids of ``revision`` they cite that a run
+    judges (``judged_ids``), or the row itself (``ROW-…``) where they cite none."""
+    judged = judged_ids(revision)
+    out: list[str] = []
+    for ref in refs:
+        if ref[0] in _SKIP_TABLES:
+            continue
+        cited = [r for r in tables.table(ref[0])[ref[1]].reqs if r in judged]
+        for rid in cited or [_row_id(ref)]:
+            if rid not in out:
+                out.append(rid)
+    return out
+
+
+def breaks_a_client_rule(tables: Tables, rs: ReplayedStep) -> bool:
+    """The step's request is one a client may not send (a row it fires cites a rule that binds
+    the client: a session method before initialize, S1; a method the agent did not advertise,
+    S2–S5). What an agent answers to it no MUST of the agent's decides: the row's departure
+    is recorded (``ROW-``, INFORMATIONAL), and the answer's shape feeds no MANDATORY id
+    (``SCHEMA``), as in the official kit, which sends no such request."""
+    for ref in rs.step.rows:
+        if ref[0] in _SKIP_TABLES:
+            continue
+        for rid in tables.table(ref[0])[ref[1]].reqs:
+            r = REQUIREMENTS.get(rid)
+            if r is not None and r.binds == "client":
+                return True
+    return False

@@ -1,0 +1,423 @@
+"""The reporting role of a live run: the report by requirement id, the terminal table, the JSON
+report and a failure's counterexample files (see ``conform``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS
+from model.tables import Tables
+from model.types import (
+    Caps,
+)
+from simulations.engines.observe import attached_slot
+from simulations.engines.trace import (
+    Trace,
+    render_steps,
+    replay,
+)
+from simulations.live.judge import (
+    citation,
+    judged_ids,
+    row_ids,
+    tier,
+)
+from simulations.live.results import (
+    _LIVENESS_END,
+    ADVISORY,
+    CAPABILITY,
+    FAIL,
+    INFORMATIONAL,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    MANDATORY,
+    MESSAGE_LIMIT,
+    NOT_TESTED,
+    PASS,
+    SCHEMA_ID,
+    SKIPPED,
+    TIERS,
+    TRANSCRIPT_HEAD,
+    ConformError,
+    Finding,
+    LiveTest,
+    TestRun,
+    _bounded_value,
+    _id_key,
+    _label,
+    _worst,
+    clip,
+    clip_middle,
+)
+from simulations.wire.acp import (
+    INTROSPECTION_METHOD,
+    revision_wire,
+    wire_fields,
+)
+
+
+@dataclass
+class Report:
+    """A conformance run: every requirement's tier, status and outcomes; the verdict."""
+
+    argv: list[str]
+    revision: str
+    caps: Caps | None
+    agent_info: Any
+    protocol_version: Any
+    runs: list[TestRun]
+    tables: Tables
+    planned: list[LiveTest]
+    started_at: str
+    finished_at: str = ""
+    interrupted: bool = False
+    startup_failure: str | None = None
+    introspection: bool | None = None
+    out_dir: Path | None = None
+    counterexamples: dict[str, Path] = field(default_factory=dict)
+    internal_error: str | None = None  # the traceback of a fault of this tool that ended it
+    endpoint: str | None = None  # the model endpoint's URL, where the slot was read there
+    model_calls: int = 0  # the calls it received
+    base_lines: int = 0  # lines of the agent's own text it learnt (0: none learnt)
+    calibration: str = ""  # how the agent's own text was learnt (``_calibrate``)
+    isolation: str = ""  # how the agents were kept offline (``sandbox.note``)
+
+    def requirements(self) -> dict[str, dict[str, Any]]:
+        """id → {tier, citation, status, outcomes}: every id the revision's run judges
+        (``judged_ids``), and each P, ROW or SCHEMA id a test touched."""
+        judged = judged_ids(self.revision)
+        ids = [r for r in REQUIREMENTS if r in judged]
+        ids.append(SCHEMA_ID)
+        outcomes: dict[str, list[dict[str, Any]]] = {r: [] for r in ids}
+        for run in self.runs:
+            per: dict[str, list[Finding]] = {}
+            for f in run.findings:
+                per.setdefault(f.rid, []).append(f)
+            for rid, found in per.items():
+                worst = _worst([f.status for f in found])
+                first = next(f for f in found if f.status == worst)
+                entry: dict[str, Any] = {
+                    "nodeid": f"conform::{run.test.name}",
+                    "status": worst,
+                    "message": first.message,
+                    "duration_s": round(run.seconds, 3),
+                    "properties": first.properties,
+                }
+                if worst == FAIL:
+                    entry["transcript"] = run.report_transcript()
+                    entry["stderr"] = run.stderr
+                    if run.omitted[0]:
+                        n, size = run.omitted
+                        entry["transcript_omitted"] = {"messages": n, "bytes": size}
+                outcomes.setdefault(rid, []).append(entry)
+        targeted = {
+            rid for t in self.planned for rid in row_ids(self.tables, self.revision, t.targets)
+        }
+        out: dict[str, dict[str, Any]] = {}
+        for rid, got in sorted(outcomes.items(), key=lambda kv: _id_key(kv[0])):
+            if got:
+                status = _worst([o["status"] for o in got])
+            elif self.startup_failure is not None or self.interrupted or rid in targeted:
+                status = NOT_TESTED
+            else:
+                status = SKIPPED
+            out[rid] = {
+                "tier": tier(rid),
+                "citation": citation(rid, self.tables),
+                "status": status,
+                "outcomes": got,
+            }
+        return out
+
+    def verdict(self) -> dict[str, Any]:
+        reqs = self.requirements()
+        counts: dict[str, dict[str, int]] = {t: {} for t in TIERS}
+        for r in reqs.values():
+            c = counts[r["tier"]]
+            c[r["status"]] = c.get(r["status"], 0) + 1
+        blocking = [
+            rid
+            for rid, r in reqs.items()
+            if (r["tier"] in (MANDATORY, CAPABILITY) and r["status"] == FAIL)
+            or (r["tier"] == MANDATORY and r["status"] == NOT_TESTED)
+        ]
+        return {
+            "conformant": not blocking and self.startup_failure is None,
+            "blocked_by_auth": False,
+            "blocked_by_version_mismatch": False,
+            "tier_counts": counts,
+            "failing": blocking,
+        }
+
+    @property
+    def conformant(self) -> bool:
+        return bool(self.verdict()["conformant"])
+
+    def exit_code(self) -> int:
+        """3: a fault of this tool ended the run; 130: Ctrl-C or SIGTERM did; else the
+        verdict's: 0 conformant, 1 not."""
+        if self.internal_error is not None:
+            return INTERNAL_ERROR
+        if self.interrupted:
+            return INTERRUPTED
+        return 0 if self.conformant else 1
+
+
+def render(report: Report) -> str:
+    """The terminal table: requirements by tier with status, then the verdict line. What the
+    agent sent is clipped (``clip``): every line stays short, whatever it sent."""
+    lines = [
+        f"acp-sysprompt conform: {' '.join(report.argv)}",
+        f"revision {report.revision}; advertises "
+        f"{report.caps.label() if report.caps else '(nothing: no initialize answer)'}; "
+        f"{len(report.runs)} tests; introspection "
+        + {True: "answered", False: "not implemented (-32601)", None: "not asked"}[
+            report.introspection
+        ],
+    ]
+    if report.endpoint is not None:
+        lines.append(
+            f"model endpoint {report.endpoint}: {report.model_calls} calls; the agent's own "
+            f"text: {report.base_lines} lines, {clip(report.calibration)}"
+            + ("" if report.model_calls else "; the agent never called it: slots not observable")
+        )
+        lines.append(f"offline: {report.isolation}")
+    if report.startup_failure:
+        lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
+    reqs = report.requirements()
+    for t in TIERS:
+        rows = [(rid, r) for rid, r in reqs.items() if r["tier"] == t]
+        if not rows:
+            continue
+        lines.append(f"\n{t}")
+        for rid, r in rows:
+            note = ""
+            worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
+            if worst and (r["status"] != PASS or t == INFORMATIONAL):
+                note = "  " + clip(worst[0]["message"])
+            lines.append(f"  {rid:18s} {r['status']:14s}{note}")
+    v = report.verdict()
+    for rid, path in report.counterexamples.items():
+        lines.append(f"counterexample {rid}: {path}")
+    if report.interrupted:
+        lines.append("\ninterrupted: the report holds the tests that ran")
+    if report.internal_error is not None:
+        lines.append(
+            f"\ninternal error (a fault of acp-sysprompt, not of the agent): "
+            f"{clip(_last_line(report.internal_error))}; the report holds the tests that ran"
+        )
+    verdict = "CONFORMANT" if v["conformant"] else f"NOT CONFORMANT ({', '.join(v['failing'])})"
+    if report.startup_failure:
+        dead = report.startup_failure.endswith(_LIVENESS_END)
+        why = "the agent takes no session: LIVENESS" if dead else "the agent did not initialize"
+        verdict = f"NOT CONFORMANT ({why})"
+    lines.append(f"\nVERDICT: {verdict}")
+    return "\n".join(lines)
+
+
+def _last_line(text: str) -> str:
+    return next((line for line in reversed(text.splitlines()) if line.strip()), text)
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """The report with the official kit's field names where they mean the same; every field
+    bounded (what the agent sent: ``REPORT_VALUE``, ``REPORT_TRANSCRIPT``, …)."""
+    return {
+        "agent_command": report.argv,
+        "agent_info": _bounded_value(report.agent_info),
+        "agent_capabilities": None if report.caps is None else report.caps.label(),
+        "protocol_version": _bounded_value(report.protocol_version),
+        "schema_revision": report.revision,
+        "tck_version": "acp-sysprompt conform",
+        "started_at": report.started_at,
+        "finished_at": report.finished_at,
+        "interrupted": report.interrupted,
+        "internal_error": None
+        if report.internal_error is None
+        else clip_middle(report.internal_error),
+        "startup_failure": None
+        if report.startup_failure is None
+        else clip(report.startup_failure, MESSAGE_LIMIT),
+        "introspection": report.introspection,
+        "model_endpoint": None
+        if report.endpoint is None
+        else {
+            "url": report.endpoint,
+            "calls": report.model_calls,
+            "base_lines": report.base_lines,
+            "calibration": report.calibration,
+            "isolation": report.isolation,
+        },
+        "requirements": report.requirements(),
+        "verdict": report.verdict(),
+        "counterexamples": {k: str(v) for k, v in report.counterexamples.items()},
+    }
+
+
+def write_json(report: Report, path: Path) -> None:
+    """The JSON report to ``path`` (made whole before the file is opened)."""
+    text = json.dumps(to_json(report), indent=1, default=str) + "\n"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def check_output_file(path: Path, name: str) -> None:
+    """Before a run: ``path`` can be written (its directory exists, it is no directory, a
+    file can be opened there); else ConformError naming the argument ``name``. Nothing is
+    left behind (a file this made is removed again)."""
+    if path.is_dir():
+        raise ConformError(f"argument {name}: {str(path)!r} is a directory")
+    if not path.parent.is_dir():
+        raise ConformError(f"argument {name}: no directory {str(path.parent)!r}")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ConformError(f"argument {name}: cannot write {str(path)!r}: {e.strerror}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def check_output_dir(path: Path, name: str) -> None:
+    """Before a run: the directory ``path`` is one, or can be made, and a file can be written
+    in it (its nearest existing ancestor is tried where it does not exist yet); else
+    ConformError naming the argument ``name``. Nothing is made."""
+    if path.exists() and not path.is_dir():
+        raise ConformError(f"argument {name}: {str(path)!r} is not a directory")
+    there = path
+    while not there.exists() and there != there.parent:
+        there = there.parent
+    if not there.is_dir():
+        raise ConformError(f"argument {name}: {str(there)!r} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".acp-sysprompt-", dir=there)
+    except OSError as e:
+        why = f"cannot write in {str(there)!r}: {e.strerror}"
+        raise ConformError(f"argument {name}: {why}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def counterexample_paths(report: Report, out_dir: Path) -> dict[str, Path]:
+    """Where ``write_counterexamples`` puts each failed id's files (nothing is written):
+    ``report.counterexamples``, so that the table can name them before they are written."""
+    paths = {rid: out_dir / rid for rid, _, _ in _counterexamples(report)}
+    report.counterexamples = paths
+    return paths
+
+
+def _counterexamples(report: Report) -> list[tuple[str, TestRun, Finding]]:
+    """Each failed id (MANDATORY, CAPABILITY, ADVISORY) with its first failing test."""
+    chosen: dict[str, tuple[str, TestRun, Finding]] = {}
+    for run in report.runs:
+        for f in run.failed:
+            if f.rid not in chosen and tier(f.rid) in (MANDATORY, CAPABILITY, ADVISORY):
+                chosen[f.rid] = (f.rid, run, f)
+    return list(chosen.values())
+
+
+def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
+    """Each failed id's first failing test in the project's counterexample forms, plus the live
+    wire (``live.ndjson``) and stderr (``stderr.txt``): ``out_dir/<id>/``."""
+    from simulations.outputs.forms import write_counterexample
+
+    written: dict[str, Path] = {}
+    for rid, run, f in _counterexamples(report):
+        d = out_dir / rid
+        trace = run.test.trace
+        cut = run.stopped_at or len(trace.requests)
+        trace = Trace(trace.profile, trace.requests[:cut])
+        if rid in REQUIREMENTS:
+            write_counterexample(d, trace, report.tables, rid, report.revision, None)
+        else:  # SCHEMA: no registry id to review; the steps and the live wire
+            d.mkdir(parents=True, exist_ok=True)
+            steps = render_steps(
+                trace,
+                report.tables,
+                REVISIONS[report.revision].states,
+                wire_fields(revision_wire(report.revision)),
+            )
+            (d / "steps.md").write_text(f"```\n{steps}\n```\n", encoding="utf-8")
+            (d / "review.md").write_text(f"# {rid}: {citation(rid, report.tables)}\n")
+        with (d / "live.ndjson").open("w", encoding="utf-8") as fh:
+            for m in run.transcript:
+                fh.write(json.dumps(m, sort_keys=True) + "\n")
+        (d / "stderr.txt").write_text(run.stderr, encoding="utf-8")
+        model_text = (d / "review.md").read_text(encoding="utf-8")
+        live = _live_review(rid, run, f, report)
+        if run.omitted[0]:
+            n, size = run.omitted
+            live += f"\n({n} messages, {size} bytes, past the first {TRANSCRIPT_HEAD} bytes of "
+            live += "the wire are shortened in live.ndjson: see their `_omitted`)\n"
+        model_text = model_text.replace(
+            f"### {rid} not reproduced", f"### The model's steps for {rid}", 1
+        ).replace(  # the reference build keeps the rule on these steps; the agent did not
+            "**not reproduced**: replaying these",
+            "**kept by the reference build**: replaying these",
+            1,
+        )
+        (d / "review.md").write_text(
+            live + "\n---\n\nThe same steps in the model (the revision's reference build: what "
+            "a conforming agent answers):\n\n" + model_text,
+            encoding="utf-8",
+        )
+        written[rid] = d
+    report.counterexamples = written
+    return written
+
+
+def _live_review(rid: str, run: TestRun, f: Finding, report: Report) -> str:
+    """The head of a live failure's ``review.md``: the failed id and its evidence, then each
+    request with the model's answer beside the agent's (from the live wire)."""
+    lines = [
+        f"### {rid} {f.status} — `{' '.join(report.argv)}`",
+        "",
+        f"> {citation(rid, report.tables)}",
+        "",
+        f"**{rid} {f.status}** at step {f.step}: {clip(f.message, MESSAGE_LIMIT)}",
+        "",
+        "| # | request | the model answers | the agent answered |",
+        "|---:|---|---|---|",
+    ]
+    answers: dict[tuple[int, str], dict[str, Any]] = {}
+    for m in run.transcript:
+        msg = m["message"]
+        if m["direction"] == "recv" and "method" not in msg and "id" in msg:
+            answers[(m["process"], json.dumps(msg["id"]))] = msg
+    sent = [
+        m
+        for m in run.transcript
+        if m["direction"] == "send"
+        and "id" in m["message"]
+        and m["message"].get("method") != INTROSPECTION_METHOD
+    ]
+    steps = [
+        (i, rs)
+        for i, rs in enumerate(replay(run.test.trace, report.tables), 1)
+        if rs.step.request.method not in ("connect", "restart") and rs.step.reply.sent
+    ]
+    for (n, rs), m in zip(steps, sent, strict=False):
+        req = rs.step.request
+        model = "ok" if rs.step.reply.ok else f"error {rs.step.reply.code}"
+        slot = rs.step.reply.slot if rs.step.reply.slot is not None else attached_slot(rs.step)
+        if slot is not None:
+            model += f", slot [{', '.join(slot)}]"
+        got = answers.get((m["process"], json.dumps(m["message"]["id"])))
+        agent = "(no answer)" if got is None else _short_answer(got)
+        lines.append(f"| {n} | `{_label(req, report.revision)}` | {model} | {agent} |")
+    return "\n".join(lines) + "\n"
+
+
+def _short_answer(msg: dict[str, Any]) -> str:
+    if "error" in msg:
+        error = msg["error"] if isinstance(msg["error"], dict) else {}
+        return f"error {error.get('code')}: {clip(str(error.get('message', '')), 80)}"
+    text = json.dumps(msg.get("result"), sort_keys=True, default=str)
+    return "ok " + clip(text, 120).replace("|", "\\|")
