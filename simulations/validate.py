@@ -152,6 +152,7 @@ from model.types import (
     evolve,
     initial_world,
 )
+from simulations.engines.conversation import HISTORY_KINDS
 from simulations.engines.observe import attached_slot, prompt_lost
 from simulations.wire.acp import (
     SCHEMA_FILES,
@@ -175,16 +176,7 @@ MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
 # names the session it belongs to. Others (available commands, mode, title) may come any time
 UPDATE = "update-id"
 _REPLAY = "S8"  # a load replays the conversation before answering, a resume replays none
-_TURN_CONTENT = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
-)
+_TURN_CONTENT = HISTORY_KINDS  # what a turn or a replay carries
 _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
 # hostile input: what one line, one kit report, one message's nesting and one echo may hold
 LINE_LIMIT = 16 << 20  # bytes of one log line; a longer line is malformed and skipped unread

@@ -41,6 +41,20 @@ from typing import Any
 from model.machines import Step
 from model.types import World
 
+# the session/update kinds that carry a conversation: what a turn streams and a load replays
+# (user and agent messages, thoughts, tool calls, plans); other kinds (commands, mode, title)
+# may come at any time
+HISTORY_KINDS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
+
 AGENT_MESSAGE = "(reference agent) turn done"  # the text every successful turn streams
 # what the transcript's turns send as the user's prompt (session/prompt params.prompt)
 USER_PROMPT: tuple[dict[str, Any], ...] = ({"type": "text", "text": "hello"},)

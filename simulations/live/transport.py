@@ -62,22 +62,15 @@ from typing import Any
 from acp.connection import Connection, StreamDirection, StreamEvent
 from acp.exceptions import RequestError
 
+from simulations.engines.conversation import HISTORY_KINDS
+
 STDERR_TAIL = 20 * 1024  # bytes of stderr kept for a report (the official kit keeps 20 kB)
 STDERR_LIMIT = 8 * 1024 * 1024  # more than this on stderr in one test is a flood
 LINE_LIMIT = 64 * 1024 * 1024  # the longest stdout line read
 GRACE = 0.5  # seconds each stop stage waits for the process to exit
 MAX_DEPTH = 64  # objects and arrays nested deeper than this in one message: malformed
 SUPERVISOR = str(Path(__file__).with_name("supervise.py"))  # run as a file: no package import
-HISTORY = frozenset(  # session/update kinds that carry conversation history (a replay)
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
-)
+HISTORY = HISTORY_KINDS  # session/update kinds that carry conversation history (a replay)
 
 
 class AgentFailure(Exception):
