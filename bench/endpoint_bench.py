@@ -8,7 +8,8 @@ Usage::
 
 Three runs of the same plan: the slot from ``_acp_sysprompt/system_slot`` (the reference agent
 as it is); from its model calls (``--model-endpoint``), each agent process in a network
-namespace where this runs as root; and the same without the namespace. For each: tests,
+namespace where this runs as root; and the same without the namespace (the plan computed
+once before, untimed). For each: tests,
 model calls, seconds, verdict. Timings on a loaded machine mean little: run it alone.
 """
 
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--revision", default="v1-stable")
     p.add_argument("--repeat", type=int, default=1)
     args = p.parse_args(argv)
+    run_warm = [sys.executable, "-m", "simulations.agent", "--revision", args.revision]
+    conform(run_warm, revision=args.revision, cwd=str(ROOT), only=["S6-twice"])  # the plan, once
     rows = []
     for label, endpoint, sandboxed in (
         ("introspection", False, False),
