@@ -324,6 +324,9 @@ def test_the_shipped_recipes_name_the_four_real_agents() -> None:
     }
     lock = json.loads((ROOT / "real-agents" / "package.json").read_text())["dependencies"]
     assert {r.package: r.version for r in got.values()} == lock
+    for r in got.values():  # nothing of an agent outlives its test: its temporary files too
+        assert r.env["HOME"] == "{home}" and r.env["TMPDIR"] == "{home}/tmp", r.name
+        assert "tmp/.keep" in r.files, r.name
     argv = got["claude-agent-acp"].argv("/opt/agents")
     assert argv[0] == "env" and "ANTHROPIC_BASE_URL={endpoint}" in argv and "HOME={home}" in argv
     assert (
