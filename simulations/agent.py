@@ -73,6 +73,7 @@ import json
 import os
 import stat
 import sys
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -399,6 +400,8 @@ class Answer:
 def _error(msg_id: int | str | None, code: int, message: str) -> Answer:
     return Answer({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
+
+_LOOPBACK = ("127.0.0.1", "localhost")  # the only hosts --model-endpoint may name
 
 # the agent's own instructions, as its model-endpoint mode sends them (``BASE`` of the model)
 BASE_TEXT = (
@@ -909,7 +912,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.mkdir(parents=True, exist_ok=True)
         model = None
         if args.model_endpoint is not None:
-            if not args.model_endpoint.startswith(("http://127.0.0.1", "http://localhost")):
+            host = urllib.parse.urlsplit(args.model_endpoint).hostname
+            if not args.model_endpoint.startswith("http://") or host not in _LOOPBACK:
                 raise UsageError(
                     f"argument --model-endpoint: {args.model_endpoint}: only "
                     "http://127.0.0.1:PORT (loopback) is allowed"

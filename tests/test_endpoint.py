@@ -35,10 +35,11 @@ TEXT_A = "Client text A: answer as a ship's captain would."
 TEXT_B = "Client text B: never use the letter z."
 SID = "0b6f1c9e-2a43-4d1e-9f1a-7c2d9e5b8a10"
 
-# Request bodies shaped as the agents send them (the APIs' documented shapes and what
-# ../shared/notes/real-agents.md recorded: Claude's per-request billing header block and
-# identity line before its base prompt, system items inside messages in newer versions, the
-# session in metadata.user_id; Codex's instructions plus developer and system input items)
+# Request bodies shaped as the agents send them (the APIs' documented shapes, and what
+# claude-agent-acp 0.101.0 and codex-acp 2.6.0 sent to this endpoint under `make real-agents`:
+# Claude's per-request billing header block and identity line before its base prompt, system
+# items inside messages in newer versions, the session in metadata.user_id; Codex's
+# instructions plus developer and system input items). Our own texts, none of theirs.
 CLAUDE = {
     "model": "claude-x",
     "max_tokens": 32000,

@@ -562,11 +562,8 @@ def _fresh_agent(argv: Sequence[str], opts: Options) -> LiveAgent:
     command = _fresh_store(argv, opts)
     endpoint = opts.endpoint
     if endpoint is not None and endpoint.socket_path is not None:  # offline by construction
-        try:
+        with contextlib.suppress(AgentFailure):  # else named when the agent starts
             resolved = [executable(command[0]), *command[1:]]
-        except AgentFailure:
-            resolved = command  # named when the agent starts (LiveAgent.start)
-        else:
             command = sandbox.wrap(resolved, endpoint.port, endpoint.socket_path)
     agent = LiveAgent(
         command,
@@ -885,6 +882,22 @@ async def _check_turn_slot(
     return _judge_slot(run, at, attach, sid, want, got, rids, out, label)
 
 
+async def _introspect(agent: LiveAgent, run: _Run, sid: str | None) -> Answer | None:
+    """Ask the introspection extension for the session's slot; None (and the run told it is
+    not available) where it is not implemented: -32601, or an answer without the extension's
+    shape (the official SDK answers every "_" method it has no handler for with a result of
+    its own, say {"example": "response"} or null)."""
+    answer = await agent.request(INTROSPECTION_METHOD, {"sessionId": run.sid(sid)})
+    result = answer.result if answer.error is None else None
+    if (answer.error is not None and answer.code == -32601) or (
+        answer.error is None and not (isinstance(result, dict) and "systemSlot" in result)
+    ):
+        run.introspect["available"] = False
+        return None
+    run.introspect["available"] = True
+    return answer
+
+
 async def _agree(
     agent: LiveAgent, run: _Run, i: int, sid: str, got: tuple[str, ...], out: TestRun
 ) -> None:
@@ -893,13 +906,11 @@ async def _agree(
     symbols the endpoint can see)."""
     if run.introspect.get("available") is False:
         return
-    answer = await agent.request(INTROSPECTION_METHOD, {"sessionId": run.sid(sid)})
-    result = answer.result if answer.error is None else None
+    answer = await _introspect(agent, run, sid)
+    result = answer.result if answer is not None and answer.error is None else None
     slot = result.get("systemSlot") if isinstance(result, dict) else None
     if not isinstance(slot, list) or not all(isinstance(x, str) for x in slot):
-        run.introspect["available"] = False  # not implemented, or not the extension's shape
-        return
-    run.introspect["available"] = True
+        return  # not implemented, or an answer the slot checks of the extension judge
     seen = set(run.marks) | ({BASE} if run.base.known else set())
     said = tuple(x for x in run.normal(slot) if x in seen)
     if said == got:
@@ -985,17 +996,10 @@ async def _check_slot(
                 Finding(rid, NOT_OBSERVABLE, f"step {i} {method}: system slot not observable", i)
             )
         return True
-    answer = await agent.request(INTROSPECTION_METHOD, {"sessionId": run.sid(sid)})
-    result = answer.result if answer.error is None else None
-    if (answer.error is not None and answer.code == -32601) or (
-        answer.error is None and not (isinstance(result, dict) and "systemSlot" in result)
-    ):
-        # not implemented: -32601, or an answer without the extension's shape (the official
-        # SDK answers every "_" method it has no handler for with a result of its own, say
-        # {"example": "response"} or null): the slot is not observable, nothing failed
-        run.introspect["available"] = False
+    answer = await _introspect(agent, run, sid)
+    if answer is None:  # not implemented: the slot is not observable, nothing failed
         return await _check_slot(agent, run, i, rs, sid, expected, rids, out)
-    run.introspect["available"] = True
+    result = answer.result if answer.error is None else None
     slot = result.get("systemSlot") if isinstance(result, dict) else None
     if not isinstance(slot, list) or not all(isinstance(s, str) for s in slot):
         observed = _answer_text(answer)

@@ -495,16 +495,6 @@ class ModelEndpoint:
         with self._lock:
             return self._seq
 
-    def wait_for(self, seq: int, marker: str, timeout: float) -> ModelCall | None:
-        """The turn's own call after ``seq`` whose newest user message holds ``marker``,
-        waiting up to ``timeout`` seconds for one (``turn_call``)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            found = turn_call(self.since(seq), marker)
-            if found is not None or time.monotonic() >= deadline:
-                return found
-            time.sleep(0.01)
-
 
 def turn_call(calls: Sequence[ModelCall], marker: str) -> ModelCall | None:
     """Of ``calls``, the turn's own: the newest user message holds ``marker`` (the turn's

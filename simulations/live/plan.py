@@ -202,9 +202,8 @@ def reopen_tests(tables: Tables, caps: Caps) -> list[LiveTest]:
                     ]
                     if not fork:
                         head += [Request("restart"), *opening]
-                    reopen = Request(method, sid="s1", system_prompt=again, mode=mode)
-                    if again is None:
-                        reopen = replace(reopen, mode=None)
+                    resent = None if again is None else mode  # no mode without a prompt
+                    reopen = Request(method, sid="s1", system_prompt=again, mode=resent)
                     turn = Request("session_prompt", sid="s2" if fork else "s1")
                     trace = Trace(caps, (*head, reopen, turn))
                     if _fit_for_reopen(tables, trace, client is ClientKind.CONFORMING):

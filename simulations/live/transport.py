@@ -62,7 +62,7 @@ from typing import Any
 from acp.connection import Connection, StreamDirection, StreamEvent
 from acp.exceptions import RequestError
 
-from simulations.engines.conversation import HISTORY_KINDS
+from simulations.engines.conversation import HISTORY_KINDS as HISTORY
 
 STDERR_TAIL = 20 * 1024  # bytes of stderr kept for a report (the official kit keeps 20 kB)
 STDERR_LIMIT = 8 * 1024 * 1024  # more than this on stderr in one test is a flood
@@ -70,7 +70,6 @@ LINE_LIMIT = 64 * 1024 * 1024  # the longest stdout line read
 GRACE = 0.5  # seconds each stop stage waits for the process to exit
 MAX_DEPTH = 64  # objects and arrays nested deeper than this in one message: malformed
 SUPERVISOR = str(Path(__file__).with_name("supervise.py"))  # run as a file: no package import
-HISTORY = HISTORY_KINDS  # session/update kinds that carry conversation history (a replay)
 
 
 class AgentFailure(Exception):
