@@ -81,6 +81,7 @@ from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import Estimate, estimate, warning
 from simulations.engines.trace import render_steps, replay
+from simulations.live import client_conform
 from simulations.outputs.population import (
     AmendmentReport,
     check_population,
@@ -264,6 +265,7 @@ def parser() -> argparse.ArgumentParser:
     bd.add_argument("name", help=f"{', '.join(BOUNDS)} or a FILE.toml (checked, then printed)")
 
     validate.add_parser(sub)
+    client_conform.add_parser(sub)
 
     ls = sub.add_parser("list", help="list revisions, mutants, engines and bounds")
     ls.add_argument("--json", action="store_true")
@@ -833,6 +835,11 @@ def _main(argv: Sequence[str] | None) -> int:
             except BoundError as e:
                 raise UsageError(f"argument name: {e}") from None
             return 0
+        if args.command == "conform-client":
+            try:
+                return client_conform.run(args)
+            except client_conform.UsageError as e:
+                raise UsageError(str(e)) from None
         if args.command == "validate":
             try:
                 return validate.run(args)

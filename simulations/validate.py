@@ -155,6 +155,7 @@ from model.types import (
 from simulations.engines.conversation import HISTORY_KINDS
 from simulations.engines.observe import attached_slot, prompt_lost
 from simulations.wire.acp import (
+    INTROSPECTION_METHOD,
     SCHEMA_FILES,
     V2_WIRE,
     WireError,
@@ -165,10 +166,25 @@ from simulations.wire.acp import (
 )
 
 C2A, A2C = "client->agent", "agent->client"
-_DIRECTIONS = {C2A: C2A, A2C: A2C, "downstream": C2A, "upstream": A2C}
+# conform's live wire and conform-client's tee write "send" (client → agent) and "recv"
+_DIRECTIONS = {
+    C2A: C2A,
+    A2C: A2C,
+    "downstream": C2A,
+    "upstream": A2C,
+    "send": C2A,
+    "recv": A2C,
+}
 _KIT_DIRS = {"sent": C2A, "received": A2C}
 # findings that are not requirement ids
 MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
+# a client wrote the prompt outside the standard field (``_meta.systemPrompt``, a string or
+# {append}, the channel the profiles' ``client_puts_prompt = "meta"`` names) to an agent that
+# advertised the field: advisory, as the spec does not forbid it, but an agent that follows the
+# spec reads only ``systemPrompt`` and never sees that prompt
+OUTSIDE = "prompt-outside"
+# the introspection extension's answer (conform's live wire): the session's system slot now
+_INTROSPECTION = INTROSPECTION_METHOD
 # a session/update, sent while a turn, load or resume of a session the log handed out is open,
 # naming a session no open request names: one no session/new or fork of the log handed out,
 # or one it did whose update is a turn's content (a chunk, a tool call, a plan: they belong
@@ -210,6 +226,7 @@ class Finding:
     message: str
     where: str = ""  # kit reports: the test's nodeid
     advisory: bool = False  # reported, never fails the run (SHOULDs, P ids, notes)
+    evidence: str = ""  # a requirement id: what the log showed (the departures, or the request)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -219,12 +236,16 @@ class Finding:
             "where": self.where,
             "message": self.message,
             "advisory": self.advisory,
+            "evidence": self.evidence,
         }
 
-    def render(self) -> str:
+    def render(self, evidence: bool = True) -> str:
         where = f" [{self.where}]" if self.where else ""
         tag = " (advisory)" if self.advisory else ""
-        return f"{self.file}:{self.line}{where}  {self.rid}{tag}  {self.message}"
+        head = f"{self.file}:{self.line}{where}  {self.rid}{tag}  {self.message}"
+        if evidence and self.evidence:
+            return f"{head}\n    evidence: {self.evidence}"
+        return head
 
 
 def _echo(text: str) -> str:
@@ -352,15 +373,23 @@ class Entry:
     conn: object = None  # the wrapper's connection name, if it gave one
     problem: str | None = None  # set: the line is malformed (message is None)
     lost_code: bool = False  # an error reply whose code the capture dropped
+    process: int | None = None  # conform's live wire, the tee: which agent process
 
 
 def _unwrap(line: int, obj: Any) -> Entry:
-    """A bare message, our direction wrapper, or a sacp-tee log entry."""
-    if isinstance(obj, dict) and "message" in obj and "direction" in obj and "jsonrpc" not in obj:
+    """A bare message, our direction wrapper (conform's live wire and the tee's records
+    too), or a sacp-tee log entry."""
+    wrapped = isinstance(obj, dict) and "direction" in obj and "jsonrpc" not in obj
+    if wrapped and "message" not in obj and "raw" in obj:  # the tee: a line that is no JSON
+        return Entry(line, problem=f"not JSON (the line passed: {str(obj['raw'])!r:.80})")
+    if wrapped and "message" in obj:
         d = obj["direction"]
         if not isinstance(d, str) or d not in _DIRECTIONS:
             known = ", ".join(_DIRECTIONS)
             return Entry(line, problem=f"direction: expected one of {known}, got {d!r}")
+        process = obj.get("process")
+        if process is not None and (not isinstance(process, int) or isinstance(process, bool)):
+            return Entry(line, problem=f"process: expected a number, got {process!r:.60}")
         msg = obj["message"]
         if not isinstance(msg, dict):
             return Entry(line, problem=f"message: expected a JSON-RPC object, got {msg!r}")
@@ -376,7 +405,7 @@ def _unwrap(line: int, obj: Any) -> Entry:
         conn = obj.get("conn")
         if conn is not None and not isinstance(conn, (str, int)):
             return Entry(line, problem=f"conn: expected a name or a number, got {conn!r:.60}")
-        return Entry(line, msg, _DIRECTIONS[d], conn, lost_code=lost)
+        return Entry(line, msg, _DIRECTIONS[d], conn, lost_code=lost, process=process)
     return Entry(line, obj)
 
 
@@ -474,33 +503,48 @@ class KitTranscript:
     entries: tuple[Entry, ...]
 
 
-def kit_transcripts(report: Mapping[str, Any]) -> Iterator[KitTranscript]:
-    """Every distinct test transcript of an acp-tck JSON report (a test bound to several
-    requirements appears once)."""
-    seen: set[str] = set()
+def _report_tests(report: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The test outcomes of a JSON report: the kit's ``requirements[].tests[]``, or
+    ``conform``'s and ``conform-client``'s ``requirements{id: {outcomes[]}}``."""
     reqs = report.get("requirements")
-    for r in reqs if isinstance(reqs, list) else ():
-        tests = r.get("tests") if isinstance(r, Mapping) else None
+    if isinstance(reqs, list):
+        groups = [r.get("tests") if isinstance(r, Mapping) else None for r in reqs]
+    elif isinstance(reqs, Mapping):
+        groups = [r.get("outcomes") if isinstance(r, Mapping) else None for r in reqs.values()]
+    else:
+        groups = []
+    for tests in groups:
         for t in tests if isinstance(tests, list) else ():
-            if not isinstance(t, Mapping) or not isinstance(t.get("transcript"), list):
-                continue
-            nodeid = str(t.get("nodeid", "?"))
-            if nodeid in seen:
-                continue
-            seen.add(nodeid)
-            out: list[Entry] = []
-            for k, item in enumerate(t["transcript"], 1):
-                d = item.get("dir") if isinstance(item, Mapping) else None
-                raw = item.get("raw") if isinstance(item, Mapping) else None
-                if d not in _KIT_DIRS or not isinstance(raw, str):
-                    out.append(
-                        Entry(k, problem=f"transcript entry: expected dir and raw, got {item!r}")
-                    )
-                    continue
-                e = _parse(k, raw)
-                if e is not None:
-                    out.append(Entry(k, e.message, _KIT_DIRS[str(d)], None, e.problem))
-            yield KitTranscript(nodeid, tuple(out))
+            if isinstance(t, Mapping) and isinstance(t.get("transcript"), list):
+                yield t
+
+
+def _transcript_entry(k: int, item: object) -> Entry | None:
+    """One entry of a report's transcript: the kit's ``{dir, raw}`` (the line's text) or our
+    ``{direction: send | recv, process, message}``."""
+    if isinstance(item, Mapping) and "message" in item:
+        return _unwrap(k, dict(item))
+    d = item.get("dir") if isinstance(item, Mapping) else None
+    raw = item.get("raw") if isinstance(item, Mapping) else None
+    if d not in _KIT_DIRS or not isinstance(raw, str):
+        shown = _echo(repr(item))
+        return Entry(k, problem=f"transcript entry: expected dir and raw, got {shown:.120}")
+    e = _parse(k, raw)
+    return None if e is None else Entry(k, e.message, _KIT_DIRS[str(d)], None, e.problem)
+
+
+def kit_transcripts(report: Mapping[str, Any]) -> Iterator[KitTranscript]:
+    """Every distinct test transcript of a JSON report — acp-tck's, or ``conform``'s and
+    ``conform-client``'s ``--report-json`` (a test bound to several requirements appears
+    once)."""
+    seen: set[str] = set()
+    for t in _report_tests(report):
+        nodeid = str(t.get("nodeid", "?"))
+        if nodeid in seen:
+            continue
+        seen.add(nodeid)
+        out = [_transcript_entry(k, item) for k, item in enumerate(t["transcript"], 1)]
+        yield KitTranscript(nodeid, tuple(e for e in out if e is not None))
 
 
 # ---- the model side ------------------------------------------------------------------------
@@ -755,12 +799,15 @@ class Stream:
         self.findings: dict[str, Finding] = {}
         self.notes: dict[str, Finding] = {}
         self.messages = 0
+        self.recognised = 0  # lines that hold a JSON-RPC request, notification or response
+        self.process: int | None = None  # the agent process the entries come from, if named
+        self.evidence: list[str] = []  # the notes of the answer being settled
         self.suppressed = 0  # wire problems past _WIRE_LIMIT, counted only
         self.kinds: dict[str, int] = {}  # wire problems (malformed, schema, jsonrpc) by kind
 
     # ---- reporting
 
-    def _report(self, rid: str, line: int, message: str) -> None:
+    def _report(self, rid: str, line: int, message: str, evidence: str = "") -> None:
         message = _echo(message)
         if rid.startswith("P") or rid == NOTE:
             key = rid if rid != NOTE else f"{NOTE}:{message}"
@@ -778,8 +825,10 @@ class Stream:
             if len(self.findings) >= _WIRE_LIMIT:
                 self.suppressed += 1
                 return
-        advisory = rid in REQUIREMENTS and REQUIREMENTS[rid].is_advisory
-        self.findings[key] = Finding(rid, line, self.file, message, self.where, advisory)
+        advisory = (rid in REQUIREMENTS and REQUIREMENTS[rid].is_advisory) or rid == OUTSIDE
+        self.findings[key] = Finding(
+            rid, line, self.file, message, self.where, advisory, _echo(evidence)
+        )
 
     def _judge(self, ids: Iterable[str], p: _Pending, line: int) -> None:
         """Report ``ids``: a client rule at the request's line, the agent's at the answer's."""
@@ -787,7 +836,10 @@ class Stream:
             req = REQUIREMENTS.get(rid)
             text = req.text if req is not None else ""
             at = p.line if rid in self.client_ids else line
-            self._report(rid, at, f"{p.method} (line {p.line}): {text}")
+            sent = json.dumps(p.message.get("params"), sort_keys=True)
+            shown = sent if len(sent) <= 200 else sent[:200] + "..."
+            evidence = "; ".join(self.evidence) or f"line {p.line} sent {shown}"
+            self._report(rid, at, f"{p.method} (line {p.line}): {text}", evidence)
 
     # ---- the model
 
@@ -836,6 +888,10 @@ class Stream:
 
     def feed(self, e: Entry) -> None:
         self.messages += 1
+        if e.process is not None and e.process != self.process:
+            if self.process is not None:
+                self._process_ended(e.line)
+            self.process = e.process
         if e.problem is not None:
             self._report(MALFORMED, e.line, e.problem)
             return
@@ -843,6 +899,8 @@ class Stream:
         if not isinstance(msg, dict):
             self._report(MALFORMED, e.line, f"not a JSON-RPC object: {msg!r:.60}")
             return
+        if "method" in msg or ("id" in msg and ("result" in msg or "error" in msg)):
+            self.recognised += 1
         if msg.get("jsonrpc") != "2.0":
             self._report(JSONRPC, e.line, f'jsonrpc: expected "2.0", got {msg.get("jsonrpc")!r}')
         method = msg.get("method")
@@ -892,6 +950,7 @@ class Stream:
                 p.log_sid = req.sid
                 sid = None if req.sid is None else self.sids.get(req.sid, f"?{req.sid}")
                 p.request = evolve(req, conn=self._conn(conn), sid=sid)
+                self._outside(e.line, method, params)
         if p.log_sid is not None and method in ("session/load", "session/resume"):
             seen = self.loading.setdefault(p.log_sid, [0, 0])
             seen[0] += 1
@@ -906,6 +965,24 @@ class Stream:
                     f"{closed.method} request id {closed.message['id']!r} still unanswered "
                     f"with {_OPEN_KEPT:,} requests open after it: no longer awaited",
                 )
+
+    def _outside(self, line: int, method: str, params: object) -> None:
+        """``_meta.systemPrompt`` (a string, {append}, blocks: any value) on a request that
+        creates or re-opens a session, sent to an agent that advertised the standard field."""
+        if method not in _ATTACHING or not isinstance(params, Mapping):
+            return
+        meta = params.get("_meta")
+        value = meta.get("systemPrompt") if isinstance(meta, Mapping) else None
+        if value is None or self.world.agent.profile.system_prompt is PromptCap.NONE:
+            return
+        field = "sessionInstructions" if self.wire == "instructions" else "systemPrompt"
+        self._report(
+            OUTSIDE,
+            line,
+            f"{method}: the prompt went in _meta.systemPrompt ({json.dumps(value)[:80]}), not "
+            f"in the {field} field the agent advertised: an agent that follows the spec "
+            "ignores it",
+        )
 
     def _count(self, p: _Pending, by: int) -> None:
         """Keep the counts ``_notification`` reads in constant time: open requests naming
@@ -969,6 +1046,19 @@ class Stream:
             if seen is not None:  # a load or resume of it is open
                 seen[1] += 1
 
+    def _process_ended(self, line: int) -> None:
+        """The log goes on with another agent process (conform's restarts, a client that
+        starts the agent once per command): what the ended one left unanswered never will be."""
+        for p in list(self.pending.values()):
+            self._answered(p)
+            self._report(
+                JSONRPC,
+                p.line,
+                f"{p.method} request id {p.message['id']!r:.60} has no answer before its agent "
+                f"process ended (the next one starts at line {line})",
+            )
+        self.pending.clear()
+
     def _response(self, e: Entry, msg: dict[str, Any]) -> None:
         mid = msg["id"]
         p = self.pending.take(mid, e.conn, e.direction)
@@ -976,6 +1066,9 @@ class Stream:
             self._report(JSONRPC, e.line, f"response id {mid!r:.60} answers no open request")
             return
         self._answered(p)
+        self.evidence = []
+        if p.method == _INTROSPECTION and isinstance(msg.get("result"), Mapping):
+            self._introspected(p, e, msg["result"])
         error = msg.get("error")
         if "error" in msg and (
             not isinstance(error, Mapping) or not isinstance(error.get("code"), int)
@@ -985,6 +1078,30 @@ class Stream:
         self._schema_pair(p, e, msg)
         if p.request is not None:
             self._settle(p, e, msg)
+
+    def _introspected(self, p: _Pending, e: Entry, result: Mapping[str, Any]) -> None:
+        """The introspection extension's answer (``conform``'s live wire) as slot evidence:
+        the session runs under that slot now. Where the result that attached the session did
+        not show its slot, that step is judged again with it (as a turn's ``_meta.systemSlot``
+        is); the session's live prompt follows the answer either way."""
+        params = p.message.get("params")
+        log_sid = params.get("sessionId") if isinstance(params, Mapping) else None
+        raw = result.get("systemSlot")
+        sid = self.sids.get(log_sid) if isinstance(log_sid, str) else None
+        if sid is None or not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+            return
+        session = self.world.agent.session(sid)
+        slot = tuple(raw)
+        if session is None or session.live == slot:
+            return
+        self._note(e.line, f"{p.method}: system slot {list(slot)}, the model has {session.live}")
+        attach = self.attached.get(sid)
+        if attach is not None and sid not in self.shown:
+            again = _with_slot(attach, sid, slot)
+            self._judge(self._checks(again), p, e.line)
+            self.attached[sid] = again
+        self.world = _with_live(self.world, sid, slot)
+        self.shown.add(sid)
 
     # ---- schema
 
@@ -1220,6 +1337,7 @@ class Stream:
             self.errored.clear()
 
     def _note(self, line: int, text: str) -> None:
+        self.evidence.append(f"line {line}: {text}")
         self._report(NOTE, line, text)
 
     def _rows_cite(self, step: Step) -> str:
@@ -1512,13 +1630,13 @@ class Result:
             "seconds": round(self.seconds, 3),
         }
 
-    def render(self) -> str:
+    def render(self, evidence: bool = True) -> str:
         head = (
             f"acp-sysprompt validate: {self.revision}  {len(self.files)} file(s)  "
             f"{self.messages:,} messages  {self.seconds:.1f}s"
         )
         lines = [head]
-        lines += [f.render() for f in self.findings]
+        lines += [f.render(evidence) for f in self.findings]
         guarantees = [f for f in self.notes if f.rid.startswith("P")]
         lines += [
             f"P id broken (end-to-end guarantee; exit code unaffected): {f.render()}"
@@ -1531,16 +1649,22 @@ class Result:
         return "\n".join(lines)
 
     def summary(self) -> str:
-        """The closing line: violated ids, malformed lines and other wire problems, each
-        counted on its own (a malformed line is not a violated id)."""
+        """The closing line: the violated ids counted and named; malformed lines and other
+        wire problems after them, each counted on its own (a malformed line is not an id)."""
         if not self.failing:
+            advisory = [f.rid for f in self.findings if f.advisory]
+            if advisory:
+                shown = ", ".join(dict.fromkeys(advisory))
+                return f"clean: no violation (advisory: {shown})"
             return "clean: no violation"
+        ids = self.violated
+        head = f"{len(ids):,} violated id(s)" + (f": {', '.join(ids)}" if ids else "")
         counts = (
-            (len(self.violated), "violated id(s)"),
             (self.malformed, "malformed line(s)"),
             (self.wire, "other wire problem(s)"),
         )
-        return ", ".join(f"{n:,} {what}" for n, what in counts if n)
+        rest = [f"{n:,} {what}" for n, what in counts if n]
+        return head + (f"; besides, {', '.join(rest)}" if rest else "")
 
 
 class _Prefixed(io.RawIOBase):
@@ -1565,12 +1689,16 @@ class _Prefixed(io.RawIOBase):
 
 
 def _sniff(f: IO[bytes]) -> tuple[Mapping[str, Any] | None, IO[bytes]]:
-    """(the parsed kit report, None) if ``f`` holds one — one JSON document with
-    requirements, whose first line is not a whole message, of at most REPORT_LIMIT bytes —
-    else (None, the stream to read as ndjson from its first byte)."""
+    """(the parsed report, the stream) if ``f`` holds one — one JSON document with
+    requirements (the kit's, conform's, conform-client's): written on one line with no
+    ``jsonrpc`` member, or on several whose first is not a whole message, of at most
+    REPORT_LIMIT bytes — else (None, the stream to read as ndjson from its first byte)."""
     first = f.readline(LINE_LIMIT + 1)
     head, report = first, None
-    if first.endswith(b"\n") and first.lstrip().startswith(b"{") and _loads_bytes(first) is None:
+    one = _loads_bytes(first) if first.lstrip().startswith(b"{") else None
+    if isinstance(one, Mapping) and "requirements" in one and "jsonrpc" not in one:
+        return one, f  # a report written on one line
+    if first.endswith(b"\n") and first.lstrip().startswith(b"{") and one is None:
         head += f.read(REPORT_LIMIT + 1 - len(first))
         doc = _loads_bytes(head) if len(head) <= REPORT_LIMIT else None
         if isinstance(doc, Mapping) and "requirements" in doc:
@@ -1596,12 +1724,19 @@ def _loads_bytes(raw: bytes) -> Any:
 def _stream_file(f: IO[bytes], name: str, revision: Revision, memo: _Memo) -> Iterator[Stream]:
     report, body = _sniff(f)
     if report is not None:
+        streams = []
         for t in kit_transcripts(report):
             s = Stream(revision, name, t.nodeid, memo)
             for e in t.entries:
                 s.feed(e)
             s.finish()
-            yield s
+            streams.append(s)
+        if not any(s.recognised for s in streams):
+            raise UsageError(
+                f"argument LOG: {name}: a JSON report with no transcript to judge (conform "
+                "and the test kit keep the transcripts of failing tests only)"
+            )
+        yield from streams
         return
     s = Stream(revision, name, "", memo)
     for e in read_log(body):
@@ -1609,7 +1744,17 @@ def _stream_file(f: IO[bytes], name: str, revision: Revision, memo: _Memo) -> It
     s.finish()
     if s.messages == 0:
         raise UsageError(f"argument LOG: {name}: empty: no message to judge")
+    if s.recognised == 0:
+        raise UsageError(
+            f"argument LOG: not an ACP log: {name}: no JSON-RPC message in its "
+            f"{s.messages:,} line(s) ({_first_problem(s)})"
+        )
     yield s
+
+
+def _first_problem(s: Stream) -> str:
+    first = next(iter(s.findings.values()), None)
+    return f"line {first.line}: {first.message}" if first is not None else "nothing readable"
 
 
 def _checked(paths: Iterable[Path | str]) -> list[Path]:
@@ -1684,6 +1829,9 @@ def add_parser(sub: Any) -> None:
     )
     v.add_argument("--json", action="store_true")
     v.add_argument("--notes", action="store_true", help="also print the notes (departures)")
+    v.add_argument(
+        "--quiet", action="store_true", help="each finding on one line, without its evidence"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -1694,5 +1842,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.notes:  # P ids: always shown
             result.notes = [f for f in result.notes if f.rid.startswith("P")]
-        print(result.render())
+        print(result.render(evidence=not args.quiet))
     return result.exit_code

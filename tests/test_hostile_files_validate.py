@@ -297,12 +297,16 @@ def test_an_empty_log_is_an_error_not_clean(
     assert "clean" not in out
 
 
-def test_a_kit_report_without_failures_is_still_clean(
+def test_a_report_without_a_transcript_is_refused_not_clean(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = _log(tmp_path, b'{\n"requirements": []\n}\n', name="report.json")
-    code, out, _ = _run(["validate", str(report)], capsys)
-    assert code == 0 and "clean: no violation" in out
+    """A report (the kit's, or conform's when every test passed) keeps no transcript: nothing
+    was judged, so it is not "clean" (it was, before)."""
+    for body in (b'{\n"requirements": []\n}\n', b'{\n"requirements": {"T13": {}}\n}\n'):
+        report = _log(tmp_path, body, name="report.json")
+        code, out, err = _run(["validate", str(report)], capsys)
+        _one_line_error(code, err, str(report), "no transcript to judge")
+        assert "clean" not in out
 
 
 # ---- 8. the summary ------------------------------------------------------------------------
@@ -314,7 +318,7 @@ def test_malformed_lines_are_not_counted_as_violated_ids(
     log = _log(tmp_path, _line(INIT), b"{not json\n", b"[1]\n", b"\xff\n", _line(INIT_OK))
     code, out, _ = _run(["validate", str(log)], capsys)
     assert code == 1
-    assert out.rstrip().splitlines()[-1] == "3 malformed line(s)", out
+    assert out.rstrip().splitlines()[-1] == "0 violated id(s); besides, 3 malformed line(s)", out
     _, out, _ = _run(["validate", "--json", str(log)], capsys)
     data = json.loads(out)
     assert (data["violated"], data["malformed"], data["wire_problems"]) == ([], 3, 0)

@@ -1,0 +1,821 @@
+"""``conform-client``: the tool plays the agent toward a real client, and judges the client.
+
+Scope
+    The client's half of ACP v1 as stabilised (the CLIENT table's ids: T2–T6, S1–S5) and the
+    prompt that travels outside the standard field (``prompt-outside``, ADVISORY). For each
+    test the client is driven through a **client recipe** (below) against the reference agent
+    (``python -m simulations.agent``) under one capability profile (``--caps``: with and
+    without ``systemPrompt``, append only, override; with and without load, resume, fork,
+    close), with a store on disk so that each agent process the client starts is a restart of
+    the same agent. Between the client and the agent sits the tee
+    (``simulations.live.tee``), which records every line. The recorded conversation is judged
+    by the checks ``validate`` runs (``simulations.validate.Stream``): a client rule broken
+    is a FAIL of its id; a rule whose situation the test never reached (the client sent no
+    session/new, or never re-opened the session) is NOT_OBSERVABLE for that test, never PASS.
+
+    A test that asked the client for a prompt an agent advertised, and whose session/new
+    carries it neither in ``systemPrompt`` nor in ``_meta``, fails ``prompt-outside`` too (the
+    prompt went nowhere).
+
+    Each test runs in a fresh temporary folder (the client's ``{home}``, the working
+    directory, the store, the records), removed afterwards; every process a test started is
+    found by an environment mark and killed at its end; as root each step runs in its own
+    network namespace with loopback only (``simulations.live.sandbox``).
+
+Client recipes (TOML; shipped in ``simulations/live/client_recipes``)
+    ``name``, ``package``, ``version``; ``[env]``; ``[prompt]`` with ``append`` and/or
+    ``override``: the arguments that ask the client for a prompt in that mode (``{text}`` the
+    prompt); ``[steps]`` with ``new`` (create the session; the element ``"{prompt}"`` expands
+    to the mode's arguments, or to nothing), ``turn`` (send a turn on the session in a new
+    agent process: the client must re-open it; ``{text}`` the turn), and optionally ``fork``
+    and ``close``. In each string ``{agent}`` is the agent's command line (one string),
+    ``{home}`` the test's home, ``{prefix}`` where the client was installed, ``{python}`` this
+    Python, ``{PATH}`` the caller's PATH. A step the recipe lacks makes its tests
+    NOT_OBSERVABLE.
+
+Source
+    The client rules: ``model.spec`` (T2–T6 from docs/protocol/v1 as stabilised; S1–S5 the
+    base lifecycle), judged by ``simulations.validate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS
+from simulations.live import sandbox
+from simulations.live.scripted_client import BUILD_VARIABLE
+from simulations.live.tee import iter_stderr, read_records
+from simulations.validate import OUTSIDE, Stream, _unwrap
+
+REVISION = "v1-stable"
+MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
+PASS, FAIL, NOT_OBSERVABLE, SKIPPED = "PASS", "FAIL", "NOT_OBSERVABLE", "SKIPPED"
+INTERNAL_ERROR, INTERRUPTED = 3, 130
+PROMPT_TEXT = "Client instruction A (acp-sysprompt): answer as a ship's captain would."
+TURN_TEXT = "hello"
+_MARK = "ACP_SYSPROMPT_CLIENT_TEST"  # in every process a test starts: found and killed after
+_KEYS = {"name", "package", "version", "env", "prompt", "steps"}
+_STEPS = ("new", "turn", "fork", "close")
+_MODES = ("append", "override")
+TRANSCRIPT_KEPT = 400  # records of one test kept in the JSON report
+_SETTLE = 5.0  # seconds the agent processes of a test get to end after its last step
+
+
+class ClientRecipeError(ValueError):
+    """A client recipe that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class ClientRecipe:
+    name: str
+    steps: Mapping[str, tuple[str, ...]]
+    prompt: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    package: str = ""
+    version: str = ""
+
+    def argv(self, step: str, slots: Mapping[str, str], mode: str | None = None) -> list[str]:
+        """The step's command: ``"{prompt}"`` expands to the arguments asking for ``mode``
+        (its ``{text}`` the prompt, PROMPT_TEXT), or to nothing."""
+        asked = dict(slots, text=PROMPT_TEXT)
+        out: list[str] = []
+        for word in self.steps[step]:
+            if word == "{prompt}":
+                out += [_fill(w, asked) for w in self.prompt.get(mode or "", ())]
+            else:
+                out.append(_fill(word, slots))
+        return out
+
+
+def _fill(text: str, slots: Mapping[str, str]) -> str:
+    for key, value in slots.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def shipped() -> dict[str, Path]:
+    folder = files("simulations.live") / "client_recipes"
+    return {
+        p.name.removesuffix(".toml"): Path(str(p))
+        for p in folder.iterdir()
+        if p.name.endswith(".toml")
+    }
+
+
+def load_client_recipe(spec: str) -> ClientRecipe:
+    """A shipped client recipe by name, or a ``.toml`` file; one-line errors naming the field."""
+    known = shipped()
+    path = known.get(spec) or Path(spec)
+    if spec not in known and not spec.endswith(".toml"):
+        raise ClientRecipeError(
+            f"argument --recipe: {spec!r}: neither a shipped client recipe "
+            f"({', '.join(sorted(known))}) nor a .toml file"
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ClientRecipeError(f"argument --recipe: {path}: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ClientRecipeError(f"argument --recipe: {path}: not TOML: {e}") from None
+    return client_recipe(data, str(path))
+
+
+def _words(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(w, str) for w in value)
+
+
+def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
+    def bad(key: str, why: str) -> ClientRecipeError:
+        return ClientRecipeError(f"client recipe {where}: {key}: {why}")
+
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(_KEYS))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad("name", "a non-empty string is needed")
+    steps = data.get("steps")
+    if not isinstance(steps, dict):
+        raise bad("steps", "a table of commands (new, turn, fork, close) is needed")
+    for key in ("new", "turn"):
+        if key not in steps:
+            raise bad(f"steps.{key}", "missing (new and turn are needed)")
+    for key, value in steps.items():
+        if key not in _STEPS:
+            raise bad(f"steps.{key}", f"unknown step (known: {', '.join(_STEPS)})")
+        if not _words(value):
+            raise bad(f"steps.{key}", "a non-empty list of strings is needed")
+    prompt = data.get("prompt", {})
+    if not isinstance(prompt, dict) or not prompt:
+        raise bad("prompt", "a table with append and/or override is needed")
+    for key, value in prompt.items():
+        if key not in _MODES:
+            raise bad(f"prompt.{key}", f"unknown mode (known: {', '.join(_MODES)})")
+        if not _words(value):
+            raise bad(f"prompt.{key}", "a non-empty list of strings is needed")
+    env = data.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise bad("env", "a table of strings is needed")
+    for key in ("package", "version"):
+        if not isinstance(data.get(key, ""), str):
+            raise bad(key, "a string is needed")
+    return ClientRecipe(
+        name=name,
+        steps={k: tuple(v) for k, v in steps.items()},
+        prompt={k: tuple(v) for k, v in prompt.items()},
+        env=env,
+        package=data.get("package", ""),
+        version=data.get("version", ""),
+    )
+
+
+# ---- the plan ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClientTest:
+    name: str
+    caps: str  # the reference agent's --caps
+    mode: str | None  # the prompt the client is asked for (None: none)
+    steps: tuple[str, ...]
+    targets: tuple[str, ...]
+    summary: str
+
+
+PLAN = (
+    ClientTest(
+        "unadvertised/append",
+        "systemPrompt=none,load,resume,close",
+        "append",
+        ("new", "turn"),
+        ("T2", "S1"),
+        "the agent advertises no systemPrompt; the client is asked for an appended prompt",
+    ),
+    ClientTest(
+        "unadvertised/override",
+        "systemPrompt=none,load,resume,close",
+        "override",
+        ("new", "turn"),
+        ("T2",),
+        "the agent advertises no systemPrompt; the client is asked for an override",
+    ),
+    ClientTest(
+        "append-only/override",
+        "systemPrompt=append,load,resume,close",
+        "override",
+        ("new", "turn"),
+        ("T3", "T2"),
+        "the agent offers append only; the client is asked for an override",
+    ),
+    ClientTest(
+        "field/append",
+        "systemPrompt=override,load,resume,fork,close",
+        "append",
+        ("new", "turn"),
+        ("T4", "T5", "T6", OUTSIDE),
+        "the agent offers both modes; the client is asked to append",
+    ),
+    ClientTest(
+        "field/override",
+        "systemPrompt=override,load,resume,fork,close",
+        "override",
+        ("new", "turn"),
+        ("T3", "T4", "T5", "T6", OUTSIDE),
+        "the agent offers both modes; the client is asked to override",
+    ),
+    ClientTest(
+        "reopen/load-only",
+        "systemPrompt=override,load",
+        "override",
+        ("new", "turn"),
+        ("T6", "S3", "T5"),
+        "the agent loads but does not resume; the client continues the session",
+    ),
+    ClientTest(
+        "reopen/resume-only",
+        "systemPrompt=override,resume",
+        "override",
+        ("new", "turn"),
+        ("T6", "S2", "T5"),
+        "the agent resumes but does not load; the client continues the session",
+    ),
+    ClientTest(
+        "reopen/neither",
+        "systemPrompt=override",
+        "override",
+        ("new", "turn"),
+        ("S2", "S3"),
+        "the agent can neither load nor resume; the client is asked to continue the session",
+    ),
+    ClientTest(
+        "fork/advertised",
+        "systemPrompt=override,load,resume,fork",
+        "override",
+        ("new", "fork"),
+        ("T6", "T5"),
+        "the agent forks; the client forks the session",
+    ),
+    ClientTest(
+        "fork/unadvertised",
+        "systemPrompt=override,load,resume",
+        "override",
+        ("new", "fork"),
+        ("S4",),
+        "the agent does not fork; the client is asked to fork",
+    ),
+    ClientTest(
+        "close/unadvertised",
+        "systemPrompt=override,load,resume",
+        None,
+        ("new", "close"),
+        ("S5",),
+        "the agent does not close sessions; the client is asked to close one",
+    ),
+)
+
+IDS = ("S1", "S2", "S3", "S4", "S5", "T2", "T3", "T4", "T5", "T6", OUTSIDE)
+
+
+def tier(rid: str) -> str:
+    if rid == OUTSIDE:
+        return ADVISORY
+    return ADVISORY if REQUIREMENTS[rid].is_advisory else MANDATORY
+
+
+def citation(rid: str) -> str:
+    if rid == OUTSIDE:
+        return (
+            "acp-sysprompt (ADVISORY): a prompt meant for an agent that advertises systemPrompt "
+            "goes in that field; one elsewhere (_meta.systemPrompt) or nowhere is lost to an "
+            "agent that follows the spec"
+        )
+    r = REQUIREMENTS[rid]
+    return f"{r.source}: {r.text}"
+
+
+# ---- running a test ----------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    test: str
+    rid: str
+    status: str
+    message: str
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class TestResult:
+    test: ClientTest
+    steps: list[tuple[str, list[str], int | None, str]]  # step, argv, exit code, stderr tail
+    records: list[dict[str, Any]]
+    findings: list[tuple[str, int, str, str]]  # id, line, message, evidence
+    outcomes: list[Outcome]
+    agent_findings: list[str]
+    seconds: float
+
+
+def _agent_command(log: Path, store: Path, caps: str) -> str:
+    py = sys.executable
+    return shlex.join(
+        [
+            *(py, "-m", "simulations.live.tee", "--log", str(log), "--"),
+            *(py, "-m", "simulations.agent", "--revision", REVISION, "--caps", caps),
+            *("--store", str(store)),
+        ]
+    )
+
+
+def _marked_pids(mark: str) -> list[int]:
+    """Processes whose environment carries ``_MARK=mark`` (a test's, wherever they went)."""
+    needle = f"{_MARK}={mark}".encode()
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            env = (d / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            out.append(int(d.name))
+    return out
+
+
+def _reap(mark: str, wait: float) -> int:
+    """Wait up to ``wait`` s for the test's processes to end, then kill the rest; how many."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and _marked_pids(mark):
+        time.sleep(0.1)
+    left = _marked_pids(mark)
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return len(left)
+
+
+def _run_step(
+    argv: list[str], env: dict[str, str], cwd: Path, timeout: float
+) -> tuple[int | None, str]:
+    """Run one step; (exit code or None on timeout, the tail of its stderr)."""
+    wrapped = sandbox.wrap(argv, 0, "") if sandbox.available() else argv
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                wrapped,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as e:
+            return 127, f"cannot start {argv[0]}: {e.strerror or e}"
+        try:
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code = None
+        err.seek(0)
+        tail = err.read()[-2000:].decode("utf-8", "replace")
+    return code, tail
+
+
+def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: float) -> TestResult:
+    start = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="acp-sysprompt-client-"))
+    try:
+        home, cwd, log, store = (tmp / n for n in ("home", "cwd", "log", "store"))
+        for d in (home, cwd, log):
+            d.mkdir()
+        (home / "tmp").mkdir()
+        slots = {
+            "agent": _agent_command(log, store, test.caps),
+            "home": str(home),
+            "prefix": str(prefix.resolve()),
+            "python": sys.executable,
+            "PATH": os.environ.get("PATH", ""),
+            "text": TURN_TEXT,
+        }
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "TMPDIR": str(home / "tmp"),
+            _MARK: str(tmp),
+        }
+        if "PYTHONPATH" in os.environ:  # the agent's modules, where the caller found them
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        env.update({k: _fill(v, slots) for k, v in recipe.env.items()})
+        steps: list[tuple[str, list[str], int | None, str]] = []
+        for step in test.steps:
+            if step not in recipe.steps:
+                steps.append((step, [], None, f"the recipe has no {step} step"))
+                break
+            argv = recipe.argv(step, slots, test.mode if step == "new" else None)
+            if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
+                steps.append((step, argv, None, f"the recipe cannot ask for {test.mode}"))
+                break
+            code, tail = _run_step(argv, env, cwd, timeout)
+            steps.append((step, argv, code, tail))
+            if code is None:
+                break
+        _reap(str(tmp), _SETTLE)
+        records = read_records(log)
+        stderr = dict(iter_stderr(log))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _judge(test, steps, records, stderr, time.monotonic() - start)
+
+
+def _judge(
+    test: ClientTest,
+    steps: list[tuple[str, list[str], int | None, str]],
+    records: list[dict[str, Any]],
+    stderr: Mapping[int, str],
+    seconds: float,
+) -> TestResult:
+    stream = Stream(REVISIONS[REVISION], "client", test.name)
+    for k, rec in enumerate(records, 1):
+        stream.feed(_unwrap(k, rec))
+    stream.finish()
+    client_ids = set(IDS)
+    findings = [
+        (f.rid, f.line, f.message, f.evidence)
+        for f in stream.findings.values()
+        if f.rid in client_ids
+    ]
+    agent_findings = [
+        f"{f.rid} line {f.line}: {f.message}"
+        for f in stream.findings.values()
+        if f.rid not in client_ids and f.rid in REQUIREMENTS
+    ]
+    sent = [r["message"] for r in records if r.get("direction") == "send" and "message" in r]
+    news = [m for m in sent if isinstance(m, dict) and m.get("method") == "session/new"]
+    lost = _prompt_lost(test, news)
+    if lost is not None:
+        findings.append((OUTSIDE, lost[0], lost[1], ""))
+    failed: dict[str, tuple[str, int, str, str]] = {}
+    for f in findings:  # the first line each id shows at
+        failed.setdefault(f[0], f)
+    transcript: list[dict[str, Any]] = [
+        {k: r[k] for k in ("direction", "process", "message", "raw") if k in r}
+        for r in records[:TRANSCRIPT_KEPT]
+    ]
+    outcomes = []
+    for rid in test.targets:
+        if rid in failed:
+            _, line, message, evidence = failed[rid]
+            text = f"record {line}: {message}" + (f" (evidence: {evidence})" if evidence else "")
+            outcomes.append(Outcome(test.name, rid, FAIL, text, transcript))
+            continue
+        why = _unreached(rid, test, steps, sent)
+        if why is None:
+            bare = "" if _sent_prompt(sent) else " (the client sent no systemPrompt field at all)"
+            outcomes.append(Outcome(test.name, rid, PASS, "kept" + bare))
+        else:
+            outcomes.append(Outcome(test.name, rid, NOT_OBSERVABLE, why))
+    for rid in failed.keys() - set(test.targets):  # a rule the test did not aim at, broken
+        _, line, message, evidence = failed[rid]
+        outcomes.append(Outcome(test.name, rid, FAIL, f"record {line}: {message}", transcript))
+    if not records:
+        tails = "; ".join(f"{s}: exit {c}: {t.strip()[-200:]}" for s, _, c, t in steps)
+        for o in outcomes:
+            if o.status == NOT_OBSERVABLE:
+                o.message += f" (no agent process started: {tails})"
+    del stderr  # kept by the tee; not reported (the reference agent's own log)
+    return TestResult(test, steps, records, findings, outcomes, agent_findings, seconds)
+
+
+def _prompt_lost(test: ClientTest, news: list[Any]) -> tuple[int, str] | None:
+    """The prompt asked for, advertised by the agent, went neither in the field nor in _meta."""
+    if test.mode is None or not news or "systemPrompt=none" in test.caps:
+        return None
+    if test.mode == "override" and "systemPrompt=override" not in test.caps:
+        return None
+    params = news[0].get("params") if isinstance(news[0], dict) else None
+    if not isinstance(params, dict):
+        return None
+    meta = params.get("_meta")
+    if params.get("systemPrompt") is not None:
+        return None
+    if isinstance(meta, dict) and meta.get("systemPrompt") is not None:
+        return None  # validate reports it as outside the field
+    return 0, (
+        f"session/new: the {test.mode} prompt the client was asked for is in no field of the "
+        "request: the agent never sees it"
+    )
+
+
+def _unreached(
+    rid: str,
+    test: ClientTest,
+    steps: Sequence[tuple[str, list[str], int | None, str]],
+    sent: list[Any],
+) -> str | None:
+    """Why the test never reached ``rid``'s situation (None: it did)."""
+    methods = [m.get("method") for m in sent if isinstance(m, dict)]
+    ran = {s for s, _, code, _ in steps if code is not None and code != 127}
+    missing = [s for s in test.steps if s not in ran]
+    if "session/new" not in methods:
+        return "the client sent no session/new" + (f" ({_step_note(steps)})" if steps else "")
+    reopen = {"session/load", "session/resume", "session/fork"}
+    if rid in ("S1", "T2", "T3", "T4", "T5", OUTSIDE):
+        if rid in ("T4", "T5") and not _sent_prompt(sent):
+            return "the client sent no systemPrompt"
+        if rid == "T5" and test.steps[1:] and not any(m in reopen for m in methods):
+            return "the client re-opened nothing (no re-sent prompt to judge)"
+        return None
+    if rid == "T6":
+        if not _sent_prompt(
+            m for m in sent if isinstance(m, dict) and m.get("method") == "session/new"
+        ):
+            return (
+                "the session was created with no prompt in the systemPrompt field: none to re-send"
+            )
+        if not any(m in reopen for m in methods):
+            return "the client did not load, resume or fork the session" + (
+                f" ({_step_note(steps)})" if missing or steps else ""
+            )
+        return None
+    step = {"S2": "turn", "S3": "turn", "S4": "fork", "S5": "close"}[rid]
+    if step not in ran:
+        return f"the {step} step did not run ({_step_note(steps)})"
+    return None
+
+
+def _sent_prompt(sent: Iterable[Any]) -> bool:
+    return any(
+        isinstance(m, dict)
+        and isinstance(m.get("params"), dict)
+        and m["params"].get("systemPrompt") is not None
+        for m in sent
+    )
+
+
+def _step_note(steps: Sequence[tuple[str, list[str], int | None, str]]) -> str:
+    return ", ".join(f"{s}: " + ("timed out" if c is None else f"exit {c}") for s, _, c, _ in steps)
+
+
+def _shown_request(msg: Mapping[str, Any]) -> str:
+    """A request in a few words: its method and where it put a prompt."""
+    params = msg.get("params")
+    p = params if isinstance(params, Mapping) else {}
+    meta = p.get("_meta")
+    where = []
+    sp = p.get("systemPrompt")
+    if isinstance(sp, Mapping):
+        where.append(f"systemPrompt {sp.get('mode')} ({len(sp.get('content') or [])} block(s))")
+    elif sp is not None:
+        where.append("systemPrompt")
+    if isinstance(meta, Mapping) and meta.get("systemPrompt") is not None:
+        value = meta["systemPrompt"]
+        kind = (
+            "a string"
+            if isinstance(value, str)
+            else json.dumps(sorted(value))
+            if isinstance(value, Mapping)
+            else type(value).__name__
+        )
+        where.append(f"_meta.systemPrompt ({kind})")
+    return str(msg.get("method")) + (f" [{'; '.join(where)}]" if where else "")
+
+
+# ---- the report --------------------------------------------------------------------------------
+
+
+@dataclass
+class ClientReport:
+    recipe: ClientRecipe
+    results: list[TestResult]
+    sandboxed: bool
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def status(self, rid: str) -> str:
+        statuses = [o.status for r in self.results for o in r.outcomes if o.rid == rid]
+        for s in (FAIL, PASS, NOT_OBSERVABLE):
+            if s in statuses:
+                return s
+        return SKIPPED
+
+    @property
+    def failed(self) -> list[str]:
+        return [r for r in IDS if tier(r) == MANDATORY and self.status(r) == FAIL]
+
+    @property
+    def reached(self) -> bool:
+        """Some client rule was reached (a PASS or a FAIL): else the run says nothing."""
+        return any(self.status(r) in (PASS, FAIL) for r in IDS)
+
+    @property
+    def verdict(self) -> str:
+        if self.failed:
+            return f"NOT CONFORMANT ({', '.join(self.failed)})"
+        if not self.reached:
+            return "INCONCLUSIVE (no client rule was reached: see each id's NOT_OBSERVABLE)"
+        return "CONFORMANT"
+
+    def to_json(self) -> dict[str, Any]:
+        reqs = {}
+        for rid in IDS:
+            outcomes = [
+                {
+                    "nodeid": f"conform-client::{o.test}",
+                    "status": o.status,
+                    "message": o.message,
+                    **({"transcript": o.transcript} if o.status == FAIL else {}),
+                }
+                for r in self.results
+                for o in r.outcomes
+                if o.rid == rid
+            ]
+            reqs[rid] = {
+                "tier": tier(rid),
+                "citation": citation(rid),
+                "status": self.status(rid),
+                "outcomes": outcomes,
+            }
+        return {
+            "client": self.recipe.name,
+            "client_package": self.recipe.package,
+            "client_version": self.recipe.version,
+            "revision": REVISION,
+            "offline": sandbox.note() if self.sandboxed else "environment only",
+            "interrupted": self.interrupted,
+            "seconds": round(self.seconds, 1),
+            "tests": [
+                {
+                    "name": r.test.name,
+                    "caps": r.test.caps,
+                    "mode": r.test.mode,
+                    "summary": r.test.summary,
+                    "steps": [
+                        {"step": s, "argv": argv, "exit": code, "stderr_tail": tail[-500:]}
+                        for s, argv, code, tail in r.steps
+                    ],
+                    "messages": len(r.records),
+                    "sent": [
+                        _shown_request(rec["message"])
+                        for rec in r.records
+                        if rec.get("direction") == "send"
+                        and isinstance(rec.get("message"), dict)
+                        and "method" in rec["message"]
+                    ],
+                    "agent_findings": r.agent_findings,
+                    "seconds": round(r.seconds, 2),
+                }
+                for r in self.results
+            ],
+            "requirements": reqs,
+            "verdict": self.verdict,
+        }
+
+    def render(self) -> str:
+        name = self.recipe.name + (f" {self.recipe.version}" if self.recipe.version else "")
+        offline = sandbox.note() if self.sandboxed else "environment only"
+        lines = [
+            f"acp-sysprompt conform-client: {name} on {REVISION}, {len(self.results)} tests, "
+            f"{self.seconds:.0f}s (offline: {offline})"
+        ]
+        for t in (MANDATORY, ADVISORY):
+            lines += ["", t]
+            for rid in IDS:
+                if tier(rid) != t:
+                    continue
+                st = self.status(rid)
+                lines.append(f"  {rid:15s}  {st}")
+                shown = (FAIL,) if st == FAIL else (NOT_OBSERVABLE,) if st != PASS else ()
+                for r in self.results:
+                    for o in r.outcomes:
+                        if o.rid == rid and o.status in shown:
+                            lines.append(f"      {o.test}: {o.message[:400]}")
+        agent = [f for r in self.results for f in r.agent_findings]
+        if agent:
+            lines += [
+                "",
+                "the tool's own agent departed from the model (a fault of acp-sysprompt):",
+            ]
+            lines += [f"  {a[:300]}" for a in agent[:10]]
+        if self.interrupted:
+            lines += ["", "(interrupted: the tests that ran are reported)"]
+        lines += ["", f"VERDICT: {self.verdict}"]
+        return "\n".join(lines)
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return INTERRUPTED
+        return 1 if self.failed or not self.reached else 0
+
+
+def conform_client(
+    recipe: ClientRecipe,
+    prefix: Path,
+    timeout: float = 60.0,
+    only: Sequence[str] = (),
+    progress: Any = None,
+) -> ClientReport:
+    tests = [t for t in PLAN if not only or set(t.targets) & set(only)]
+    report = ClientReport(recipe, [], sandbox.available())
+    start = time.monotonic()
+    try:
+        for k, test in enumerate(tests, 1):
+            if progress is not None:
+                spent = time.monotonic() - start
+                left = (
+                    f", about {spent / (k - 1) * (len(tests) - k + 1):.0f}s left" if k > 1 else ""
+                )
+                progress(f"[{k}/{len(tests)}] {test.name}{left}")
+            report.results.append(run_test(test, recipe, prefix, timeout))
+    except KeyboardInterrupt:
+        report.interrupted = True
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def scripted_recipe(build: str = "conforming") -> ClientRecipe:
+    """The shipped recipe of the repository's own client, as ``build`` (a faulty one)."""
+    base = load_client_recipe("scripted")
+    env = {**base.env, BUILD_VARIABLE: build}
+    return replace(base, name=f"scripted ({build})", env=env)
+
+
+# ---- the command line --------------------------------------------------------------------------
+
+
+def add_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "conform-client",
+        help="check a real client: the tool plays the agent, the client's recipe drives it",
+        description="Check a client against the client's half of ACP v1 as stabilised (T2-T6, "
+        "S1-S5, prompt-outside): the tool gives the client the reference agent under each "
+        "capability profile the plan needs, records every message, and judges them as "
+        "validate does. exit codes: 0 conformant; 1 not conformant; 2 bad usage; 3 internal "
+        "error; 130 interrupted (the tests that ran are reported)",
+    )
+    c.add_argument(
+        "--recipe",
+        required=True,
+        metavar="NAME|FILE",
+        help="a shipped client recipe or a .toml file",
+    )
+    c.add_argument(
+        "--prefix", default="real-clients", help="where the client is installed (real-clients)"
+    )
+    c.add_argument("--timeout", type=float, default=60.0, help="seconds per step (60; 1-3600)")
+    c.add_argument("--only", help="comma-separated ids: run only the tests aiming at them")
+    c.add_argument("--report-json", help="write the JSON report here")
+
+
+class UsageError(Exception):
+    pass
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        recipe = load_client_recipe(args.recipe)
+    except ClientRecipeError as e:
+        raise UsageError(str(e)) from None
+    if not 1 <= args.timeout <= 3600:
+        raise UsageError(f"argument --timeout: {args.timeout}: expected 1-3600 seconds")
+    only = [s.strip() for s in (args.only or "").split(",") if s.strip()]
+    unknown = [s for s in only if s not in IDS]
+    if unknown:
+        raise UsageError(f"argument --only: {unknown[0]}: not a client id ({', '.join(IDS)})")
+    if args.report_json:
+        parent = Path(args.report_json).resolve().parent
+        if not parent.is_dir():
+            raise UsageError(f"argument --report-json: {parent}: no such directory")
+    report = conform_client(
+        recipe,
+        Path(args.prefix),
+        args.timeout,
+        only,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(report.render())
+    if args.report_json:
+        Path(args.report_json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    return report.exit_code

@@ -1,0 +1,155 @@
+"""``conform-client``: the tool plays the agent toward a client and judges the client's half of
+the rules; the repository's scripted client conforms, each faulty build fails its id (the
+client kill matrix); the report is read back by ``validate``; bad recipes are one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from simulations import cli
+from simulations.live import client_conform as cc
+from simulations.live.scripted_client import BUILDS
+from simulations.validate import OUTSIDE, validate_files
+
+
+@pytest.fixture
+def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every temporary folder the run makes goes under ``tmp_path``, to count what is left."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
+
+
+def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
+    report = cc.conform_client(cc.scripted_recipe(), Path("."))
+    assert report.verdict == "CONFORMANT", report.render()
+    # every rule reached and kept: none passes by never being reached
+    assert {rid: report.status(rid) for rid in cc.IDS} == dict.fromkeys(cc.IDS, cc.PASS)
+    assert [r.agent_findings for r in report.results] == [[] for _ in report.results]
+    assert list(tmp_root.iterdir()) == []  # each test's folder removed
+    assert cc._marked_pids(str(tmp_root)) == []
+
+
+# each faulty build, the id it must fail: the client kill matrix
+FAULTY = sorted((b, rid) for b, (rid, _) in BUILDS.items() if rid)
+
+
+@pytest.mark.parametrize(("build", "rid"), FAULTY, ids=[b for b, _ in FAULTY])
+def test_each_faulty_client_build_fails_its_id(build: str, rid: str, tmp_root: Path) -> None:
+    report = cc.conform_client(cc.scripted_recipe(build), Path("."), only=[rid])
+    assert report.status(rid) == cc.FAIL, report.render()
+    failing = {o.rid for r in report.results for o in r.outcomes if o.status == cc.FAIL}
+    assert failing == {rid}, report.render()
+    mandatory = cc.tier(rid) == cc.MANDATORY
+    assert report.verdict == (f"NOT CONFORMANT ({rid})" if mandatory else "CONFORMANT")
+    assert report.exit_code == (1 if mandatory else 0)
+
+
+def test_a_prompt_that_reaches_no_field_is_reported(tmp_root: Path, tmp_path: Path) -> None:
+    """A client that drops the prompt it was asked for (no field, no _meta): prompt-outside;
+    T6 then has nothing to judge (NOT_OBSERVABLE, not a vacuous PASS)."""
+    base = cc.scripted_recipe()
+    dropping = cc.ClientRecipe(
+        "drops the prompt", base.steps, {"append": ("--mode", "append")}, base.env
+    )
+    report = cc.conform_client(dropping, Path("."), only=[OUTSIDE])
+    outcome = next(
+        o for r in report.results for o in r.outcomes if o.rid == OUTSIDE and r.test.mode
+    )
+    assert outcome.status == cc.FAIL and "in no field" in outcome.message
+    t6 = [o for r in report.results for o in r.outcomes if o.rid == "T6"]
+    assert t6 and {o.status for o in t6} == {cc.NOT_OBSERVABLE}
+
+
+def test_a_client_that_never_starts_the_agent_is_not_observed(tmp_root: Path) -> None:
+    silent = cc.ClientRecipe(
+        "silent", {"new": ("true",), "turn": ("true",)}, {"append": ("x",), "override": ("x",)}
+    )
+    report = cc.conform_client(silent, Path("."))
+    assert report.verdict.startswith("INCONCLUSIVE"), report.render()
+    assert report.exit_code == 1
+    assert {report.status(r) for r in cc.IDS} <= {cc.NOT_OBSERVABLE, cc.SKIPPED}
+
+
+def test_validate_reads_the_client_report_back(tmp_root: Path, tmp_path: Path) -> None:
+    report = cc.conform_client(cc.scripted_recipe("sends-unadvertised"), Path("."), only=["T2"])
+    path = tmp_path / "client.json"
+    path.write_text(json.dumps(report.to_json()))
+    result = validate_files([path])
+    assert "T2" in result.violated
+    assert result.messages > 0
+
+
+def test_the_command_line(
+    tmp_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.json"
+    code = cli.main(
+        ["conform-client", "--recipe", "scripted", "--only", "S5", "--report-json", str(out)]
+    )
+    text = capsys.readouterr().out
+    assert code == 0 and text.rstrip().endswith("VERDICT: CONFORMANT"), text
+    data = json.loads(out.read_text())
+    assert data["requirements"]["S5"]["status"] == cc.PASS
+    assert data["tests"][0]["sent"][:1] == ["initialize"]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ('name = "x"\n', "steps"),
+        ('name = "x"\n[steps]\nnew = ["a"]\n[prompt]\nappend = ["b"]\n', "steps.turn"),
+        ('name = "x"\n[steps]\nnew = ["a"]\nturn = []\n[prompt]\nappend = ["b"]\n', "steps.turn"),
+        ('name = "x"\n[steps]\nnew = ["a"]\nturn = ["a"]\nfly = ["a"]\n', "steps.fly"),
+        (
+            'name = "x"\n[steps]\nnew = ["a"]\nturn = ["a"]\n[prompt]\nreplace = ["b"]\n',
+            "prompt.replace",
+        ),
+        ('name = "x"\nbogus = 1\n', "bogus"),
+        ("name = \n", "not TOML"),
+    ],
+)
+def test_a_bad_recipe_is_one_line_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, named: str
+) -> None:
+    path = tmp_path / "client.toml"
+    path.write_text(text)
+    code = cli.main(["conform-client", "--recipe", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and named in err, err
+    assert "Traceback" not in err
+
+
+def test_unknown_recipe_and_only_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["conform-client", "--recipe", "nope"]) == 2
+    assert "acpx" in capsys.readouterr().err  # the shipped ones are named
+    assert cli.main(["conform-client", "--recipe", "scripted", "--only", "T13"]) == 2
+    assert "not a client id" in capsys.readouterr().err
+
+
+def test_the_tee_passes_lines_unchanged_and_records_them(tmp_path: Path) -> None:
+    """The tee between a client and the agent: what it passes is byte for byte what it got;
+    a line that is not JSON is recorded raw; each process gets its own number."""
+    import subprocess
+    import sys
+
+    from simulations.live.tee import read_records
+
+    log = tmp_path / "log"
+    echo = [sys.executable, "-c", "import sys\nfor l in sys.stdin: sys.stdout.write(l)"]
+    tee = [sys.executable, "-m", "simulations.live.tee", "--log", str(log), "--", *echo]
+    data = b'{"jsonrpc": "2.0", "id": 1, "method": "x"}\nnot json\n'
+    for _ in range(2):
+        done = subprocess.run(tee, input=data, capture_output=True, timeout=60, check=False)
+        assert done.returncode == 0 and done.stdout == data
+    records = read_records(log)
+    assert [r["process"] for r in records] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert records[0]["message"]["method"] == "x" and records[1]["raw"] == "not json"
+    assert {r["direction"] for r in records} == {"send", "recv"}
+    assert not os.environ.get("ACP_SYSPROMPT_CLIENT_TEST")
