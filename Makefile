@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # seconds of `make test`, bench/RESULTS.md). The installed packages' bytecode is pip's.
 RUN    := PYTHONDONTWRITEBYTECODE= PYTHONHASHSEED=0
 
-.PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check real-agents clean
+.PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check real-agents real-clients clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,18 @@ itf-check: $(STAMP)
 real-agents: $(STAMP)
 	cd real-agents && npm ci --silent --no-audit --no-fund
 	$(RUN) $(BIN)/python tools/real_agents.py
+
+# Real clients (needs npm; not part of `make test`, which runs conform-client on the repository's
+# own scripted client and its faulty builds): acpx 0.19.1 and the Node 22 it needs, installed from
+# real-clients/package-lock.json, driven by conform-client against the reference agent under each
+# capability profile of the plan (offline: a network namespace per step where this runs as root);
+# writes docs/real-clients.md and out/real-clients/*.json.
+# `npm install --no-save`, not `npm ci`: the lockfile pins every package it installs (versions and
+# integrity hashes, and it is left unchanged), but it cannot list @openclaw/fs-safe's optional
+# binaries for other platforms, which the registry does not serve, and `npm ci` refuses that.
+real-clients: $(STAMP)
+	cd real-clients && npm install --no-save --silent --no-audit --no-fund
+	$(RUN) $(BIN)/python tools/real_clients.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1328,13 +1328,16 @@ CLIENTS: dict[str, Client] = {
     for c in (
         Client(
             "acpx-any-agent",
-            "acpx forwards --system-prompt / --append-system-prompt to whatever agent it drives "
-            "('other adapters ignore the field'), and drops _meta on session/load and "
-            "session/resume; our reading carried to the v1 wire: it sends the prompt whatever "
-            "the agent advertises and never re-sends it",
-            "openclaw/acpx#229 (merged 2026-04-07); openclaw/acpx#747 (2026-09-23, acpx 0.19.2)",
+            "acpx 0.19.1 as conform-client recorded it (docs/real-clients.md): "
+            "--system-prompt goes to _meta.systemPrompt as a string, --append-system-prompt as "
+            "{append}, on session/new, whatever the agent advertises, never in the systemPrompt "
+            "field; a later prompt re-opens the session (resume, or load where only load is "
+            "advertised) and re-sends nothing; an agent with neither gets a new session",
+            "acpx 0.19.1 (npm), recorded by acp-sysprompt conform-client --recipe acpx; "
+            "openclaw/acpx#229 (merged 2026-04-07: the _meta channel); openclaw/acpx#747 "
+            "(2026-09-23: _meta dropped on session/load and session/resume)",
             "v1-stable",
-            (("sends_prompt", "always"), ("resends", "none")),
+            (("sends_prompt", "always"), ("resends", "none"), ("puts_prompt", "meta")),
         ),
     )
 }

@@ -185,6 +185,9 @@ MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
 OUTSIDE = "prompt-outside"
 # the introspection extension's answer (conform's live wire): the session's system slot now
 _INTROSPECTION = INTROSPECTION_METHOD
+# conform's record of what a turn's model call carried ({sessionId, systemSlot}), through its
+# model endpoint: the slot the session ran under at that turn (MODEL_DIRECTION)
+MODEL = "model"
 # a session/update, sent while a turn, load or resume of a session the log handed out is open,
 # naming a session no open request names: one no session/new or fork of the log handed out,
 # or one it did whose update is a turn's content (a chunk, a tool call, a plan: they belong
@@ -380,6 +383,8 @@ def _unwrap(line: int, obj: Any) -> Entry:
     """A bare message, our direction wrapper (conform's live wire and the tee's records
     too), or a sacp-tee log entry."""
     wrapped = isinstance(obj, dict) and "direction" in obj and "jsonrpc" not in obj
+    if wrapped and obj["direction"] == MODEL and isinstance(obj.get("message"), dict):
+        return Entry(line, obj["message"], MODEL)
     if wrapped and "message" not in obj and "raw" in obj:  # the tee: a line that is no JSON
         return Entry(line, problem=f"not JSON (the line passed: {str(obj['raw'])!r:.80})")
     if wrapped and "message" in obj:
@@ -895,6 +900,10 @@ class Stream:
         if e.problem is not None:
             self._report(MALFORMED, e.line, e.problem)
             return
+        if e.direction == MODEL:  # what a model call carried: evidence, no message
+            m = e.message
+            self._slot_evidence(_Pending(e.line, "model call", A2C, {}), m.get("sessionId"), m)
+            return
         msg = e.message
         if not isinstance(msg, dict):
             self._report(MALFORMED, e.line, f"not a JSON-RPC object: {msg!r:.60}")
@@ -1068,7 +1077,9 @@ class Stream:
         self._answered(p)
         self.evidence = []
         if p.method == _INTROSPECTION and isinstance(msg.get("result"), Mapping):
-            self._introspected(p, e, msg["result"])
+            params = p.message.get("params")
+            log_sid = params.get("sessionId") if isinstance(params, Mapping) else None
+            self._slot_evidence(_Pending(e.line, p.method, A2C, {}), log_sid, msg["result"])
         error = msg.get("error")
         if "error" in msg and (
             not isinstance(error, Mapping) or not isinstance(error.get("code"), int)
@@ -1079,13 +1090,13 @@ class Stream:
         if p.request is not None:
             self._settle(p, e, msg)
 
-    def _introspected(self, p: _Pending, e: Entry, result: Mapping[str, Any]) -> None:
-        """The introspection extension's answer (``conform``'s live wire) as slot evidence:
-        the session runs under that slot now. Where the result that attached the session did
-        not show its slot, that step is judged again with it (as a turn's ``_meta.systemSlot``
-        is); the session's live prompt follows the answer either way."""
-        params = p.message.get("params")
-        log_sid = params.get("sessionId") if isinstance(params, Mapping) else None
+    def _slot_evidence(self, p: _Pending, log_sid: object, result: Mapping[str, Any]) -> None:
+        """Slot evidence at ``p.line``: the introspection extension's answer, or conform's
+        record of a turn's model call (both ``{systemSlot}``): the session runs under that
+        slot now. Where the result that attached the session did not show its slot, that step
+        is judged again with it (as a turn's ``_meta.systemSlot`` is); the session's live
+        prompt follows the evidence either way."""
+        self.evidence = []
         raw = result.get("systemSlot")
         sid = self.sids.get(log_sid) if isinstance(log_sid, str) else None
         if sid is None or not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
@@ -1094,11 +1105,11 @@ class Stream:
         slot = tuple(raw)
         if session is None or session.live == slot:
             return
-        self._note(e.line, f"{p.method}: system slot {list(slot)}, the model has {session.live}")
+        self._note(p.line, f"{p.method}: system slot {list(slot)}, the model has {session.live}")
         attach = self.attached.get(sid)
         if attach is not None and sid not in self.shown:
             again = _with_slot(attach, sid, slot)
-            self._judge(self._checks(again), p, e.line)
+            self._judge(self._checks(again), p, p.line)
             self.attached[sid] = again
         self.world = _with_live(self.world, sid, slot)
         self.shown.add(sid)

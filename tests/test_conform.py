@@ -51,7 +51,8 @@ from simulations.live.conform import (
     tier,
     write_counterexamples,
 )
-from simulations.wire.acp import _agent_capabilities, revision_wire
+from simulations.validate import validate_messages
+from simulations.wire.acp import INTROSPECTION_METHOD, _agent_capabilities, revision_wire
 
 # a question another such module or a notebook explored is answered from the run's share
 pytestmark = pytest.mark.usefixtures("shared_explorations")
@@ -990,6 +991,19 @@ def test_the_endpoint_and_the_extension_fail_the_same_ids(name: str) -> None:
         reqs = report.requirements()
         failing.append(sorted(k for k, v in reqs.items() if v["status"] == FAIL))
     assert failing[0] == failing[1] and m.violates in failing[0], failing
+    # issue 29: the live wire keeps what each turn's model call carried; validate reads it
+    # as slot evidence where nothing else shows the slot (the results' _meta and the
+    # introspection answers taken out, as a real agent has neither)
+    (failed,) = [o for o in reqs[m.violates]["outcomes"] if o["status"] == FAIL][:1]
+    kept = [r for r in failed["transcript"] if INTROSPECTION_METHOD not in json.dumps(r)]
+    for r in kept:
+        result = r["message"].get("result")
+        if isinstance(result, dict):
+            result.pop("_meta", None)
+    assert any(r["direction"] == "model" for r in kept)
+    assert m.violates in validate_messages(kept, m.revision).violated
+    bare = [r for r in kept if r["direction"] != "model"]
+    assert m.violates not in validate_messages(bare, m.revision).violated
 
 
 def test_conform_through_the_endpoint_needs_the_agent_told_where(tmp_path: Path) -> None:

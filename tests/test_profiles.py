@@ -616,7 +616,11 @@ def test_a_client_profile_pairs_with_an_agent_profile_and_causes_name_both_sides
 def test_the_shipped_client_is_paired_with_its_revisions_reference_agent() -> None:
     p = pair(None, CLIENTS["acpx-any-agent"])
     assert p.revision == "v1-stable" and p.client == "acpx-any-agent"
-    assert p.departures() == {"client_sends_prompt": "always", "client_resends": "none"}
+    assert p.departures() == {
+        "client_sends_prompt": "always",
+        "client_resends": "none",
+        "client_puts_prompt": "meta",
+    }
     assert CLIENTS["acpx-any-agent"].source
 
 

@@ -492,7 +492,9 @@ def _judge(
             continue
         why = _unreached(rid, test, steps, sent)
         if why is None:
-            bare = "" if _sent_prompt(sent) else " (the client sent no systemPrompt field at all)"
+            bare = ""
+            if rid in ("T2", "T3") and not _sent_prompt(sent):
+                bare = " (the client sent no systemPrompt field at all)"
             outcomes.append(Outcome(test.name, rid, PASS, "kept" + bare))
         else:
             outcomes.append(Outcome(test.name, rid, NOT_OBSERVABLE, why))
@@ -575,7 +577,13 @@ def _sent_prompt(sent: Iterable[Any]) -> bool:
 
 
 def _step_note(steps: Sequence[tuple[str, list[str], int | None, str]]) -> str:
-    return ", ".join(f"{s}: " + ("timed out" if c is None else f"exit {c}") for s, _, c, _ in steps)
+    return ", ".join(f"{s}: {exit_text(argv, c)}" for s, argv, c, _ in steps)
+
+
+def exit_text(argv: Sequence[str], code: int | None) -> str:
+    if not argv:
+        return "not in the recipe"
+    return "timed out" if code is None else f"exit {code}"
 
 
 def _shown_request(msg: Mapping[str, Any]) -> str:
@@ -635,7 +643,8 @@ class ClientReport:
             return f"NOT CONFORMANT ({', '.join(self.failed)})"
         if not self.reached:
             return "INCONCLUSIVE (no client rule was reached: see each id's NOT_OBSERVABLE)"
-        return "CONFORMANT"
+        unseen = [r for r in IDS if self.status(r) == NOT_OBSERVABLE]
+        return "CONFORMANT" + (f" (not observed: {', '.join(unseen)})" if unseen else "")
 
     def to_json(self) -> dict[str, Any]:
         reqs = {}

@@ -274,11 +274,13 @@ from simulations.live.results import (
 )
 from simulations.live.transport import (
     MALFORMED,
+    MODEL_DIRECTION,
     STDERR_LIMIT,
     AgentFailure,
     Answer,
     LiveAgent,
     NoAnswer,
+    Record,
     executable,
 )
 from simulations.live.transport import history_updates as _history_updates
@@ -867,6 +869,10 @@ async def _check_turn_slot(
     want = tuple(s for s in expected if s in seen)
     unseen = [s for s in expected if s not in seen]  # the empty text adds nothing to a slot
     got = symbols(call.slot_text, run.marks, run.base)
+    if run.base.known and not unseen:  # kept with the wire: validate reads it as slot evidence
+        texts = tuple(run.marks.get(x, x) for x in got)
+        record = {"sessionId": run.sid(sid), "systemSlot": list(texts), "api": call.api}
+        agent.log.append(Record(MODEL_DIRECTION, record, agent.starts - 1))
     if not run.base.known:  # the agent's own text is not known yet: only the client's judged
         want, got = tuple(s for s in want if s != BASE), tuple(s for s in got if s != BASE)
     live = attach.step.after.agent.session(sid)
