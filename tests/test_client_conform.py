@@ -32,6 +32,7 @@ def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
     # every rule reached and kept: none passes by never being reached
     assert {rid: report.status(rid) for rid in cc.IDS} == dict.fromkeys(cc.IDS, cc.PASS)
     assert [r.agent_findings for r in report.results] == [[] for _ in report.results]
+    assert report.verdict == "CONFORMANT"
     assert list(tmp_root.iterdir()) == []  # each test's folder removed
     assert cc._marked_pids(str(tmp_root)) == []
 
@@ -149,8 +150,44 @@ def test_the_tee_passes_lines_unchanged_and_records_them(tmp_path: Path) -> None
     for _ in range(2):
         done = subprocess.run(tee, input=data, capture_output=True, timeout=60, check=False)
         assert done.returncode == 0 and done.stdout == data
-    records = read_records(log)
+    records, unread = read_records(log)
+    assert unread == 0
+    assert read_records(log, limit=3) == (records[:3], len(records) - 3)
     assert [r["process"] for r in records] == [0, 0, 0, 0, 1, 1, 1, 1]
     assert records[0]["message"]["method"] == "x" and records[1]["raw"] == "not json"
     assert {r["direction"] for r in records} == {"send", "recv"}
     assert not os.environ.get("ACP_SYSPROMPT_CLIENT_TEST")
+
+
+def _left_behind(root: Path) -> list[int]:
+    """Processes still carrying the mark of a test run under ``root``."""
+    needle = f"{cc._MARK}={root}".encode()
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            env = (d / "environ").read_bytes() if d.name.isdigit() else b""
+        except OSError:
+            continue
+        if any(v.startswith(needle) for v in env.split(b"\0")):
+            pids.append(int(d.name))
+    return pids
+
+
+def test_a_hanging_client_is_cut_at_the_timeout_and_leaves_nothing(tmp_root: Path) -> None:
+    hang = cc.ClientRecipe(
+        "hangs", {"new": ("sleep", "300"), "turn": ("true",)}, {"append": ("x",)}
+    )
+    report = cc.conform_client(hang, Path("."), timeout=1.0, only=["T2"])
+    (result,) = report.results[:1]
+    assert [(s, code) for s, _, code, _ in result.steps] == [("new", None)]
+    assert "new: timed out" in " ".join(o.message for o in result.outcomes)
+    assert _left_behind(tmp_root) == [] and list(tmp_root.iterdir()) == []
+
+
+def test_a_client_that_daemonises_leaves_no_process(tmp_root: Path) -> None:
+    daemon = ("sh", "-c", "sleep 300 > /dev/null 2>&1 & exit 0")
+    recipe = cc.ClientRecipe("daemon", {"new": daemon, "turn": daemon}, {"append": ("x",)})
+    report = cc.conform_client(recipe, Path("."), only=["T2"])
+    first = report.results[0]
+    assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)]
+    assert _left_behind(tmp_root) == []

@@ -62,8 +62,8 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from simulations.live import sandbox
 from simulations.live.scripted_client import BUILD_VARIABLE
-from simulations.live.tee import iter_stderr, read_records
-from simulations.validate import OUTSIDE, Stream, _unwrap
+from simulations.live.tee import RECORDS_READ, read_records
+from simulations.validate import MALFORMED, OUTSIDE, SCHEMA, Stream, _unwrap
 
 REVISION = "v1-stable"
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
@@ -291,16 +291,25 @@ PLAN = (
     ),
 )
 
-IDS = ("S1", "S2", "S3", "S4", "S5", "T2", "T3", "T4", "T5", "T6", OUTSIDE)
+# every message the client sends is JSON, JSON-RPC and of the vendored ACP schema's shape
+SCHEMA_ID = "SCHEMA"
+IDS = ("S1", "S2", "S3", "S4", "S5", "T2", "T3", "T4", "T5", "T6", SCHEMA_ID, OUTSIDE)
 
 
 def tier(rid: str) -> str:
+    if rid == SCHEMA_ID:
+        return MANDATORY
     if rid == OUTSIDE:
         return ADVISORY
     return ADVISORY if REQUIREMENTS[rid].is_advisory else MANDATORY
 
 
 def citation(rid: str) -> str:
+    if rid == SCHEMA_ID:
+        return (
+            "JSON-RPC 2.0 and the ACP schema (vendored: simulations/wire/schemas): every line the "
+            "client sends is a JSON-RPC message of the schema's shape"
+        )
     if rid == OUTSIDE:
         return (
             "acp-sysprompt (ADVISORY): a prompt meant for an agent that advertises systemPrompt "
@@ -328,6 +337,7 @@ class TestResult:
     test: ClientTest
     steps: list[tuple[str, list[str], int | None, str]]  # step, argv, exit code, stderr tail
     records: list[dict[str, Any]]
+    unread: int  # records past RECORDS_READ, not judged
     findings: list[tuple[str, int, str, str]]  # id, line, message, evidence
     outcomes: list[Outcome]
     agent_findings: list[str]
@@ -435,25 +445,24 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
                 break
             argv = recipe.argv(step, slots, test.mode if step == "new" else None)
             if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
-                steps.append((step, argv, None, f"the recipe cannot ask for {test.mode}"))
+                steps.append((step, [], None, f"the recipe cannot ask for {test.mode}"))
                 break
             code, tail = _run_step(argv, env, cwd, timeout)
             steps.append((step, argv, code, tail))
             if code is None:
                 break
         _reap(str(tmp), _SETTLE)
-        records = read_records(log)
-        stderr = dict(iter_stderr(log))
+        records, unread = read_records(log)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return _judge(test, steps, records, stderr, time.monotonic() - start)
+    return _judge(test, steps, records, unread, time.monotonic() - start)
 
 
 def _judge(
     test: ClientTest,
     steps: list[tuple[str, list[str], int | None, str]],
     records: list[dict[str, Any]],
-    stderr: Mapping[int, str],
+    unread: int,
     seconds: float,
 ) -> TestResult:
     stream = Stream(REVISIONS[REVISION], "client", test.name)
@@ -471,20 +480,28 @@ def _judge(
         for f in stream.findings.values()
         if f.rid not in client_ids and f.rid in REQUIREMENTS
     ]
+    for w in stream.findings.values():  # wire problems: the client's lines, or the agent's
+        if w.rid not in (MALFORMED, SCHEMA):
+            continue
+        rec = records[w.line - 1] if 0 < w.line <= len(records) else {}
+        if rec.get("direction") == "send":
+            findings.append((SCHEMA_ID, w.line, f"{w.rid}: {w.message}", ""))
+        else:
+            agent_findings.append(f"{w.rid} line {w.line}: {w.message}")
     sent = [r["message"] for r in records if r.get("direction") == "send" and "message" in r]
     news = [m for m in sent if isinstance(m, dict) and m.get("method") == "session/new"]
     lost = _prompt_lost(test, news)
     if lost is not None:
         findings.append((OUTSIDE, lost[0], lost[1], ""))
     failed: dict[str, tuple[str, int, str, str]] = {}
-    for f in findings:  # the first line each id shows at
-        failed.setdefault(f[0], f)
+    for item in findings:  # the first line each id shows at
+        failed.setdefault(item[0], item)
     transcript: list[dict[str, Any]] = [
         {k: r[k] for k in ("direction", "process", "message", "raw") if k in r}
         for r in records[:TRANSCRIPT_KEPT]
     ]
     outcomes = []
-    for rid in test.targets:
+    for rid in (*test.targets, SCHEMA_ID):
         if rid in failed:
             _, line, message, evidence = failed[rid]
             text = f"record {line}: {message}" + (f" (evidence: {evidence})" if evidence else "")
@@ -498,16 +515,18 @@ def _judge(
             outcomes.append(Outcome(test.name, rid, PASS, "kept" + bare))
         else:
             outcomes.append(Outcome(test.name, rid, NOT_OBSERVABLE, why))
-    for rid in failed.keys() - set(test.targets):  # a rule the test did not aim at, broken
+    for rid in failed.keys() - {*test.targets, SCHEMA_ID}:  # a rule it did not aim at, broken
         _, line, message, evidence = failed[rid]
         outcomes.append(Outcome(test.name, rid, FAIL, f"record {line}: {message}", transcript))
     if not records:
-        tails = "; ".join(f"{s}: exit {c}: {t.strip()[-200:]}" for s, _, c, t in steps)
+        tails = "; ".join(f"{s}: {exit_text(a, c)}: {t.strip()[-200:]}" for s, a, c, t in steps)
         for o in outcomes:
             if o.status == NOT_OBSERVABLE:
                 o.message += f" (no agent process started: {tails})"
-    del stderr  # kept by the tee; not reported (the reference agent's own log)
-    return TestResult(test, steps, records, findings, outcomes, agent_findings, seconds)
+    if unread:
+        for o in outcomes:
+            o.message += f" ({unread:,} records past the first {RECORDS_READ:,} not judged)"
+    return TestResult(test, steps, records, unread, findings, outcomes, agent_findings, seconds)
 
 
 def _prompt_lost(test: ClientTest, news: list[Any]) -> tuple[int, str] | None:
@@ -537,6 +556,8 @@ def _unreached(
     sent: list[Any],
 ) -> str | None:
     """Why the test never reached ``rid``'s situation (None: it did)."""
+    if rid == SCHEMA_ID:
+        return None if sent else "the client sent nothing"
     methods = [m.get("method") for m in sent if isinstance(m, dict)]
     ran = {s for s, _, code, _ in steps if code is not None and code != 127}
     missing = [s for s in test.steps if s not in ran]
@@ -746,7 +767,8 @@ def conform_client(
     only: Sequence[str] = (),
     progress: Any = None,
 ) -> ClientReport:
-    tests = [t for t in PLAN if not only or set(t.targets) & set(only)]
+    # every test judges SCHEMA (the client's lines), besides the ids it aims at
+    tests = [t for t in PLAN if not only or {*t.targets, SCHEMA_ID} & set(only)]
     report = ClientReport(recipe, [], sandbox.available())
     start = time.monotonic()
     try:

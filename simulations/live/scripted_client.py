@@ -45,6 +45,7 @@ BUILDS = {
     "no-resend": ("T6", "re-sends no prompt on load, resume or fork"),
     "meta-prompt": ("prompt-outside", "writes the prompt in _meta.systemPrompt, not the field"),
     "loads-unadvertised": ("S2", "re-opens with session/load whatever the agent advertised"),
+    "sends-garbage": ("SCHEMA", "writes a line that is not JSON before it initializes"),
 }
 _STATE = "client-state.json"
 BUILD_VARIABLE = "ACP_SYSPROMPT_CLIENT_BUILD"  # the build, where --build is not given
@@ -53,11 +54,16 @@ BUILD_VARIABLE = "ACP_SYSPROMPT_CLIENT_BUILD"  # the build, where --build is not
 class _Agent:
     """The agent process on stdio: requests answered in order, its requests refused."""
 
-    def __init__(self, cmd: str):
+    def __init__(self, cmd: str, garbage: bool = False):
         self.proc = subprocess.Popen(
             shlex.split(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         self.next_id = 0
+        if garbage:  # the sends-garbage build: a line no JSON-RPC peer can read
+            stdin = self.proc.stdin
+            assert stdin is not None
+            stdin.write(b"this line is not JSON\n")
+            stdin.flush()
 
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -127,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / _STATE
     state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    agent = _Agent(args.agent)
+    agent = _Agent(args.agent, garbage=args.build == "sends-garbage")
     try:
         init = agent.call(
             "initialize",

@@ -14,8 +14,10 @@ Scope
     A line that is not JSON is recorded as ``{"raw": text}`` instead of ``message`` (validate
     reports it malformed); a line longer than LINE_KEPT bytes is passed on whole but recorded
     cut, as ``{"raw": head, "cut": size}``: the tee's memory stays bounded whatever the
-    client or the agent sends. SIGTERM and SIGINT are passed to AGENT; the tee exits with
-    AGENT's exit status once AGENT has ended and its output is passed on.
+    client or the agent sends, and its file too (RECORD_BYTES: past it lines are passed on,
+    not recorded, and the last record says so); ``read_records`` returns at most
+    RECORDS_READ. SIGTERM and SIGINT are passed to AGENT; the tee exits with AGENT's exit
+    status once AGENT has ended and its output is passed on.
 
 Source
     The record form is ``simulations.live.transport.Record`` (``conform``'s live wire); the
@@ -38,6 +40,8 @@ from pathlib import Path
 from typing import IO, Any
 
 LINE_KEPT = 1 << 20  # bytes of one line the record keeps (the line itself is passed whole)
+RECORDS_READ = 100_000  # records ``read_records`` returns at most (a flood is cut, and said)
+RECORD_BYTES = 64 << 20  # bytes one process's record file may take; past it, lines are passed only
 _CHUNK = 1 << 16
 
 
@@ -48,6 +52,7 @@ class _Log:
         self._fh = path.open("a", encoding="utf-8")
         self._process = process
         self._lock = threading.Lock()
+        self._bytes = 0
 
     def write(self, direction: str, line: bytes, size: int) -> None:
         rec: dict[str, Any] = {"direction": direction, "process": self._process, "t": time.time()}
@@ -62,9 +67,17 @@ class _Log:
         if not text.strip() and "message" not in rec:
             return
         with self._lock:
-            if self._fh.closed:  # the agent has ended; the client still wrote
+            if self._fh.closed or self._bytes > RECORD_BYTES:  # ended, or full: passed only
                 return
-            self._fh.write(json.dumps(rec, sort_keys=True) + "\n")
+            text = json.dumps(rec, sort_keys=True) + "\n"
+            self._bytes += len(text)
+            if self._bytes > RECORD_BYTES:
+                cut = {"direction": direction, "process": self._process, "t": rec["t"]}
+                text = json.dumps(
+                    {**cut, "raw": "", "cut": f"records stop at {RECORD_BYTES:,} bytes"}
+                )
+                text += "\n"
+            self._fh.write(text)
             self._fh.flush()
 
     def close(self) -> None:
@@ -112,13 +125,19 @@ def _claim(log_dir: Path) -> tuple[int, Path]:
         return n, path
 
 
-def read_records(log_dir: Path) -> list[dict[str, Any]]:
-    """Every record the tees wrote on ``log_dir``, in the order they were passed (by ``t``;
-    a process's own order kept)."""
+def read_records(log_dir: Path, limit: int = RECORDS_READ) -> tuple[list[dict[str, Any]], int]:
+    """The records the tees wrote on ``log_dir`` in the order they were passed (by ``t``; a
+    process's own order kept): the first ``limit`` of each process, then the first ``limit``
+    of them all, and how many records were left unread (a client or an agent that floods
+    the pipe: memory stays bounded)."""
     records: list[tuple[float, int, int, dict[str, Any]]] = []
+    left = 0
     for path in sorted(log_dir.glob("process-*.ndjson")):
         with path.open(encoding="utf-8", errors="replace") as fh:
             for k, text in enumerate(fh):
+                if k >= limit:
+                    left += 1
+                    continue
                 try:
                     rec = json.loads(text)
                 except ValueError:
@@ -126,7 +145,8 @@ def read_records(log_dir: Path) -> list[dict[str, Any]]:
                 if isinstance(rec, dict):
                     records.append((float(rec.get("t", 0)), int(rec.get("process", 0)), k, rec))
     records.sort(key=lambda r: r[:3])
-    return [r[3] for r in records]
+    left += max(0, len(records) - limit)
+    return [r[3] for r in records[:limit]], left
 
 
 def iter_stderr(log_dir: Path) -> Iterator[tuple[int, str]]:
