@@ -52,6 +52,7 @@ import sys
 import tempfile
 import time
 import tomllib
+import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
@@ -453,7 +454,8 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
                 break
         _reap(str(tmp), _SETTLE)
         records, unread = read_records(log)
-    finally:
+    finally:  # interrupted or not: no process of the test outlives it, nor its folder
+        _reap(str(tmp), 0.0)
         shutil.rmtree(tmp, ignore_errors=True)
     return _judge(test, steps, records, unread, time.monotonic() - start)
 
@@ -641,6 +643,7 @@ class ClientReport:
     sandboxed: bool
     interrupted: bool = False
     seconds: float = 0.0
+    internal_error: str | None = None  # the traceback of a fault of acp-sysprompt
 
     def status(self, rid: str) -> str:
         statuses = [o.status for r in self.results for o in r.outcomes if o.rid == rid]
@@ -694,6 +697,7 @@ class ClientReport:
             "revision": REVISION,
             "offline": sandbox.note() if self.sandboxed else "environment only",
             "interrupted": self.interrupted,
+            "internal_error": self.internal_error,
             "seconds": round(self.seconds, 1),
             "tests": [
                 {
@@ -750,6 +754,12 @@ class ClientReport:
             lines += [f"  {a[:300]}" for a in agent[:10]]
         if self.interrupted:
             lines += ["", "(interrupted: the tests that ran are reported)"]
+        if self.internal_error is not None:
+            lines += [
+                "",
+                "(internal error of acp-sysprompt, never the client's: the traceback "
+                "is on stderr; the tests that ran are reported)",
+            ]
         lines += ["", f"VERDICT: {self.verdict}"]
         return "\n".join(lines)
 
@@ -757,6 +767,8 @@ class ClientReport:
     def exit_code(self) -> int:
         if self.interrupted:
             return INTERRUPTED
+        if self.internal_error is not None:
+            return INTERNAL_ERROR
         return 1 if self.failed or not self.reached else 0
 
 
@@ -782,6 +794,8 @@ def conform_client(
             report.results.append(run_test(test, recipe, prefix, timeout))
     except KeyboardInterrupt:
         report.interrupted = True
+    except Exception:  # a fault of this tool: the tests that ran are still reported
+        report.internal_error = traceback.format_exc()
     report.seconds = time.monotonic() - start
     return report
 
@@ -824,6 +838,10 @@ class UsageError(Exception):
     pass
 
 
+def _as_interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends the run as Ctrl-C does: 130, the report printed
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         recipe = load_client_recipe(args.recipe)
@@ -839,14 +857,20 @@ def run(args: argparse.Namespace) -> int:
         parent = Path(args.report_json).resolve().parent
         if not parent.is_dir():
             raise UsageError(f"argument --report-json: {parent}: no such directory")
-    report = conform_client(
-        recipe,
-        Path(args.prefix),
-        args.timeout,
-        only,
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
-    )
+    previous = signal.signal(signal.SIGTERM, _as_interrupt)
+    try:
+        report = conform_client(
+            recipe,
+            Path(args.prefix),
+            args.timeout,
+            only,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(report.render())
     if args.report_json:
         Path(args.report_json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    if report.internal_error is not None:
+        print(report.internal_error, file=sys.stderr, end="")
     return report.exit_code
