@@ -976,15 +976,17 @@ class Stream:
                 )
 
     def _outside(self, line: int, method: str, params: object) -> None:
-        """``_meta.systemPrompt`` (a string, {append}, blocks: any value) on a request that
-        creates or re-opens a session, sent to an agent that advertised the standard field."""
-        if method not in _ATTACHING or not isinstance(params, Mapping):
+        """``_meta.systemPrompt`` (a string, {append}, blocks: any value) on a client request,
+        sent to an agent that advertised the standard field, with nothing in that field."""
+        if not isinstance(params, Mapping):
             return
         meta = params.get("_meta")
         value = meta.get("systemPrompt") if isinstance(meta, Mapping) else None
         if value is None or self.world.agent.profile.system_prompt is PromptCap.NONE:
             return
         field = "sessionInstructions" if self.wire == "instructions" else "systemPrompt"
+        if params.get(field) is not None:  # the field carries a prompt: _meta is extra
+            return
         self._report(
             OUTSIDE,
             line,

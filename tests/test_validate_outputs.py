@@ -150,6 +150,11 @@ def test_a_prompt_in_meta_to_an_advertising_agent_is_advisory(
     assert code == 0, out
     assert f"{OUTSIDE} (advisory)" in out and "an agent that follows the spec ignores it" in out
     assert out.rstrip().splitlines()[-1] == f"clean: no violation (advisory: {OUTSIDE})"
+    # the field carries a prompt too: _meta is extra, nothing is lost
+    both = _opening(CAPS) + _new_with_meta(value)
+    both[2]["message"]["params"]["systemPrompt"] = {"mode": "append", "content": []}
+    both[2]["message"]["params"]["systemPrompt"]["content"] = [{"type": "text", "text": "x"}]
+    assert OUTSIDE not in {f.rid for f in validate_files([_write(tmp_path, both)]).findings}
     # an agent that advertised no field: the client may well write _meta for it
     plain = {"loadSession": True, "sessionCapabilities": {}}
     path = _write(tmp_path, _opening(plain) + _new_with_meta(value))
