@@ -31,7 +31,8 @@ def conform_outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     d = tmp_path_factory.mktemp("conform")
     agent = [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable"]
     agent += ["--mutant", "v1_override_keeps_default"]
-    argv = ["conform", "--revision", "v1-stable", "--only", "T13", "--out", str(d / "out")]
+    only = "M:v1_override_keeps_default"  # the mutant's own test: the shortest that shows it
+    argv = ["conform", "--revision", "v1-stable", "--only", only, "--out", str(d / "out")]
     code = cli.main([*argv, "--report-json", str(d / "report.json"), "--", *agent])
     assert code == 1
     return d / "out" / "T13" / "live.ndjson", d / "report.json"
