@@ -191,3 +191,27 @@ def test_a_client_that_daemonises_leaves_no_process(tmp_root: Path) -> None:
     first = report.results[0]
     assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)]
     assert _left_behind(tmp_root) == []
+
+
+def test_the_tee_records_a_request_before_its_answer(tmp_path: Path) -> None:
+    """A line is recorded before it is passed on: an agent that answers the moment the line
+    reaches it never has its answer recorded ahead of the request (validate would pair
+    nothing). The agent here answers inside the write that passes the line on."""
+    import io
+
+    from simulations.live import tee
+
+    (tmp_path / "log").mkdir()
+    log = tee._Log(tmp_path / "log" / "process-0.ndjson", 0)
+    answer = b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n'
+
+    class AnsweringAgent(io.BytesIO):
+        def write(self, data: object) -> int:
+            log.write("recv", answer, len(answer))
+            return len(data)  # type: ignore[arg-type]
+
+    request = b'{"jsonrpc": "2.0", "id": 1, "method": "x"}\n'
+    tee._pump(io.BytesIO(request), AnsweringAgent(), log, "send")
+    log.close()
+    records, _ = tee.read_records(tmp_path / "log")
+    assert [r["direction"] for r in records] == ["send", "recv"]

@@ -9,7 +9,8 @@ Scope
     ...}`` (``send``: client → agent). ``n`` counts the agent processes started on DIR (the
     first free number, claimed with an exclusive create, so processes a client starts side by
     side never share a file); ``t`` is the wall clock, which orders the records of several
-    processes (``read_records``). AGENT's stderr goes to ``DIR/process-<n>.stderr``.
+    processes (``read_records``): a line is recorded before it is passed on, so the answer to
+    a request is always recorded after it. AGENT's stderr goes to ``DIR/process-<n>.stderr``.
 
     A line that is not JSON is recorded as ``{"raw": text}`` instead of ``message`` (validate
     reports it malformed); a line longer than LINE_KEPT bytes is passed on whole but recorded
@@ -55,7 +56,7 @@ class _Log:
         self._bytes = 0
 
     def write(self, direction: str, line: bytes, size: int) -> None:
-        rec: dict[str, Any] = {"direction": direction, "process": self._process, "t": time.time()}
+        rec: dict[str, Any] = {"direction": direction, "process": self._process}
         text = line.decode("utf-8", "replace").rstrip("\r\n")
         if size > len(line):
             rec["raw"], rec["cut"] = text, size
@@ -69,6 +70,7 @@ class _Log:
         with self._lock:
             if self._fh.closed or self._bytes > RECORD_BYTES:  # ended, or full: passed only
                 return
+            rec["t"] = time.time()  # under the lock: a file's records in the order of their t
             text = json.dumps(rec, sort_keys=True) + "\n"
             self._bytes += len(text)
             if self._bytes > RECORD_BYTES:
@@ -90,18 +92,19 @@ def _pump(src: IO[bytes], dst: IO[bytes], log: _Log, direction: str) -> None:
     head, size = b"", 0
     try:
         while chunk := src.readline(_CHUNK):
-            try:
-                dst.write(chunk)
-                if chunk.endswith(b"\n"):
-                    dst.flush()
-            except (BrokenPipeError, ValueError):
-                pass  # the other end has gone: keep reading, so the writer never blocks
             if len(head) < LINE_KEPT:
                 head += chunk[: LINE_KEPT - len(head)]
             size += len(chunk)
-            if chunk.endswith(b"\n"):
+            end = chunk.endswith(b"\n")
+            if end:  # recorded before it is passed on: its answer is recorded after it
                 log.write(direction, head, size)
                 head, size = b"", 0
+            try:
+                dst.write(chunk)
+                if end:
+                    dst.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # the other end has gone: keep reading, so the writer never blocks
         if size:
             log.write(direction, head, size)
     finally:
