@@ -35,7 +35,7 @@ def main() -> int:
     print(f"{'test':24s} {'median s':>9s} {'agent starts':>13s}")
     for k, first in enumerate(runs[0].results):
         secs = statistics.median(r.results[k].seconds for r in runs)
-        starts = {len({rec.get('process') for rec in r.results[k].records}) for r in runs}
+        starts = {len({rec.get("process") for rec in r.results[k].records}) for r in runs}
         print(f"{first.test.name:24s} {secs:9.2f} {'/'.join(map(str, sorted(starts))):>13s}")
     total = statistics.median(r.seconds for r in runs)
     verdicts = sorted({r.verdict for r in runs})
