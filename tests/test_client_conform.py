@@ -215,3 +215,16 @@ def test_the_tee_records_a_request_before_its_answer(tmp_path: Path) -> None:
     log.close()
     records, _ = tee.read_records(tmp_path / "log")
     assert [r["direction"] for r in records] == ["send", "recv"]
+
+
+@pytest.mark.skipif(not cc.sandbox.available(), reason="a mount namespace needs root here")
+def test_what_a_client_writes_in_tmp_goes_with_the_test(tmp_root: Path) -> None:
+    """acpx leaves an empty /tmp/acpx-* per run: in the sandbox each step sees the test's own
+    folder as /tmp (the test folder itself still at its path), removed with the test."""
+    name = f"acp-sysprompt-leftover-{os.getpid()}"
+    step = ("sh", "-c", f"mkdir /tmp/{name} && test -d {tmp_root}")
+    recipe = cc.ClientRecipe("writes", {"new": step, "turn": ("true",)}, {"append": ("x",)})
+    report = cc.conform_client(recipe, Path("."), only=["T2"])
+    assert report.results[0].steps[0][2] == 0, report.results[0].steps
+    assert not (Path("/tmp") / name).exists()
+    assert list(tmp_root.iterdir()) == []

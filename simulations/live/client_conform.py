@@ -385,10 +385,11 @@ def _reap(mark: str, wait: float) -> int:
 
 
 def _run_step(
-    argv: list[str], env: dict[str, str], cwd: Path, timeout: float
+    argv: list[str], env: dict[str, str], cwd: Path, timeout: float, private_tmp: Path
 ) -> tuple[int | None, str]:
     """Run one step; (exit code or None on timeout, the tail of its stderr)."""
-    wrapped = sandbox.wrap(argv, 0, "") if sandbox.available() else argv
+    sandboxed = sandbox.available()
+    wrapped = sandbox.wrap(argv, 0, "", str(private_tmp)) if sandboxed else argv
     with tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
@@ -419,7 +420,7 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
     tmp = Path(tempfile.mkdtemp(prefix="acp-sysprompt-client-"))
     try:
         home, cwd, log, store = (tmp / n for n in ("home", "cwd", "log", "store"))
-        for d in (home, cwd, log):
+        for d in (home, cwd, log, tmp / "slash-tmp"):
             d.mkdir()
         (home / "tmp").mkdir()
         slots = {
@@ -448,7 +449,7 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
             if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
                 steps.append((step, [], None, f"the recipe cannot ask for {test.mode}"))
                 break
-            code, tail = _run_step(argv, env, cwd, timeout)
+            code, tail = _run_step(argv, env, cwd, timeout, tmp / "slash-tmp")
             steps.append((step, argv, code, tail))
             if code is None:
                 break
