@@ -25,17 +25,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simulations.live.client_conform import (  # noqa: E402 - after the path is set
+    FOLDER,
     IDS,
     ClientReport,
     citation,
     conform_client,
     exit_text,
     load_client_recipe,
-    shipped,
     tier,
 )
+from simulations.live.recipes import shipped  # noqa: E402
 
-REAL = tuple(n for n in sorted(shipped()) if n != "scripted")  # the repository's own is not real
+# the repository's own scripted client is not a real one
+REAL = tuple(n for n in sorted(shipped(FOLDER)) if n != "scripted")
 
 
 def _section(report: ClientReport, data: dict[str, Any]) -> list[str]:

@@ -51,17 +51,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from simulations.live import sandbox
+from simulations.live.recipes import read_recipe
 from simulations.live.scripted_client import BUILD_VARIABLE
 from simulations.live.tee import RECORDS_READ, read_records
 from simulations.validate import MALFORMED, OUTSIDE, SCHEMA, Stream, _unwrap
@@ -75,6 +74,7 @@ TURN_TEXT = "hello"
 _MARK = "ACP_SYSPROMPT_CLIENT_TEST"  # in every process a test starts: found and killed after
 _KEYS = {"name", "package", "version", "env", "prompt", "steps"}
 _STEPS = ("new", "turn", "fork", "close")
+FOLDER = "client_recipes"  # the shipped client recipes, in simulations/live
 _MODES = ("append", "override")
 TRANSCRIPT_KEPT = 400  # records of one test kept in the JSON report
 _SETTLE = 5.0  # seconds the agent processes of a test get to end after its last step
@@ -112,31 +112,9 @@ def _fill(text: str, slots: Mapping[str, str]) -> str:
     return text
 
 
-def shipped() -> dict[str, Path]:
-    folder = files("simulations.live") / "client_recipes"
-    return {
-        p.name.removesuffix(".toml"): Path(str(p))
-        for p in folder.iterdir()
-        if p.name.endswith(".toml")
-    }
-
-
 def load_client_recipe(spec: str) -> ClientRecipe:
     """A shipped client recipe by name, or a ``.toml`` file; one-line errors naming the field."""
-    known = shipped()
-    path = known.get(spec) or Path(spec)
-    if spec not in known and not spec.endswith(".toml"):
-        raise ClientRecipeError(
-            f"argument --recipe: {spec!r}: neither a shipped client recipe "
-            f"({', '.join(sorted(known))}) nor a .toml file"
-        )
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ClientRecipeError(f"argument --recipe: {path}: {e.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ClientRecipeError(f"argument --recipe: {path}: not TOML: {e}") from None
-    return client_recipe(data, str(path))
+    return client_recipe(*read_recipe(spec, FOLDER, "client recipe", ClientRecipeError))
 
 
 def _words(value: object) -> bool:

@@ -64,32 +64,38 @@ class Recipe:
             )
 
 
-def shipped() -> dict[str, Path]:
-    """The shipped recipes, by name."""
-    folder = files("simulations.live") / "recipes"
+def shipped(folder: str = "recipes") -> dict[str, Path]:
+    """The shipped recipes of ``folder`` (agents': ``recipes``), by name."""
     return {
         p.name.removesuffix(".toml"): Path(str(p))
-        for p in folder.iterdir()
+        for p in (files("simulations.live") / folder).iterdir()
         if p.name.endswith(".toml")
     }
 
 
-def load_recipe(spec: str) -> Recipe:
-    """A shipped recipe by name, or a recipe file (``.toml``)."""
-    known = shipped()
+def read_recipe(
+    spec: str, folder: str = "recipes", what: str = "recipe", error: type[ValueError] = ValueError
+) -> tuple[dict[str, Any], str]:
+    """The TOML of a shipped recipe of ``folder`` by name, or of a ``.toml`` file, and where it
+    came from; ``error`` (one line naming the argument) where it cannot be read."""
+    known = shipped(folder)
     path = known.get(spec) or Path(spec)
     if spec not in known and not spec.endswith(".toml"):
-        raise RecipeError(
-            f"argument --recipe: {spec!r}: neither a shipped recipe ({', '.join(sorted(known))}) "
+        raise error(
+            f"argument --recipe: {spec!r}: neither a shipped {what} ({', '.join(sorted(known))}) "
             "nor a .toml file"
         )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8")), str(path)
     except OSError as e:
-        raise RecipeError(f"argument --recipe: {path}: {e.strerror}") from None
+        raise error(f"argument --recipe: {path}: {e.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise RecipeError(f"argument --recipe: {path}: not TOML: {e}") from None
-    return _recipe(data, str(path))
+        raise error(f"argument --recipe: {path}: not TOML: {e}") from None
+
+
+def load_recipe(spec: str) -> Recipe:
+    """A shipped recipe by name, or a recipe file (``.toml``)."""
+    return _recipe(*read_recipe(spec, "recipes", "recipe", RecipeError))
 
 
 def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
