@@ -60,7 +60,7 @@ from typing import Any
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from simulations.live import sandbox
-from simulations.live.recipes import read_recipe
+from simulations.live.recipes import read_recipe, recipe_name
 from simulations.live.scripted_client import BUILD_VARIABLE
 from simulations.live.tee import RECORDS_READ, read_records
 from simulations.validate import MALFORMED, OUTSIDE, SCHEMA, Stream, _unwrap
@@ -125,12 +125,7 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
     def bad(key: str, why: str) -> ClientRecipeError:
         return ClientRecipeError(f"client recipe {where}: {key}: {why}")
 
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(_KEYS))})")
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad("name", "a non-empty string is needed")
+    name = recipe_name(data, _KEYS, bad)
     steps = data.get("steps")
     if not isinstance(steps, dict):
         raise bad("steps", "a table of commands (new, turn, fork, close) is needed")

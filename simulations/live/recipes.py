@@ -19,7 +19,7 @@ across its restarts.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -98,16 +98,24 @@ def load_recipe(spec: str) -> Recipe:
     return _recipe(*read_recipe(spec, "recipes", "recipe", RecipeError))
 
 
+def recipe_name(
+    data: Mapping[str, Any], keys: set[str], bad: Callable[[str, str], ValueError]
+) -> str:
+    """A recipe's name, once its keys are all known ones (``bad(key, why)``: the error)."""
+    unknown = sorted(set(data) - keys)
+    if unknown:
+        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(keys))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad("name", "a non-empty string is needed")
+    return name
+
+
 def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
     def bad(key: str, why: str) -> RecipeError:
         return RecipeError(f"recipe {where}: {key}: {why}")
 
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(_KEYS))})")
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad("name", "a non-empty string is needed")
+    name = recipe_name(data, _KEYS, bad)
     api = data.get("api")
     if api not in APIS:
         raise bad("api", f"expected one of {', '.join(APIS)}, got {api!r}")
