@@ -61,6 +61,7 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from simulations.live import sandbox
 from simulations.live.recipes import read_recipe, recipe_name
+from simulations.live.results import _bounded_transcript
 from simulations.live.scripted_client import BUILD_VARIABLE
 from simulations.live.tee import RECORDS_READ, read_records
 from simulations.validate import MALFORMED, OUTSIDE, SCHEMA, Stream, _unwrap
@@ -76,7 +77,6 @@ _KEYS = {"name", "package", "version", "env", "prompt", "steps"}
 _STEPS = ("new", "turn", "fork", "close")
 FOLDER = "client_recipes"  # the shipped client recipes, in simulations/live
 _MODES = ("append", "override")
-TRANSCRIPT_KEPT = 400  # records of one test kept in the JSON report
 _SETTLE = 5.0  # seconds the agent processes of a test get to end after its last step
 
 
@@ -472,10 +472,9 @@ def _judge(
     failed: dict[str, tuple[str, int, str, str]] = {}
     for item in findings:  # the first line each id shows at
         failed.setdefault(item[0], item)
-    transcript: list[dict[str, Any]] = [
-        {k: r[k] for k in ("direction", "process", "message", "raw") if k in r}
-        for r in records[:TRANSCRIPT_KEPT]
-    ]
+    transcript = _bounded_transcript(
+        [{k: r[k] for k in ("direction", "process", "message", "raw") if k in r} for r in records]
+    )
     outcomes = []
     for rid in (*test.targets, SCHEMA_ID):
         if rid in failed:
