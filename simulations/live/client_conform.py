@@ -791,10 +791,11 @@ def add_parser(sub: Any) -> None:
         "conform-client",
         help="check a real client: the tool plays the agent, the client's recipe drives it",
         description="Check a client against the client's half of ACP v1 as stabilised (T2-T6, "
-        "S1-S5, prompt-outside): the tool gives the client the reference agent under each "
-        "capability profile the plan needs, records every message, and judges them as "
-        "validate does. exit codes: 0 conformant; 1 not conformant; 2 bad usage; 3 internal "
-        "error; 130 interrupted (the tests that ran are reported)",
+        "S1-S5, SCHEMA, prompt-outside): the tool gives the client the reference agent under "
+        "each capability profile the plan needs, records every message, and judges them as "
+        "validate does. exit codes: 0 conformant; 1 not conformant, or inconclusive (no rule "
+        "reached); 2 bad usage; 3 internal error (the tests that ran are reported, the "
+        "traceback on stderr); 130 Ctrl-C or SIGTERM (the tests that ran are reported)",
     )
     c.add_argument(
         "--recipe",
