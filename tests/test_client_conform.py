@@ -217,14 +217,29 @@ def test_the_tee_records_a_request_before_its_answer(tmp_path: Path) -> None:
     assert [r["direction"] for r in records] == ["send", "recv"]
 
 
-@pytest.mark.skipif(not cc.sandbox.available(), reason="a mount namespace needs root here")
-def test_what_a_client_writes_in_tmp_goes_with_the_test(tmp_root: Path) -> None:
-    """acpx leaves an empty /tmp/acpx-* per run: in the sandbox each step sees the test's own
-    folder as /tmp (the test folder itself still at its path), removed with the test."""
-    name = f"acp-sysprompt-leftover-{os.getpid()}"
-    step = ("sh", "-c", f"mkdir /tmp/{name} && test -d {tmp_root}")
-    recipe = cc.ClientRecipe("writes", {"new": step, "turn": ("true",)}, {"append": ("x",)})
+def test_what_a_client_is_known_to_leave_goes_with_the_test(tmp_root: Path, tmp_path: Path) -> None:
+    """acpx leaves its queue sockets' folder at a fixed /tmp/acpx-<hash>: a recipe names such
+    leftovers (``leaves``), and what a test made of them is removed after it — what was there
+    before the test stays."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "left-before").mkdir()
+    step = ("sh", "-c", f"mkdir -p {outside}/left-$$ && touch {outside}/file-$$")
+    recipe = cc.ClientRecipe(
+        "leaves", {"new": step, "turn": step}, {"append": ("x",)}, leaves=(f"{outside}/*",)
+    )
     report = cc.conform_client(recipe, Path("."), only=["T2"])
-    assert report.results[0].steps[0][2] == 0, report.results[0].steps
-    assert not (Path("/tmp") / name).exists()
-    assert list(tmp_root.iterdir()) == []
+    assert report.results[0].steps[0][2] == 0
+    assert [p.name for p in outside.iterdir()] == ["left-before"]
+
+
+@pytest.mark.parametrize(
+    "leaves", ['["tmp/x-*"]', '["/*/x"]', '["/tmp"]', '["/tmp/../etc/x"]', '"/tmp/x-*"']
+)
+def test_a_leaves_pattern_must_name_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], leaves: str
+) -> None:
+    path = tmp_path / "client.toml"
+    path.write_text(f'name = "x"\nleaves = {leaves}\n[steps]\nnew = ["a"]\nturn = ["a"]\n')
+    assert cli.main(["conform-client", "--recipe", str(path)]) == 2
+    assert "leaves" in capsys.readouterr().err

@@ -31,7 +31,9 @@ Client recipes (TOML; shipped in ``simulations/live/client_recipes``)
     and ``close``. In each string ``{agent}`` is the agent's command line (one string),
     ``{home}`` the test's home, ``{prefix}`` where the client was installed, ``{python}`` this
     Python, ``{PATH}`` the caller's PATH. A step the recipe lacks makes its tests
-    NOT_OBSERVABLE.
+    NOT_OBSERVABLE. ``leaves``: patterns of what the client is known to leave outside its home
+    (acpx: ``/tmp/acpx-*``, its queue sockets' folder, at a fixed path); what matches after a
+    test and did not before it is removed.
 
 Source
     The client rules: ``model.spec`` (T2–T6 from docs/protocol/v1 as stabilised; S1–S5 the
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import json
 import os
 import shlex
@@ -73,7 +76,7 @@ INTERNAL_ERROR, INTERRUPTED = 3, 130
 PROMPT_TEXT = "Client instruction A (acp-sysprompt): answer as a ship's captain would."
 TURN_TEXT = "hello"
 _MARK = "ACP_SYSPROMPT_CLIENT_TEST"  # in every process a test starts: found and killed after
-_KEYS = {"name", "package", "version", "env", "prompt", "steps"}
+_KEYS = {"name", "package", "version", "env", "prompt", "steps", "leaves"}
 _STEPS = ("new", "turn", "fork", "close")
 FOLDER = "client_recipes"  # the shipped client recipes, in simulations/live
 _MODES = ("append", "override")
@@ -92,6 +95,7 @@ class ClientRecipe:
     env: Mapping[str, str] = field(default_factory=dict)
     package: str = ""
     version: str = ""
+    leaves: tuple[str, ...] = ()  # globs of what the client leaves outside its home
 
     def argv(self, step: str, slots: Mapping[str, str], mode: str | None = None) -> list[str]:
         """The step's command: ``"{prompt}"`` expands to the arguments asking for ``mode``
@@ -148,6 +152,13 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise bad("env", "a table of strings is needed")
+    leaves = data.get("leaves", [])
+    if not isinstance(leaves, list) or not all(isinstance(g, str) for g in leaves):
+        raise bad("leaves", "a list of path patterns is needed")
+    for g in leaves:
+        parts = Path(g).parts
+        if not g.startswith("/") or ".." in parts or len(parts) < 3 or "*" in parts[1]:
+            raise bad("leaves", f"{g!r}: an absolute pattern under a named folder is needed")
     for key in ("package", "version"):
         if not isinstance(data.get(key, ""), str):
             raise bad(key, "a string is needed")
@@ -158,6 +169,7 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
         env=env,
         package=data.get("package", ""),
         version=data.get("version", ""),
+        leaves=tuple(leaves),
     )
 
 
@@ -358,11 +370,10 @@ def _reap(mark: str, wait: float) -> int:
 
 
 def _run_step(
-    argv: list[str], env: dict[str, str], cwd: Path, timeout: float, private_tmp: Path
+    argv: list[str], env: dict[str, str], cwd: Path, timeout: float
 ) -> tuple[int | None, str]:
     """Run one step; (exit code or None on timeout, the tail of its stderr)."""
-    sandboxed = sandbox.available()
-    wrapped = sandbox.wrap(argv, 0, "", str(private_tmp)) if sandboxed else argv
+    wrapped = sandbox.wrap(argv, 0, "") if sandbox.available() else argv
     with tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
@@ -388,12 +399,17 @@ def _run_step(
     return code, tail
 
 
+def _left(patterns: Sequence[str]) -> set[str]:
+    return {p for g in patterns for p in glob.glob(g)}
+
+
 def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: float) -> TestResult:
     start = time.monotonic()
+    there = _left(recipe.leaves)  # what the client leaves behind, from before this test
     tmp = Path(tempfile.mkdtemp(prefix="acp-sysprompt-client-"))
     try:
         home, cwd, log, store = (tmp / n for n in ("home", "cwd", "log", "store"))
-        for d in (home, cwd, log, tmp / "slash-tmp"):
+        for d in (home, cwd, log):
             d.mkdir()
         (home / "tmp").mkdir()
         slots = {
@@ -422,7 +438,7 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
             if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
                 steps.append((step, [], None, f"the recipe cannot ask for {test.mode}"))
                 break
-            code, tail = _run_step(argv, env, cwd, timeout, tmp / "slash-tmp")
+            code, tail = _run_step(argv, env, cwd, timeout)
             steps.append((step, argv, code, tail))
             if code is None:
                 break
@@ -431,6 +447,12 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
     finally:  # interrupted or not: no process of the test outlives it, nor its folder
         _reap(str(tmp), 0.0)
         shutil.rmtree(tmp, ignore_errors=True)
+        for path in _left(recipe.leaves) - there:  # what it left this time goes too
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
     return _judge(test, steps, records, unread, time.monotonic() - start)
 
 

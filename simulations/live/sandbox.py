@@ -11,9 +11,6 @@ as a program inside the new namespaces, which
 * listens on 127.0.0.1:``port`` — the model endpoint's own port, so its URL is the same inside
   — and relays each connection to the endpoint's Unix socket ``socket_path`` (a file: it
   crosses network namespaces);
-* with ``private_tmp`` (a folder inside a test's own folder T): bind-mounts it over ``/tmp``,
-  T itself bound back at its own path where T is under ``/tmp`` — what a client writes in
-  ``/tmp`` goes with the test's folder (acpx leaves an empty ``/tmp/acpx-*`` per run);
 * runs ``argv`` and exits with its status (SIGTERM and SIGINT passed on).
 
 Elsewhere the agent gets the environment alone (the recipes point every API at the endpoint),
@@ -58,11 +55,8 @@ def note() -> str:
     return "environment only (not root, or no unshare/ip here): the agent could reach the network"
 
 
-def wrap(
-    argv: Sequence[str], port: int, socket_path: str, private_tmp: str | None = None
-) -> list[str]:
+def wrap(argv: Sequence[str], port: int, socket_path: str) -> list[str]:
     """``argv`` run inside its own network namespace (see the module's text)."""
-    tmp = ["--tmp", private_tmp] if private_tmp is not None else []
     return [
         "unshare",
         "--net",
@@ -74,7 +68,6 @@ def wrap(
         os.path.abspath(__file__),
         str(port),
         socket_path,
-        *tmp,
         "--",
         *argv,
     ]
@@ -117,19 +110,7 @@ def _relay(port: int, socket_path: str) -> None:
     threading.Thread(target=serve, daemon=True).start()
 
 
-def _private_tmp(private: str) -> None:
-    """``private`` over ``/tmp``; its parent (the test's folder) bound back at its own path
-    inside it, where that path is under ``/tmp``."""
-    test_dir = os.path.dirname(os.path.abspath(private))
-    rel = os.path.relpath(test_dir, "/tmp")
-    if not rel.startswith(".."):
-        inner = os.path.join(private, rel)
-        os.makedirs(inner, exist_ok=True)
-        subprocess.run(["mount", "--bind", test_dir, inner], check=True)
-    subprocess.run(["mount", "--rbind", private, "/tmp"], check=True)  # with T inside
-
-
-def _inside(port: int, socket_path: str, argv: list[str], private: str | None = None) -> int:
+def _inside(port: int, socket_path: str, argv: list[str]) -> int:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     with tempfile.NamedTemporaryFile("w", suffix=".resolv.conf", delete=False) as f:
         f.write("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
@@ -137,8 +118,6 @@ def _inside(port: int, socket_path: str, argv: list[str], private: str | None = 
     os.unlink(f.name)  # the mount keeps it
     if port:  # a client under test has no model endpoint to reach
         _relay(port, socket_path)
-    if private is not None:
-        _private_tmp(private)
     child = subprocess.Popen(argv)
 
     def forward(signum: int, _frame: object) -> None:
@@ -150,14 +129,11 @@ def _inside(port: int, socket_path: str, argv: list[str], private: str | None = 
 
 
 def main(args: list[str]) -> int:
-    private = None
-    if len(args) > 4 and args[2] == "--tmp":
-        private, args = args[3], args[:2] + args[4:]
     if len(args) < 4 or args[2] != "--":
-        print("usage: sandbox.py PORT SOCKET [--tmp DIR] -- AGENT_CMD ...", file=sys.stderr)
+        print("usage: sandbox.py PORT SOCKET -- AGENT_CMD ...", file=sys.stderr)
         return 2
     try:
-        return _inside(int(args[0]), args[1], args[3:], private)
+        return _inside(int(args[0]), args[1], args[3:])
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"sandbox: {e}", file=sys.stderr)
         return 126
