@@ -64,7 +64,6 @@ from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from simulations.live import sandbox
 from simulations.live.recipes import read_recipe, recipe_name
-from simulations.live.results import _bounded_transcript
 from simulations.live.scripted_client import BUILD_VARIABLE
 from simulations.live.tee import RECORDS_READ, read_records
 from simulations.validate import MALFORMED, OUTSIDE, SCHEMA, Stream, _unwrap
@@ -494,6 +493,8 @@ def _judge(
     failed: dict[str, tuple[str, int, str, str]] = {}
     for item in findings:  # the first line each id shows at
         failed.setdefault(item[0], item)
+    from simulations.live.results import _bounded_transcript  # the SDK: only when judging
+
     transcript = _bounded_transcript(
         [{k: r[k] for k in ("direction", "process", "message", "raw") if k in r} for r in records]
     )
