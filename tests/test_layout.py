@@ -124,3 +124,17 @@ def test_notebooks_use_the_library_not_the_command_line(nb: Path) -> None:
     )
     assert "from simulations." in code  # the cells were read
     assert "simulations.cli" not in code
+
+
+def test_the_command_line_imports_the_sdk_only_for_the_live_commands() -> None:
+    """The ACP SDK (and its schema models, about 20 MiB and half a second) is imported by the
+    live commands when they run, not by the command line itself: validate's peak memory on a
+    long log, and every short command's start, stay as they were (bench/RESULTS.md)."""
+    import subprocess
+    import sys
+
+    code = "import sys, simulations.cli; print(sorted(m for m in ('acp',) if m in sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout
