@@ -527,8 +527,9 @@ def _report_tests(report: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
 def _transcript_entry(k: int, item: object) -> Entry | None:
     """One entry of a report's transcript: the kit's ``{dir, raw}`` (the line's text) or our
     ``{direction: send | recv, process, message}``."""
-    if isinstance(item, Mapping) and "message" in item:
-        return _unwrap(k, dict(item))
+    tee_raw = isinstance(item, Mapping) and "direction" in item and "raw" in item
+    if isinstance(item, Mapping) and ("message" in item or tee_raw):
+        return _unwrap(k, dict(item))  # ours; the tee's record of a line that is not JSON too
     if isinstance(item, Mapping) and set(item) == {"_omitted"}:
         return None  # the report left messages out here (its size cap): nothing to read
     d = item.get("dir") if isinstance(item, Mapping) else None
@@ -1075,6 +1076,8 @@ class Stream:
     def _response(self, e: Entry, msg: dict[str, Any]) -> None:
         mid = msg["id"]
         p = self.pending.take(mid, e.conn, e.direction)
+        if p is None and mid is None and "error" in msg:
+            return  # JSON-RPC 2.0: the error answer to a request whose id could not be read
         if p is None:
             self._report(JSONRPC, e.line, f"response id {mid!r:.60} answers no open request")
             return

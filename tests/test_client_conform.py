@@ -86,6 +86,14 @@ def test_validate_reads_the_client_report_back(tmp_root: Path, tmp_path: Path) -
     result = validate_files([path])
     assert "T2" in result.violated
     assert result.messages > 0
+    # a line the client sent that is not JSON (the tee records it raw): malformed, said so
+    report = cc.conform_client(cc.scripted_recipe("sends-garbage"), Path("."), only=["SCHEMA"])
+    path.write_text(json.dumps(report.to_json()))
+    found = validate_files([path]).findings
+    bad = [f for f in found if f.rid == "malformed"]
+    assert bad and bad[0].message == "not JSON (the line passed: 'this line is not JSON')"
+    # the agent's -32700 answer to it, id null (JSON-RPC 2.0), is no wire problem
+    assert [f for f in found if f.rid == "jsonrpc"] == []
 
 
 def test_the_command_line(
