@@ -55,7 +55,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,21 @@ def _words(value: object) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(w, str) for w in value)
 
 
+def _commands(
+    name: str,
+    table: Mapping[str, object],
+    known: Sequence[str],
+    what: str,
+    bad: Callable[[str, str], ClientRecipeError],
+) -> None:
+    """Each entry of ``table`` (a recipe's steps or prompt) a known key and a command."""
+    for key, value in table.items():
+        if key not in known:
+            raise bad(f"{name}.{key}", f"unknown {what} (known: {', '.join(known)})")
+        if not _words(value):
+            raise bad(f"{name}.{key}", "a non-empty list of strings is needed")
+
+
 def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
     def bad(key: str, why: str) -> ClientRecipeError:
         return ClientRecipeError(f"client recipe {where}: {key}: {why}")
@@ -135,19 +150,11 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
     for key in ("new", "turn"):
         if key not in steps:
             raise bad(f"steps.{key}", "missing (new and turn are needed)")
-    for key, value in steps.items():
-        if key not in _STEPS:
-            raise bad(f"steps.{key}", f"unknown step (known: {', '.join(_STEPS)})")
-        if not _words(value):
-            raise bad(f"steps.{key}", "a non-empty list of strings is needed")
+    _commands("steps", steps, _STEPS, "step", bad)
     prompt = data.get("prompt", {})
     if not isinstance(prompt, dict) or not prompt:
         raise bad("prompt", "a table with append and/or override is needed")
-    for key, value in prompt.items():
-        if key not in _MODES:
-            raise bad(f"prompt.{key}", f"unknown mode (known: {', '.join(_MODES)})")
-        if not _words(value):
-            raise bad(f"prompt.{key}", "a non-empty list of strings is needed")
+    _commands("prompt", prompt, _MODES, "mode", bad)
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise bad("env", "a table of strings is needed")
@@ -158,9 +165,6 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
         parts = Path(g).parts
         if not g.startswith("/") or ".." in parts or len(parts) < 3 or "*" in parts[1]:
             raise bad("leaves", f"{g!r}: an absolute pattern under a named folder is needed")
-    for key in ("package", "version"):
-        if not isinstance(data.get(key, ""), str):
-            raise bad(key, "a string is needed")
     return ClientRecipe(
         name=name,
         steps={k: tuple(v) for k, v in steps.items()},

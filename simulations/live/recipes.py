@@ -101,13 +101,17 @@ def load_recipe(spec: str) -> Recipe:
 def recipe_name(
     data: Mapping[str, Any], keys: set[str], bad: Callable[[str, str], ValueError]
 ) -> str:
-    """A recipe's name, once its keys are all known ones (``bad(key, why)``: the error)."""
+    """A recipe's name, once its keys are all known ones and its ``package`` and ``version``
+    strings (``bad(key, why)``: the error)."""
     unknown = sorted(set(data) - keys)
     if unknown:
         raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(keys))})")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise bad("name", "a non-empty string is needed")
+    for key in ("package", "version"):
+        if not isinstance(data.get(key, ""), str):
+            raise bad(key, "a string is needed")
     return name
 
 
@@ -137,9 +141,6 @@ def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
     for rel in tables["files"]:
         if rel.startswith("/") or ".." in Path(rel).parts:
             raise bad("files", f"{rel!r}: a path under the agent's home is needed")
-    for key in ("package", "version"):
-        if not isinstance(data.get(key, ""), str):
-            raise bad(key, "a string is needed")
     return Recipe(
         name=name,
         api=str(api),
