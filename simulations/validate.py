@@ -156,6 +156,7 @@ from simulations.engines.conversation import HISTORY_KINDS
 from simulations.engines.observe import attached_slot, prompt_lost
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
+    MODEL_DIRECTION,
     SCHEMA_FILES,
     V2_WIRE,
     WireError,
@@ -183,11 +184,6 @@ MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
 # advertised the field: advisory, as the spec does not forbid it, but an agent that follows the
 # spec reads only ``systemPrompt`` and never sees that prompt
 OUTSIDE = "prompt-outside"
-# the introspection extension's answer (conform's live wire): the session's system slot now
-_INTROSPECTION = INTROSPECTION_METHOD
-# conform's record of what a turn's model call carried ({sessionId, systemSlot}), through its
-# model endpoint: the slot the session ran under at that turn (MODEL_DIRECTION)
-MODEL = "model"
 # a session/update, sent while a turn, load or resume of a session the log handed out is open,
 # naming a session no open request names: one no session/new or fork of the log handed out,
 # or one it did whose update is a turn's content (a chunk, a tool call, a plan: they belong
@@ -383,8 +379,8 @@ def _unwrap(line: int, obj: Any) -> Entry:
     """A bare message, our direction wrapper (conform's live wire and the tee's records
     too), or a sacp-tee log entry."""
     wrapped = isinstance(obj, dict) and "direction" in obj and "jsonrpc" not in obj
-    if wrapped and obj["direction"] == MODEL and isinstance(obj.get("message"), dict):
-        return Entry(line, obj["message"], MODEL)
+    if wrapped and obj["direction"] == MODEL_DIRECTION and isinstance(obj.get("message"), dict):
+        return Entry(line, obj["message"], MODEL_DIRECTION)  # conform's record of a model call
     if wrapped and "message" not in obj and "raw" in obj:  # the tee: a line that is no JSON
         return Entry(line, problem=f"not JSON (the line passed: {str(obj['raw'])!r:.80})")
     if wrapped and "message" in obj:
@@ -896,6 +892,8 @@ class Stream:
 
     def feed(self, e: Entry) -> None:
         self.messages += 1
+        if self.evidence:  # the notes of the entry before: this one's findings start afresh
+            self.evidence.clear()
         if e.process is not None and e.process != self.process:
             if self.process is not None:
                 self._process_ended(e.line)
@@ -903,7 +901,7 @@ class Stream:
         if e.problem is not None:
             self._report(MALFORMED, e.line, e.problem)
             return
-        if e.direction == MODEL:  # what a model call carried: evidence, no message
+        if e.direction == MODEL_DIRECTION:  # what a model call carried: evidence, no message
             m = e.message
             self._slot_evidence(_Pending(e.line, "model call", A2C, {}), m.get("sessionId"), m)
             return
@@ -911,17 +909,17 @@ class Stream:
         if not isinstance(msg, dict):
             self._report(MALFORMED, e.line, f"not a JSON-RPC object: {msg!r:.60}")
             return
-        if "method" in msg or ("id" in msg and ("result" in msg or "error" in msg)):
-            self.recognised += 1
         if msg.get("jsonrpc") != "2.0":
             self._report(JSONRPC, e.line, f'jsonrpc: expected "2.0", got {msg.get("jsonrpc")!r}')
         method = msg.get("method")
         if "method" in msg:
+            self.recognised += 1
             if not isinstance(method, str):
                 self._report(MALFORMED, e.line, f"method: expected a string, got {method!r}")
                 return
             self._request(e, msg, method)
         elif "id" in msg and ("result" in msg or "error" in msg):
+            self.recognised += 1
             self._response(e, msg)
         else:
             self._report(MALFORMED, e.line, "neither a request, a notification nor a response")
@@ -1082,8 +1080,7 @@ class Stream:
             self._report(JSONRPC, e.line, f"response id {mid!r:.60} answers no open request")
             return
         self._answered(p)
-        self.evidence = []
-        if p.method == _INTROSPECTION and isinstance(msg.get("result"), Mapping):
+        if p.method == INTROSPECTION_METHOD and isinstance(msg.get("result"), Mapping):
             params = p.message.get("params")
             log_sid = params.get("sessionId") if isinstance(params, Mapping) else None
             self._slot_evidence(_Pending(e.line, p.method, A2C, {}), log_sid, msg["result"])
@@ -1103,7 +1100,6 @@ class Stream:
         slot now. Where the result that attached the session did not show its slot, that step
         is judged again with it (as a turn's ``_meta.systemSlot`` is); the session's live
         prompt follows the evidence either way."""
-        self.evidence = []
         raw = result.get("systemSlot")
         sid = self.sids.get(log_sid) if isinstance(log_sid, str) else None
         if sid is None or not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):

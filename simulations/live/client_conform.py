@@ -312,6 +312,11 @@ def citation(rid: str) -> str:
 # ---- running a test ----------------------------------------------------------------------------
 
 
+# one step as it ran: its name, its command (empty: not run, the recipe cannot), its exit code
+# (None: timed out, or not run) and the tail of its stderr
+StepRun = tuple[str, list[str], int | None, str]
+
+
 @dataclass
 class Outcome:
     test: str
@@ -324,10 +329,9 @@ class Outcome:
 @dataclass
 class TestResult:
     test: ClientTest
-    steps: list[tuple[str, list[str], int | None, str]]  # step, argv, exit code, stderr tail
+    steps: list[StepRun]
     records: list[dict[str, Any]]
     unread: int  # records past RECORDS_READ, not judged
-    findings: list[tuple[str, int, str, str]]  # id, line, message, evidence
     outcomes: list[Outcome]
     agent_findings: list[str]
     seconds: float
@@ -360,8 +364,8 @@ def _marked_pids(mark: str) -> list[int]:
     return out
 
 
-def _reap(mark: str, wait: float) -> int:
-    """Wait up to ``wait`` s for the test's processes to end, then kill the rest; how many."""
+def _reap(mark: str, wait: float) -> None:
+    """Wait up to ``wait`` s for the test's processes to end, then kill the rest."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and _marked_pids(mark):
         time.sleep(0.1)
@@ -369,7 +373,6 @@ def _reap(mark: str, wait: float) -> int:
     for pid in left:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    return len(left)
 
 
 def _run_step(
@@ -432,7 +435,7 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
         if "PYTHONPATH" in os.environ:  # the agent's modules, where the caller found them
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         env.update({k: _fill(v, slots) for k, v in recipe.env.items()})
-        steps: list[tuple[str, list[str], int | None, str]] = []
+        steps: list[StepRun] = []
         for step in test.steps:
             if step not in recipe.steps:
                 steps.append((step, [], None, f"the recipe has no {step} step"))
@@ -461,7 +464,7 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
 
 def _judge(
     test: ClientTest,
-    steps: list[tuple[str, list[str], int | None, str]],
+    steps: list[StepRun],
     records: list[dict[str, Any]],
     unread: int,
     seconds: float,
@@ -497,11 +500,12 @@ def _judge(
     failed: dict[str, tuple[str, int, str, str]] = {}
     for item in findings:  # the first line each id shows at
         failed.setdefault(item[0], item)
-    from simulations.live.results import _bounded_transcript  # the SDK: only when judging
+    transcript: list[dict[str, Any]] = []
+    if failed:  # a failure's evidence: the records, bounded as conform's report bounds them
+        from simulations.live.results import _bounded_transcript  # the SDK: only here
 
-    transcript = _bounded_transcript(
-        [{k: r[k] for k in ("direction", "process", "message", "raw") if k in r} for r in records]
-    )
+        kept = ("direction", "process", "message", "raw")
+        transcript = _bounded_transcript([{k: r[k] for k in kept if k in r} for r in records])
     outcomes = []
     for rid in (*test.targets, SCHEMA_ID):
         if rid in failed:
@@ -528,7 +532,7 @@ def _judge(
     if unread:
         for o in outcomes:
             o.message += f" ({unread:,} records past the first {RECORDS_READ:,} not judged)"
-    return TestResult(test, steps, records, unread, findings, outcomes, agent_findings, seconds)
+    return TestResult(test, steps, records, unread, outcomes, agent_findings, seconds)
 
 
 def _prompt_lost(test: ClientTest, news: list[Any]) -> tuple[int, str] | None:
@@ -554,7 +558,7 @@ def _prompt_lost(test: ClientTest, news: list[Any]) -> tuple[int, str] | None:
 def _unreached(
     rid: str,
     test: ClientTest,
-    steps: Sequence[tuple[str, list[str], int | None, str]],
+    steps: Sequence[StepRun],
     sent: list[Any],
 ) -> str | None:
     """Why the test never reached ``rid``'s situation (None: it did)."""
@@ -562,7 +566,6 @@ def _unreached(
         return None if sent else "the client sent nothing"
     methods = [m.get("method") for m in sent if isinstance(m, dict)]
     ran = {s for s, _, code, _ in steps if code is not None and code != 127}
-    missing = [s for s in test.steps if s not in ran]
     if "session/new" not in methods:
         return "the client sent no session/new" + (f" ({_step_note(steps)})" if steps else "")
     reopen = {"session/load", "session/resume", "session/fork"}
@@ -580,9 +583,7 @@ def _unreached(
                 "the session was created with no prompt in the systemPrompt field: none to re-send"
             )
         if not any(m in reopen for m in methods):
-            return "the client did not load, resume or fork the session" + (
-                f" ({_step_note(steps)})" if missing or steps else ""
-            )
+            return f"the client did not load, resume or fork the session ({_step_note(steps)})"
         return None
     step = {"S2": "turn", "S3": "turn", "S4": "fork", "S5": "close"}[rid]
     if step not in ran:
@@ -599,7 +600,7 @@ def _sent_prompt(sent: Iterable[Any]) -> bool:
     )
 
 
-def _step_note(steps: Sequence[tuple[str, list[str], int | None, str]]) -> str:
+def _step_note(steps: Sequence[StepRun]) -> str:
     return ", ".join(f"{s}: {exit_text(argv, c)}" for s, argv, c, _ in steps)
 
 

@@ -274,7 +274,6 @@ from simulations.live.results import (
 )
 from simulations.live.transport import (
     MALFORMED,
-    MODEL_DIRECTION,
     STDERR_LIMIT,
     AgentFailure,
     Answer,
@@ -288,6 +287,7 @@ from simulations.usage import UsageError
 from simulations.wire.acp import (
     CWD,
     INTROSPECTION_METHOD,
+    MODEL_DIRECTION,
     _params,
     revision_wire,
     validate_transcript,

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -150,12 +150,6 @@ def read_records(log_dir: Path, limit: int = RECORDS_READ) -> tuple[list[dict[st
     records.sort(key=lambda r: r[:3])
     left += max(0, len(records) - limit)
     return [r[3] for r in records[:limit]], left
-
-
-def iter_stderr(log_dir: Path) -> Iterator[tuple[int, str]]:
-    for path in sorted(log_dir.glob("process-*.stderr")):
-        n = int(path.stem.split("-")[1])
-        yield n, path.read_text(encoding="utf-8", errors="replace")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -97,16 +97,13 @@ class Answer:
         return code if isinstance(code, int) else 0
 
 
-MODEL_DIRECTION = "model"  # a record of what a model call carried, not a message on the wire
-
-
 @dataclass
 class Record:
     """One message on the wire: ``"send"`` (client → agent) or ``"recv"``, and the process
     (0 for the first start, +1 per restart) it travelled to or from. Through a model endpoint,
-    conform also keeps what a turn's model call carried (``MODEL_DIRECTION``: ``{sessionId,
-    systemSlot, api}``, the slot in the wire's own texts and ``BASE``), which validate reads
-    back as slot evidence."""
+    conform also keeps what a turn's model call carried (direction ``MODEL_DIRECTION`` of
+    ``simulations.wire.acp``: ``{sessionId, systemSlot, api}``, the slot in the wire's own
+    texts and ``BASE``), which validate reads back as slot evidence."""
 
     direction: str
     message: dict[str, Any]

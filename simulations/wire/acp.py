@@ -129,6 +129,10 @@ CWD = "/work"
 # whose result {"systemSlot": [...] | null} is the system-level content that session's next
 # turn would use; -32002 for a session the agent does not know. Optional, for a test mode.
 INTROSPECTION_METHOD = "_acp_sysprompt/system_slot"
+# conform's live wire: a record of what a turn's model call carried through its model endpoint
+# ({"direction": "model", "message": {sessionId, systemSlot, api}}), not a message on the wire;
+# validate reads it back as slot evidence
+MODEL_DIRECTION = "model"
 
 _PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
 # every name a revision put on the wire
