@@ -44,11 +44,15 @@ Abstractions
     each is a model ``connect`` of a conforming client, so a request a conforming client must
     not send (the CLIENT table's gates: R3, S2–S5, T2–T5, ...) is judged by the client checks
     (the model runs the request on a client table with every gate open, and the checks see a
-    conforming client send it). An ``initialize`` the agent answers with success on a
-    connection already initialised is a new agent process (our transcripts show a restart so):
-    the model restarts with the capabilities the new answer advertises. The capability
-    profile is read from each initialize result. Session ids are the log's; the model's own
-    (s1, s2, ...) are mapped to them as sessions are created.
+    conforming client send it), whatever the agent answered: a request the model cannot
+    follow is still the client's (S1 for a session/new served before initialize). An
+    ``initialize`` the agent answers with success on a connection already initialised is a
+    new agent process (our transcripts show a restart so): the model restarts with the
+    capabilities the new answer advertises. Where the records name their process (conform's
+    live wire, conform-client's tee), a new ``process`` is the restart, at its first record:
+    its connections are new and uninitialised, so a request before their initialize is S1
+    there too. The capability profile is read from each initialize result. Session ids are
+    the log's; the model's own (s1, s2, ...) are mapped to them as sessions are created.
 
     Where the log departs from the model (the agent created a session the model says fails,
     or refused what the model accepts), validation follows the LOG: the step is re-run as the
@@ -57,7 +61,10 @@ Abstractions
     into the reply or the session's live prompt), the checks judge that step, and the model
     goes on from it. A departure no check judges (the spec allows several answers, and the
     model's reference agent took another) is a note, not a finding. P ids (the end-to-end
-    guarantees, not rules of either party) are notes too; SHOULDs (T6) are advisory.
+    guarantees, not rules of either party) are notes too; SHOULDs (T6) are advisory. A check
+    the live tools also make under a name of their own keeps their tier
+    (``live_tier_fails``): ``update-id`` is conform's UPDATE-ID, MANDATORY, so it fails the
+    run and is counted among the violated ids; ``prompt-outside`` is ADVISORY.
 
     Some faults leave nothing on the wire where they happen; a later answer shows them, and
     validation infers them from it:
@@ -66,17 +73,20 @@ Abstractions
       request): when a later answer departs from the model (a session listed that no success
       created, a session treated as detached), the errored answers kept (the last 16, within
       the last 64 model moves, none across a restart) are tried, latest first: the errored
-      step's success path (the model's rows that refused it dropped; where that leaves no
-      row, the trigger's session rows without their guards), then the moves since, re-run;
-      if they answer as the log did and the departing answer is now the model's, the errored
-      step is judged with that effect — its ids at its answer's line — and validation goes
-      on from the explained world (a listed id no success created becomes the session the
-      effect created);
-    - a restart that lost stored prompts (R18; A18 on alt-instructions): a restart shows as
-      an initialize answered on an initialised connection. The first attach after it of a
-      session stored with a prompt whose result shows the slot the session would have if the
-      store had lost that prompt is reported R18 at that answer, naming the restart's line,
-      besides the restore id (R16) it breaks anyway: the wire cannot tell the two apart.
+      step's success path (the model's rows that refused it dropped; where that leaves no row,
+      the trigger's session rows without their guards; where neither serves it, the request as
+      an agent that ignored the mode, then the prompt, it could not take), then the moves
+      since, re-run; if they answer as the log did and the departing answer is now the
+      model's, the errored step is judged with that effect — its ids at its answer's line (T9
+      for a prompt it could not use; T11 for an empty content array, which no check of the
+      model judges) — and validation goes on from the explained world (a listed id no success
+      created becomes the session the effect created);
+    - a restart that lost stored prompts (R18; A18 on alt-instructions): a restart shows as an
+      initialize answered on an initialised connection, or a new process. The first attach
+      after it of a session stored with a prompt whose result shows the slot the session would
+      have if the store had lost that prompt is reported R18 at that answer, naming the
+      restart's line, besides the restore id (R16) it breaks anyway: the wire cannot tell the
+      two apart.
 
     What the wire cannot show is not judged: the system slot is on the wire only in our
     transcripts' ``_meta.systemSlot`` (the model's observation) of a session/prompt result
@@ -128,7 +138,7 @@ import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -191,6 +201,7 @@ OUTSIDE = "prompt-outside"
 # names the session it belongs to. Others (available commands, mode, title) may come any time
 UPDATE = "update-id"
 _REPLAY = "S8"  # a load replays the conversation before answering, a resume replays none
+_EMPTY_REFUSED = "T11"  # an empty content array refused: then nothing is created or attached
 _TURN_CONTENT = HISTORY_KINDS  # what a turn or a replay carries
 _UNKNOWN_CODE = 0  # an error reply whose code the capture lost (sacp-tee)
 # hostile input: what one line, one kit report, one message's nesting and one echo may hold
@@ -224,7 +235,7 @@ class Finding:
     file: str
     message: str
     where: str = ""  # kit reports: the test's nodeid
-    advisory: bool = False  # reported, never fails the run (SHOULDs, P ids, notes)
+    advisory: bool = False  # reported, never fails the run (SHOULDs, P ids, notes, ADVISORY tier)
     evidence: str = ""  # a requirement id: what the log showed (the departures, or the request)
 
     def to_json(self) -> dict[str, Any]:
@@ -245,6 +256,29 @@ class Finding:
         if evidence and self.evidence:
             return f"{head}\n    evidence: {self.evidence}"
         return head
+
+
+@cache
+def live_tier_fails(rid: str) -> bool | None:
+    """Does a finding ``rid`` that is no requirement id fail the run? The live tools judge the
+    same checks and keep their tiers: ``update-id`` is conform's UPDATE-ID
+    (``simulations.live.judge.tier``: MANDATORY), ``prompt-outside`` conform-client's
+    (``simulations.live.client_conform.tier``: ADVISORY); a MANDATORY or CAPABILITY tier fails
+    it, and counts among the violated ids. None: a wire problem no tier ranks (malformed,
+    schema, jsonrpc: counted on their own, failing). Looked up, never copied, so the tools
+    cannot drift apart; imported on first use: ``simulations.live.judge`` loads the ACP SDK,
+    which the command line imports for the live commands only, and ``client_conform``
+    imports this module."""
+    if rid == UPDATE:
+        from simulations.live.judge import tier
+        from simulations.live.results import CAPABILITY, MANDATORY, UPDATE_ID
+
+        return tier(UPDATE_ID) in (MANDATORY, CAPABILITY)
+    if rid == OUTSIDE:
+        from simulations.live import client_conform
+
+        return client_conform.tier(OUTSIDE) == client_conform.MANDATORY
+    return None
 
 
 def _echo(text: str) -> str:
@@ -829,7 +863,9 @@ class Stream:
             if len(self.findings) >= _WIRE_LIMIT:
                 self.suppressed += 1
                 return
-        advisory = (rid in REQUIREMENTS and REQUIREMENTS[rid].is_advisory) or rid == OUTSIDE
+        advisory = (
+            REQUIREMENTS[rid].is_advisory if rid in REQUIREMENTS else live_tier_fails(rid) is False
+        )
         self.findings[key] = Finding(
             rid, line, self.file, message, self.where, advisory, _echo(evidence)
         )
@@ -897,6 +933,7 @@ class Stream:
         if e.process is not None and e.process != self.process:
             if self.process is not None:
                 self._process_ended(e.line)
+                self._process_started(e.line)
             self.process = e.process
         if e.problem is not None:
             self._report(MALFORMED, e.line, e.problem)
@@ -1071,6 +1108,27 @@ class Stream:
             )
         self.pending.clear()
 
+    def _process_started(self, line: int) -> None:
+        """A new agent process from ``line`` on: the model restarts there, keeping the store and
+        the profile (the next initialize answer says what it advertises), and the log's
+        connections are new ones, uninitialised until an initialize of their own: a request
+        sent before it breaks S1 as at the start of a log. Waiting for an initialize answered
+        on an initialised connection (how a restart shows where the log names no process)
+        would judge what comes before it on the ended process's connection."""
+        self._restarted(Request("restart"), line)
+
+    def _restarted(self, restart: Request, line: int) -> None:
+        """The model's world after the agent process restarted at ``line``: no connection of the
+        log is open (the next request opens its own), hidden effects are not looked for across
+        it, and the sessions it stored wait for their first attach (R18)."""
+        self.world = self.system.step(self.world, restart).after
+        self.conns.clear()
+        self.errored.clear()
+        self.attached.clear()
+        self.shown.clear()
+        self.restart_line = line
+        self.unattached = {s.sid for s in self.world.agent.store if s.blocks is not None}
+
     def _response(self, e: Entry, msg: dict[str, Any]) -> None:
         mid = msg["id"]
         p = self.pending.take(mid, e.conn, e.direction)
@@ -1197,7 +1255,9 @@ class Stream:
         reply = step.reply
         if (reply.code is None) != (got.code is None):
             step, judged = self._diverged(step, got, p, line)
-            bad = self._checks(step) if judged else ()
+            # unjudged, the step still shows what the client sent: its rules hold or not
+            # whatever the agent answered (S1: a session/new served before initialize)
+            bad = self._checks(step) if judged else tuple(r for r in bad if r in self.client_ids)
         elif got.code is not None:
             if got.code not in (reply.code, _UNKNOWN_CODE):
                 self._note(line, f"{p.method}: error {got.code}, the model answers {reply.code}")
@@ -1238,7 +1298,9 @@ class Stream:
                 f"{cand.pending.method}: the agent answered error {cand.step.reply.code} yet "
                 f"changed its store as a success would (shown by the answer at line {line})",
             )
-            self._judge(self._checks(effect), cand.pending, cand.line)
+            self._judge(
+                (*self._checks(effect), *self._refusal_ids(effect)), cand.pending, cand.line
+            )
             self.world, self.sids = world, sids
             self.back = {v: k for k, v in sids.items()}
             self.errored.clear()
@@ -1250,15 +1312,33 @@ class Stream:
 
     def _effect(self, step: Step) -> Step | None:
         """``step`` (answered with an error) as the agent took it, if its success path changes
-        the store: the reply stays the error, the world is what success would leave."""
+        the store: the reply stays the error, the world is what success would leave. The
+        request is tried as sent, then (a gate with no success row) on the trigger's rows
+        without guards, then as an agent that ignored what it could not take (``_readings``:
+        the mode, then the whole prompt), as ``_diverged`` reads a success the model does not
+        give: an unknown mode is served by no row. The step judged keeps the request as sent,
+        so the checks see the mode it could not use refused with a session made anyway (T9)."""
         before, req = step.before, step.request
         tried = self._succeeding(before, req)
         if tried is None:  # a gate with no success row: the trigger's rows without guards
             tried = self._succeeding(before, req, _unguarded(self.tables, req.method))
+        if tried is None:
+            read = (self._succeeding(before, r) for r in _readings(req) if r != req)
+            tried = next((t for t in read if t is not None), None)
         if tried is None or tried.after.agent.store == before.agent.store:
             return None
         after = observe(before, req, step.reply, evolve(tried.after, observed=before.observed))
         return Step(before, req, step.reply, after, tried.rows)
+
+    def _refusal_ids(self, effect: Step) -> tuple[str, ...]:
+        """The ids an errored step that changed the store breaks that no check of the model
+        judges: T11, where it carried an empty content array. The spec leaves the agent free
+        to refuse one or take it (a MAY, so ``model.invariants`` has no check of it), but a
+        refusal is one "in which case no session is created, loaded, resumed or forked": an
+        error that stored a session anyway took neither option."""
+        if effect.request.system_prompt == () and self.rev.states(_EMPTY_REFUSED):
+            return (_EMPTY_REFUSED,)
+        return ()
 
     def _rerun(
         self, world: World, since: int, p: _Pending, got: _Observed
@@ -1338,14 +1418,8 @@ class Stream:
         if conn is not None and conn.phase is Phase.INITIALIZED:
             # answered with success on an initialised connection: a new agent process
             name = next(k for k, v in self.conns.items() if v == req.conn)
-            self.world = self.system.step(self.world, Request("restart", profile=caps)).after
-            self.conns.clear()
-            self.errored.clear()  # hidden effects are not looked for across a restart
+            self._restarted(Request("restart", profile=caps), self._answer_line)
             self._conn(name)
-            self.attached.clear()
-            self.shown.clear()
-            self.restart_line = self._answer_line
-            self.unattached = {s.sid for s in self.world.agent.store if s.blocks is not None}
         elif self.world.agent.profile != caps:
             self.world = evolve(self.world, agent=evolve(self.world.agent, profile=caps))
             self.errored.clear()
@@ -1623,8 +1697,15 @@ class Result:
 
     @property
     def violated(self) -> list[str]:
-        """The requirement ids violated (not advisory), each once, in order of report."""
-        return list(dict.fromkeys(f.rid for f in self.failing if f.rid in REQUIREMENTS))
+        """The ids violated (not advisory), each once, in order of report: requirement ids,
+        and the checks the live tools tier (``live_tier_fails``: update-id), not wire problems."""
+        return list(
+            dict.fromkeys(
+                f.rid
+                for f in self.failing
+                if f.rid in REQUIREMENTS or live_tier_fails(f.rid) is not None
+            )
+        )
 
     @property
     def exit_code(self) -> int:
