@@ -542,6 +542,19 @@ def _conform_parser(sub: Any) -> None:
         "--only", default=None, help="comma-separated ids: run only the tests reaching them"
     )
     c.add_argument("--big", action="store_true", help="also send the over-limit text 'big'")
+    c.add_argument(
+        "--no-coverage",
+        action="store_true",
+        help="the rows plan alone, without the tests that cover every situation of the live "
+        "bound (the report says coverage was not measured)",
+    )
+    c.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds: no test starts past them (the plan's order is its priority: rows, "
+        "mutants, reopen matrix, then coverage); the report names what was left out",
+    )
     c.add_argument("--jobs", type=_positive, default=1, help="tests run side by side (1)")
     c.add_argument(
         "--model-endpoint",
@@ -574,6 +587,9 @@ def _conform_parser(sub: Any) -> None:
         default="takes-field",
         help="rfd-draft and pr-1494 show no capability: does the agent take systemPrompt?",
     )
+
+
+PROGRESS = "acp-sysprompt: progress: "  # the start of conform's progress lines on stderr
 
 
 def _run_conform(args: argparse.Namespace) -> int:
@@ -645,6 +661,9 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             model_endpoint=args.model_endpoint or recipe is not None,
             recipe=recipe,
             bound=args.bound,
+            coverage=not args.no_coverage,
+            budget=args.budget,
+            progress=lambda line: print(f"{PROGRESS}{line}", file=sys.stderr, flush=True),
         )
     except ConformError as e:
         raise UsageError(str(e)) from None

@@ -283,6 +283,7 @@ def test_a_misbehaving_agent_fails_naming_the_cause_and_leaves_no_process(
         test_timeout=3.0,
         stderr_limit=1 << 20,
         only=only,
+        coverage=False,  # the rows plan is enough to meet each misbehaviour
     )
     assert not report.conformant and report.exit_code() == 1
     failures = [o["message"] for r in report.requirements().values() for o in r["outcomes"]]
@@ -543,7 +544,7 @@ def test_an_agent_that_takes_no_session_fails_liveness_once_and_the_run_ends(
     request gets a response), not S6 or the rows of the step it hung on, and the run ends at
     the first such test, in one line, instead of waiting out every other test's timeout."""
     argv = ["env", "MODEL_AGENT_HANG=session/new", *_env_argv(model_agent(tmp_path))]
-    report = conform(argv, timeout=1, test_timeout=20)
+    report = conform(argv, timeout=1, test_timeout=20, coverage=False)
     reqs = report.requirements()
     assert reqs["LIVENESS"]["status"] == FAIL and reqs["LIVENESS"]["tier"] == "MANDATORY"
     assert reqs["S6"]["status"] != FAIL
@@ -1150,3 +1151,25 @@ def test_the_extension_and_the_model_call_must_agree(tmp_path: Path, lies: bool)
     if lies:
         failed = [o["message"] for o in reqs["SLOT-AGREE"]["outcomes"] if o["status"] == FAIL]
         assert "the extension says [BASE], the model call carried [a]" in failed[0]
+
+
+def test_an_advertised_method_refused_every_time_is_a_mandatory_failure(tmp_path: Path) -> None:
+    """Issue 39, item 3 (the official kit's LOAD-001): an agent that advertises loadSession and
+    answers every session/load -32601 is NOT CONFORMANT through ADVERTISED (MANDATORY), not
+    a choice row; the conforming build, asked the same, passes it."""
+    argv = ["env", "MODEL_AGENT_MISSING=session/load", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.7"])
+    reqs = report.requirements()
+    assert reqs["ADVERTISED"]["tier"] == MANDATORY
+    assert reqs["ADVERTISED"]["status"] == FAIL, reqs["ADVERTISED"]
+    message = reqs["ADVERTISED"]["outcomes"][0]["message"]
+    assert "agentCapabilities.loadSession was advertised, and every one" in message, message
+    assert not report.conformant and "ADVERTISED" in report.verdict()["failing"]
+    (tmp_path / "good").mkdir()
+    good = conform(
+        _env_argv(model_agent(tmp_path / "good")),
+        timeout=5,
+        test_timeout=20,
+        only=["ROW-session.7"],
+    )
+    assert good.requirements()["ADVERTISED"]["status"] == PASS and good.conformant

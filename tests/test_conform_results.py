@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from simulations.cli import PROGRESS
 from simulations.live import conform as live
 from simulations.live import transport
 from simulations.live.conform import FAIL, ConformError, conform
@@ -303,6 +304,7 @@ def test_side_by_side_an_interrupt_keeps_the_finished_tests(
 
 
 def _one_line(err: str, name: str) -> None:
+    err = "".join(x for x in err.splitlines(True) if not x.startswith(PROGRESS))
     assert err.count("\n") == 1 and name in err and "Traceback" not in err, err
 
 

@@ -430,7 +430,7 @@ def test_requests_for_what_was_not_offered_are_refused_and_permission_answered(
 ) -> None:
     log = tmp_path / "answers.json"
     argv = [*_script(tmp_path, "asks", _ASKS_FOR_MORE), str(log)]
-    conform(argv, revision="rfd-final", timeout=2, test_timeout=10)
+    conform(argv, revision="rfd-final", timeout=2, test_timeout=10, coverage=False)
     got = json.loads(log.read_text())
     for method in ("fs/read_text_file", "fs/write_text_file", "terminal/create"):
         assert got[method]["error"]["code"] == -32601, got[method]

@@ -112,7 +112,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hypothesis import given, seed
+from hypothesis import given, seed, target
 from hypothesis import strategies as st
 
 from model.machines import Compiled, RowRef, Step
@@ -139,6 +139,15 @@ from simulations.engines.trace import (
     wire_method,
 )
 from simulations.live import sandbox
+from simulations.live.coverage import (
+    COVER_TEST,
+    CRITERION,
+    Plan,
+    Situation,
+    coverage_bound,
+    run_coverage,
+    situations_of,
+)
 from simulations.live.endpoint import BaseText, ModelCall, ModelEndpoint, symbols, turn_call
 from simulations.live.judge import (
     _CHOICES,
@@ -184,6 +193,7 @@ from simulations.live.plan import (
     _starts,
     _with_turns,
     agent_mutants,
+    coverage_plan,
     kill_setup,
     live_bound,
     mutant_path,
@@ -221,6 +231,7 @@ from simulations.live.results import (
     _SPECIFIC,
     _TEXTS,
     _UNMARKED,
+    ADVERTISED_ID,
     ADVISORY,
     AGREE_ID,
     BASE_SAMPLES,
@@ -295,6 +306,7 @@ from simulations.wire.acp import (
 
 # the live side's names, as they were when this module held all of them
 __all__ = [
+    "ADVERTISED_ID",
     "ADVISORY",
     "AGREE_ID",
     "BASE_SAMPLES",
@@ -540,6 +552,12 @@ class Options:
     bound: str = "small"  # the live plan's bound: a name or a bound file (``bound_for``)
     base: BaseText = field(default_factory=BaseText)  # the agent's own text, learnt
     turns: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    coverage: bool = True  # the coverage tests after the rows plan (``simulations.live.coverage``)
+    budget: float | None = None  # seconds: no test starts past them (plan order is priority)
+    progress: Callable[[str], None] | None = None  # the plan, an estimate and progress, in lines
+    started: float = 0.0  # when the plan began (``time.monotonic``)
+    done: int = 0  # tests finished
+    walk_tally: dict[str, Any] = field(default_factory=dict)  # walks asked, run, and why not
 
 
 def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
@@ -728,6 +746,9 @@ async def _compare(
         return True
 
     expected = "ok" if reply.ok else f"error {reply.code}"
+    if reply.ok and req.method in _ADVERTISED_BY:  # the method's record (``ADVERTISED_ID``)
+        tally = out.served.setdefault(req.method, [[], []])
+        tally[answer.error is not None].append((i, answer.code))
     if reply.ok != (answer.error is None):
         if answer.code is not None:  # refused what the model takes: the ids that refusal breaks
             shown = shown_error(rs.step, answer.code)
@@ -841,6 +862,14 @@ async def _compare(
     turn = req.method == "session_prompt" and reply.ok and run.endpoint is not None
     if turn and not await _check_turn_slot(agent, run, i, rs, out):
         return False
+    if req.method == "session_prompt" and reply.ok and run.endpoint is None:
+        # the slot after a turn, too: a prompt kept in one place for every session shows at
+        # the turn of one session while another, under another prompt, is live beside it
+        session = after.agent.session(req.sid)
+        if session is not None and session.live is not None and run.introspect.get("available"):
+            if not await _check_slot(agent, run, i, rs, req.sid, session.live, slot_ids, out):
+                return False
+            slot_ids = []
     _passed(out, slot_ids, i, method)
     return True
 
@@ -1187,6 +1216,7 @@ class _Probe:
     answer: Answer
     params: dict[str, Any]
     taken: bool = False
+    seconds: tuple[float, float] = (0.0, 0.0)  # its start, and its initialize answer
 
     def take(self, run: _Run, test: LiveTest) -> _Probe | None:
         """Itself, once, for a test whose path starts with connect and this initialize."""
@@ -1208,8 +1238,11 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
     agent = _fresh_agent(argv, opts)
     params = _run_params(Request("initialize"), opts.revision)
     try:
+        t0 = time.perf_counter()
         await agent.start()
+        t1 = time.perf_counter()
         answer = await agent.request("initialize", params)
+        t2 = time.perf_counter()
         if answer.error is not None:
             code = clip(json.dumps(answer.error.get("code"), default=str), TEXT_LIMIT)
             raise AgentFailure(f"initialize answered error {code}")
@@ -1220,7 +1253,7 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
     except BaseException:
         await _stop(agent, opts)
         raise
-    return answer.result, caps, _Probe(agent, answer, params)
+    return answer.result, caps, _Probe(agent, answer, params, seconds=(t2 - t0, t2 - t1))
 
 
 def _run_params(req: Request, revision: str) -> dict[str, Any]:
@@ -1308,14 +1341,31 @@ async def _run_plan(
     test is in ``report.runs`` as soon as it ends (an interrupted run keeps them)."""
     walks, steps, seed = walking
     report.caps = caps
+    coverage_of: Plan | None = None
     if only and all(x.startswith(MUTANT_TEST) for x in only):  # those mutants' tests alone
         names = [x.removeprefix(MUTANT_TEST) for x in only]
         tests = mutant_plan(tables, opts.revision, caps, names, big=big, bound=opts.bound)
     else:
-        tests = plan(tables, opts.revision, caps, big=big, bound=opts.bound)
+        cover = opts.coverage and (not only or COVER_TEST in only)
+        if opts.progress is not None:
+            opts.progress(f"planning: {CRITERION}, from the model's graph of {caps.label()}")
+        tests = plan(tables, opts.revision, caps, big=big, bound=opts.bound, cover=cover)
         if only:
             tests = select(tests, only, tables, opts.revision)
+        if cover:
+            covered = coverage_plan(tables, opts.revision, caps, big=big, bound=opts.bound)[1]
+            report.coverage = {
+                "criterion": CRITERION,
+                "total": len(covered.total),
+                "planned": len(covered.planned),
+                "run": 0,
+            }
+            coverage_of = covered
+    if not report.coverage:
+        why = "--no-coverage: the rows plan alone" if not opts.coverage else "an --only run"
+        report.coverage = {"why": why}
     report.planned = tests
+    _announce(opts, tests, probe)
     introspect: dict[str, bool] = {}
     if opts.endpoint is not None:
         opts.interrupt.check()
@@ -1325,12 +1375,18 @@ async def _run_plan(
             await _side_by_side(argv, tests, tables, caps, opts, introspect, probe, report)
         for test in tests if opts.jobs <= 1 else ():
             opts.interrupt.check()
+            if _over_budget(opts, test, report):
+                continue
             done = await run_test(argv, test, tables, caps, opts, introspect, probe)
             report.runs.append(done)
+            _advance(opts, len(tests))
             dead = _unanswered_new(done)
             if dead is not None:  # every other test needs a session: ended here, in one line
                 report.startup_failure = dead
                 return
+        advertised = _advertised_served(report.runs)
+        if advertised is not None:
+            report.summaries.append(advertised)
         if not only or VERSION_ID in only:
             opts.interrupt.check()
             report.runs.append(await _version_test(argv, opts, caps))
@@ -1340,10 +1396,88 @@ async def _run_plan(
         if walks:
             opts.interrupt.check()
             b = live_bound(opts.revision, caps, big=big, bound=opts.bound)
+            b = coverage_bound(b, opts.revision, caps)  # two sessions live at once too
             report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
+            report.walks = opts.walk_tally
             opts.interrupt.check()
     finally:
         report.introspection = introspect.get("available")
+        if coverage_of is not None:
+            ran = [(r.test.trace, r.stopped_at) for r in report.runs if r.test in tests]
+            report.coverage["run"] = run_coverage(coverage_of, ran, tables)
+
+
+def _advertised_served(runs: Sequence[TestRun]) -> TestRun | None:
+    """``ADVERTISED_ID`` over the runs so far: for each advertised method that the model served
+    somewhere in them, PASS where the agent served it once at least, FAIL where it refused it
+    every time (how often, with which codes, the first test and step). None: no such request."""
+    tally: dict[str, tuple[list[tuple[str, int, int | None]], int]] = {}
+    for run in runs:
+        for method, (ok, refused) in run.served.items():
+            bad, good = tally.get(method, ([], 0))
+            bad = bad + [(run.test.name, i, code) for i, code in refused]
+            tally[method] = (bad, good + len(ok))
+    if not tally:
+        return None
+    out = TestRun(LiveTest(ADVERTISED_ID, Trace(Caps(), ()), ()))
+    for method in sorted(tally):
+        bad, good = tally[method]
+        wire = wire_method(method)
+        if good:
+            note = f"{wire}: served {good} time(s) where the model serves it"
+            out.findings.append(Finding(ADVERTISED_ID, PASS, note, 0))
+            continue
+        codes = sorted({str(code) for _, _, code in bad})
+        test, step, _ = bad[0]
+        note = (
+            f"{wire}: a broken advertised method: {_ADVERTISED_BY[method]} was advertised, "
+            f"and every one of the "
+            f"{len(bad)} request(s) the model serves was refused (error {', '.join(codes)}; "
+            f"first: test {test}, step {step})"
+        )
+        out.findings.append(Finding(ADVERTISED_ID, FAIL, note, step))
+    return out
+
+
+def _announce(opts: Options, tests: Sequence[LiveTest], probe: _Probe) -> None:
+    """The plan's size and a first estimate of its time, before it runs: each test and each
+    restart a fresh agent process, as long as the probe's start and initialize took, over
+    ``jobs`` side by side (the requests come on top; the progress lines measure them)."""
+    opts.started = time.monotonic()
+    if opts.progress is None:
+        return
+    n = sum(len(t.trace.requests) for t in tests)
+    restarts = sum(1 for t in tests for r in t.trace.requests if r.method == "restart")
+    start = probe.seconds[0]
+    eta = (len(tests) + restarts) * start / max(1, opts.jobs)
+    budget = "" if opts.budget is None else f"; --budget {opts.budget:g} s"
+    opts.progress(
+        f"plan: {len(tests)} tests, {n:,} requests, {restarts} restarts; at least "
+        f"{_duration(eta)} (each agent process at this agent's start-up of {start:.2f} s; "
+        f"progress below){budget}"
+    )
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _advance(opts: Options, total: int) -> None:
+    """One test more done: a progress line every tenth of the plan, with what is left."""
+    opts.done += 1
+    if opts.progress is None or total < 10 or opts.done % max(1, total // 10):
+        return
+    spent = time.monotonic() - opts.started
+    left = spent / opts.done * (total - opts.done)
+    opts.progress(f"{opts.done}/{total} tests, {_duration(spent)}; about {_duration(left)} left")
+
+
+def _over_budget(opts: Options, test: LiveTest, report: Report) -> bool:
+    """Past ``--budget``: ``test`` is not started, and the report names it."""
+    if opts.budget is None or time.monotonic() - opts.started < opts.budget:
+        return False
+    report.dropped.append(test.name)
+    return True
 
 
 async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun:
@@ -1509,7 +1643,10 @@ async def _side_by_side(
     async def one(k: int, test: LiveTest) -> None:
         async with gate:
             opts.interrupt.check()
+            if _over_budget(opts, test, report):
+                return
             done[k] = await run_test(argv, test, tables, caps, opts, introspect, probe)
+            _advance(opts, len(tests))
 
     tasks = [asyncio.ensure_future(one(k, t)) for k, t in enumerate(tests)]
     if not tasks:
@@ -1558,6 +1695,9 @@ def conform(
     model_endpoint: bool = False,
     recipe: Recipe | None = None,
     bound: str = "small",
+    coverage: bool = True,
+    budget: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Report:
     """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
     or SIGTERM end the run with what was found (``Report.interrupted``; handled through
@@ -1589,6 +1729,9 @@ def conform(
         )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     opts.recipe = recipe
+    opts.coverage, opts.progress = coverage, progress
+    if budget is not None:
+        opts.budget = check_seconds("--budget", budget)
     try:
         live_bound(revision, Caps(), bound=bound)  # a bad name or file: one line, before the run
     except UsageError as e:
@@ -1796,20 +1939,29 @@ def _walks(
     runs: list[TestRun] = []
     budget = [walks * (SHRINK_RUNS + 1)]
     last_failed: list[TestRun] = []
+    seen: set[Situation] = set()  # what the walks reached so far: each walk is steered away
+    tally = opts.walk_tally
+    tally.update(asked=walks, ran=0, drawn=0, situations=0)
 
     @seed(seed_value)
     @hypothesis_settings(walks, steps)
     @given(st.data())
     def walk(data: st.DataObject) -> None:
         trace = draw_trace(data, tables, b, steps)
+        tally["drawn"] += 1
+        reached = situations_of(trace, tables)
+        # Hypothesis's targeted search: walks that reach situations no walk reached are bred
+        target(float(len(reached - seen)), label="situations no earlier walk reached")
         if budget[0] <= 0 or opts.interrupt.stopping:
             return
         budget[0] -= 1
+        seen.update(reached)
         test = LiveTest(f"walk-{len(runs) + 1}", trace, ())
         try:
             run = asyncio.run(run_test(argv, test, tables, trace.profile, opts, {}))
         except Interrupted:  # the rest of the walks return at once
             return
+        tally["ran"] += 1
         if any(f.status == FAIL for f in run.findings):
             last_failed[:] = [run]
             raise AssertionError(run.failed[0].message)
@@ -1819,4 +1971,14 @@ def _walks(
     # budget Hypothesis may report the failure as flaky, or several: all end here
     with contextlib.suppress(Exception):
         walk()
+    tally["situations"] = len(seen)
+    if last_failed:
+        tally["why"] = "a walk failed: it was shrunk, the rest not run"
+    elif opts.interrupt.stopping:
+        tally["why"] = "interrupted"
+    elif tally["ran"] < walks:
+        tally["why"] = (
+            f"Hypothesis drew {tally['drawn']} distinct walks and stopped: the bound has no "
+            "more (it never draws one twice)"
+        )
     return runs + last_failed

@@ -33,6 +33,7 @@ from simulations.engines.trace import (
 from simulations.live.results import (
     _REOPEN,
     _SKIP_TABLES,
+    ADVERTISED_ID,
     ADVISORY,
     AGREE_ID,
     CAPABILITY,
@@ -130,7 +131,7 @@ def tier(rid: str) -> str:
     * the end-to-end properties (P), the opt-in definitions (R1, R2, T1), rules on the client
       and the table rows that cite no agent rule (``ROW-``) are INFORMATIONAL: recorded. A P
       id's FAIL shows there; a row's departure is what the agent chose."""
-    if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID):
+    if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID, ADVERTISED_ID):
         return MANDATORY
     if rid in (VERSION_ID, NULL_LOAD_ID, PARSE_ID, AGREE_ID):
         return ADVISORY
@@ -359,6 +360,11 @@ def citation(rid: str, tables: Tables) -> str:
         return (
             "ACP initialization (docs/protocol/v1/initialization.mdx): an unsupported "
             "protocolVersion is answered with the agent's latest"
+        )
+    if rid == ADVERTISED_ID:
+        return (
+            "ACP initialization (docs/protocol/v1/initialization.mdx, capabilities): a method "
+            "an agent advertises is one it serves (the official kit's LOAD-001, RESUME-001)"
         )
     if rid.startswith("ROW-"):
         name, _, index = rid[4:].partition(".")

@@ -30,6 +30,7 @@ from simulations.engines.trace import (
     Trace,
     replay,
 )
+from simulations.live.coverage import Plan, cover, coverage_bound
 from simulations.live.judge import (
     _row_id,
     breaks_a_client_rule,
@@ -71,17 +72,44 @@ def _scope_caps(caps: Caps, profiles: Sequence[Caps], clients: Sequence[ClientKi
 
 
 def plan(
-    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
+    tables: Tables,
+    revision: str,
+    caps: Caps,
+    *,
+    big: bool = False,
+    bound: str = "small",
+    cover: bool = False,
 ) -> list[LiveTest]:
-    """One test per distinct shortest path to an agent table row reachable under ``caps``
-    (kept per process: a plan depends only on its arguments)."""
+    """One test per distinct shortest path to an agent table row reachable under ``caps``,
+    the witnesses, mutants and reopen matrix; with ``cover``, then the paths that reach every
+    situation of the live bound left (``simulations.live.coverage``). Kept per process: a
+    plan depends only on its arguments."""
     key = (tables, revision, caps, big, bound)
     if key not in _PLANS:
         _PLANS[key] = _plan(tables, revision, caps, big=big, bound=bound)
-    return list(_PLANS[key])
+    if not cover:
+        return list(_PLANS[key])
+    return list(_PLANS[key]) + coverage_plan(tables, revision, caps, big=big, bound=bound)[0]
 
 
 _PLANS: dict[tuple[Tables, str, Caps, bool, str], list[LiveTest]] = {}
+
+
+def coverage_plan(
+    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
+) -> tuple[list[LiveTest], Plan]:
+    """The coverage tests of ``plan(…, cover=True)`` and what the whole plan covers (kept per
+    process)."""
+    key = (tables, revision, caps, big, bound)
+    if key not in _COVERED:
+        b = coverage_bound(live_bound(revision, caps, big=big, bound=bound), revision, caps)
+        rest = plan(tables, revision, caps, big=big, bound=bound)
+        _COVERED[key] = cover(tables, b, [t.trace for t in rest])
+    tests, covered = _COVERED[key]
+    return list(tests), covered
+
+
+_COVERED: dict[tuple[Tables, str, Caps, bool, str], tuple[list[LiveTest], Plan]] = {}
 
 
 def _plan(
@@ -156,7 +184,13 @@ def _plan(
         fired_here = {ref for rs in replay(trace, tables) for ref in rs.step.rows}
         tests.append(LiveTest("+".join(names), trace, targets, tuple(sorted(fired_here))))
     tests.sort(key=lambda t: (len(t.trace.requests), t.name))
-    return tests + reopen_tests(tables, caps)
+    wire = b.scopes[0].domain.admits  # what the revision's wire can carry (rfd-final: no
+    # prompt on load, resume or fork): a request it cannot carry is no test of it
+    return tests + [
+        t
+        for t in reopen_tests(tables, caps)
+        if wire is None or all(wire(r) for r in t.trace.requests)
+    ]
 
 
 REOPEN_TEST = "REOPEN"  # the reopen matrix's tests are named REOPEN+<method>/<mode>/…

@@ -87,6 +87,14 @@ class Report:
     base_lines: int = 0  # lines of the agent's own text it learnt (0: none learnt)
     calibration: str = ""  # how the agent's own text was learnt (``_calibrate``)
     isolation: str = ""  # how the agents were kept offline (``sandbox.note``)
+    # what the plan covers of the criterion (``simulations.live.coverage``): criterion, total,
+    # planned, run (the situations the tests that ran reached, each up to where it stopped),
+    # and why it was not measured or what was left out
+    coverage: dict[str, Any] = field(default_factory=dict)
+    dropped: list[str] = field(default_factory=list)  # tests a --budget left out
+    walks: dict[str, Any] = field(default_factory=dict)  # --walks: asked, ran, why fewer
+    # findings over all the tests, not of one (``ADVERTISED``): judged with the runs' findings
+    summaries: list[TestRun] = field(default_factory=list)
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -95,7 +103,7 @@ class Report:
         ids = [r for r in REQUIREMENTS if r in judged]
         ids.append(SCHEMA_ID)
         outcomes: dict[str, list[dict[str, Any]]] = {r: [] for r in ids}
-        for run in self.runs:
+        for run in [*self.runs, *self.summaries]:
             per: dict[str, list[Finding]] = {}
             for f in run.findings:
                 per.setdefault(f.rid, []).append(f)
@@ -202,6 +210,14 @@ def render(report: Report) -> str:
             if worst and (r["status"] != PASS or t == INFORMATIONAL):
                 note = "  " + clip(worst[0]["message"])
             lines.append(f"  {rid:18s} {r['status']:14s}{note}")
+    lines.append("\n" + coverage_line(report))
+    w = report.walks
+    if w:
+        why = f" ({w['why']})" if w.get("why") else ""
+        lines.append(
+            f"walks: {w['ran']} of {w['asked']} asked ran, reaching {w['situations']} "
+            f"situations{why}"
+        )
     v = report.verdict()
     for rid, path in report.counterexamples.items():
         lines.append(f"counterexample {rid}: {path}")
@@ -221,6 +237,21 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
+def coverage_line(report: Report) -> str:
+    """The run's coverage in one line: ``covered N of M <criterion>``, what a cut left out."""
+    c = report.coverage
+    if "total" not in c:
+        return f"coverage: not measured ({c.get('why', 'no plan ran')})"
+    line = f"covered {c['run']:,} of {c['total']:,} {c['criterion']}"
+    if c["run"] < c["planned"]:
+        line += f" (the plan reaches {c['planned']:,}; its tests stopped at a departure or a cut)"
+    if report.dropped:
+        line += f"; --budget left out {len(report.dropped)} test(s): " + clip(
+            ", ".join(report.dropped[:8]) + (" …" if len(report.dropped) > 8 else "")
+        )
+    return line
+
+
 def _last_line(text: str) -> str:
     return next((line for line in reversed(text.splitlines()) if line.strip()), text)
 
@@ -238,6 +269,8 @@ def to_json(report: Report) -> dict[str, Any]:
         "started_at": report.started_at,
         "finished_at": report.finished_at,
         "interrupted": report.interrupted,
+        "coverage": {**report.coverage, "dropped": report.dropped},
+        "walks": report.walks,
         "internal_error": None
         if report.internal_error is None
         else clip_middle(report.internal_error),

@@ -105,6 +105,13 @@ _UNMARKED = frozenset({"sessionId", "cwd", "mcpServers", "prompt"})
 AGREE_ID = "SLOT-AGREE"
 
 
+# an advertised method is served: where the model serves a request of a method the agent
+# advertised and the agent refuses it every time the run asks, the method is not there (the
+# official kit's LOAD-001 / RESUME-001 rows: MANDATORY). One refusal among successes is the
+# ids that refusal breaks; never one success is this id
+ADVERTISED_ID = "ADVERTISED"
+
+
 ENDPOINT_SLOT = "{endpoint}"  # in the agent command: the model endpoint's base URL
 
 
@@ -184,6 +191,8 @@ class TestRun:
     stalled: bool = False  # that failure was a request left unanswered (LIVENESS)
     pids: list[int] = field(default_factory=list)
     omitted: tuple[int, int] = (0, 0)  # notifications (messages, bytes) left out past the cap
+    # per advertised method the model serves: [served by the agent, refused by it] (step, code)
+    served: dict[str, list[list[tuple[int, int | None]]]] = field(default_factory=dict)
     _bounded: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
