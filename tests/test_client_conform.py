@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from simulations import cli
 from simulations.live import client_conform as cc
+from simulations.live import client_plan as cp
 from simulations.live.scripted_client import BUILDS
 from simulations.validate import OUTSIDE, validate_files
 
@@ -32,7 +34,8 @@ def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
     # every rule reached and kept: none passes by never being reached
     assert {rid: report.status(rid) for rid in cc.IDS} == dict.fromkeys(cc.IDS, cc.PASS)
     assert [r.agent_findings for r in report.results] == [[] for _ in report.results]
-    assert report.verdict == "CONFORMANT"
+    assert report.not_run == [] and report.unplanned == []
+    assert report.coverage().startswith(f"covered {len(report.results)} of {len(report.results)} ")
     assert list(tmp_root.iterdir()) == []  # each test's folder removed
     assert cc._marked_pids(str(tmp_root)) == []
 
@@ -80,7 +83,8 @@ def test_a_client_that_never_starts_the_agent_is_not_observed(tmp_root: Path) ->
 
 
 def test_validate_reads_the_client_report_back(tmp_root: Path, tmp_path: Path) -> None:
-    report = cc.conform_client(cc.scripted_recipe("sends-unadvertised"), Path("."), only=["T2"])
+    recipe = cc.scripted_recipe("sends-unadvertised")
+    report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     path = tmp_path / "client.json"
     path.write_text(json.dumps(report.to_json()))
     result = validate_files([path])
@@ -108,6 +112,9 @@ def test_the_command_line(
     data = json.loads(out.read_text())
     assert data["requirements"]["S5"]["status"] == cc.PASS
     assert data["tests"][0]["sent"][:1] == ["initialize"]
+    # the coverage, just before the verdict: --only said, with what it left out
+    coverage = data["plan"]["coverage"]
+    assert f"\n{coverage}\n\nVERDICT: " in text and "aiming at none of --only S5" in coverage
 
 
 @pytest.mark.parametrize(
@@ -185,7 +192,7 @@ def test_a_hanging_client_is_cut_at_the_timeout_and_leaves_nothing(tmp_root: Pat
     hang = cc.ClientRecipe(
         "hangs", {"new": ("sleep", "300"), "turn": ("true",)}, {"append": ("x",)}
     )
-    report = cc.conform_client(hang, Path("."), timeout=1.0, only=["T2"])
+    report = cc.conform_client(hang, Path("."), timeout=1.0, only=["T2"], budget=1)
     (result,) = report.results[:1]
     assert [(s, code) for s, _, code, _ in result.steps] == [("new", None)]
     assert "new: timed out" in " ".join(o.message for o in result.outcomes)
@@ -195,7 +202,7 @@ def test_a_hanging_client_is_cut_at_the_timeout_and_leaves_nothing(tmp_root: Pat
 def test_a_client_that_daemonises_leaves_no_process(tmp_root: Path) -> None:
     daemon = ("sh", "-c", "sleep 300 > /dev/null 2>&1 & exit 0")
     recipe = cc.ClientRecipe("daemon", {"new": daemon, "turn": daemon}, {"append": ("x",)})
-    report = cc.conform_client(recipe, Path("."), only=["T2"])
+    report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     first = report.results[0]
     assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)]
     assert _left_behind(tmp_root) == []
@@ -236,7 +243,7 @@ def test_what_a_client_is_known_to_leave_goes_with_the_test(tmp_root: Path, tmp_
     recipe = cc.ClientRecipe(
         "leaves", {"new": step, "turn": step}, {"append": ("x",)}, leaves=(f"{outside}/*",)
     )
-    report = cc.conform_client(recipe, Path("."), only=["T2"])
+    report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     assert report.results[0].steps[0][2] == 0
     assert [p.name for p in outside.iterdir()] == ["left-before"]
 
@@ -251,3 +258,203 @@ def test_a_leaves_pattern_must_name_a_folder(
     path.write_text(f'name = "x"\nleaves = {leaves}\n[steps]\nnew = ["a"]\nturn = ["a"]\n')
     assert cli.main(["conform-client", "--recipe", str(path)]) == 2
     assert "leaves" in capsys.readouterr().err
+
+
+# ---- the derived plan (issue 39) -----------------------------------------------------------
+
+# the fixed plan it replaced: (caps, mode, steps) of its 11 tests
+OLD_PLAN = [
+    ("systemPrompt=none,load,resume,close", "append", ("new", "turn")),
+    ("systemPrompt=none,load,resume,close", "override", ("new", "turn")),
+    ("systemPrompt=append,load,resume,close", "override", ("new", "turn")),
+    ("systemPrompt=override,load,resume,fork,close", "append", ("new", "turn")),
+    ("systemPrompt=override,load,resume,fork,close", "override", ("new", "turn")),
+    ("systemPrompt=override,load", "override", ("new", "turn")),
+    ("systemPrompt=override,resume", "override", ("new", "turn")),
+    ("systemPrompt=override", "override", ("new", "turn")),
+    ("systemPrompt=override,load,resume,fork", "override", ("new", "fork")),
+    ("systemPrompt=override,load,resume", "override", ("new", "fork")),
+    ("systemPrompt=override,load,resume", None, ("new", "close")),
+]
+
+
+def test_the_plan_is_derived_from_the_client_rules() -> None:
+    """The capabilities that matter come from the CLIENT table's guards; the plan reaches each
+    situation of every profile × sequence once, starts each scenario with new, and reaches
+    every situation the fixed plan it replaced did."""
+    assert {s: cp.knobs(s) for s in cp.STEPS} == {
+        "new": ("system_prompt",),
+        "turn": ("system_prompt", "load_session", "resume"),
+        "fork": ("system_prompt", "fork"),
+        "close": ("close",),
+    }
+    assert [s for s in cp.STEPS if cp.resends(s)] == ["turn", "fork"]
+    plan = cc.plan_for(cc.scripted_recipe())
+    assert (plan.profiles, plan.sequences, plan.length) == (3 * 2**4, 3 * (1 + 3 + 9), 3)
+    assert (len(plan.tests), plan.steps, plan.situations) == (26, 64, 44)
+    reached = [cp.situations(t) for t in plan.tests]
+    assert len(set().union(*reached)) == plan.situations
+    seen: set[tuple[object, ...]] = set()
+    for t, here in zip(plan.tests, reached, strict=True):
+        assert t.steps[0] == "new" and "new" not in t.steps[1:]
+        assert here - seen, f"{t.name} reaches nothing new"
+        seen |= here
+    assert len({t.name for t in plan.tests}) == len(plan.tests)
+    old = [cp.make_test(cp.profile_of(c), m, s, cc.IDS) for c, m, s in OLD_PLAN]
+    assert set().union(*map(cp.situations, old)) <= seen
+    # a longer bound reaches nothing new: new and each other step once is every situation
+    assert cc.plan_for(cc.scripted_recipe(), length=5).situations == plan.situations
+
+
+def test_the_acpx_plan_has_no_fork_and_s4_is_not_observable(tmp_root: Path) -> None:
+    """acpx has no fork step: no scenario forks, no profile varies fork, and S4 is said to be
+    out of the plan's reach (NOT_OBSERVABLE for the run, named in the verdict), not silently
+    left out."""
+    acpx = cc.load_client_recipe("acpx")
+    plan = cc.plan_for(acpx)
+    assert plan.knobs == ("system_prompt", "load_session", "resume", "close")
+    assert all("fork" not in t.steps and "fork" not in t.caps.split(",") for t in plan.tests)
+    assert (len(plan.tests), plan.profiles, plan.situations) == (24, 24, 32)
+    scripted = cc.scripted_recipe()
+    nofork = replace(scripted, steps={k: v for k, v in scripted.steps.items() if k != "fork"})
+    report = cc.conform_client(nofork, Path("."), budget=1)
+    (s4,) = report.outcomes("S4")
+    assert s4.status == cc.NOT_OBSERVABLE and "the recipe has no fork step" in s4.message
+    assert report.verdict.startswith("CONFORMANT (not observed: "), report.render()
+    assert "S4" in report.verdict
+
+
+def test_a_fork_with_override_after_the_append_fallback_fails_t3(tmp_root: Path) -> None:
+    """A client that falls back from override to append on session/new (the agent offers
+    append only), then forks with override: T3 broken on the fork. The fixed plan never forked
+    on an append-only agent; the derived plan has the scenario that does (here: its forking
+    scenarios that aim at T3)."""
+    plan = cc.plan_for(cc.scripted_recipe())
+    forking = tuple(t for t in plan.tests if "fork" in t.steps and "T3" in t.targets)
+    recipe = cc.scripted_recipe("fork-override")
+    report = cc.conform_client(recipe, Path("."), plan=replace(plan, tests=forking))
+    assert report.verdict == "NOT CONFORMANT (T3)", report.render()
+    failed = [(r.test, o) for r in report.results for o in r.outcomes if o.status == cc.FAIL]
+    assert failed and {o.rid for _, o in failed} == {"T3"}
+    for test, outcome in failed:
+        caps = cp.profile_of(test.caps)
+        assert caps.system_prompt.value == "append" and caps.fork
+        assert test.mode == "override" and "session/fork" in outcome.message
+
+
+def test_the_run_says_its_plan_its_coverage_and_what_a_budget_dropped(
+    tmp_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plan's size and an estimate before the run (stderr); the coverage before the
+    verdict and in the JSON; --budget cuts the plan by its order (the first test runs)."""
+    out = tmp_path / "r.json"
+    args = ["conform-client", "--recipe", "scripted", "--budget", "1", "--report-json", str(out)]
+    assert cli.main(args) in (0, 1)
+    captured = capsys.readouterr()
+    err = captured.err.splitlines()
+    assert err[0].startswith("client plan: 26 scenarios, 64 steps")
+    assert err[1].startswith("running 26 of them (64 steps): about ") and "--budget 1s" in err[1]
+    text = captured.out.rstrip().splitlines()
+    assert text[-1].startswith("VERDICT: ") and text[-2] == ""
+    data = json.loads(out.read_text())
+    plan = data["plan"]
+    assert text[-3] == plan["coverage"]
+    ran = len(plan["run"])
+    assert ran == 1 and ran + len(plan["not_run"]) == plan["scenarios"] == 26
+    assert plan["coverage"].startswith(
+        "covered 1 of 26 (profile × step-sequence) scenarios of the client plan "
+        "(length ≤ 3); not run: 25 past --budget 1s (the plan's lowest priority"
+    )
+    assert {n["why"].split(" (")[0] for n in plan["not_run"]} == {"past --budget 1s"}
+    assert [t["name"] for t in data["tests"]] == plan["run"]
+
+
+def test_an_interrupt_reports_what_ran_and_what_it_left(tmp_root: Path) -> None:
+    seen: list[str] = []
+
+    def progress(line: str) -> None:
+        seen.append(line)
+        if line.startswith("[2/"):
+            raise KeyboardInterrupt
+
+    report = cc.conform_client(cc.scripted_recipe(), Path("."), progress=progress)
+    assert report.interrupted and report.exit_code == cc.INTERRUPTED
+    assert len(report.results) == 1 and len(report.not_run) == 25
+    assert "not run: 25 left by the interrupt" in report.coverage()
+    assert list(tmp_root.iterdir()) == []
+
+
+SCENARIOS = Path(__file__).parent / "fixtures" / "client_scenarios" / "mine.toml"
+
+
+def test_a_user_adds_scenarios_of_their_own(
+    tmp_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--scenarios FILE: a user's scenarios come first (each caps × its steps), the derived
+    ones after; the coverage names the file."""
+    path = SCENARIOS
+    assert (
+        cli.main(["conform-client", "--recipe", "scripted", "--scenarios", str(path), "--list"])
+        == 0
+    )
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].startswith("client plan: 29 scenarios") and "3 of them from" in listed[0]
+    assert listed[1].startswith("  systemPrompt=append,fork | new:override fork fork turn  (")
+    assert listed[2].startswith("  closes twice: systemPrompt=override,close | new close close  (")
+    assert listed[3].startswith("  closes twice: systemPrompt=none,close | new close close  (")
+    recipe = cc.scripted_recipe()
+    plan = cc.plan_for(recipe, scenarios=str(path))
+    mine = replace(plan, tests=plan.tests[:3])
+    report = cc.conform_client(recipe, Path("."), plan=mine)
+    assert report.failed == [] and report.exit_code == 0, report.render()
+    first = report.results[0]
+    assert [s for s, _, _, _ in first.steps] == ["new", "fork", "fork", "turn"]
+    assert first.test.source == str(path)
+    assert report.coverage() == (
+        f"covered 3 of 3 (profile × step-sequence) scenarios of the client plan (length ≤ 3; "
+        f"3 from {path})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("scenario = \n", "not TOML"),
+        ('steps = ["new"]\n', "steps: unknown key"),
+        ("scenario = 1\n", "scenario: a list of tables"),
+        ('[[scenario]]\ncaps = "systemPrompt=append"\n', "scenario[1].steps"),
+        ('[[scenario]]\nsteps = ["new"]\n', "scenario[1].caps"),
+        ('[[scenario]]\ncaps = "systemPrompt=sideways"\nsteps = ["new"]\n', "scenario[1].caps"),
+        ('[[scenario]]\ncaps = "systemPrompt=none,teleport"\nsteps = ["new"]\n', "teleport"),
+        ('[[scenario]]\ncaps = ""\nsteps = ["turn"]\n', "scenario[1].steps[0]"),
+        ('[[scenario]]\ncaps = ""\nsteps = ["new", "new"]\n', "scenario[1].steps[1]"),
+        ('[[scenario]]\ncaps = ""\nsteps = ["new", "fly"]\n', "scenario[1].steps[1]"),
+        ('[[scenario]]\ncaps = ""\nsteps = ["new:replace"]\n', "scenario[1].steps[0]"),
+        ('[[scenario]]\ncaps = ""\nsteps = ["new"]\nwhen = 1\n', "scenario[1].when"),
+        ('[[scenario]]\ncaps = ""\nsteps = ["new"]\nname = 3\n', "scenario[1].name"),
+    ],
+)
+def test_a_bad_scenarios_file_is_one_line_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, named: str
+) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    code = cli.main(["conform-client", "--recipe", "scripted", "--scenarios", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and named in err, err
+    assert "Traceback" not in err and str(path) in err
+
+
+def test_a_scenario_the_recipe_cannot_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('[[scenario]]\ncaps = "systemPrompt=append,fork"\nsteps = ["new", "fork"]\n')
+    assert cli.main(["conform-client", "--recipe", "acpx", "--scenarios", str(path)]) == 2
+    assert "steps[1]: 'fork': the recipe has no fork step" in capsys.readouterr().err
+    missing = tmp_path / "nope.toml"
+    assert cli.main(["conform-client", "--recipe", "scripted", "--scenarios", str(missing)]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    for bad in (["--length", "0"], ["--length", "9"], ["--budget", "0"]):
+        assert cli.main(["conform-client", "--recipe", "scripted", *bad]) == 2
+        assert bad[0] in capsys.readouterr().err

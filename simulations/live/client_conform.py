@@ -2,16 +2,27 @@
 
 Scope
     The client's half of ACP v1 as stabilised (the CLIENT table's ids: T2–T6, S1–S5) and the
-    prompt that travels outside the standard field (``prompt-outside``, ADVISORY). For each
-    test the client is driven through a **client recipe** (below) against the reference agent
-    (``python -m simulations.agent``) under one capability profile (``--caps``: with and
-    without ``systemPrompt``, append only, override; with and without load, resume, fork,
-    close), with a store on disk so that each agent process the client starts is a restart of
-    the same agent. Between the client and the agent sits the tee
-    (``simulations.live.tee``), which records every line. The recorded conversation is judged
-    by the checks ``validate`` runs (``simulations.validate.Stream``): a client rule broken
-    is a FAIL of its id; a rule whose situation the test never reached (the client sent no
-    session/new, or never re-opened the session) is NOT_OBSERVABLE for that test, never PASS.
+    prompt that travels outside the standard field (``prompt-outside``, ADVISORY). The plan
+    is derived from the model's client rules for the recipe's steps
+    (``simulations.live.client_plan``): every capability profile the rules tell apart ×
+    every sequence of the recipe's steps up to ``--length`` (3), reduced to scenarios that
+    together reach every client-rule situation, each reaching one those before it did not
+    (that order is the priority); ``--scenarios FILE`` adds a user's own, first. For each
+    scenario the client is driven through a **client recipe** (below) against the reference
+    agent (``python -m simulations.agent``) under the scenario's profile (``--caps``), with a
+    store on disk so that each agent process the client starts is a restart of the same
+    agent. Between the client and the agent sits the tee (``simulations.live.tee``), which
+    records every line. The recorded conversation is judged by the checks ``validate`` runs
+    (``simulations.validate.Stream``): a client rule broken is a FAIL of its id; a rule whose
+    situation the test never reached (the client sent no session/new, or never re-opened the
+    session) is NOT_OBSERVABLE for that test, never PASS; a rule no scenario of the plan can
+    reach (S4 where the recipe has no fork) is NOT_OBSERVABLE for the run.
+
+    Before the run: the plan's size and an estimate of its time (a measured time per step,
+    redone from the tests that ran). After it, before the verdict: the coverage, ``covered N
+    of M (profile × step-sequence) scenarios``, naming what ``--only``, ``--budget SECONDS``
+    (the plan cut by its priority: the first test always runs, then each only if it fits at
+    the time per step measured so far), an interrupt or an internal error left out.
 
     A test that asked the client for a prompt an agent advertised, and whose session/new
     carries it neither in ``systemPrompt`` nor in ``_meta``, fails ``prompt-outside`` too (the
@@ -30,10 +41,10 @@ Client recipes (TOML; shipped in ``simulations/live/client_recipes``)
     agent process: the client must re-open it; ``{text}`` the turn), and optionally ``fork``
     and ``close``. In each string ``{agent}`` is the agent's command line (one string),
     ``{home}`` the test's home, ``{prefix}`` where the client was installed, ``{python}`` this
-    Python, ``{PATH}`` the caller's PATH. A step the recipe lacks makes its tests
-    NOT_OBSERVABLE. ``leaves``: patterns of what the client is known to leave outside its home
-    (acpx: ``/tmp/acpx-*``, its queue sockets' folder, at a fixed path); what matches after a
-    test and did not before it is removed.
+    Python, ``{PATH}`` the caller's PATH. A step the recipe lacks is in no scenario: a rule
+    only it reaches is NOT_OBSERVABLE. ``leaves``: patterns of what the client is known to
+    leave outside its home (acpx: ``/tmp/acpx-*``, its queue sockets' folder, at a fixed
+    path); what matches after a test and did not before it is removed.
 
 Source
     The client rules: ``model.spec`` (T2–T6 from docs/protocol/v1 as stabilised; S1–S5 the
@@ -63,12 +74,25 @@ from typing import Any
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from simulations.live import sandbox
+from simulations.live.client_plan import (
+    DEFAULT_LENGTH,
+    MAX_LENGTH,
+    REVISION,
+    STEP_SECONDS,
+    STEPS,
+    ClientPlan,
+    ClientTest,
+    ScenarioError,
+    derive,
+    read_scenarios,
+    resends,
+    unreachable,
+)
 from simulations.live.recipes import read_recipe, recipe_name
 from simulations.live.scripted_client import BUILD_VARIABLE
 from simulations.live.tee import RECORDS_READ, read_records
 from simulations.validate import MALFORMED, OUTSIDE, SCHEMA, Stream, _unwrap
 
-REVISION = "v1-stable"
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
 PASS, FAIL, NOT_OBSERVABLE, SKIPPED = "PASS", "FAIL", "NOT_OBSERVABLE", "SKIPPED"
 INTERNAL_ERROR, INTERRUPTED = 3, 130
@@ -76,10 +100,10 @@ PROMPT_TEXT = "Client instruction A (acp-sysprompt): answer as a ship's captain 
 TURN_TEXT = "hello"
 _MARK = "ACP_SYSPROMPT_CLIENT_TEST"  # in every process a test starts: found and killed after
 _KEYS = {"name", "package", "version", "env", "prompt", "steps", "leaves"}
-_STEPS = ("new", "turn", "fork", "close")
 FOLDER = "client_recipes"  # the shipped client recipes, in simulations/live
 _MODES = ("append", "override")
 _SETTLE = 5.0  # seconds the agent processes of a test get to end after its last step
+_SHOWN = 8  # outcomes shown under an id in the terminal (the JSON report has them all)
 
 
 class ClientRecipeError(ValueError):
@@ -150,7 +174,7 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
     for key in ("new", "turn"):
         if key not in steps:
             raise bad(f"steps.{key}", "missing (new and turn are needed)")
-    _commands("steps", steps, _STEPS, "step", bad)
+    _commands("steps", steps, STEPS, "step", bad)
     prompt = data.get("prompt", {})
     if not isinstance(prompt, dict) or not prompt:
         raise bad("prompt", "a table with append and/or override is needed")
@@ -177,108 +201,7 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
 
 
 # ---- the plan ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClientTest:
-    name: str
-    caps: str  # the reference agent's --caps
-    mode: str | None  # the prompt the client is asked for (None: none)
-    steps: tuple[str, ...]
-    targets: tuple[str, ...]
-    summary: str
-
-
-PLAN = (
-    ClientTest(
-        "unadvertised/append",
-        "systemPrompt=none,load,resume,close",
-        "append",
-        ("new", "turn"),
-        ("T2", "S1"),
-        "the agent advertises no systemPrompt; the client is asked for an appended prompt",
-    ),
-    ClientTest(
-        "unadvertised/override",
-        "systemPrompt=none,load,resume,close",
-        "override",
-        ("new", "turn"),
-        ("T2",),
-        "the agent advertises no systemPrompt; the client is asked for an override",
-    ),
-    ClientTest(
-        "append-only/override",
-        "systemPrompt=append,load,resume,close",
-        "override",
-        ("new", "turn"),
-        ("T3", "T2"),
-        "the agent offers append only; the client is asked for an override",
-    ),
-    ClientTest(
-        "field/append",
-        "systemPrompt=override,load,resume,fork,close",
-        "append",
-        ("new", "turn"),
-        ("T4", "T5", "T6", OUTSIDE),
-        "the agent offers both modes; the client is asked to append",
-    ),
-    ClientTest(
-        "field/override",
-        "systemPrompt=override,load,resume,fork,close",
-        "override",
-        ("new", "turn"),
-        ("T3", "T4", "T5", "T6", OUTSIDE),
-        "the agent offers both modes; the client is asked to override",
-    ),
-    ClientTest(
-        "reopen/load-only",
-        "systemPrompt=override,load",
-        "override",
-        ("new", "turn"),
-        ("T6", "S3", "T5"),
-        "the agent loads but does not resume; the client continues the session",
-    ),
-    ClientTest(
-        "reopen/resume-only",
-        "systemPrompt=override,resume",
-        "override",
-        ("new", "turn"),
-        ("T6", "S2", "T5"),
-        "the agent resumes but does not load; the client continues the session",
-    ),
-    ClientTest(
-        "reopen/neither",
-        "systemPrompt=override",
-        "override",
-        ("new", "turn"),
-        ("S2", "S3"),
-        "the agent can neither load nor resume; the client is asked to continue the session",
-    ),
-    ClientTest(
-        "fork/advertised",
-        "systemPrompt=override,load,resume,fork",
-        "override",
-        ("new", "fork"),
-        ("T6", "T5"),
-        "the agent forks; the client forks the session",
-    ),
-    ClientTest(
-        "fork/unadvertised",
-        "systemPrompt=override,load,resume",
-        "override",
-        ("new", "fork"),
-        ("S4",),
-        "the agent does not fork; the client is asked to fork",
-    ),
-    ClientTest(
-        "close/unadvertised",
-        "systemPrompt=override,load,resume",
-        None,
-        ("new", "close"),
-        ("S5",),
-        "the agent does not close sessions; the client is asked to close one",
-    ),
-)
+# derived from the model's client rules for the recipe's steps: simulations.live.client_plan
 
 # every message the client sends is JSON, JSON-RPC and of the vendored ACP schema's shape
 SCHEMA_ID = "SCHEMA"
@@ -572,7 +495,8 @@ def _unreached(
     if rid in ("S1", "T2", "T3", "T4", "T5", OUTSIDE):
         if rid in ("T4", "T5") and not _sent_prompt(sent):
             return "the client sent no systemPrompt"
-        if rid == "T5" and test.steps[1:] and not any(m in reopen for m in methods):
+        reopening = any(resends(s) for s in test.steps)
+        if rid == "T5" and reopening and not any(m in reopen for m in methods):
             return "the client re-opened nothing (no re-sent prompt to judge)"
         return None
     if rid == "T6":
@@ -645,9 +569,18 @@ class ClientReport:
     interrupted: bool = False
     seconds: float = 0.0
     internal_error: str | None = None  # the traceback of a fault of acp-sysprompt
+    plan: ClientPlan | None = None
+    not_run: list[tuple[ClientTest, str]] = field(default_factory=list)  # each with why
+    # the ids no scenario of the plan reaches (NOT_OBSERVABLE for the run, with why)
+    unplanned: list[Outcome] = field(default_factory=list)
+
+    def outcomes(self, rid: str) -> list[Outcome]:
+        return [o for r in self.results for o in r.outcomes if o.rid == rid] + [
+            o for o in self.unplanned if o.rid == rid
+        ]
 
     def status(self, rid: str) -> str:
-        statuses = [o.status for r in self.results for o in r.outcomes if o.rid == rid]
+        statuses = [o.status for o in self.outcomes(rid)]
         for s in (FAIL, PASS, NOT_OBSERVABLE):
             if s in statuses:
                 return s
@@ -681,9 +614,7 @@ class ClientReport:
                     "message": o.message,
                     **({"transcript": o.transcript} if o.status == FAIL else {}),
                 }
-                for r in self.results
-                for o in r.outcomes
-                if o.rid == rid
+                for o in self.outcomes(rid)
             ]
             reqs[rid] = {
                 "tier": tier(rid),
@@ -706,6 +637,8 @@ class ClientReport:
                     "caps": r.test.caps,
                     "mode": r.test.mode,
                     "summary": r.test.summary,
+                    "targets": list(r.test.targets),
+                    "source": r.test.source,
                     "steps": [
                         {"step": s, "argv": argv, "exit": code, "stderr_tail": tail[-500:]}
                         for s, argv, code, tail in r.steps
@@ -723,8 +656,49 @@ class ClientReport:
                 }
                 for r in self.results
             ],
+            "plan": self.plan_json(),
             "requirements": reqs,
             "verdict": self.verdict,
+        }
+
+    def coverage(self) -> str:
+        """How much of the plan ran, and what was left out and why: one line."""
+        plan = self.plan
+        if plan is None:
+            return f"ran {len(self.results)} tests (no plan)"
+        added = f"; {plan.added} from {plan.source}" if plan.added else ""
+        line = (
+            f"covered {len(self.results)} of {len(plan.tests)} (profile × step-sequence) "
+            f"scenarios of the client plan (length ≤ {plan.length}{added})"
+        )
+        if not self.not_run:
+            return line
+        groups: dict[str, list[str]] = {}
+        for test, why in self.not_run:
+            groups.setdefault(why, []).append(test.name)
+        parts = []
+        for why, names in groups.items():
+            shown = "; ".join(names[:3]) + ("; …" if len(names) > 3 else "")
+            parts.append(f"{len(names)} {why} ({shown})")
+        return line + "; not run: " + ", ".join(parts)
+
+    def plan_json(self) -> dict[str, Any] | None:
+        plan = self.plan
+        if plan is None:
+            return None
+        return {
+            "length": plan.length,
+            "knobs": list(plan.knobs),
+            "profiles": plan.profiles,
+            "sequences": plan.sequences,
+            "situations": plan.situations,
+            "scenarios": len(plan.tests),
+            "steps": plan.steps,
+            "added": plan.added,
+            "added_from": plan.source or None,
+            "run": [r.test.name for r in self.results],
+            "not_run": [{"name": t.name, "why": why} for t, why in self.not_run],
+            "coverage": self.coverage(),
         }
 
     def render(self) -> str:
@@ -742,10 +716,11 @@ class ClientReport:
                 st = self.status(rid)
                 lines.append(f"  {rid:15s}  {st}")
                 shown = (FAIL,) if st == FAIL else (NOT_OBSERVABLE,) if st != PASS else ()
-                for r in self.results:
-                    for o in r.outcomes:
-                        if o.rid == rid and o.status in shown:
-                            lines.append(f"      {o.test}: {o.message[:400]}")
+                listed = [o for o in self.outcomes(rid) if o.status in shown]
+                for o in listed[:_SHOWN]:
+                    lines.append(f"      {o.test}: {o.message[:400]}")
+                if len(listed) > _SHOWN:
+                    lines.append(f"      and {len(listed) - _SHOWN} more test(s) alike")
         agent = [f for r in self.results for f in r.agent_findings]
         if agent:
             lines += [
@@ -761,7 +736,7 @@ class ClientReport:
                 "(internal error of acp-sysprompt, never the client's: the traceback "
                 "is on stderr; the tests that ran are reported)",
             ]
-        lines += ["", f"VERDICT: {self.verdict}"]
+        lines += ["", self.coverage(), "", f"VERDICT: {self.verdict}"]
         return "\n".join(lines)
 
     @property
@@ -773,33 +748,75 @@ class ClientReport:
         return 1 if self.failed or not self.reached else 0
 
 
+def plan_for(
+    recipe: ClientRecipe, length: int = DEFAULT_LENGTH, scenarios: str | None = None
+) -> ClientPlan:
+    """The recipe's plan (``client_plan.derive``), a user's ``scenarios`` file first; a file
+    that cannot be used raises ScenarioError (one line naming the field)."""
+    extra = read_scenarios(scenarios, recipe.steps, recipe.prompt, IDS) if scenarios else ()
+    return derive(recipe.steps, recipe.prompt, IDS, length, extra, scenarios or "")
+
+
 def conform_client(
     recipe: ClientRecipe,
     prefix: Path,
     timeout: float = 60.0,
     only: Sequence[str] = (),
     progress: Any = None,
+    plan: ClientPlan | None = None,
+    budget: float | None = None,
 ) -> ClientReport:
-    # every test judges SCHEMA (the client's lines) besides the ids it aims at: asked alone,
-    # the plan's first test shows it
-    tests = [t for t in PLAN if not only or set(t.targets) & set(only)]
+    """Run ``plan`` (the recipe's derived plan by default) against the client: the tests
+    aiming at ``only`` (every test judges SCHEMA too: asked alone, the plan's first test
+    shows it), within ``budget`` seconds if given (cut by the plan's priority)."""
+    plan = plan_for(recipe) if plan is None else plan
+    tests = [t for t in plan.tests if not only or set(t.targets) & set(only)]
     if SCHEMA_ID in only and not tests:
-        tests = [PLAN[0]]
-    report = ClientReport(recipe, [], sandbox.available())
+        tests = list(plan.tests[:1])
+    report = ClientReport(recipe, [], sandbox.available(), plan=plan)
+    asked = ",".join(only)
+    report.not_run = [
+        (t, f"aiming at none of --only {asked}") for t in plan.tests if t not in tests
+    ]
+    aimed = {r for t in plan.tests for r in t.targets}
+    report.unplanned = [
+        Outcome("plan", rid, NOT_OBSERVABLE, unreachable(rid, recipe.steps, plan.length))
+        for rid in IDS
+        if rid != SCHEMA_ID and rid not in aimed and (not only or rid in only)
+    ]
+    say = progress if progress is not None else (lambda _line: None)
+    say(plan.describe())
+    steps = sum(len(t.steps) for t in tests)
+    cut = f"; --budget {budget:g}s cuts the plan by its priority" if budget is not None else ""
+    say(
+        f"running {len(tests)} of them ({steps} steps): about {steps * STEP_SECONDS:.0f}s at "
+        f"{STEP_SECONDS}s a step (measured on the scripted client; redone from the first "
+        f"test){cut}"
+    )
     start = time.monotonic()
+    done = 0  # steps of the tests run so far
     try:
-        for k, test in enumerate(tests, 1):
-            if progress is not None:
-                spent = time.monotonic() - start
-                left = (
-                    f", about {spent / (k - 1) * (len(tests) - k + 1):.0f}s left" if k > 1 else ""
+        for k, test in enumerate(tests):
+            spent = time.monotonic() - start
+            rate = spent / done if done else STEP_SECONDS
+            if budget is not None and k and spent + rate * len(test.steps) > budget:
+                why = (
+                    f"past --budget {budget:g}s (the plan's lowest priority, at {rate:.2f}s a step)"
                 )
-                progress(f"[{k}/{len(tests)}] {test.name}{left}")
+                report.not_run += [(t, why) for t in tests[k:]]
+                break
+            left = rate * sum(len(t.steps) for t in tests[k:])
+            say(f"[{k + 1}/{len(tests)}] {test.name}, about {left:.0f}s left")
             report.results.append(run_test(test, recipe, prefix, timeout))
+            done += len(test.steps)
     except KeyboardInterrupt:
         report.interrupted = True
     except Exception:  # a fault of this tool: the tests that ran are still reported
         report.internal_error = traceback.format_exc()
+    if report.interrupted or report.internal_error is not None:
+        ran = len(report.results)
+        why = "left by the interrupt" if report.interrupted else "left by the internal error"
+        report.not_run += [(t, why) for t in tests[ran:]]
     report.seconds = time.monotonic() - start
     return report
 
@@ -820,10 +837,12 @@ def add_parser(sub: Any) -> None:
         help="check a real client: the tool plays the agent, the client's recipe drives it",
         description="Check a client against the client's half of ACP v1 as stabilised (T2-T6, "
         "S1-S5, SCHEMA, prompt-outside): the tool gives the client the reference agent under "
-        "each capability profile the plan needs, records every message, and judges them as "
-        "validate does. exit codes: 0 conformant; 1 not conformant, or inconclusive (no rule "
-        "reached); 2 bad usage; 3 internal error (the tests that ran are reported, the "
-        "traceback on stderr); 130 Ctrl-C or SIGTERM (the tests that ran are reported)",
+        "each scenario of a plan derived from the client rules (capability profile x sequence "
+        "of the recipe's steps; together they reach every client-rule situation the steps "
+        "can), records every message, and judges them as validate does. exit codes: 0 "
+        "conformant; 1 not conformant, or inconclusive (no rule reached); 2 bad usage; 3 "
+        "internal error (the tests that ran are reported, the traceback on stderr); 130 Ctrl-C "
+        "or SIGTERM (the tests that ran are reported)",
     )
     c.add_argument(
         "--recipe",
@@ -836,6 +855,27 @@ def add_parser(sub: Any) -> None:
     )
     c.add_argument("--timeout", type=float, default=60.0, help="seconds per step (60; 1-3600)")
     c.add_argument("--only", help="comma-separated ids: run only the tests aiming at them")
+    c.add_argument(
+        "--length",
+        type=int,
+        default=DEFAULT_LENGTH,
+        help=f"the longest step sequence of the derived plan ({DEFAULT_LENGTH}; 1-{MAX_LENGTH})",
+    )
+    c.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="stop starting tests once the next would not fit (the plan cut by its priority; "
+        "the first test always runs)",
+    )
+    c.add_argument(
+        "--scenarios",
+        metavar="FILE",
+        help="a TOML file of [[scenario]] tables (caps, steps): run them too, first",
+    )
+    c.add_argument(
+        "--list", action="store_true", help="print the plan, one scenario a line, and exit"
+    )
     c.add_argument("--report-json", help="write the JSON report here")
 
 
@@ -858,10 +898,23 @@ def run(args: argparse.Namespace) -> int:
     unknown = [s for s in only if s not in IDS]
     if unknown:
         raise UsageError(f"argument --only: {unknown[0]}: not a client id ({', '.join(IDS)})")
+    if not 1 <= args.length <= MAX_LENGTH:
+        raise UsageError(f"argument --length: {args.length}: expected 1-{MAX_LENGTH}")
+    if args.budget is not None and not 0 < args.budget <= 86400:
+        raise UsageError(f"argument --budget: {args.budget:g}: expected 1-86400 seconds")
     if args.report_json:
         parent = Path(args.report_json).resolve().parent
         if not parent.is_dir():
             raise UsageError(f"argument --report-json: {parent}: no such directory")
+    try:
+        plan = plan_for(recipe, args.length, args.scenarios)
+    except ScenarioError as e:
+        raise UsageError(str(e)) from None
+    if args.list:
+        print(plan.describe())
+        for t in plan.tests:
+            print(f"  {t.name}  (aims at {', '.join(t.targets)})")
+        return 0
     previous = signal.signal(signal.SIGTERM, _as_interrupt)
     try:
         report = conform_client(
@@ -870,6 +923,8 @@ def run(args: argparse.Namespace) -> int:
             args.timeout,
             only,
             progress=lambda line: print(line, file=sys.stderr, flush=True),
+            plan=plan,
+            budget=args.budget,
         )
     finally:
         signal.signal(signal.SIGTERM, previous)

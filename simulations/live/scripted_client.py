@@ -41,6 +41,11 @@ BUILDS = {
     "conforming": ("", "keeps the client's rules"),
     "sends-unadvertised": ("T2", "sends systemPrompt to an agent that did not advertise it"),
     "override-unadvertised": ("T3", "asks for override from an agent advertising append only"),
+    "fork-override": (
+        "T3",
+        "falls back to append on session/new where only append is offered, then forks with "
+        "override",
+    ),
     "empty-content": ("T5", "re-sends the prompt with content [] on load and resume"),
     "no-resend": ("T6", "re-sends no prompt on load, resume or fork"),
     "meta-prompt": ("prompt-outside", "writes the prompt in _meta.systemPrompt, not the field"),
@@ -105,9 +110,10 @@ def _caps(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _prompt_field(
-    state: dict[str, Any], session: dict[str, Any], build: str, reopen: bool
+    state: dict[str, Any], session: dict[str, Any], build: str, method: str
 ) -> dict[str, Any]:
-    """The systemPrompt member this build sends (empty: none)."""
+    """The systemPrompt member this build sends on ``method`` (empty: none)."""
+    reopen = method != "session/new"
     text, mode = state.get("prompt"), state.get("mode")
     if text is None:
         return {}
@@ -119,7 +125,11 @@ def _prompt_field(
     if reopen and build == "no-resend":
         return {}
     overrides = isinstance(advertised, dict) and "override" in (advertised.get("mode") or {})
-    if mode == "override" and not overrides and build != "override-unadvertised":
+    if mode == "override" and not overrides and build == "fork-override":
+        # the fallback a client may take (append, which every advertising agent offers): kept
+        # on new, load and resume; the fork forgets it and asks for the override again (T3)
+        mode = "override" if method == "session/fork" else "append"
+    elif mode == "override" and not overrides and build != "override-unadvertised":
         print("scripted client: the agent offers no override: prompt not sent", file=sys.stderr)
         return {}
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
@@ -150,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
             params = {
                 "cwd": cwd,
                 "mcpServers": [],
-                **_prompt_field(state, session, args.build, False),
+                **_prompt_field(state, session, args.build, "session/new"),
             }
             answer = agent.call("session/new", params)
             if "result" not in answer:
@@ -175,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
                 return 1
             params = {"sessionId": sid, "cwd": cwd, "mcpServers": []}
             answer = agent.call(
-                method, {**params, **_prompt_field(state, session, args.build, True)}
+                method, {**params, **_prompt_field(state, session, args.build, method)}
             )
             if "result" not in answer:
                 print(f"scripted client: {method} refused: {answer.get('error')}", file=sys.stderr)
@@ -191,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
                 return 1
             params = {"sessionId": sid, "cwd": cwd, "mcpServers": []}
             answer = agent.call(
-                "session/fork", {**params, **_prompt_field(state, session, args.build, True)}
+                "session/fork",
+                {**params, **_prompt_field(state, session, args.build, "session/fork")},
             )
             if "result" not in answer:
                 return 1
