@@ -194,6 +194,7 @@ MALFORMED, SCHEMA, JSONRPC, NOTE = "malformed", "schema", "jsonrpc", "note"
 # advertised the field: advisory, as the spec does not forbid it, but an agent that follows the
 # spec reads only ``systemPrompt`` and never sees that prompt
 OUTSIDE = "prompt-outside"
+OUTSIDE_TIER = "ADVISORY"  # a prompt outside the field: a SHOULD-like advice (conform-client's)
 # a session/update, sent while a turn, load or resume of a session the log handed out is open,
 # naming a session no open request names: one no session/new or fork of the log handed out,
 # or one it did whose update is a turn's content (a chunk, a tool call, a plan: they belong
@@ -262,22 +263,19 @@ class Finding:
 def live_tier_fails(rid: str) -> bool | None:
     """Does a finding ``rid`` that is no requirement id fail the run? The live tools judge the
     same checks and keep their tiers: ``update-id`` is conform's UPDATE-ID
-    (``simulations.live.judge.tier``: MANDATORY), ``prompt-outside`` conform-client's
-    (``simulations.live.client_conform.tier``: ADVISORY); a MANDATORY or CAPABILITY tier fails
+    (``simulations.live.judge.tier``: MANDATORY), ``prompt-outside`` ``OUTSIDE_TIER``, which
+    conform-client's tier reads (ADVISORY); a MANDATORY or CAPABILITY tier fails
     it, and counts among the violated ids. None: a wire problem no tier ranks (malformed,
     schema, jsonrpc: counted on their own, failing). Looked up, never copied, so the tools
     cannot drift apart; imported on first use: ``simulations.live.judge`` loads the ACP SDK,
-    which the command line imports for the live commands only, and ``client_conform``
-    imports this module."""
+    which the command line imports for the live commands only."""
     if rid == UPDATE:
         from simulations.live.judge import tier
         from simulations.live.results import CAPABILITY, MANDATORY, UPDATE_ID
 
         return tier(UPDATE_ID) in (MANDATORY, CAPABILITY)
     if rid == OUTSIDE:
-        from simulations.live import client_conform
-
-        return client_conform.tier(OUTSIDE) == client_conform.MANDATORY
+        return OUTSIDE_TIER in ("MANDATORY", "CAPABILITY")
     return None
 
 

@@ -91,7 +91,7 @@ from simulations.live.client_plan import (
 from simulations.live.recipes import read_recipe, recipe_name
 from simulations.live.scripted_client import BUILD_VARIABLE
 from simulations.live.tee import RECORDS_READ, read_records
-from simulations.validate import MALFORMED, OUTSIDE, SCHEMA, Stream, _unwrap
+from simulations.validate import MALFORMED, OUTSIDE, OUTSIDE_TIER, SCHEMA, Stream, _unwrap
 
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
 PASS, FAIL, NOT_OBSERVABLE, SKIPPED = "PASS", "FAIL", "NOT_OBSERVABLE", "SKIPPED"
@@ -212,7 +212,7 @@ def tier(rid: str) -> str:
     if rid == SCHEMA_ID:
         return MANDATORY
     if rid == OUTSIDE:
-        return ADVISORY
+        return OUTSIDE_TIER
     return ADVISORY if REQUIREMENTS[rid].is_advisory else MANDATORY
 
 
