@@ -74,6 +74,7 @@ from model.types import (
 )
 from simulations.engines.bounds import Bound, Scope
 from simulations.engines.domain import Domain, text
+from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore, requests
 from simulations.engines.trace import Trace
 from simulations.live.results import _SKIP_TABLES, LiveTest
@@ -222,10 +223,6 @@ class Plan:
     total: frozenset[Situation]
     planned: frozenset[Situation]
 
-    def line(self, covered: int | None = None) -> str:
-        got = len(self.planned) if covered is None else covered
-        return f"covered {got:,} of {len(self.total):,} {CRITERION}"
-
 
 def situations_of(trace: Trace, tables: Tables, upto: int | None = None) -> set[Situation]:
     """The situations the first ``upto`` requests of ``trace`` reach (all: None)."""
@@ -243,9 +240,11 @@ def situations_of(trace: Trace, tables: Tables, upto: int | None = None) -> set[
     return out
 
 
-def reachable(tables: Tables, b: Bound) -> dict[Situation, tuple[int, int, int, Request]]:
-    """Every situation of ``b``'s graph, each with where it is shallowest: (depth, scope,
-    node, request)."""
+def reachable(
+    tables: Tables, b: Bound
+) -> tuple[dict[Situation, tuple[int, int, int, Request]], Exploration]:
+    """Every situation of ``b``'s graph, each with where it is shallowest (depth, scope, node,
+    request), and the exploration that found them (its paths become the tests)."""
     ex = explore(tables, b, symmetry=True, workers=1)
     engine = Compiled(tables)
     found: dict[Situation, tuple[int, int, int, Request]] = {}
@@ -265,8 +264,7 @@ def reachable(tables: Tables, b: Bound) -> dict[Situation, tuple[int, int, int, 
                 s = situation(engine.step(w, req))
                 if s is not None and (s not in found or found[s][0] > depth[n]):
                     found[s] = (depth[n], si, n, req)
-    _EXPLORED[(tables, b)] = ex
-    return found
+    return found, ex
 
 
 def _context(w: World) -> object:
@@ -280,14 +278,10 @@ def _context(w: World) -> object:
     return (w.agent, w.connections, w.restarts, origins)
 
 
-_EXPLORED: dict[tuple[Tables, Bound], object] = {}
-
-
 def cover(tables: Tables, b: Bound, already: Iterable[Trace]) -> tuple[list[LiveTest], Plan]:
     """Test paths that, with the traces ``already`` planned, reach every situation of ``b``
     (see the module's docstring for how they are chosen), and what the plan then covers."""
-    found = reachable(tables, b)
-    ex = _EXPLORED.pop((tables, b))
+    found, ex = reachable(tables, b)
     covered: set[Situation] = set()
     for t in already:
         covered |= situations_of(t, tables)
@@ -301,7 +295,7 @@ def cover(tables: Tables, b: Bound, already: Iterable[Trace]) -> tuple[list[Live
         if s in covered:
             continue
         _, si, n, req = found[s]
-        trace = ex.trace_to(si, n, req)  # type: ignore[attr-defined]
+        trace = ex.trace_to(si, n, req)
         covered |= situations_of(trace, tables)
         trace = _extend(trace, tables, engine, b.scopes[si], found, covered)
         tests.append(LiveTest(f"{COVER_TEST}+{len(tests) + 1}", trace, ()))
