@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulations.live import conform as live  # noqa: E402
 from simulations.live import plan as plans  # noqa: E402
-from simulations.live.conform import conform, plan  # noqa: E402
+from simulations.live.conform import conform  # noqa: E402
+from simulations.live.plan import plan  # noqa: E402
 from simulations.live.report import coverage_line  # noqa: E402
 
 TARGET = 180.0
@@ -57,8 +57,8 @@ def main(argv: list[str]) -> int:
     caps = report.caps
     planning = 0.0
     if caps is not None:
-        live._PLANS.clear()  # measure the planning afresh
-        live._MUTANT_PATHS.clear()
+        plans._PLANS.clear()  # measure the planning afresh
+        plans._MUTANT_PATHS.clear()
         plans._COVERED.clear()
         t1 = time.perf_counter()
         plan(report.tables, revision, caps, cover=True)

@@ -31,21 +31,21 @@ from model.profiles import PROFILES, load_profile
 from model.revisions import REVISIONS
 from model.tables import Tables
 from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
-from simulations.agent import (
+from simulations.api import UsageError
+from simulations.engines.conversation import AGENT_MESSAGE
+from simulations.engines.domain import domain_for, text
+from simulations.engines.scenarios import SCENARIOS
+from simulations.engines.trace import Trace, replay
+from simulations.live.agent import (
     STORE_FILE,
     Build,
     ReferenceAgent,
     build_for,
     caps_text,
     default_caps,
-    main,
     parse_caps,
 )
-from simulations.api import UsageError
-from simulations.engines.conversation import AGENT_MESSAGE
-from simulations.engines.domain import domain_for, text
-from simulations.engines.scenarios import SCENARIOS
-from simulations.engines.trace import Trace, replay
+from simulations.live.agent_stdio import main
 from simulations.wire.acp import INTROSPECTION_METHOD, notification, revision_wire, transcript
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -440,7 +440,7 @@ def test_the_agent_loads_the_sdks_jsonrpc_layer_alone() -> None:
     no ``acp`` module in ``sys.modules``: a later ``import acp`` there is an ordinary one."""
     code = (
         "import sys\n"
-        "from simulations.agent import sdk_connection\n"
+        "from simulations.live.agent_stdio import sdk_connection\n"
         "jsonrpc = sdk_connection()\n"
         "assert jsonrpc.Connection and jsonrpc.RequestError and jsonrpc.StreamDirection\n"
         "assert not [m for m in sys.modules if m == 'acp' or m.startswith('acp.')]\n"

@@ -26,10 +26,14 @@ from model.machines import Step, System
 from model.mutants import MUTANTS
 from model.revisions import REVISIONS
 from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
-from simulations.agent import caps_text, default_caps
 from simulations.api import bound_for
 from simulations.engines.domain import text
-from simulations.live.conform import (
+from simulations.live.agent import caps_text, default_caps
+from simulations.live.conform import conform
+from simulations.live.judge import Seen, _judge, caps_of, choice_options, chosen, tier
+from simulations.live.plan import agent_mutants, kill_setup, mutant_path
+from simulations.live.report import render, write_counterexamples
+from simulations.live.results import (
     ADVISORY,
     CAPABILITY,
     FAIL,
@@ -38,20 +42,8 @@ from simulations.live.conform import (
     NOT_OBSERVABLE,
     PASS,
     ConformError,
-    Seen,
-    _judge,
-    agent_mutants,
-    caps_of,
-    choice_options,
-    chosen,
-    conform,
-    kill_setup,
-    mutant_path,
-    render,
-    tier,
-    write_counterexamples,
 )
-from simulations.validate import validate_messages
+from simulations.live.validate import validate_messages
 from simulations.wire.acp import INTROSPECTION_METHOD, _agent_capabilities, revision_wire
 
 # a question another such module or a notebook explored is answered from the run's share
@@ -94,6 +86,7 @@ TAKEOVER = os.environ.get("MODEL_AGENT_TAKEOVER") == "1"  # serves a resume the 
 ECHO = os.environ.get("MODEL_AGENT_ECHO") == "1"  # answers initialize with the version asked
 MISSING = os.environ.get("MODEL_AGENT_MISSING", "")  # a method it answers -32601
 STRAY = os.environ.get("MODEL_AGENT_STRAY") == "1"  # a turn's update names another session
+OTHERS = os.environ.get("MODEL_AGENT_OTHERS", "")  # an update kind sent for other live sessions
 NULL_LOAD = os.environ.get("MODEL_AGENT_NULL_LOAD") == "1"  # a served load answers result null
 LATE = os.environ.get("MODEL_AGENT_LATE") == "1"  # a load's history after its answer
 REPLAYS = os.environ.get("MODEL_AGENT_REPLAYS") == "1"  # a resume replays history too
@@ -147,6 +140,18 @@ for line in sys.stdin:
     if NULLS and step.reply.code in (-32600, -32601):  # what the SDK's example agents do
         send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
         continue
+    if OTHERS and step.reply.ok and req.method in ("session_prompt", "session_load"):
+        for other in sorted(turns):  # sessions prompted before, live on this connection
+            s = world.agent.session(other)
+            if other == req.sid or s is None or s.live is None:
+                continue
+            if OTHERS == "info":  # what claude-agent-acp 0.101.0 sends: a title, any time
+                update = {"sessionUpdate": "session_info_update", "title": "earlier"}
+            else:
+                update = {"sessionUpdate": "agent_message_chunk",
+                          "content": {"type": "text", "text": "not this one"}}
+            send({"jsonrpc": "2.0", "method": "session/update",
+                  "params": {"sessionId": other, "update": update}})
     if step.reply.ok and req.method == "session_prompt":
         turns[req.sid] = turns.get(req.sid, 0) + 1
         if STRAY:
@@ -291,9 +296,7 @@ def test_a_misbehaving_agent_fails_naming_the_cause_and_leaves_no_process(
     assert cause in text, text
     pids = [pid for run in report.runs for pid in run.pids]
     assert all(not alive(pid) for pid in pids)
-    assert "VERDICT: NOT CONFORMANT" in __import__(
-        "simulations.live.conform", fromlist=["render"]
-    ).render(report)
+    assert "VERDICT: NOT CONFORMANT" in render(report)
 
 
 def test_the_watchdog_ends_a_test_that_keeps_the_agent_busy(tmp_path: Path) -> None:
@@ -651,6 +654,25 @@ def test_each_update_names_the_session_it_is_about(
     assert report.conformant is not stray
     if stray:
         assert "['elsewhere']" in reqs["UPDATE-ID"]["outcomes"][0]["message"]
+
+
+@pytest.mark.parametrize(("kind", "status"), [("info", PASS), ("chunk", FAIL)])
+def test_an_update_about_another_live_session_is_judged_by_its_kind(
+    tmp_path: Path, kind: str, status: str
+) -> None:
+    """What two real agents showed on the coverage plan's pair scope (2026-12-03): while a
+    session is answered, ``session_info_update`` (a title) for another session live on the
+    connection is no stray update — an agent may send one at any time, and validate judges it
+    so — but a turn's content for a session with no turn open is UPDATE-ID (before, every
+    update naming another session failed it: both agents were NOT CONFORMANT for a title)."""
+    argv = ["env", f"MODEL_AGENT_OTHERS={kind}", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=60, jobs=2, bound="tiny")
+    reqs = report.requirements()
+    assert reqs["UPDATE-ID"]["status"] == status, reqs["UPDATE-ID"]
+    assert report.conformant is (status == PASS)
+    if status == FAIL:
+        failed = [o for o in reqs["UPDATE-ID"]["outcomes"] if o["status"] == FAIL]
+        assert "while answering about" in failed[0]["message"]
 
 
 @pytest.mark.parametrize(("echo", "status"), [(False, PASS), (True, FAIL)])
@@ -1097,7 +1119,7 @@ def test_the_live_plan_takes_a_bound(tmp_path: Path) -> None:
     """Issue 28, item 6: ``conform --bound NAME|FILE`` picks the bound the plan's shortest
     paths come from (a named bound or a bound file); a bad one is one line before the run."""
     from simulations.engines.bounds import BOUNDS, bound_toml
-    from simulations.live.conform import plan
+    from simulations.live.plan import plan
 
     tables, caps = REVISIONS["v1-stable"].tables, default_caps("envelope")
     sizes = {b: len(plan(tables, "v1-stable", caps, bound=b)) for b in ("tiny", "small")}

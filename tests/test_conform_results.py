@@ -37,8 +37,10 @@ import pytest
 
 from simulations.cli import PROGRESS
 from simulations.live import conform as live
-from simulations.live import transport
-from simulations.live.conform import FAIL, ConformError, conform
+from simulations.live import execute, options, results, transport
+from simulations.live import report as reports
+from simulations.live.conform import conform
+from simulations.live.results import FAIL, ConformError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -207,7 +209,7 @@ def _as_a_test_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while the last answer of a test is judged: the test's task ends in the same
     turn of the loop as the cancellation reaches the run's task, waiting for it in
     ``wait_for`` — which (Python 3.11) then returns the result and drops the cancellation."""
-    original = live._compare
+    original = execute._compare
     calls = [0]
 
     async def compare(*args: Any) -> bool:
@@ -218,7 +220,7 @@ def _as_a_test_ends(monkeypatch: pytest.MonkeyPatch) -> None:
                 _ctrl_c()
         return going_on
 
-    monkeypatch.setattr(live, "_compare", compare)
+    monkeypatch.setattr(execute, "_compare", compare)
 
 
 MOMENTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
@@ -230,8 +232,8 @@ MOMENTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "in-sdk-close": _in_sdk_close,
     "in-a-stop-ladder": lambda mp: _on_call(mp, transport.LiveAgent, "stop", nth=2),
     "between-tests": lambda mp: _on_call(mp, live, "run_test", nth=1, after=True),
-    "while-rendering": lambda mp: _on_call(mp, live, "render"),
-    "while-writing-json": lambda mp: _on_call(mp, live, "write_json"),
+    "while-rendering": lambda mp: _on_call(mp, reports, "render"),
+    "while-writing-json": lambda mp: _on_call(mp, reports, "write_json"),
 }
 AFTER_THE_RUN = ("while-rendering", "while-writing-json")
 
@@ -264,11 +266,11 @@ def test_a_swallowed_cancellation_still_stops_the_run_at_its_next_step(
 ) -> None:
     """The flag, not the cancellation, ends the run: an interrupt whose cancellation never
     arrives (as if swallowed) stops the run before its next test, the tests that ran kept."""
-    interrupt = live.Interrupt()
+    interrupt = options.Interrupt()
     ran: list[str] = []
     original = live.run_test
 
-    async def then_interrupt(*args: Any, **kwargs: Any) -> live.TestRun:
+    async def then_interrupt(*args: Any, **kwargs: Any) -> results.TestRun:
         run = await original(*args, **kwargs)
         ran.append(run.test.name)
         interrupt.event.set()  # the flag alone: no cancellation is sent
@@ -372,7 +374,7 @@ def test_a_fault_of_the_tool_exits_3_after_the_verdict_with_its_traceback(
     agents: list[int],
 ) -> None:
     calls = [0]
-    original = live._schema_findings
+    original = execute._schema_findings
 
     def broken(*args: Any) -> None:
         calls[0] += 1
@@ -380,7 +382,7 @@ def test_a_fault_of_the_tool_exits_3_after_the_verdict_with_its_traceback(
             raise RuntimeError("a bug in the tool")
         original(*args)
 
-    monkeypatch.setattr(live, "_schema_findings", broken)
+    monkeypatch.setattr(execute, "_schema_findings", broken)
     out = tmp_path / "r.json"
     code = conform_cli("--only", ONLY, "--report-json", str(out), agent=chatty(tmp_path))
     printed, err = capsys.readouterr()
@@ -402,7 +404,7 @@ def test_a_fault_while_writing_one_output_still_writes_the_other(
     def broken(*args: Any) -> None:
         raise RuntimeError("a bug in the forms")
 
-    monkeypatch.setattr(live, "write_counterexamples", broken)
+    monkeypatch.setattr(reports, "write_counterexamples", broken)
     out, cx = tmp_path / "r.json", tmp_path / "cx"
     agent = chatty(tmp_path)
     code = conform_cli("--only", ONLY, "--out", str(cx), "--report-json", str(out), agent=agent)
@@ -508,7 +510,6 @@ def test_a_flood_of_notifications_is_kept_short_and_past_the_cap_fails(
     """Small caps stand in for the real ones (4 MiB kept whole, 64 MiB a flood): 300 kB of
     notifications in a turn keeps 32 kB whole and the rest as one counted stub, the test
     judged as before; 3 MB past a 1 MB cap fails naming the flood."""
-    from simulations.live import results  # where the run's log keeps its caps
 
     monkeypatch.setattr(results, "TRANSCRIPT_HEAD", 32 * 1024)
     monkeypatch.setattr(results, "FLOOD_BYTES", 1024 * 1024)
@@ -527,7 +528,7 @@ def test_a_flood_of_notifications_is_kept_short_and_past_the_cap_fails(
 
 
 def test_the_bounded_log_keeps_requests_and_answers_and_counts_the_rest() -> None:
-    log = live._BoundedLog(head=200, flood=10_000)
+    log = results._BoundedLog(head=200, flood=10_000)
     note = {
         "jsonrpc": "2.0",
         "method": "session/update",

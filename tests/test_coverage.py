@@ -14,8 +14,8 @@ import pytest
 from model.machines import System
 from model.revisions import REVISIONS, resolve
 from model.types import Caps, PromptCap, Request, initial_world
-from simulations.agent import default_caps
 from simulations.engines.domain import text
+from simulations.live.agent import default_caps
 from simulations.live.conform import conform
 from simulations.live.coverage import COVER_TEST, situation, situations_of
 from simulations.live.plan import coverage_plan, plan

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.conform import FAIL, Report, conform
+from simulations.live.conform import conform
+from simulations.live.report import Report
+from simulations.live.results import FAIL
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "tests" / "fixtures" / "faulty_agents" / "sdk_agent.py"

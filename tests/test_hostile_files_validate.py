@@ -24,13 +24,17 @@ import pytest
 
 from model.revisions import REVISIONS
 from model.types import Caps, Request
-from simulations import validate
 from simulations.cli import main
 from simulations.engines.trace import Trace
+from simulations.live import validate, validate_read, validate_stream
 from simulations.outputs import forms
 
 ROOT = Path(__file__).resolve().parents[1]
-VALIDATE_PY = str(ROOT / "simulations" / "validate.py")
+# validate's modules: the entry, the reader, the stream and what it judges with
+VALIDATE_PY = {
+    str(ROOT / "simulations" / "live" / f"validate{part}.py")
+    for part in ("", "_read", "_stream", "_follow", "_model")
+}
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 INIT_OK = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}
 LIVENESS = 120  # seconds: only bounds a hung child, never a budget
@@ -93,7 +97,7 @@ def _update(sid: str, text: str) -> dict[str, Any]:
 
 
 def _lines_run(path: Path) -> int:
-    """Lines of simulations/validate.py executed validating ``path`` (a cost count)."""
+    """Lines of validate's modules executed validating ``path`` (a cost count)."""
     count = 0
 
     def local(frame: Any, event: str, arg: Any) -> Any:
@@ -103,7 +107,7 @@ def _lines_run(path: Path) -> int:
         return local
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename == VALIDATE_PY else None
+        return local if frame.f_code.co_filename in VALIDATE_PY else None
 
     previous = sys.gettrace()
     sys.settrace(tracer)
@@ -137,7 +141,7 @@ def test_unanswered_requests_are_looked_up_not_walked(tmp_path: Path) -> None:
 def test_open_requests_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """An agent that never answers: past _OPEN_KEPT open requests the oldest is given up (a
     finding at its line), so what is kept stays bounded."""
-    monkeypatch.setattr(validate, "_OPEN_KEPT", 20, raising=False)
+    monkeypatch.setattr(validate_stream, "_OPEN_KEPT", 20)
     s = validate.Stream(REVISIONS["v1-stable"], "log")
     messages = [INIT, INIT_OK]
     messages += [{"jsonrpc": "2.0", "id": i, "method": "session/prompt"} for i in range(1, 51)]
@@ -172,7 +176,7 @@ def _validated_with_peak(log: Path) -> tuple[validate.Result, int]:
 def test_an_overlong_line_is_a_finding_and_never_held_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(validate, "LINE_LIMIT", 64 << 10, raising=False)
+    monkeypatch.setattr(validate_read, "LINE_LIMIT", 64 << 10)
     big = b'{"jsonrpc": "2.0", "method": "x", "params": {"t": "' + b"y" * (8 << 20)
     log = _log(tmp_path, _line(INIT), big + b"\n", _line(INIT_OK), big)  # the last: no newline
     result, peak = _validated_with_peak(log)

@@ -20,8 +20,8 @@ from model.types import Block, BlockKind, Caps, PromptCap, Request
 from simulations import api
 from simulations.engines.bounds import WIRE, Bound
 from simulations.engines.trace import Trace, replay
+from simulations.live.validate import Result, validate_files
 from simulations.outputs.forms import shown_on_the_wire, write_counterexample
-from simulations.validate import Result, validate_files
 from simulations.wire.acp import transcript
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,15 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simulations.api import bound_for  # noqa: E402
-from simulations.live.conform import (  # noqa: E402 - after the path is set
-    FAIL,
-    PASS,
-    Report,
-    conform,
-    render,
-    write_json,
-)
+from simulations.live.conform import conform  # noqa: E402 - after the path is set
 from simulations.live.recipes import Recipe, load_recipe, shipped  # noqa: E402
+from simulations.live.report import Report, render, write_json  # noqa: E402
+from simulations.live.results import FAIL, PASS  # noqa: E402
 from simulations.outputs.population import P_IDS, check_population  # noqa: E402
 
 REVISION = "v1-stable"

@@ -34,13 +34,10 @@ from simulations.live.results import (
     _REOPEN,
     _SKIP_TABLES,
     ADVERTISED_ID,
-    ADVISORY,
     AGREE_ID,
-    CAPABILITY,
     FAIL,
     INFORMATIONAL,
     LIVENESS_ID,
-    MANDATORY,
     NULL_LOAD_ID,
     PARSE_ID,
     PASS,
@@ -48,6 +45,8 @@ from simulations.live.results import (
     UPDATE_ID,
     VERSION_ID,
 )
+from simulations.live.tiers import PROTOCOL
+from simulations.live.tiers import tier as tier  # conform's tier: the one table
 from simulations.wire.acp import (
     V2_WIRE,
 )
@@ -109,47 +108,7 @@ def _prompt_cap(session: dict[str, Any], wire: str, unseen: PromptCap) -> Prompt
 _CHOICES = frozenset({Keyword.MAY, Keyword.MAY_EITHER, Keyword.SILENT})
 
 
-# statements of what an agent (or the protocol) does that are no MUST: a departure shows
-_DESCRIBES = frozenset(
-    {Keyword.DESCRIPTIVE, Keyword.INFORMATIVE, Keyword.STRUCTURAL, Keyword.SILENT}
-)
-
-
-def tier(rid: str) -> str:
-    """The official kit's tier of a requirement id (or of a ``ROW-``/``SCHEMA`` pseudo-id), by
-    who it binds and its keyword kind (``model.spec``):
-
-    * a MUST (MUST NOT, both) — and a MAY or MAY (either), whose options the agent may pick
-      from but not go beyond (T11, T15) — is MANDATORY, or CAPABILITY where it binds an agent
-      that advertised the feature (``Agent★``); the same for a statement about the protocol
-      (``—``) that the agent's rows carry out (A2); a default (R21: what an omitted mode
-      means) is CAPABILITY: it binds whoever reads the field, an agent that advertised it;
-    * a SHOULD, and what the spec describes an agent (or the protocol) doing without a MUST —
-      descriptive, informative, a structural statement, a silence with options (R18, R20,
-      T14, T16, A8, A18) — is ADVISORY: its FAIL shows, the verdict does not follow it (the
-      kit's rule: only MANDATORY and CAPABILITY failures make an agent not conformant);
-    * the end-to-end properties (P), the opt-in definitions (R1, R2, T1), rules on the client
-      and the table rows that cite no agent rule (``ROW-``) are INFORMATIONAL: recorded. A P
-      id's FAIL shows there; a row's departure is what the agent chose."""
-    if rid in (SCHEMA_ID, LIVENESS_ID, UPDATE_ID, ADVERTISED_ID):
-        return MANDATORY
-    if rid in (VERSION_ID, NULL_LOAD_ID, PARSE_ID, AGREE_ID):
-        return ADVISORY
-    r = REQUIREMENTS.get(rid)
-    if r is None or r.family is Family.P:
-        return INFORMATIONAL
-    if not (r.binds.lower().startswith("agent") or r.binds == _PROTOCOL):
-        return INFORMATIONAL  # the client's, or no party's (a non-advertising agent's R22)
-    if r.keyword is Keyword.DEFAULT:
-        return CAPABILITY  # what an omitted field of the capability means: binds who reads it
-    if r.is_normative or r.keyword in (Keyword.MAY, Keyword.MAY_EITHER):
-        return CAPABILITY if "★" in r.binds else MANDATORY
-    if r.is_advisory or r.keyword in _DESCRIBES:
-        return ADVISORY
-    return INFORMATIONAL
-
-
-_PROTOCOL = "—"  # model.spec's ``binds`` of a statement about the protocol
+_PROTOCOL = PROTOCOL
 
 
 @cache

@@ -1,0 +1,329 @@
+"""Trace validation: judge a recorded ACP session (a log of JSON-RPC messages) by the model.
+
+Scope
+    ``validate_files`` reads logs, pairs every response with its request and checks each
+    message against the vendored schema and every rule the wire shows, for both sides, by
+    driving the model: each client request is read back as the model's request
+    (``simulations.wire.acp.request_of``), stepped through ``model.machines.System`` over the
+    revision's tables, and the recorded answer is compared with the model's reply (error or
+    success and its code, the session id created, the ids listed, the history replayed before
+    a load answers, the system slot where the log shows it). The requirement ids come from the
+    model's own checks (``model.invariants`` STEP_CHECKS and STATE_CHECKS) run on the step as
+    it really happened; the rows the model fired (``Step.rows`` → ``Row.reqs``) are named in
+    the note that reports a departure no check judges. ``validate_messages`` does the same
+    over messages in memory; ``add_parser`` and ``run`` are the ``acp-sysprompt validate
+    LOG...`` subcommand.
+
+    This module is the entry: a LOG told apart as a report or a log, each of its streams
+    judged, the ``Result`` over them all, the command line. The rest is split by role:
+    ``simulations.live.validate_read`` reads the three inputs (our ndjson and the live tools'
+    records, a JSON report's transcripts — the official test kit's, conform's,
+    conform-client's —, sacp-tee logs) into entries, bounded against hostile files;
+    ``simulations.live.validate_stream`` is ``Stream``, one pass over one agent process's
+    entries; ``simulations.live.validate_follow`` follows the log where it departs from the
+    model and infers what an earlier answer hid; ``simulations.live.validate_model`` holds
+    what they share (the findings, the model with an open client, a stream's state). The
+    names callers use are importable from here.
+
+Abstractions
+    One stream per log, and per test transcript of a report (each test ran against a fresh
+    agent process); the model's steps and schema verdicts are memoised across the streams of
+    one run. A LOG may be a FIFO, ``/dev/stdin`` or ``-`` (stdin), read as a stream; a
+    directory, a missing or unreadable file, an empty log (no message: nothing was judged, so
+    it is not "clean"), a file with no JSON-RPC message and a report with no transcript to
+    judge are UsageErrors, exit 2. The summary counts violated ids, malformed lines and other
+    wire problems apart (a malformed line is not an id); a violated id that is not advisory
+    makes the exit code 1.
+
+Source
+    The official test kit's report (agentclientprotocol/acp-tck README "Reading the report");
+    the inputs' formats: ``simulations.live.validate_read``; requirement ids: ``model.spec``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from model.revisions import REVISIONS, Revision, resolve
+from model.spec import REQUIREMENTS
+from simulations.live.validate_model import (
+    JSONRPC,
+    MALFORMED,
+    NOTE,
+    OUTSIDE,
+    OUTSIDE_TIER,
+    SCHEMA,
+    UPDATE,
+    Finding,
+    _Memo,
+    caps_of,
+    live_tier_fails,
+    open_client,
+)
+from simulations.live.validate_read import (
+    STDIN,
+    Entry,
+    _sniff,
+    _unwrap,
+    kit_transcripts,
+    read_log,
+    read_ndjson,
+)
+from simulations.live.validate_stream import Stream, direction_of
+
+# the names validate's callers use, wherever they are defined
+__all__ = [
+    "JSONRPC",
+    "MALFORMED",
+    "NOTE",
+    "OUTSIDE",
+    "OUTSIDE_TIER",
+    "SCHEMA",
+    "UPDATE",
+    "Entry",
+    "Finding",
+    "Result",
+    "Stream",
+    "UsageError",
+    "add_parser",
+    "caps_of",
+    "direction_of",
+    "kit_transcripts",
+    "live_tier_fails",
+    "open_client",
+    "read_log",
+    "read_ndjson",
+    "run",
+    "validate_files",
+    "validate_messages",
+]
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message names the argument."""
+
+
+@dataclass
+class Result:
+    revision: str
+    files: list[str]
+    findings: list[Finding]
+    notes: list[Finding]
+    messages: int
+    seconds: float
+    suppressed: int = 0  # wire problems past the per-stream limit, counted only
+    malformed: int = 0  # malformed lines (listed or not), apart from the violated ids
+    wire: int = 0  # other wire problems (schema, jsonrpc; listed or not)
+
+    def add(self, s: Stream) -> None:
+        """Take in what one stream found."""
+        self.findings += s.findings.values()
+        self.notes += s.notes.values()
+        self.messages += s.messages
+        self.suppressed += s.suppressed
+        self.malformed += s.kinds.get(MALFORMED, 0)
+        self.wire += s.kinds.get(SCHEMA, 0) + s.kinds.get(JSONRPC, 0)
+
+    @property
+    def failing(self) -> list[Finding]:
+        return [f for f in self.findings if not f.advisory]
+
+    @property
+    def violated(self) -> list[str]:
+        """The ids violated (not advisory), each once, in order of report: requirement ids,
+        and the checks the live tools tier (``live_tier_fails``: update-id), not wire problems."""
+        return list(
+            dict.fromkeys(
+                f.rid
+                for f in self.failing
+                if f.rid in REQUIREMENTS or live_tier_fails(f.rid) is not None
+            )
+        )
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failing else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "revision": self.revision,
+            "files": self.files,
+            "messages": self.messages,
+            "findings": [f.to_json() for f in self.findings],
+            "notes": [f.to_json() for f in self.notes],
+            "suppressed": self.suppressed,
+            "violated": self.violated,
+            "malformed": self.malformed,
+            "wire_problems": self.wire,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def render(self, evidence: bool = True) -> str:
+        head = (
+            f"acp-sysprompt validate: {self.revision}  {len(self.files)} file(s)  "
+            f"{self.messages:,} messages  {self.seconds:.1f}s"
+        )
+        lines = [head]
+        lines += [f.render(evidence) for f in self.findings]
+        guarantees = [f for f in self.notes if f.rid.startswith("P")]
+        lines += [
+            f"P id broken (end-to-end guarantee; exit code unaffected): {f.render()}"
+            for f in guarantees
+        ]
+        lines += [f"note: {f.render()}" for f in self.notes if f not in guarantees]
+        if self.suppressed:
+            lines.append(f"... and {self.suppressed:,} more wire problems (not listed)")
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """The closing line: the violated ids counted and named; malformed lines and other
+        wire problems after them, each counted on its own (a malformed line is not an id)."""
+        if not self.failing:
+            advisory = [f.rid for f in self.findings if f.advisory]
+            if advisory:
+                shown = ", ".join(dict.fromkeys(advisory))
+                return f"clean: no violation (advisory: {shown})"
+            return "clean: no violation"
+        ids = self.violated
+        head = f"{len(ids):,} violated id(s)" + (f": {', '.join(ids)}" if ids else "")
+        counts = (
+            (self.malformed, "malformed line(s)"),
+            (self.wire, "other wire problem(s)"),
+        )
+        rest = [f"{n:,} {what}" for n, what in counts if n]
+        return head + (f"; besides, {', '.join(rest)}" if rest else "")
+
+
+# ---- files ----------------------------------------------------------------------------------
+
+
+def _stream_file(f: IO[bytes], name: str, revision: Revision, memo: _Memo) -> Iterator[Stream]:
+    report, body = _sniff(f)
+    if report is not None:
+        streams = []
+        for t in kit_transcripts(report):
+            s = Stream(revision, name, t.nodeid, memo)
+            for e in t.entries:
+                s.feed(e)
+            s.finish()
+            streams.append(s)
+        if not any(s.recognised for s in streams):
+            raise UsageError(
+                f"argument LOG: {name}: a JSON report with no transcript to judge (conform "
+                "and the test kit keep the transcripts of failing tests only)"
+            )
+        yield from streams
+        return
+    s = Stream(revision, name, "", memo)
+    for e in read_log(body):
+        s.feed(e)
+    s.finish()
+    if s.messages == 0:
+        raise UsageError(f"argument LOG: {name}: empty: no message to judge")
+    if s.recognised == 0:
+        raise UsageError(
+            f"argument LOG: not an ACP log: {name}: no JSON-RPC message in its "
+            f"{s.messages:,} line(s) ({_first_problem(s)})"
+        )
+    yield s
+
+
+def _first_problem(s: Stream) -> str:
+    first = next(iter(s.findings.values()), None)
+    return f"line {first.line}: {first.message}" if first is not None else "nothing readable"
+
+
+def _checked(paths: Iterable[Path | str]) -> list[Path]:
+    """The LOG arguments, each a file, a stream (a FIFO, a device) or ``-`` (stdin)."""
+    files = [Path(p) for p in paths]
+    for p in files:
+        if str(p) == STDIN:
+            continue
+        if p.is_dir():
+            raise UsageError(f"argument LOG: is a directory: {p}")
+        if not p.exists():
+            raise UsageError(f"argument LOG: no such file: {p}")
+    return files
+
+
+def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> Result:
+    """Validate each log against ``revision``; UsageError (one line naming the argument) for
+    a revision that does not exist, a LOG that is missing, a directory, unreadable or empty."""
+    try:
+        rev = resolve(revision)
+    except KeyError as e:
+        raise UsageError(f"argument --revision: {e.args[0]}") from None
+    files = _checked(paths)
+    start = time.perf_counter()
+    memo = _Memo()
+    result = Result(rev.name, [str(p) for p in files], [], [], 0, 0.0)
+    for p in files:
+        stdin = str(p) == STDIN
+        name = "<stdin>" if stdin else str(p)
+        try:  # only reading the log is guarded here: writing the verdict is the caller's
+            with open(0, "rb", closefd=False) if stdin else p.open("rb") as f:
+                for s in _stream_file(f, name, rev, memo):
+                    result.add(s)
+        except OSError as e:
+            raise UsageError(f"argument LOG: cannot read {name}: {e.strerror or e}") from None
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def validate_messages(
+    messages: Iterable[Mapping[str, Any]], revision: str = "v1-stable", file: str = "<messages>"
+) -> Result:
+    """The same over messages in memory (line n = the n-th message)."""
+    rev = resolve(revision)
+    start = time.perf_counter()
+    s = Stream(rev, file)
+    for i, m in enumerate(messages, 1):
+        s.feed(_unwrap(i, m))
+    s.finish()
+    result = Result(rev.name, [file], [], [], 0, 0.0)
+    result.add(s)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+# ---- the command line ----------------------------------------------------------------------
+
+
+def add_parser(sub: Any) -> None:
+    """The ``validate`` subcommand on the command line's subparsers."""
+    v = sub.add_parser(
+        "validate",
+        help="judge recorded sessions (ndjson, acp-tck report, sacp-tee log) by the model",
+    )
+    v.add_argument(
+        "logs", nargs="+", metavar="LOG", help="a log file, a FIFO, /dev/stdin or - (stdin)"
+    )
+    v.add_argument(
+        "--revision",
+        default="v1-stable",
+        help=f"{', '.join(REVISIONS)} (default v1-stable)",
+    )
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--notes", action="store_true", help="also print the notes (departures)")
+    v.add_argument(
+        "--quiet", action="store_true", help="each finding on one line, without its evidence"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    result = validate_files(args.logs, args.revision)
+    # printing is not guarded: a stdout that fails (a full disk) is the caller's to report
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        if not args.notes:  # P ids: always shown
+            result.notes = [f for f in result.notes if f.rid.startswith("P")]
+        print(result.render(evidence=not args.quiet))
+    return result.exit_code
