@@ -6,9 +6,10 @@ Scope
     and decodes it as UTF-8; ``parse_toml`` and ``parse_json`` parse that text and refuse a
     document nested deeper than ``MAX_DEPTH``. Each failure is one ``InputError`` line naming
     the file and, where there is one, the line: too big, not UTF-8 (a UTF-16 or UTF-32
-    byte-order mark is named as such), not valid TOML/JSON, nested too deeply. The loaders
-    (``model.profiles``, ``model.amend``, ``simulations.engines.bounds``) turn it into their
-    own error class.
+    byte-order mark is named as such), not valid TOML/JSON, a JSON object naming a key twice,
+    nested too deeply. The loaders (``model.profiles``, ``model.amend``,
+    ``simulations.engines.bounds``, ``simulations.live.recipes``) turn it into their own error
+    class.
 
 Abstractions
     What a file says is echoed back in error messages only through ``shown`` (a repr cut at
@@ -26,6 +27,7 @@ import codecs
 import json
 import tomllib
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ __all__ = [
     "MAX_DEPTH",
     "SHOWN",
     "InputError",
+    "check_depth",
     "clipped",
     "close_match",
     "parse_json",
@@ -137,6 +140,13 @@ def _too_deep(name: str) -> InputError:
     return InputError(f"{name}: nested too deeply (at most {MAX_DEPTH} tables or arrays deep)")
 
 
+def check_depth(data: object, name: str) -> None:
+    """``InputError`` naming ``name`` if ``data`` (a parsed document) nests deeper than
+    ``MAX_DEPTH``."""
+    if _depth(data) > MAX_DEPTH:
+        raise _too_deep(name)
+
+
 def _parse(
     loads: Callable[[str], Any], bad: type[Exception], kind: str, text: str, name: str
 ) -> Any:
@@ -146,8 +156,7 @@ def _parse(
         raise InputError(f"{name}: not valid {kind}: {e}") from None
     except RecursionError:
         raise _too_deep(name) from None
-    if _depth(data) > MAX_DEPTH:
-        raise _too_deep(name)
+    check_depth(data, name)
     return data
 
 
@@ -158,6 +167,26 @@ def parse_toml(text: str, name: str) -> dict[str, Any]:
     return data
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (``json.loads`` keeps the last silently)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
 def parse_json(text: str, name: str) -> Any:
-    """``json.loads(text)``; ``InputError`` as ``parse_toml``."""
-    return _parse(json.loads, json.JSONDecodeError, "JSON", text, name)
+    """``json.loads(text)``; ``InputError`` as ``parse_toml``, and for an object that names a
+    key twice (TOML refuses that itself)."""
+    loads = partial(json.loads, object_pairs_hook=_unique)
+    try:
+        return _parse(loads, json.JSONDecodeError, "JSON", text, name)
+    except _DuplicateKey as e:
+        raise InputError(f"{name}: duplicate key {shown(e.key)}") from None

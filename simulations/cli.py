@@ -13,10 +13,11 @@ Scope
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
     mutant declares is violated, whatever its family); 2 on bad usage or a file that cannot be
-    read (``model.files``), with a one-line message; 3 when standard output cannot be written
-    (a full disk), with a one-line message; 130 when interrupted. ``conform`` and ``replay …
-    -- AGENT_CMD`` also give 3 for a fault of this tool (after the verdict, with its
-    traceback), and 2 for an output that cannot be written (``CONFORM_EXITS``).
+    read (``model.files``), with a one-line message — also when standard output cannot be
+    written (a full disk, ``/dev/full``: not a fault of this tool); 130 when interrupted.
+    ``conform`` and ``replay … -- AGENT_CMD`` also give 3 for a fault of this tool (after the
+    verdict, with its traceback), and 2 for an output that cannot be written
+    (``CONFORM_EXITS``).
 
 Abstractions
     Long explorations show a progress line with states/s on a terminal; Ctrl-C stops them,
@@ -48,7 +49,6 @@ from model.profiles import ProfileError, load_client, load_profile, pair
 from model.revisions import REVISIONS, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
-from simulations import validate
 from simulations.api import (
     ENGINES,
     UsageError,
@@ -81,7 +81,7 @@ from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import Estimate, estimate, warning
 from simulations.engines.trace import render_steps, replay
-from simulations.live import client_conform
+from simulations.live import client_conform, validate
 from simulations.outputs.population import (
     AmendmentReport,
     check_population,
@@ -92,7 +92,7 @@ from simulations.outputs.population import (
 from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 if TYPE_CHECKING:
-    from simulations.live.conform import Interrupt
+    from simulations.live.options import Interrupt
 
 INTERRUPTED = 130
 
@@ -360,6 +360,8 @@ def _warn_size(
 
 
 def _out_dir(path: Path) -> Path:
+    if path.exists() and not path.is_dir():  # mkdir would say "File exists"
+        raise UsageError(f"argument --out: {shown(str(path), 200)}: not a directory")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -515,7 +517,8 @@ def _run_replay(args: argparse.Namespace) -> int:
 CONFORM_EXITS = (
     "exit codes: 0 conformant; 1 not conformant (the verdict); 2 bad usage, or --out or "
     "--report-json could not be written (checked before the run; a failure while writing, "
-    "after the verdict is printed); 3 internal error (a fault of acp-sysprompt, never the "
+    "after the verdict is printed), or standard output could not (the files still written); "
+    "3 internal error (a fault of acp-sysprompt, never the "
     "agent's: the verdict of the tests that ran is printed, the traceback after it on "
     "stderr); 130 Ctrl-C or SIGTERM (the report of the tests that ran is still printed and "
     "written)"
@@ -596,7 +599,8 @@ def _run_conform(args: argparse.Namespace) -> int:
     """``conform``: outputs checked before the run, the verdict printed before anything that
     can fail, Ctrl-C or SIGTERM at any point of it 130 (``interrupts``: a flag, never an
     exception mid-way), a fault of this tool 3 (after the verdict, with its traceback)."""
-    from simulations.live.conform import INTERNAL_ERROR, interrupts
+    from simulations.live.options import interrupts
+    from simulations.live.results import INTERNAL_ERROR
 
     try:
         with interrupts() as interrupt:
@@ -604,7 +608,7 @@ def _run_conform(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # before the handler was set, or after it was taken down
         print("acp-sysprompt: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except (UsageError, BrokenPipeError):
+    except (UsageError, BrokenPipeError, _OutputFailed):
         raise
     except Exception:
         return _internal_error(INTERNAL_ERROR)
@@ -613,18 +617,16 @@ def _run_conform(args: argparse.Namespace) -> int:
 
 def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     from model.types import PromptCap
-    from simulations.live.conform import (
-        INTERNAL_ERROR,
-        ConformError,
+    from simulations.live.conform import conform
+    from simulations.live.report import (
         check_output_dir,
         check_output_file,
-        clip_middle,
-        conform,
         counterexample_paths,
         render,
         write_counterexamples,
         write_json,
     )
+    from simulations.live.results import INTERNAL_ERROR, ConformError, clip_middle
 
     if args.walks < 0:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
@@ -669,7 +671,11 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         raise UsageError(str(e)) from None
     if args.out is not None:
         counterexample_paths(report, args.out)
-    print(render(report), flush=True)  # the verdict first: nothing after it can lose it
+    unwritten = None  # a standard output that refuses the verdict: the files still written
+    try:
+        print(render(report), flush=True)  # the verdict first: nothing after it can lose it
+    except _OutputFailed as e:
+        unwritten = e
     code = report.exit_code()
     faults = [] if report.internal_error is None else [report.internal_error]
     failed = []
@@ -697,6 +703,8 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             file=sys.stderr,
         )
         return INTERNAL_ERROR
+    if unwritten is not None:
+        raise unwritten
     if failed:
         return 2
     return INTERRUPTED if interrupt.stopping else code
@@ -716,7 +724,9 @@ def _internal_error(code: int) -> int:
 def _run_live_replay(args: argparse.Namespace) -> int:
     """``replay TRACE -- AGENT_CMD``: 0 not reproduced, 1 reproduced, 2 bad usage, 3 internal
     error, 130 Ctrl-C or SIGTERM."""
-    from simulations.live.conform import INTERNAL_ERROR, ConformError, interrupts, replay_live
+    from simulations.live.conform import replay_live
+    from simulations.live.options import interrupts
+    from simulations.live.results import INTERNAL_ERROR, ConformError
 
     try:
         with interrupts() as interrupt:
@@ -726,7 +736,7 @@ def _run_live_replay(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # before the handler was set, or after it was taken down
         print("acp-sysprompt: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except BrokenPipeError:
+    except (BrokenPipeError, _OutputFailed):
         raise
     except Exception:
         return _internal_error(INTERNAL_ERROR)
@@ -759,7 +769,7 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-OUTPUT_FAILED = 3  # standard output could not be written (a full disk, /dev/full, EIO)
+OUTPUT_FAILED = 2  # standard output could not be written (a full disk, /dev/full, EIO)
 
 
 class _OutputFailed(Exception):

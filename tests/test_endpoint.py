@@ -329,7 +329,8 @@ def test_the_shipped_recipes_name_the_four_real_agents() -> None:
         assert r.env["HOME"] == "{home}" and r.env["TMPDIR"] == "{home}/tmp", r.name
         assert "tmp/.keep" in r.files, r.name
     argv = got["claude-agent-acp"].argv("/opt/agents")
-    assert argv[0] == "env" and "ANTHROPIC_BASE_URL={endpoint}" in argv and "HOME={home}" in argv
+    assert "env" not in argv and argv[argv.index("--") + 1] == "node"  # no env(1): the launcher
+    assert "ANTHROPIC_BASE_URL={endpoint}" in argv and "HOME={home}" in argv
     assert (
         argv[-1] == "/opt/agents/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
     )

@@ -4,7 +4,7 @@ Every file the command line reads besides logs (a profile, a client profile, an 
 a bound) is read at most ``model.files.MAX_BYTES`` (+1) bytes deep, decoded as UTF-8, parsed
 and refused in one line naming the file when it is too big, not UTF-8, too deeply nested or
 binary; a bound's counts have upper limits (``simulations.engines.bounds.LIMITS``); and a
-standard output that refuses writes (``/dev/full``) is one line and exit 3.
+standard output that refuses writes (``/dev/full``) is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -278,7 +278,7 @@ FULL = [
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("argv", FULL, ids=lambda a: " ".join(a[:2]))
-def test_a_full_standard_output_is_one_line_and_exit_3(argv: list[str]) -> None:
+def test_a_full_standard_output_is_one_line_and_exit_2(argv: list[str]) -> None:
     with open("/dev/full", "w") as full:
         proc = subprocess.run(
             [sys.executable, "-m", "simulations", *argv],
@@ -288,7 +288,7 @@ def test_a_full_standard_output_is_one_line_and_exit_3(argv: list[str]) -> None:
             timeout=300,  # liveness only
         )
     err = proc.stderr
-    assert proc.returncode == 3, (proc.returncode, err)
+    assert proc.returncode == 2, (proc.returncode, err)
     assert err.strip().splitlines() == [
         "acp-sysprompt: error: cannot write to standard output: No space left on device"
     ], err

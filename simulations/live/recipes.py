@@ -14,10 +14,30 @@ In each string, ``{endpoint}`` is the model endpoint's base URL (``http://127.0.
 with ``[files]`` written into it — and ``{prefix}`` where ``make real-agents`` installed the
 packages. The working directory (the sessions' cwd) is conform's own: fresh per test, kept
 across its restarts.
+
+A recipe is read as any file a user hands the tool is (``model.files``): a regular file of at
+most ``MAX_BYTES``, UTF-8, nested at most ``MAX_DEPTH`` deep. It is refused in one line naming
+the field, every value it repeats clipped (``shown``), when
+
+* an ``[env]`` key is not a variable name (``[A-Za-z_][A-Za-z0-9_]*``) or a value or a
+  ``command`` word holds a NUL;
+* a ``[files]`` path is not a normalised relative path inside the home (empty, absolute, a
+  ``.``, ``..`` or empty part, a NUL, a part longer than ``NAME_MAX`` bytes or the whole
+  longer than ``PATH_BYTES``), or names a file that another path needs as a folder.
+
+The environment reaches the agent as its process environment, never as words ``env(1)`` could
+take for options (``--split-string`` would run a shell, ``--chdir`` move it out of its cwd):
+``Recipe.argv`` starts this file as a program (``python -I -S``, standard library only: the
+project's own imports below are skipped then), which sets the variables and ``exec``s the
+command.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import stat
+import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,10 +45,17 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from simulations.live.endpoint import APIS
+if __name__ != "__main__":  # as the launcher (``Recipe.argv``) it runs on the standard library
+    from model.files import MAX_DEPTH, InputError, check_depth, read_text, shown
+    from simulations.live.endpoint import APIS
 
 HOME_SLOT, PREFIX_SLOT = "{home}", "{prefix}"
 _KEYS = {"name", "package", "version", "api", "command", "env", "files"}
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an [env] key: a variable name, nothing else
+NAME_MAX = 255  # bytes in one part of a [files] path (the file systems' own limit)
+PATH_BYTES = 1024  # bytes in a whole [files] path (the home's own path comes before it)
+WHERE = 200  # characters of a recipe's path repeated in its errors
+LAUNCHER = os.path.abspath(__file__)
 
 
 class RecipeError(ValueError):
@@ -46,11 +73,16 @@ class Recipe:
     version: str = ""
 
     def argv(self, prefix: str | Path) -> list[str]:
-        """The agent command for conform: ``env`` with the recipe's variables, then the
-        command; ``{prefix}`` filled in, ``{endpoint}`` and ``{home}`` left for each test."""
+        """The agent command for conform: this file as the launcher with the recipe's
+        variables (``NAME=VALUE``, each name checked), ``--``, then the command; ``{prefix}``
+        filled in, ``{endpoint}`` and ``{home}`` left for each test (conform fills them in
+        every word). No ``[env]``: the command alone."""
         fill = str(prefix)
+        command = [c.replace(PREFIX_SLOT, fill) for c in self.command]
+        if not self.env:
+            return command
         env = [f"{k}={v.replace(PREFIX_SLOT, fill)}" for k, v in self.env.items()]
-        return ["env", *env, *(c.replace(PREFIX_SLOT, fill) for c in self.command)]
+        return [sys.executable, "-I", "-S", LAUNCHER, *env, "--", *command]
 
     def write_files(self, home: Path, endpoint: str) -> None:
         """Write ``[files]`` under ``home`` (a test's fresh home), ``{endpoint}`` and
@@ -73,24 +105,49 @@ def shipped(folder: str = "recipes") -> dict[str, Path]:
     }
 
 
+def _where(path: str | Path) -> str:
+    """A recipe's path as its errors repeat it: clipped, and quoted when it is not all
+    printable (a newline in it would break the one line)."""
+    text = str(path)
+    if text.isprintable():
+        return text if len(text) <= WHERE else text[:WHERE] + "…"
+    return shown(text, WHERE)
+
+
 def read_recipe(
     spec: str, folder: str = "recipes", what: str = "recipe", error: type[ValueError] = ValueError
 ) -> tuple[dict[str, Any], str]:
     """The TOML of a shipped recipe of ``folder`` by name, or of a ``.toml`` file, and where it
-    came from; ``error`` (one line naming the argument) where it cannot be read."""
+    came from (clipped, for messages); ``error`` (one line naming the argument) where it cannot
+    be read: not a regular file, more than ``MAX_BYTES``, not UTF-8, not TOML, nested deeper
+    than ``MAX_DEPTH``."""
     known = shipped(folder)
     path = known.get(spec) or Path(spec)
     if spec not in known and not spec.endswith(".toml"):
         raise error(
-            f"argument --recipe: {spec!r}: neither a shipped {what} ({', '.join(sorted(known))}) "
-            "nor a .toml file"
+            f"argument --recipe: {shown(spec)}: neither a shipped {what} "
+            f"({', '.join(sorted(known))}) nor a .toml file"
         )
+    where = _where(path)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8")), str(path)
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO would block, /dev/zero never end
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, a device or a socket"
+            raise error(f"argument --recipe: {where}: not a regular file ({kind})")
+        data = tomllib.loads(read_text(path, where))
+        check_depth(data, where)
     except OSError as e:
-        raise error(f"argument --recipe: {path}: {e.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise error(f"argument --recipe: {path}: not TOML: {e}") from None
+        raise error(f"argument --recipe: {where}: {e.strerror or type(e).__name__}") from None
+    except InputError as e:
+        raise error(f"argument --recipe: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"argument --recipe: {where}: not TOML: {e}") from None
+    except RecursionError:
+        raise error(
+            f"argument --recipe: {where}: nested too deeply (at most {MAX_DEPTH} tables or "
+            "arrays deep)"
+        ) from None
+    return data, where
 
 
 def load_recipe(spec: str) -> Recipe:
@@ -105,7 +162,7 @@ def recipe_name(
     strings (``bad(key, why)``: the error)."""
     unknown = sorted(set(data) - keys)
     if unknown:
-        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(keys))})")
+        raise bad(key_shown(unknown[0]), f"unknown key (known: {', '.join(sorted(keys))})")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise bad("name", "a non-empty string is needed")
@@ -115,14 +172,47 @@ def recipe_name(
     return name
 
 
+def key_shown(key: str) -> str:
+    """A key as an error names it: itself when it is a short bare TOML key, else clipped and
+    quoted (``shown``)."""
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,60}", key):
+        return key
+    return shown(key)
+
+
+def file_error(rel: str, others: set[str]) -> str | None:
+    """Why ``rel`` cannot be a ``[files]`` path among ``others`` (all the recipe's paths), or
+    None: it must be relative and normalised (no empty, ``.`` or ``..`` part), without a NUL,
+    each part at most ``NAME_MAX`` bytes, the whole at most ``PATH_BYTES``, and neither a
+    folder of another path's file nor a file under another path."""
+    if not rel:
+        return "an empty path"
+    if "\0" in rel:
+        return "a NUL in the path"
+    if rel.startswith("/"):
+        return "an absolute path (a path under the agent's home is needed)"
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "not a normalised path under the agent's home (an empty, '.' or '..' part)"
+    if len(rel.encode("utf-8")) > PATH_BYTES:
+        return f"longer than {PATH_BYTES} bytes"
+    if any(len(p.encode("utf-8")) > NAME_MAX for p in parts):
+        return f"a part longer than {NAME_MAX} bytes"
+    for i in range(1, len(parts)):
+        folder = "/".join(parts[:i])
+        if folder in others:
+            return f"under {shown(folder)}, which is a file of the recipe too"
+    return None
+
+
 def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
     def bad(key: str, why: str) -> RecipeError:
         return RecipeError(f"recipe {where}: {key}: {why}")
 
     name = recipe_name(data, _KEYS, bad)
     api = data.get("api")
-    if api not in APIS:
-        raise bad("api", f"expected one of {', '.join(APIS)}, got {api!r}")
+    if not isinstance(api, str) or api not in APIS:
+        raise bad("api", f"expected one of {', '.join(APIS)}, got {shown(api)}")
     command = data.get("command")
     if (
         not isinstance(command, list)
@@ -130,6 +220,9 @@ def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
         or not all(isinstance(c, str) and c for c in command)
     ):
         raise bad("command", "a non-empty list of non-empty strings is needed")
+    for word in command:
+        if "\0" in word:
+            raise bad("command", f"{shown(word)}: a NUL in the word")
     tables = {}
     for key in ("env", "files"):
         table = data.get(key, {})
@@ -138,9 +231,20 @@ def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
         ):
             raise bad(key, "a table of strings is needed")
         tables[key] = table
+    for var, value in tables["env"].items():
+        if not ENV_NAME.fullmatch(var):
+            raise bad(
+                "env",
+                f"{shown(var)}: not a variable name (letters, digits and _, "
+                "not starting with a digit)",
+            )
+        if "\0" in value:
+            raise bad("env", f"{var}: a NUL in the value")
+    paths = set(tables["files"])
     for rel in tables["files"]:
-        if rel.startswith("/") or ".." in Path(rel).parts:
-            raise bad("files", f"{rel!r}: a path under the agent's home is needed")
+        why = file_error(rel, paths)
+        if why is not None:
+            raise bad("files", f"{shown(rel)}: {why}")
     return Recipe(
         name=name,
         api=str(api),
@@ -150,3 +254,33 @@ def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
         package=data.get("package", ""),
         version=data.get("version", ""),
     )
+
+
+def _launch(words: list[str]) -> int:
+    """``python -I -S recipes.py NAME=VALUE … -- COMMAND …`` (``Recipe.argv``): COMMAND
+    ``exec``ed with each variable in its environment, looked up on that environment's
+    ``PATH``; a word before ``--`` that is not ``NAME=VALUE`` is refused (2), a command that
+    cannot be started named (127 not found, 126 otherwise, as ``env(1)`` does)."""
+    if "--" not in words or words.index("--") == len(words) - 1:
+        sys.stderr.write("recipes.py: usage: NAME=VALUE ... -- COMMAND ...\n")
+        return 2
+    cut = words.index("--")
+    env = dict(os.environ)
+    for word in words[:cut]:
+        name, eq, value = word.partition("=")
+        if not eq or not ENV_NAME.fullmatch(name):
+            sys.stderr.write(f"recipes.py: not NAME=VALUE: {word[:60]!r}\n")
+            return 2
+        env[name] = value
+    command = words[cut + 1 :]
+    try:
+        os.execvpe(command[0], command, env)
+    except (OSError, ValueError) as e:
+        why = e.strerror if isinstance(e, OSError) else str(e)
+        sys.stderr.write(f"cannot start the agent {command[0]!r}: {why}\n")
+        return 127 if isinstance(e, FileNotFoundError) else 126
+    return 126  # not reached: execvpe returns only by raising
+
+
+if __name__ == "__main__":
+    raise SystemExit(_launch(sys.argv[1:]))
