@@ -29,7 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.conform import FAIL, conform, render
+from simulations.live.conform import conform
+from simulations.live.report import render
+from simulations.live.results import FAIL
 from simulations.live.transport import AgentFailure, LiveAgent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +78,7 @@ def _script(tmp_path: Path, name: str, body: str) -> list[str]:
 
 
 def _failures(report: object) -> str:
-    from simulations.live.conform import Report
+    from simulations.live.report import Report
 
     assert isinstance(report, Report)
     msgs = [
@@ -393,7 +395,7 @@ def test_an_agent_that_asks_permission_conforms_in_a_fresh_directory(tmp_path: P
 
 
 def _restarts(report: object) -> int:
-    from simulations.live.conform import Report
+    from simulations.live.report import Report
 
     assert isinstance(report, Report)
     return sum(r.method == "restart" for run in report.runs for r in run.test.trace.requests)

@@ -16,6 +16,14 @@ Scope
     exit, then SIGKILL, over and over until none is left, each one reaped. Then the
     supervisor exits as the agent did: its exit code, or the signal that ended it.
 
+    The supervisor is as killable as any process of its uid. Under the sandbox
+    (``simulations.live.sandbox``, the agent command ``wrap`` gives) that is no agent's: the
+    agent is in a PID namespace of its own, where the supervisor has no pid, and runs as
+    another uid; and the sandbox does not rest on the supervisor — its wrapper dies with
+    its parent (this process), its pid 1 with the wrapper, and with pid 1 the kernel ends
+    every process of the namespace. Outside the sandbox an agent that kills its supervisor
+    leaves what it started running.
+
 Abstractions
     Descendants are found from ``/proc/<pid>/stat`` (the parent of each process): every
     process whose chain of parents reaches the supervisor. Where ``/proc`` or the subreaper
