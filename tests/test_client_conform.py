@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +17,7 @@ from simulations import cli
 from simulations.live import client_conform as cc
 from simulations.live import client_plan as cp
 from simulations.live.scripted_client import BUILDS
-from simulations.validate import OUTSIDE, validate_files
+from simulations.live.validate import OUTSIDE, validate_files
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
     assert report.not_run == [] and report.unplanned == []
     assert report.coverage().startswith(f"covered {len(report.results)} of {len(report.results)} ")
     assert list(tmp_root.iterdir()) == []  # each test's folder removed
-    assert cc._marked_pids(str(tmp_root)) == []
+    assert _running("simulations.live.scripted_client", str(tmp_root)) == []
 
 
 # each faulty build, the id it must fail: the client kill matrix
@@ -171,41 +172,40 @@ def test_the_tee_passes_lines_unchanged_and_records_them(tmp_path: Path) -> None
     assert [r["process"] for r in records] == [0, 0, 0, 0, 1, 1, 1, 1]
     assert records[0]["message"]["method"] == "x" and records[1]["raw"] == "not json"
     assert {r["direction"] for r in records} == {"send", "recv"}
-    assert not os.environ.get("ACP_SYSPROMPT_CLIENT_TEST")
 
 
-def _left_behind(root: Path) -> list[int]:
-    """Processes still carrying the mark of a test run under ``root``."""
-    needle = f"{cc._MARK}={root}".encode()
+def _running(*words: str) -> list[int]:
+    """Live processes whose argv holds each of ``words`` (a test's own: unique to it)."""
     pids = []
     for d in Path("/proc").iterdir():
         try:
-            env = (d / "environ").read_bytes() if d.name.isdigit() else b""
-        except OSError:
+            argv = (d / "cmdline").read_bytes().decode(errors="replace") if d.name.isdigit() else ""
+            zombie = argv and (d / "stat").read_bytes().rsplit(b")", 1)[1].split()[0] == b"Z"
+        except (OSError, IndexError):
             continue
-        if any(v.startswith(needle) for v in env.split(b"\0")):
+        if argv and not zombie and all(w in argv for w in words):
             pids.append(int(d.name))
     return pids
 
 
 def test_a_hanging_client_is_cut_at_the_timeout_and_leaves_nothing(tmp_root: Path) -> None:
-    hang = cc.ClientRecipe(
-        "hangs", {"new": ("sleep", "300"), "turn": ("true",)}, {"append": ("x",)}
-    )
+    naps = f"{300 + os.getpid() % 1000 / 1000:.3f}"  # a sleep of this test's own
+    hang = cc.ClientRecipe("hangs", {"new": ("sleep", naps), "turn": ("true",)}, {"append": ("x",)})
     report = cc.conform_client(hang, Path("."), timeout=1.0, only=["T2"], budget=1)
     (result,) = report.results[:1]
     assert [(s, code) for s, _, code, _ in result.steps] == [("new", None)]
     assert "new: timed out" in " ".join(o.message for o in result.outcomes)
-    assert _left_behind(tmp_root) == [] and list(tmp_root.iterdir()) == []
+    assert _running("sleep", naps) == [] and list(tmp_root.iterdir()) == []
 
 
 def test_a_client_that_daemonises_leaves_no_process(tmp_root: Path) -> None:
-    daemon = ("sh", "-c", "sleep 300 > /dev/null 2>&1 & exit 0")
+    naps = f"{300 + os.getpid() % 1000 / 1000:.3f}"
+    daemon = ("sh", "-c", f"sleep {naps} > /dev/null 2>&1 & exit 0")
     recipe = cc.ClientRecipe("daemon", {"new": daemon, "turn": daemon}, {"append": ("x",)})
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     first = report.results[0]
     assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)]
-    assert _left_behind(tmp_root) == []
+    assert _running("sleep", naps) == []
 
 
 def test_the_tee_records_a_request_before_its_answer(tmp_path: Path) -> None:
@@ -232,20 +232,32 @@ def test_the_tee_records_a_request_before_its_answer(tmp_path: Path) -> None:
     assert [r["direction"] for r in records] == ["send", "recv"]
 
 
-def test_what_a_client_is_known_to_leave_goes_with_the_test(tmp_root: Path, tmp_path: Path) -> None:
-    """acpx leaves its queue sockets' folder at a fixed /tmp/acpx-<hash>: a recipe names such
-    leftovers (``leaves``), and what a test made of them is removed after it — what was there
-    before the test stays."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "left-before").mkdir()
-    step = ("sh", "-c", f"mkdir -p {outside}/left-$$ && touch {outside}/file-$$")
+def test_what_a_client_leaves_in_tmp_is_said_and_never_taken(tmp_root: Path) -> None:
+    """acpx leaves its queue sockets' folder at a fixed /tmp/acpx-<hash>, whatever its TMPDIR:
+    a recipe names such leftovers (``leaves``). In the sandbox they land in the step's own
+    /tmp and go with it; where they reach the host's /tmp the test names them and leaves them
+    (another job may have made them: the tool cannot tell); what was there before stays."""
+    stem = f"/tmp/acp-sysprompt-test-{os.getpid()}"
+    before = Path(f"{stem}-before")
+    before.mkdir(exist_ok=True)
+    step = ("sh", "-c", f"mkdir -p {stem}-left-$$ && touch {stem}-file-$$")
     recipe = cc.ClientRecipe(
-        "leaves", {"new": step, "turn": step}, {"append": ("x",)}, leaves=(f"{outside}/*",)
+        "leaves", {"new": step, "turn": step}, {"append": ("x",)}, leaves=(f"{stem}-*",)
     )
-    report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
-    assert report.results[0].steps[0][2] == 0
-    assert [p.name for p in outside.iterdir()] == ["left-before"]
+    try:
+        report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
+        first = report.results[0]
+        assert first.steps[0][2] == 0
+        assert before.is_dir()
+        made = sorted(str(p) for p in Path("/tmp").glob(f"{Path(stem).name}-*") if p != before)
+        said = " ".join(f for r in report.results for f in r.findings)
+        if report.sandboxed:
+            assert made == [] and said == ""
+        else:  # each test made two of each, and named them
+            assert len(made) == 4 * len(report.results) and all(m in said for m in made)
+    finally:
+        for p in Path("/tmp").glob(f"{Path(stem).name}-*"):
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,16 @@ Scope
     scenario the client is driven through a **client recipe** (below) against the reference
     agent (``python -m simulations.agent``) under the scenario's profile (``--caps``), with a
     store on disk so that each agent process the client starts is a restart of the same
-    agent. Between the client and the agent sits the tee (``simulations.live.tee``), which
-    records every line. The recorded conversation is judged by the checks ``validate`` runs
-    (``simulations.validate.Stream``): a client rule broken is a FAIL of its id; a rule whose
-    situation the test never reached (the client sent no session/new, or never re-opened the
-    session) is NOT_OBSERVABLE for that test, never PASS; a rule no scenario of the plan can
-    reach (S4 where the recipe has no fork) is NOT_OBSERVABLE for the run.
+    agent. The client's agent command is a connector (``simulations.live.connect``) to the
+    tool's recorder (``simulations.live.recorder``): the tool starts each agent process
+    itself and records every line passed, in its own memory, out of the client's reach (a
+    client can send what it sends, never edit what was recorded); the records of a test are
+    bounded together (its agent processes, their records and bytes), a bound reached is
+    named. The recorded conversation is judged by the checks ``validate`` runs
+    (``simulations.live.validate_stream.Stream``): a client rule broken is a FAIL of its id;
+    a rule whose situation the test never reached (the client sent no session/new, or never
+    re-opened the session) is NOT_OBSERVABLE for that test, never PASS; a rule no scenario of
+    the plan can reach (S4 where the recipe has no fork) is NOT_OBSERVABLE for the run.
 
     Before the run: the plan's size and an estimate of its time (a measured time per step,
     redone from the tests that ran). After it, before the verdict: the coverage, ``covered N
@@ -28,10 +32,16 @@ Scope
     carries it neither in ``systemPrompt`` nor in ``_meta``, fails ``prompt-outside`` too (the
     prompt went nowhere).
 
-    Each test runs in a fresh temporary folder (the client's ``{home}``, the working
-    directory, the store, the records), removed afterwards; every process a test started is
-    found by an environment mark and killed at its end; as root each step runs in its own
-    network namespace with loopback only (``simulations.live.sandbox``).
+    Each test runs in a fresh temporary folder of the client's (its ``{home}`` and ``HOME``,
+    ``TMPDIR`` under it, the working directory) and one of the tool's (the agent's store,
+    the recorder's socket), both removed afterwards. Every process a test starts is stopped
+    when it ends, however it left (``setsid``, a double fork, an empty environment, its
+    parent killed): each step runs in the sandbox where one can be made
+    (``simulations.live.sandbox``: its own network, loopback only, its mount and PID
+    namespaces, whose every process dies with it, writing only its home and working
+    directory and a private ``/tmp``), and the tool is a child subreaper while the test
+    runs and stops every descendant it made (``simulations.live.reaper``). The tests run
+    one at a time. A step's stderr is read through a pipe, its last ``TAIL_BYTES`` kept.
 
 Client recipes (TOML; shipped in ``simulations/live/client_recipes``)
     ``name``, ``package``, ``version``; ``[env]``; ``[prompt]`` with ``append`` and/or
@@ -43,12 +53,22 @@ Client recipes (TOML; shipped in ``simulations/live/client_recipes``)
     ``{home}`` the test's home, ``{prefix}`` where the client was installed, ``{python}`` this
     Python, ``{PATH}`` the caller's PATH. A step the recipe lacks is in no scenario: a rule
     only it reaches is NOT_OBSERVABLE. ``leaves``: patterns of what the client is known to
-    leave outside its home (acpx: ``/tmp/acpx-*``, its queue sockets' folder, at a fixed
-    path); what matches after a test and did not before it is removed.
+    leave directly in ``/tmp`` whatever its ``TMPDIR`` says (acpx: ``/tmp/acpx-*``, its
+    queue sockets' folder, ``/tmp/acpx-<hash of HOME>``), each ``/tmp/NAME`` with NAME
+    starting with ``LEAVES_FIXED`` fixed characters (``/tmp/*``, ``/etc/*``: refused). In the
+    sandbox they land in the step's private ``/tmp`` and go with it; elsewhere what matches
+    after a test and did not before it is named in the test's findings and never removed
+    (another job may have made it: the tool cannot tell). A recipe is read within
+    ``model.files``' bounds (size, depth); an ``[env]`` key must be a variable name
+    (``ENV_NAME``), no value or command word may hold a NUL, and every value an error
+    repeats is clipped: one line, exit 2.
 
 Source
     The client rules: ``model.spec`` (T2–T6 from docs/protocol/v1 as stabilised; S1–S5 the
-    base lifecycle), judged by ``simulations.validate``.
+    base lifecycle), judged by ``validate``'s checks. The bounds, the records out of reach and
+    the processes found by ancestry: a red team's report (an environment mark missed a
+    ``setsid`` daemon with an empty environment; a client rewrote the tee's files; ``leaves``
+    took other jobs' files).
 """
 
 from __future__ import annotations
@@ -58,22 +78,27 @@ import contextlib
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from model.files import MAX_DEPTH, SHOWN, shown
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
-from simulations.live import sandbox
+from simulations.live import reaper, sandbox
+from simulations.live import recorder as recorder_module
 from simulations.live.client_plan import (
     DEFAULT_LENGTH,
     MAX_LENGTH,
@@ -89,20 +114,28 @@ from simulations.live.client_plan import (
     unreachable,
 )
 from simulations.live.recipes import read_recipe, recipe_name
+from simulations.live.recorder import RECORD_BYTES, RECORDS_KEPT, Recorder
 from simulations.live.scripted_client import BUILD_VARIABLE
-from simulations.live.tee import RECORDS_READ, read_records
-from simulations.validate import MALFORMED, OUTSIDE, OUTSIDE_TIER, SCHEMA, Stream, _unwrap
+from simulations.live.validate_model import MALFORMED, OUTSIDE, OUTSIDE_TIER, SCHEMA
+from simulations.live.validate_read import _unwrap
+from simulations.live.validate_stream import Stream
 
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
 PASS, FAIL, NOT_OBSERVABLE, SKIPPED = "PASS", "FAIL", "NOT_OBSERVABLE", "SKIPPED"
 INTERNAL_ERROR, INTERRUPTED = 3, 130
 PROMPT_TEXT = "Client instruction A (acp-sysprompt): answer as a ship's captain would."
 TURN_TEXT = "hello"
-_MARK = "ACP_SYSPROMPT_CLIENT_TEST"  # in every process a test starts: found and killed after
 _KEYS = {"name", "package", "version", "env", "prompt", "steps", "leaves"}
 FOLDER = "client_recipes"  # the shipped client recipes, in simulations/live
 _MODES = ("append", "override")
-_SETTLE = 5.0  # seconds the agent processes of a test get to end after its last step
+_SETTLE = 5.0  # seconds a test's processes get to end after its last step (acpx: --ttl 1)
+_GRACE = 2.0  # seconds an agent process gets to end once its connection is shut
+_DRAIN = 0.5  # seconds a step's stderr is still read after the step ended
+TAIL_BYTES = 2000  # bytes of a step's stderr kept: its tail, however much it writes
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an [env] key: a variable name, nothing else
+LEAVES_FIXED = 3  # fixed characters a leaves name starts with (acpx-*: 5)
+MAX_LEAVES = 16  # patterns in a recipe's leaves
+NAME_MAX = 255  # bytes in a file's name
 _SHOWN = 8  # outcomes shown under an id in the terminal (the JSON report has them all)
 
 
@@ -140,12 +173,61 @@ def _fill(text: str, slots: Mapping[str, str]) -> str:
 
 
 def load_client_recipe(spec: str) -> ClientRecipe:
-    """A shipped client recipe by name, or a ``.toml`` file; one-line errors naming the field."""
-    return client_recipe(*read_recipe(spec, FOLDER, "client recipe", ClientRecipeError))
+    """A shipped client recipe by name, or a ``.toml`` file; one-line errors naming the field
+    (a file too big or nested too deeply too: ``model.files``' bounds)."""
+    data, where = read_recipe(spec, FOLDER, "client recipe", ClientRecipeError)
+    if _depth(data) > MAX_DEPTH:
+        raise ClientRecipeError(
+            f"argument --recipe: {where}: nested too deeply (at most {MAX_DEPTH} tables or "
+            "arrays deep)"
+        )
+    return client_recipe(data, where)
+
+
+def _depth(value: object) -> int:
+    """How deep tables and arrays nest in ``value`` (iteratively: no recursion limit)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            deepest = max(deepest, d + 1)
+            stack += [(x, d + 1) for x in (v.values() if isinstance(v, dict) else v)]
+    return deepest
+
+
+def _key(key: object) -> str:
+    """A key as an error names it: itself when it is a short bare TOML key, else clipped."""
+    text = str(key)
+    return text if ENV_NAME.fullmatch(text) and len(text) <= SHOWN else shown(key)
 
 
 def _words(value: object) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(w, str) for w in value)
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(w, str) and "\0" not in w for w in value)
+    )
+
+
+def leaves_error(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be a ``leaves`` pattern, or None: it names what a client leaves
+    directly in ``/tmp`` whatever its TMPDIR says, ``/tmp/NAME``, NAME a glob of one path
+    part that starts with at least LEAVES_FIXED characters that are no wildcard (``/tmp/*``
+    would name every other job's files too) and is at most NAME_MAX bytes."""
+    if not pattern.startswith("/tmp/"):
+        return "a pattern of a name in /tmp is needed (/tmp/NAME*)"
+    name = pattern.removeprefix("/tmp/")
+    if "/" in name or name in ("", ".", "..") or "\0" in name:
+        return "one name directly in /tmp is needed (/tmp/NAME*)"
+    if len(name.encode("utf-8", "replace")) > NAME_MAX:
+        return f"a name longer than {NAME_MAX} bytes"
+    head = next((k for k, c in enumerate(name) if c in "*?["), len(name))
+    if head < LEAVES_FIXED:
+        return (
+            f"the name must start with at least {LEAVES_FIXED} fixed characters (not *, ? or "
+            "[): a wider pattern names other jobs' files too"
+        )
+    return None
 
 
 def _commands(
@@ -158,9 +240,9 @@ def _commands(
     """Each entry of ``table`` (a recipe's steps or prompt) a known key and a command."""
     for key, value in table.items():
         if key not in known:
-            raise bad(f"{name}.{key}", f"unknown {what} (known: {', '.join(known)})")
+            raise bad(f"{name}.{_key(key)}", f"unknown {what} (known: {', '.join(known)})")
         if not _words(value):
-            raise bad(f"{name}.{key}", "a non-empty list of strings is needed")
+            raise bad(f"{name}.{key}", "a non-empty list of strings (no NUL in them) is needed")
 
 
 def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
@@ -182,13 +264,23 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise bad("env", "a table of strings is needed")
+    for key, value in env.items():
+        if not ENV_NAME.fullmatch(key):
+            raise bad(
+                f"env.{_key(key)}",
+                "not a variable name (letters, digits and _, not starting with a digit)",
+            )
+        if "\0" in value:
+            raise bad(f"env.{key}", "a NUL in the value")
     leaves = data.get("leaves", [])
     if not isinstance(leaves, list) or not all(isinstance(g, str) for g in leaves):
         raise bad("leaves", "a list of path patterns is needed")
+    if len(leaves) > MAX_LEAVES:
+        raise bad("leaves", f"at most {MAX_LEAVES} patterns")
     for g in leaves:
-        parts = Path(g).parts
-        if not g.startswith("/") or ".." in parts or len(parts) < 3 or "*" in parts[1]:
-            raise bad("leaves", f"{g!r}: an absolute pattern under a named folder is needed")
+        why = leaves_error(g)
+        if why is not None:
+            raise bad("leaves", f"{shown(g)}: {why}")
     return ClientRecipe(
         name=name,
         steps={k: tuple(v) for k, v in steps.items()},
@@ -254,135 +346,203 @@ class TestResult:
     test: ClientTest
     steps: list[StepRun]
     records: list[dict[str, Any]]
-    unread: int  # records past RECORDS_READ, not judged
+    unread: int  # lines past the test's bound on records (recorder.RECORDS_KEPT), not judged
     outcomes: list[Outcome]
     agent_findings: list[str]
     seconds: float
+    # what the test ran into beyond the rules: a bound reached, what the client left in /tmp
+    findings: list[str] = field(default_factory=list)
 
 
-def _agent_command(log: Path, store: Path, caps: str) -> str:
+def _agent_argv(store: Path, caps: str) -> list[str]:
+    """The reference agent the tool starts for each agent process a client opens."""
     py = sys.executable
-    return shlex.join(
-        [
-            *(py, "-m", "simulations.live.tee", "--log", str(log), "--"),
-            *(py, "-m", "simulations.agent", "--revision", REVISION, "--caps", caps),
-            *("--store", str(store)),
-        ]
-    )
+    return [
+        *(py, "-m", "simulations.agent", "--revision", REVISION, "--caps", caps),
+        *("--store", str(store)),
+    ]
 
 
-def _marked_pids(mark: str) -> list[int]:
-    """Processes whose environment carries ``_MARK=mark`` (a test's, wherever they went)."""
-    needle = f"{_MARK}={mark}".encode()
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
+class _Tail(threading.Thread):
+    """A step's stderr read through its pipe to the end, the last TAIL_BYTES kept."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self._pipe = pipe
+        self._lock = threading.Lock()
+        self._kept = bytearray()
+
+    def run(self) -> None:
+        fd = self._pipe.fileno()
         try:
-            env = (d / "environ").read_bytes()
+            while chunk := os.read(fd, 1 << 16):
+                with self._lock:
+                    self._kept += chunk
+                    del self._kept[:-TAIL_BYTES]
         except OSError:
-            continue
-        if needle in env.split(b"\0"):
-            out.append(int(d.name))
-    return out
+            pass
+        finally:
+            self._pipe.close()  # here, once nothing reads it: a child may hold it to the sweep
 
-
-def _reap(mark: str, wait: float) -> None:
-    """Wait up to ``wait`` s for the test's processes to end, then kill the rest."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and _marked_pids(mark):
-        time.sleep(0.1)
-    left = _marked_pids(mark)
-    for pid in left:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    def text(self) -> str:
+        with self._lock:
+            kept = bytes(self._kept)
+        while kept and kept[0] & 0xC0 == 0x80:  # a character cut at the start: dropped
+            kept = kept[1:]
+        return kept.decode("utf-8", "replace")
 
 
 def _run_step(
-    argv: list[str], env: dict[str, str], cwd: Path, timeout: float
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout: float,
+    port: int,
+    socket_path: str,
+    writable: Sequence[str],
 ) -> tuple[int | None, str]:
-    """Run one step; (exit code or None on timeout, the tail of its stderr)."""
-    wrapped = sandbox.wrap(argv, 0, "") if sandbox.available() else argv
-    with tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen(
-                wrapped,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,
-            )
-        except OSError as e:
-            return 127, f"cannot start {argv[0]}: {e.strerror or e}"
-        try:
-            code: int | None = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            code = None
-        err.seek(0)
-        tail = err.read()[-2000:].decode("utf-8", "replace")
-    return code, tail
+    """Run one step (in the sandbox where there is one: ``writable`` the folders it may
+    write, 127.0.0.1:``port`` inside the recorder's ``socket_path``); (exit code or None on
+    timeout, the tail of its stderr)."""
+    boxed, readable = sandbox.available(), (recorder_module.CONNECTOR,)
+    wrapped = (
+        sandbox.wrap(argv, port, socket_path, writable=writable, readable=readable)
+        if boxed
+        else argv
+    )
+    try:
+        proc = subprocess.Popen(
+            wrapped,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as e:
+        return 127, f"cannot start {argv[0]}: {e.strerror or e}"
+    assert proc.stderr is not None
+    tail = _Tail(proc.stderr)
+    tail.start()
+    try:
+        code: int | None = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        code = None
+    tail.join(_DRAIN)  # a child that holds stderr open: what it wrote so far
+    return code, tail.text()
 
 
 def _left(patterns: Sequence[str]) -> set[str]:
     return {p for g in patterns for p in glob.glob(g)}
 
 
+def _free_port() -> int:
+    """A port for the connector inside the sandbox's own network (any free one will do)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _socket_folder() -> Path:
+    """A folder of the tool's own (0700) for the recorder's Unix socket, at a short path (a
+    socket's has at most 107 bytes): the sandbox's relay reaches it through a descriptor it
+    opened before the mounts, the client does not."""
+    base = tempfile.gettempdir()
+    if len(base) > 60:
+        base = "/tmp"
+    return Path(tempfile.mkdtemp(prefix="acp-sysprompt-agent-", dir=base))
+
+
+def _settle(processes: reaper.Adopting, recorder: Recorder, wait: float) -> None:
+    """Wait up to ``wait`` s for the test's processes to end and its connections to close."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and (
+        recorder.busy() or processes.left(spare=recorder.pids())
+    ):
+        time.sleep(0.1)
+
+
 def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: float) -> TestResult:
     start = time.monotonic()
     there = _left(recipe.leaves)  # what the client leaves behind, from before this test
-    tmp = Path(tempfile.mkdtemp(prefix="acp-sysprompt-client-"))
+    tmp = Path(tempfile.mkdtemp(prefix="acp-sysprompt-client-"))  # the client's
+    own = Path(tempfile.mkdtemp(prefix="acp-sysprompt-tool-"))  # the tool's: the agent's store
+    sock: Path | None = None
+    recorder = Recorder(_agent_argv(own / "store", test.caps), own)  # the tool's environment
+    steps: list[StepRun] = []
     try:
-        home, cwd, log, store = (tmp / n for n in ("home", "cwd", "log", "store"))
-        for d in (home, cwd, log):
-            d.mkdir()
-        (home / "tmp").mkdir()
-        slots = {
-            "agent": _agent_command(log, store, test.caps),
-            "home": str(home),
-            "prefix": str(prefix.resolve()),
-            "python": sys.executable,
-            "PATH": os.environ.get("PATH", ""),
-            "text": TURN_TEXT,
-        }
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "LANG": "C.UTF-8",
-            "TMPDIR": str(home / "tmp"),
-            _MARK: str(tmp),
-        }
-        if "PYTHONPATH" in os.environ:  # the agent's modules, where the caller found them
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        env.update({k: _fill(v, slots) for k, v in recipe.env.items()})
-        steps: list[StepRun] = []
-        for step in test.steps:
-            if step not in recipe.steps:
-                steps.append((step, [], None, f"the recipe has no {step} step"))
-                break
-            argv = recipe.argv(step, slots, test.mode if step == "new" else None)
-            if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
-                steps.append((step, [], None, f"the recipe cannot ask for {test.mode}"))
-                break
-            code, tail = _run_step(argv, env, cwd, timeout)
-            steps.append((step, argv, code, tail))
-            if code is None:
-                break
-        _reap(str(tmp), _SETTLE)
-        records, unread = read_records(log)
-    finally:  # interrupted or not: no process of the test outlives it, nor its folder
-        _reap(str(tmp), 0.0)
+        with reaper.adopting() as processes:
+            try:
+                if sandbox.available():  # the connector's port, relayed to the tool's socket
+                    sock = _socket_folder()
+                    port, socket_path = _free_port(), str(sock / "agent.sock")
+                    recorder.listen_unix(socket_path, port)
+                else:
+                    port, socket_path = recorder.listen_tcp(), ""
+                home, cwd = tmp / "home", tmp / "cwd"
+                for d in (home, cwd, home / "tmp"):
+                    d.mkdir()
+                slots = {
+                    "agent": shlex.join(recorder.command()),
+                    "home": str(home),
+                    "prefix": str(prefix.resolve()),
+                    "python": sys.executable,
+                    "PATH": os.environ.get("PATH", ""),
+                    "text": TURN_TEXT,
+                }
+                env = {
+                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                    "LANG": "C.UTF-8",
+                    "HOME": str(home),
+                    "TMPDIR": str(home / "tmp"),
+                }
+                if "PYTHONPATH" in os.environ:  # the client's modules, where the caller found them
+                    env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+                env.update({k: _fill(v, slots) for k, v in recipe.env.items()})
+                for step in test.steps:
+                    if step not in recipe.steps:
+                        steps.append((step, [], None, f"the recipe has no {step} step"))
+                        break
+                    argv = recipe.argv(step, slots, test.mode if step == "new" else None)
+                    if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
+                        steps.append((step, [], None, f"the recipe cannot ask for {test.mode}"))
+                        break
+                    code, tail = _run_step(
+                        argv, env, cwd, timeout, port, socket_path, [str(home), str(cwd)]
+                    )
+                    steps.append((step, argv, code, tail))
+                    if code is None:
+                        break
+                _settle(processes, recorder, _SETTLE)
+                processes.sweep(spare=recorder.pids())  # the client's side, every process of it
+            finally:  # interrupted or not: no process of the test outlives it
+                recorder.stop(_GRACE)
+        # the records: the tool's own, in its memory; nothing the client wrote is read
+        records, unread = recorder.records, recorder.unread
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        for path in _left(recipe.leaves) - there:  # what it left this time goes too
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-    return _judge(test, steps, records, unread, time.monotonic() - start)
+        shutil.rmtree(own, ignore_errors=True)
+        if sock is not None:
+            shutil.rmtree(sock, ignore_errors=True)
+    findings = []
+    if recorder.refused:
+        findings.append(
+            f"the client started more than {recorder_module.MAX_PROCESSES} agent processes in "
+            f"one test: {recorder.refused} more refused (closed unserved, nothing recorded)"
+        )
+    findings += recorder.failed[:3]
+    left = sorted(_left(recipe.leaves) - there)  # never removed: another job may have made them
+    if left:
+        shown_left = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        findings.append(
+            f"left in /tmp under the recipe's leaves, not removed (made during the test, by the "
+            f"client or by another job: the tool cannot tell): {shown_left}"
+        )
+    return _judge(test, steps, records, unread, time.monotonic() - start, findings)
 
 
 def _judge(
@@ -391,6 +551,7 @@ def _judge(
     records: list[dict[str, Any]],
     unread: int,
     seconds: float,
+    ran_into: Sequence[str] = (),
 ) -> TestResult:
     stream = Stream(REVISIONS[REVISION], "client", test.name)
     for k, rec in enumerate(records, 1):
@@ -454,8 +615,16 @@ def _judge(
                 o.message += f" (no agent process started: {tails})"
     if unread:
         for o in outcomes:
-            o.message += f" ({unread:,} records past the first {RECORDS_READ:,} not judged)"
-    return TestResult(test, steps, records, unread, outcomes, agent_findings, seconds)
+            o.message += (
+                f" ({unread:,} lines past the test's bound on records ({RECORDS_KEPT:,} records, "
+                f"{RECORD_BYTES >> 20} MiB) not judged)"
+            )
+    if ran_into:
+        for o in outcomes:
+            o.message += f" ({ran_into[0][:200]})"
+    return TestResult(
+        test, steps, records, unread, outcomes, agent_findings, seconds, list(ran_into)
+    )
 
 
 def _prompt_lost(test: ClientTest, news: list[Any]) -> tuple[int, str] | None:
@@ -652,6 +821,8 @@ class ClientReport:
                         and "method" in rec["message"]
                     ],
                     "agent_findings": r.agent_findings,
+                    "findings": r.findings,
+                    "unread": r.unread,
                     "seconds": round(r.seconds, 2),
                 }
                 for r in self.results
@@ -715,8 +886,8 @@ class ClientReport:
                     continue
                 st = self.status(rid)
                 lines.append(f"  {rid:15s}  {st}")
-                shown = (FAIL,) if st == FAIL else (NOT_OBSERVABLE,) if st != PASS else ()
-                listed = [o for o in self.outcomes(rid) if o.status in shown]
+                kinds = (FAIL,) if st == FAIL else (NOT_OBSERVABLE,) if st != PASS else ()
+                listed = [o for o in self.outcomes(rid) if o.status in kinds]
                 for o in listed[:_SHOWN]:
                     lines.append(f"      {o.test}: {o.message[:400]}")
                 if len(listed) > _SHOWN:
@@ -728,6 +899,12 @@ class ClientReport:
                 "the tool's own agent departed from the model (a fault of acp-sysprompt):",
             ]
             lines += [f"  {a[:300]}" for a in agent[:10]]
+        ran_into = [(r.test.name, f) for r in self.results for f in r.findings]
+        if ran_into:
+            lines += ["", "what the tests ran into (a bound reached, what a client left in /tmp):"]
+            lines += [f"  {name}: {f[:300]}" for name, f in ran_into[:10]]
+            if len(ran_into) > 10:
+                lines.append(f"  and {len(ran_into) - 10} more")
         if self.interrupted:
             lines += ["", "(interrupted: the tests that ran are reported)"]
         if self.internal_error is not None:

@@ -105,8 +105,8 @@ from model.types import (
     World,
     initial_world,
 )
+from simulations.live.validate_model import OUTSIDE, open_client
 from simulations.usage import UsageError
-from simulations.validate import OUTSIDE, open_client
 
 REVISION = "v1-stable"
 MODES = ("append", "override")
@@ -197,7 +197,7 @@ def _client_rows() -> tuple[Row, ...]:
 def prompt_caps() -> tuple[PromptCap, ...]:
     """The systemPrompt capabilities the reference agent can advertise on v1-stable's wire."""
     # the agent's own reading of --caps; imported here, not at the command line's start
-    from simulations.agent import parse_caps
+    from simulations.live.agent import parse_caps
 
     wire = REVISIONS[REVISION].wire
     out = []
@@ -317,7 +317,7 @@ def situations(test: ClientTest) -> frozenset[tuple[object, ...]]:
 def profile_of(text: str) -> Caps:
     """The profile a ``--caps`` text advertises, as the reference agent reads it (UsageError
     naming the item where it cannot)."""
-    from simulations.agent import parse_caps
+    from simulations.live.agent import parse_caps
 
     return parse_caps(text, REVISIONS[REVISION].wire)
 
@@ -365,7 +365,7 @@ def _summary(caps: Caps, mode: str | None, steps: Sequence[str]) -> str:
 def make_test(
     caps: Caps, mode: str | None, steps: Sequence[str], ids: Sequence[str], source: str = "plan"
 ) -> ClientTest:
-    from simulations.agent import caps_text
+    from simulations.live.agent import caps_text
 
     words = " ".join(step_word(s, mode) for s in steps)
     return ClientTest(

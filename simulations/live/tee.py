@@ -1,9 +1,9 @@
-"""A recording pipe between a real client and the agent it starts: ``conform-client``'s tap.
+"""A recording pipe between a client and the agent it starts, for recording by hand.
 
 Scope
-    A client under test is given ``python -m simulations.live.tee --log DIR -- AGENT...`` as
-    its agent command. The tee starts AGENT, passes every byte of its stdin to AGENT and every
-    byte AGENT writes on stdout back, unchanged, and records each line it passed in
+    A client is given ``python -m simulations.live.tee --log DIR -- AGENT...`` as its agent
+    command. The tee starts AGENT, passes every byte of its stdin to AGENT and every byte
+    AGENT writes on stdout back, unchanged, and records each line it passed in
     ``DIR/process-<n>.ndjson`` as ``conform`` records its wire (``live.ndjson``): one JSON
     object a line, ``{"direction": "send" | "recv", "process": n, "t": seconds, "message":
     ...}`` (``send``: client → agent). ``n`` counts the agent processes started on DIR (the
@@ -14,11 +14,20 @@ Scope
 
     A line that is not JSON is recorded as ``{"raw": text}`` instead of ``message`` (validate
     reports it malformed); a line longer than LINE_KEPT bytes is passed on whole but recorded
-    cut, as ``{"raw": head, "cut": size}``: the tee's memory stays bounded whatever the
-    client or the agent sends, and its file too (RECORD_BYTES: past it lines are passed on,
-    not recorded, and the last record says so); ``read_records`` returns at most
-    RECORDS_READ. SIGTERM and SIGINT are passed to AGENT; the tee exits with AGENT's exit
-    status once AGENT has ended and its output is passed on.
+    cut, as ``{"raw": head, "cut": size}`` (``record``): the tee's memory stays bounded
+    whatever the client or the agent sends, and its file too (RECORD_BYTES: past it lines are
+    passed on, not recorded, and the last record says so). SIGTERM and SIGINT are passed to
+    AGENT; the tee exits with AGENT's exit status once AGENT has ended and its output is
+    passed on.
+
+    ``read_records`` reads a folder back lazily, merged by ``t``, within one bound over all
+    its files (RECORDS_READ records, BYTES_READ bytes, FILES_READ files, RECORD_LINE bytes a
+    line); a line that is no record of this form (``good_record``: a ``t`` that is no finite
+    number, a process that is no number) is counted as unread, never an error.
+
+    ``conform-client`` does not use the tee: a client can write DIR, so its records there are
+    the client's to rewrite. It records in its own memory (``simulations.live.recorder``,
+    with ``record`` and the pumps of this module).
 
 Source
     The record form is ``simulations.live.transport.Record`` (``conform``'s live wire); the
@@ -29,7 +38,9 @@ Source
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
+import math
 import os
 import signal
 import subprocess
@@ -38,12 +49,33 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 LINE_KEPT = 1 << 20  # bytes of one line the record keeps (the line itself is passed whole)
 RECORDS_READ = 100_000  # records ``read_records`` returns at most (a flood is cut, and said)
 RECORD_BYTES = 64 << 20  # bytes one process's record file may take; past it, lines are passed only
+RECORD_LINE = 8 << 20  # bytes of a record file's line ``read_records`` reads (LINE_KEPT, escaped)
+BYTES_READ = 128 << 20  # bytes of records ``read_records`` returns at most, over all processes
+FILES_READ = 256  # process files ``read_records`` reads at most (the rest counted as unread)
 _CHUNK = 1 << 16
+
+
+def record(direction: str, process: int, line: bytes, size: int) -> dict[str, Any] | None:
+    """The record of one line passed (``t`` left to the writer, which stamps it in order):
+    its message, or ``raw`` where it is no JSON, or ``raw`` and ``cut`` where it was longer
+    than the ``line`` kept (``size`` bytes); None for a blank line."""
+    rec: dict[str, Any] = {"direction": direction, "process": process}
+    text = line.decode("utf-8", "replace").rstrip("\r\n")
+    if size > len(line):
+        rec["raw"], rec["cut"] = text, size
+    else:
+        try:
+            rec["message"] = json.loads(text)
+        except (ValueError, RecursionError):
+            rec["raw"] = text
+    if not text.strip() and "message" not in rec:
+        return None
+    return rec
 
 
 class _Log:
@@ -56,16 +88,8 @@ class _Log:
         self._bytes = 0
 
     def write(self, direction: str, line: bytes, size: int) -> None:
-        rec: dict[str, Any] = {"direction": direction, "process": self._process}
-        text = line.decode("utf-8", "replace").rstrip("\r\n")
-        if size > len(line):
-            rec["raw"], rec["cut"] = text, size
-        else:
-            try:
-                rec["message"] = json.loads(text)
-            except ValueError:
-                rec["raw"] = text
-        if not text.strip() and "message" not in rec:
+        rec = record(direction, self._process, line, size)
+        if rec is None:
             return
         with self._lock:
             if self._fh.closed or self._bytes > RECORD_BYTES:  # ended, or full: passed only
@@ -87,7 +111,27 @@ class _Log:
             self._fh.close()
 
 
-def _pump(src: IO[bytes], dst: IO[bytes], log: _Log, direction: str) -> None:
+class Lines(Protocol):
+    """What a pump reads: lines, each at most ``limit`` bytes (b"" at the end)."""
+
+    def readline(self, limit: int, /) -> bytes: ...
+
+
+class Sink(Protocol):
+    """What a pump writes to."""
+
+    def write(self, data: bytes, /) -> int: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class Log(Protocol):
+    """Where a pump records each line (``_Log``: a file; ``conform-client``: memory)."""
+
+    def write(self, direction: str, line: bytes, size: int) -> None: ...
+
+
+def _pump(src: Lines, dst: Sink, log: Log, direction: str) -> None:
     """Pass ``src`` to ``dst`` line by line (a long line in chunks), recording each line."""
     head, size = b"", 0
     try:
@@ -128,28 +172,118 @@ def _claim(log_dir: Path) -> tuple[int, Path]:
         return n, path
 
 
+def good_record(rec: object) -> bool:
+    """A record of the tee's form: an object with a direction, a process number, a finite
+    ``t`` and a message or a raw line."""
+    if not isinstance(rec, dict) or rec.get("direction") not in ("send", "recv"):
+        return False
+    process, t = rec.get("process"), rec.get("t")
+    if not isinstance(process, int) or isinstance(process, bool) or process < 0:
+        return False
+    if not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t):
+        return False
+    return "message" in rec or isinstance(rec.get("raw"), str)
+
+
+class _File:
+    """One record file, read a line at a time (each at most ``RECORD_LINE`` bytes kept)."""
+
+    def __init__(self, path: Path):
+        self._fh: IO[bytes] | None = path.open("rb")
+        self.bad = 0  # lines that are no record
+        self.head: tuple[float, int, int, dict[str, Any]] | None = None
+        self._k = 0
+
+    def advance(self) -> None:
+        """The next good record as ``head`` (None at the end), the bad ones counted."""
+        self.head = None
+        while self._fh is not None:
+            line = self._fh.readline(RECORD_LINE)
+            if not line:
+                self.close()
+                return
+            if not line.endswith(b"\n") and len(line) >= RECORD_LINE:  # too long: skipped
+                while (rest := self._fh.readline(_CHUNK)) and not rest.endswith(b"\n"):
+                    pass
+                self.bad += 1
+                continue
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                rec = None
+            if not good_record(rec):
+                self.bad += 1
+                continue
+            assert isinstance(rec, dict)
+            self._k += 1
+            self.head = (float(rec["t"]), int(rec["process"]), self._k, rec)
+            return
+
+    def rest(self) -> int:
+        """How many lines are left, counted without reading them as records."""
+        n = 0
+        while self._fh is not None:
+            chunk = self._fh.read(_CHUNK)
+            if not chunk:
+                self.close()
+                break
+            n += chunk.count(b"\n")
+        return n
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
 def read_records(log_dir: Path, limit: int = RECORDS_READ) -> tuple[list[dict[str, Any]], int]:
-    """The records the tees wrote on ``log_dir`` in the order they were passed (by ``t``; a
-    process's own order kept): the first ``limit`` of each process, then the first ``limit``
-    of them all, and how many records were left unread (a client or an agent that floods
-    the pipe: memory stays bounded)."""
-    records: list[tuple[float, int, int, dict[str, Any]]] = []
+    """The records the tees wrote on ``log_dir`` in the order they were passed (merged by
+    ``t``, each process's own order kept), read lazily: at most ``limit`` of them over all
+    the process files, at most ``BYTES_READ`` bytes of them, from at most ``FILES_READ``
+    files; and how many were left unread — past those bounds, or no record of the tee's
+    form (not JSON, no direction, a ``t`` that is no finite number, a process that is no
+    number: ``good_record``). Memory stays bounded whatever a folder holds."""
+    paths = sorted(log_dir.glob("process-*.ndjson"))
+    files: list[_File] = []
     left = 0
-    for path in sorted(log_dir.glob("process-*.ndjson")):
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for k, text in enumerate(fh):
-                if k >= limit:
-                    left += 1
-                    continue
-                try:
-                    rec = json.loads(text)
-                except ValueError:
-                    continue
-                if isinstance(rec, dict):
-                    records.append((float(rec.get("t", 0)), int(rec.get("process", 0)), k, rec))
-    records.sort(key=lambda r: r[:3])
-    left += max(0, len(records) - limit)
-    return [r[3] for r in records[:limit]], left
+    try:
+        for k, path in enumerate(paths):
+            try:
+                f = _File(path)
+            except OSError:
+                continue
+            if k >= FILES_READ:  # past the bound on processes: counted, not read
+                left += f.rest()
+                f.close()
+                continue
+            files.append(f)
+            f.advance()
+        heap = [(f.head[:3], n) for n, f in enumerate(files) if f.head is not None]
+        heapq.heapify(heap)
+        records: list[dict[str, Any]] = []
+        kept = 0
+        while heap:
+            _, n = heapq.heappop(heap)
+            f = files[n]
+            assert f.head is not None
+            rec = f.head[3]
+            size = len(json.dumps(rec))
+            if len(records) >= limit or kept + size > BYTES_READ:
+                left += 1 + f.rest()  # this file's rest, unread; the others' as they come
+                f.head = None
+                continue
+            records.append(rec)
+            kept += size
+            f.advance()
+            if f.head is not None:
+                heapq.heappush(heap, (f.head[:3], n))
+        left += sum(f.bad for f in files)
+        return records, left
+    finally:
+        for f in files:
+            f.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
