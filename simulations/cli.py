@@ -828,6 +828,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _drop_stdout()
         print(f"acp-sysprompt: error: cannot write to standard output: {e}", file=sys.stderr)
         return OUTPUT_FAILED
+    except KeyboardInterrupt:  # a command with no interrupt of its own (validate, list): one line
+        print("acp-sysprompt: interrupted", file=sys.stderr)
+        return INTERRUPTED
     finally:
         sys.stdout = stdout
 

@@ -288,6 +288,48 @@ def test_a_fifo_is_read_as_a_stream(tmp_path: Path) -> None:
     assert [(f["id"], f["line"]) for f in json.loads(proc.stdout)["findings"]] == [("malformed", 1)]
 
 
+def test_a_fifo_no_writer_opens_is_one_line_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 40, item 17: a FIFO with no writer waits ``FIFO_WAIT`` seconds, then one line
+    and exit 2 (before: ``open`` blocked for ever)."""
+    fifo = tmp_path / "nobody.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(validate, "FIFO_WAIT", 0.3)
+    assert main(["validate", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a FIFO no writer opened within" in err, err
+
+
+def test_ctrl_c_while_validate_waits_is_one_line_and_130(tmp_path: Path) -> None:
+    """Issue 40, item 17: SIGINT while validate waits on a FIFO: "interrupted", exit 130, no
+    KeyboardInterrupt traceback."""
+    import signal
+    import time
+
+    fifo = tmp_path / "waits.fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = "from simulations.cli import main; import sys; print('up', flush=True); sys.exit(main())"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "validate", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+        time.sleep(0.5)  # into the wait (FIFO_WAIT is 30 s)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=LIVENESS)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err.decode()
+    assert err.decode().strip() == "acp-sysprompt: interrupted", err.decode()
+
+
 # ---- 7. an empty log ---------------------------------------------------------------------------
 
 

@@ -97,7 +97,7 @@ from typing import IO, Any
 from model.files import MAX_DEPTH, SHOWN, shown
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
-from simulations.live import reaper, sandbox
+from simulations.live import reaper, sandbox, tiers
 from simulations.live import recorder as recorder_module
 from simulations.live.client_plan import (
     DEFAULT_LENGTH,
@@ -301,11 +301,9 @@ IDS = ("S1", "S2", "S3", "S4", "S5", "T2", "T3", "T4", "T5", "T6", SCHEMA_ID, OU
 
 
 def tier(rid: str) -> str:
-    if rid == SCHEMA_ID:
-        return MANDATORY
-    if rid == OUTSIDE:
-        return OUTSIDE_TIER
-    return ADVISORY if REQUIREMENTS[rid].is_advisory else MANDATORY
+    """The tier of ``rid`` in a client's run: the one table's (``tiers.tier``), the client's
+    column; the prompt-outside finding is this tool's own (OUTSIDE_TIER)."""
+    return OUTSIDE_TIER if rid == OUTSIDE else tiers.tier(rid, "client")
 
 
 def citation(rid: str) -> str:

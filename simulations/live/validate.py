@@ -44,12 +44,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
+from model.files import shown
 from model.revisions import REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS
 from simulations.live.validate_model import (
@@ -253,6 +255,38 @@ def _checked(paths: Iterable[Path | str]) -> list[Path]:
     return files
 
 
+FIFO_WAIT = 30.0  # seconds a FIFO named as a LOG may wait for its first writer
+
+
+def _open_log(p: Path) -> BinaryIO:
+    """``p`` opened for reading. A FIFO is opened without blocking and waits at most
+    ``FIFO_WAIT`` seconds for a writer (an ``open`` would wait for ever): then a UsageError.
+    Once a writer came, it is read as a stream, to its end."""
+    import select
+    import stat
+
+    try:
+        is_fifo = stat.S_ISFIFO(p.stat().st_mode)
+    except OSError:
+        is_fifo = False
+    if not is_fifo:
+        return p.open("rb")
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        if not poller.poll(FIFO_WAIT * 1000):  # no writer ever: Linux reports no event
+            raise UsageError(
+                f"argument LOG: {shown(str(p), 200)} is a FIFO no writer opened within "
+                f"{FIFO_WAIT:.0f} s"
+            )
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> Result:
     """Validate each log against ``revision``; UsageError (one line naming the argument) for
     a revision that does not exist, a LOG that is missing, a directory, unreadable or empty."""
@@ -268,7 +302,7 @@ def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> 
         stdin = str(p) == STDIN
         name = "<stdin>" if stdin else str(p)
         try:  # only reading the log is guarded here: writing the verdict is the caller's
-            with open(0, "rb", closefd=False) if stdin else p.open("rb") as f:
+            with open(0, "rb", closefd=False) if stdin else _open_log(p) as f:
                 for s in _stream_file(f, name, rev, memo):
                     result.add(s)
         except OSError as e:
