@@ -19,10 +19,8 @@ from simulations.engines.trace import (
     Trace,
     request_text,
 )
-from simulations.live.transport import (
-    Record,
-)
 from simulations.wire.acp import (
+    Record,
     request_label,
     revision_wire,
 )

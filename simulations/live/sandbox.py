@@ -467,9 +467,13 @@ def _needed(opts: _Options, program: str, cwd: str) -> list[str]:
     directory, this Python (the project's agents run on it), and the absolute paths among its
     arguments (whole, or after ``NAME=``) that are files or folders outside the fresh tmpfs,
     or regular files inside them (a script in a test's ``/tmp`` folder, read-only; a host socket
-    or a folder there named on its command line stays out of reach)."""
+    or a folder there named on its command line stays out of reach). A project cloned under
+    ``/tmp`` stays visible: this project's folder, and the virtual environment of the program and
+    of this Python (``-S`` leaves ``sys.prefix`` the base one), are named too."""
     private = (*PRIVATE_TMP, *PRIVATE_RUN)
-    named = [program, *opts.readable, cwd, sys.base_prefix, sys.prefix]
+    project = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    named = [program, *opts.readable, cwd, sys.base_prefix, sys.prefix, project]
+    named += [v for v in (_venv(program), _venv(sys.executable)) if v]
     for word in opts.argv[1:]:
         value = word.split("=", 1)[1] if "=" in word and not word.startswith("/") else word
         if not value.startswith("/"):
@@ -479,6 +483,15 @@ def _needed(opts: _Options, program: str, cwd: str) -> list[str]:
             named.append(value)
     out = {os.path.realpath(p): None for p in named if p.startswith("/")}
     return [p for p in out if os.path.isdir(p) or os.path.isfile(p)]
+
+
+def _venv(executable: str) -> str | None:
+    """The virtual environment ``executable`` (unresolved: a venv's Python is a link out of
+    it) lies in, if any."""
+    if not executable.startswith("/"):
+        return None
+    top = os.path.dirname(os.path.dirname(os.path.abspath(executable)))
+    return top if os.path.isfile(os.path.join(top, "pyvenv.cfg")) else None
 
 
 def _inside(path: str, tops: Sequence[str]) -> bool:

@@ -63,6 +63,7 @@ from acp.connection import Connection, StreamDirection, StreamEvent
 from acp.exceptions import RequestError
 
 from simulations.engines.conversation import HISTORY_KINDS as HISTORY
+from simulations.wire.acp import Record  # here for the live modules that read it from here
 
 STDERR_TAIL = 20 * 1024  # bytes of stderr kept for a report (the official kit keeps 20 kB)
 STDERR_LIMIT = 8 * 1024 * 1024  # more than this on stderr in one test is a flood
@@ -95,19 +96,6 @@ class Answer:
             return None
         code = self.error.get("code")  # an integer: the transport refuses any other answer
         return code if isinstance(code, int) else 0
-
-
-@dataclass
-class Record:
-    """One message on the wire: ``"send"`` (client → agent) or ``"recv"``, and the process
-    (0 for the first start, +1 per restart) it travelled to or from. Through a model endpoint,
-    conform also keeps what a turn's model call carried (direction ``MODEL_DIRECTION`` of
-    ``simulations.wire.acp``: ``{sessionId, systemSlot, api}``, the slot in the wire's own
-    texts and ``BASE``), which validate reads back as slot evidence."""
-
-    direction: str
-    message: dict[str, Any]
-    process: int
 
 
 class _Lines:

@@ -134,6 +134,21 @@ INTROSPECTION_METHOD = "_acp_sysprompt/system_slot"
 # validate reads it back as slot evidence
 MODEL_DIRECTION = "model"
 
+
+@dataclass
+class Record:
+    """One message on the wire: ``"send"`` (client → agent) or ``"recv"``, and the process
+    (0 for the first start, +1 per restart) it travelled to or from. Through a model endpoint,
+    conform also keeps what a turn's model call carried (direction ``MODEL_DIRECTION``:
+    ``{sessionId, systemSlot, api}``, the slot in the wire's own texts and ``BASE``), which
+    validate reads back as slot evidence. Here, not in the transport, so that reading a record
+    never imports the SDK."""
+
+    direction: str
+    message: dict[str, Any]
+    process: int
+
+
 _PNG = "iVBORw0KGgo="  # a PNG signature: a placeholder payload for image blocks
 # every name a revision put on the wire
 _RFD_FIELDS = ("systemPrompt", "systemPromptMode", "sessionInstructions")
