@@ -32,7 +32,7 @@ from simulations.live.agent import caps_text, default_caps
 from simulations.live.conform import conform
 from simulations.live.judge import Seen, _judge, caps_of, choice_options, chosen, tier
 from simulations.live.plan import agent_mutants, kill_setup, mutant_path
-from simulations.live.report import render, write_counterexamples
+from simulations.live.report import render, to_json, write_counterexamples
 from simulations.live.results import (
     ADVISORY,
     CAPABILITY,
@@ -1002,6 +1002,32 @@ def test_each_agent_side_mutant_fails_its_id_through_the_model_endpoint(name: st
         return
     assert statuses[m.violates] == FAIL, statuses
     assert all(not alive(pid) for run in report.runs for pid in run.pids)
+
+
+def test_a_slot_too_long_to_keep_is_not_observable_never_a_verdict(monkeypatch) -> None:
+    """A model call whose slot the endpoint kept only as head and tail (over ``TEXT_KEPT``)
+    cannot show what its middle held: the build that FAILs append_drops_base's id through the
+    endpoint gets NOT_OBSERVABLE there instead, never PASS, and the report counts the clipped
+    calls (its text and its JSON)."""
+    from simulations.live import endpoint as endpoint_module
+
+    monkeypatch.setattr(endpoint_module, "TEXT_KEPT", 40)  # the reference agent's slot is longer
+    m = MUTANTS["append_drops_base"]
+    report = conform(
+        reference(m.revision, "--mutant", m.name, *ENDPOINT_ARGS),
+        revision=m.revision,
+        cwd=str(ROOT),
+        timeout=5,
+        test_timeout=10,
+        only=[f"M:{m.name}"],
+        model_endpoint=True,
+    )
+    assert report.requirements()[m.violates]["status"] == NOT_OBSERVABLE
+    notes = [f.message for run in report.runs for f in run.findings if f.status == NOT_OBSERVABLE]
+    assert any("too long to keep whole" in n for n in notes), notes
+    assert report.model_clipped > 0 and report.model_dropped == 0
+    assert "with a text clipped" in render(report)
+    assert to_json(report)["model_endpoint"]["clipped"] == report.model_clipped
 
 
 @pytest.mark.parametrize(

@@ -513,6 +513,9 @@ def conform(
                 finally:
                     if endpoint is not None:
                         report.model_calls = endpoint.last_seq
+                        report.model_dropped = endpoint.dropped
+                        report.model_clipped = endpoint.clipped
+                        report.model_refused = endpoint.refused
                         report.base_lines = len(opts.base.lines or ())
         except KeyboardInterrupt:  # off the main thread, where no handler could be set
             it.set()

@@ -102,6 +102,7 @@ class ModelCall:
     seq: int  # 1, 2, … in arrival order
     at: float = 0.0  # time.monotonic() at arrival
     clipped: int = 0  # characters left out of the slot, the user message and the session
+    slot_clipped: int = 0  # of those, the slot's: its middle is not seen, so it is not judged
 
     @property
     def slot_text(self) -> str:
@@ -213,12 +214,13 @@ def parse_call(
                 system += _texts(m.get("content"))
         user = _last_user(messages)
     tools = body.get("tools")
-    pieces, clipped = tuple(system), 0
+    pieces, slot_clipped = tuple(system), 0
     if sum(len(p) for p in pieces) + len(pieces) - 1 > TEXT_KEPT:
-        slot, clipped = _clip("\n".join(pieces))
+        slot, slot_clipped = _clip("\n".join(pieces), TEXT_KEPT)
         half = TEXT_KEPT // 2
         pieces = (slot[:half], slot[half + 1 :])  # its head and its tail: ``slot_text`` is slot
     user, user_clipped = _clip(user)
+    clipped = slot_clipped
     if session is not None:
         session, session_clipped = _clip(session, SESSION_KEPT)
         clipped += session_clipped
@@ -233,6 +235,7 @@ def parse_call(
         seq=seq,
         at=time.monotonic(),
         clipped=clipped + user_clipped,
+        slot_clipped=slot_clipped,
     )
 
 

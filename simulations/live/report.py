@@ -84,6 +84,11 @@ class Report:
     internal_error: str | None = None  # the traceback of a fault of this tool that ended it
     endpoint: str | None = None  # the model endpoint's URL, where the slot was read there
     model_calls: int = 0  # the calls it received
+    # what it did not keep whole (``ModelEndpoint``): calls dropped past its bounds, calls
+    # with a text clipped, requests refused (400 and over, no call recorded)
+    model_dropped: int = 0
+    model_clipped: int = 0
+    model_refused: int = 0
     base_lines: int = 0  # lines of the agent's own text it learnt (0: none learnt)
     calibration: str = ""  # how the agent's own text was learnt (``_calibrate``)
     isolation: str = ""  # how the agents were kept offline (``sandbox.note``)
@@ -195,6 +200,12 @@ def render(report: Report) -> str:
             f"text: {report.base_lines} lines, {clip(report.calibration)}"
             + ("" if report.model_calls else "; the agent never called it: slots not observable")
         )
+        if report.model_dropped or report.model_clipped or report.model_refused:
+            lines.append(
+                f"model endpoint kept less than it got: {report.model_dropped} calls dropped "
+                f"past its bounds, {report.model_clipped} with a text clipped, "
+                f"{report.model_refused} requests refused"
+            )
         lines.append(f"offline: {report.isolation}")
     if report.startup_failure:
         lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
@@ -283,6 +294,9 @@ def to_json(report: Report) -> dict[str, Any]:
         else {
             "url": report.endpoint,
             "calls": report.model_calls,
+            "dropped": report.model_dropped,
+            "clipped": report.model_clipped,
+            "refused": report.model_refused,
             "base_lines": report.base_lines,
             "calibration": report.calibration,
             "isolation": report.isolation,

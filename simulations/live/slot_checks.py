@@ -47,8 +47,8 @@ from simulations.live.results import (
     TestRun,
 )
 from simulations.live.run_state import _answer_text, _ids_for, _not_specific, _passed, _Run
-from simulations.live.transport import Answer, LiveAgent, Record
-from simulations.wire.acp import INTROSPECTION_METHOD, MODEL_DIRECTION
+from simulations.live.transport import Answer, LiveAgent
+from simulations.wire.acp import INTROSPECTION_METHOD, MODEL_DIRECTION, Record
 
 
 async def _check_slot(
@@ -137,10 +137,21 @@ async def _check_turn_slot(
     at, attach, rids = run.attached.pop(sid, (i, rs, _ids_for(run, rs, _not_specific)))
     label = f"{wire_method(attach.step.request.method)} (seen in the model call of step {i})"
     call = await run.model_call()
-    if call is None:
+    if call is None or call.slot_clipped:
+        if call is not None:  # what lies in its middle is not known: neither PASS nor FAIL
+            why = (
+                f"the turn's model call carried a slot too long to keep whole "
+                f"({call.slot_clipped:,} characters of its middle left out)"
+            )
+        else:
+            dropped = run.endpoint.dropped_since(run.seq) if run.endpoint is not None else 0
+            why = "no call to the model endpoint carried the turn's prompt" + (
+                f" ({dropped} of the calls since were dropped, past the endpoint's bounds)"
+                if dropped
+                else ""
+            )
         for rid in rids:
-            note = f"step {at} {label}: no call to the model endpoint carried the turn's prompt"
-            out.findings.append(Finding(rid, NOT_OBSERVABLE, note, at))
+            out.findings.append(Finding(rid, NOT_OBSERVABLE, f"step {at} {label}: {why}", at))
         return True
     seen = set(run.marks) | {BASE}
     want = tuple(s for s in expected if s in seen)

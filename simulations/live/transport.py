@@ -63,7 +63,7 @@ from acp.connection import Connection, StreamDirection, StreamEvent
 from acp.exceptions import RequestError
 
 from simulations.engines.conversation import HISTORY_KINDS as HISTORY
-from simulations.wire.acp import Record  # here for the live modules that read it from here
+from simulations.wire.acp import Record
 
 STDERR_TAIL = 20 * 1024  # bytes of stderr kept for a report (the official kit keeps 20 kB)
 STDERR_LIMIT = 8 * 1024 * 1024  # more than this on stderr in one test is a flood
