@@ -43,6 +43,11 @@ Scope
     runs and stops every descendant it made (``simulations.live.reaper``). The tests run
     one at a time. A step's stderr is read through a pipe, its last ``TAIL_BYTES`` kept.
 
+    This module is the run as a whole (the plan's tests in order, the report and its
+    verdict, the command line); its roles are ``simulations.live.client_recipe`` (a client
+    recipe read) and ``simulations.live.client_run`` (one test: its processes, its records,
+    judged). The names a caller of ``conform-client`` uses are importable from here.
+
 Client recipes (TOML; shipped in ``simulations/live/client_recipes``)
     ``name``, ``package``, ``version``; ``[env]``; ``[prompt]`` with ``append`` and/or
     ``override``: the arguments that ask the client for a prompt in that mode (``{text}`` the
@@ -74,230 +79,109 @@ Source
 from __future__ import annotations
 
 import argparse
-import contextlib
-import glob
 import json
-import os
-import re
-import shlex
-import shutil
 import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from model.files import MAX_DEPTH, SHOWN, shown
-from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
-from simulations.live import reaper, sandbox, tiers
-from simulations.live import recorder as recorder_module
+from simulations.live import sandbox, tiers
 from simulations.live.client_plan import (
     DEFAULT_LENGTH,
     MAX_LENGTH,
     REVISION,
     STEP_SECONDS,
-    STEPS,
     ClientPlan,
     ClientTest,
     ScenarioError,
     derive,
     read_scenarios,
-    resends,
     unreachable,
 )
-from simulations.live.recipes import read_recipe, recipe_name
-from simulations.live.recorder import RECORD_BYTES, RECORDS_KEPT, Recorder
+from simulations.live.client_recipe import (
+    ENV_NAME,
+    FOLDER,
+    LEAVES_FIXED,
+    MAX_LEAVES,
+    NAME_MAX,
+    PROMPT_TEXT,
+    ClientRecipe,
+    ClientRecipeError,
+    client_recipe,
+    leaves_error,
+    load_client_recipe,
+)
+from simulations.live.client_run import (
+    FAIL,
+    IDS,
+    NOT_OBSERVABLE,
+    PASS,
+    SCHEMA_ID,
+    SKIPPED,
+    TAIL_BYTES,
+    TURN_TEXT,
+    Outcome,
+    StepRun,
+    TestResult,
+    exit_text,
+    run_test,
+)
 from simulations.live.scripted_client import BUILD_VARIABLE
-from simulations.live.validate_model import MALFORMED, OUTSIDE, OUTSIDE_TIER, SCHEMA
-from simulations.live.validate_read import _unwrap
-from simulations.live.validate_stream import Stream
+from simulations.live.validate_model import OUTSIDE, OUTSIDE_TIER
+
+# what a caller of conform-client uses, wherever it is defined (each role's own names: its module)
+__all__ = [
+    "ADVISORY",
+    "ENV_NAME",
+    "FAIL",
+    "FOLDER",
+    "IDS",
+    "INTERNAL_ERROR",
+    "INTERRUPTED",
+    "LEAVES_FIXED",
+    "MANDATORY",
+    "MAX_LEAVES",
+    "NAME_MAX",
+    "NOT_OBSERVABLE",
+    "PASS",
+    "PROMPT_TEXT",
+    "SCHEMA_ID",
+    "SKIPPED",
+    "TAIL_BYTES",
+    "TURN_TEXT",
+    "ClientRecipe",
+    "ClientRecipeError",
+    "ClientReport",
+    "Outcome",
+    "StepRun",
+    "TestResult",
+    "UsageError",
+    "add_parser",
+    "citation",
+    "client_recipe",
+    "conform_client",
+    "exit_text",
+    "leaves_error",
+    "load_client_recipe",
+    "plan_for",
+    "run",
+    "run_test",
+    "scripted_recipe",
+    "tier",
+]
 
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
-PASS, FAIL, NOT_OBSERVABLE, SKIPPED = "PASS", "FAIL", "NOT_OBSERVABLE", "SKIPPED"
 INTERNAL_ERROR, INTERRUPTED = 3, 130
-PROMPT_TEXT = "Client instruction A (acp-sysprompt): answer as a ship's captain would."
-TURN_TEXT = "hello"
-_KEYS = {"name", "package", "version", "env", "prompt", "steps", "leaves"}
-FOLDER = "client_recipes"  # the shipped client recipes, in simulations/live
-_MODES = ("append", "override")
-_SETTLE = 5.0  # seconds a test's processes get to end after its last step (acpx: --ttl 1)
-_GRACE = 2.0  # seconds an agent process gets to end once its connection is shut
-_DRAIN = 0.5  # seconds a step's stderr is still read after the step ended
-TAIL_BYTES = 2000  # bytes of a step's stderr kept: its tail, however much it writes
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an [env] key: a variable name, nothing else
-LEAVES_FIXED = 3  # fixed characters a leaves name starts with (acpx-*: 5)
-MAX_LEAVES = 16  # patterns in a recipe's leaves
-NAME_MAX = 255  # bytes in a file's name
 _SHOWN = 8  # outcomes shown under an id in the terminal (the JSON report has them all)
-
-
-class ClientRecipeError(ValueError):
-    """A client recipe that cannot be used; the message names the file and the field."""
-
-
-@dataclass(frozen=True)
-class ClientRecipe:
-    name: str
-    steps: Mapping[str, tuple[str, ...]]
-    prompt: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    env: Mapping[str, str] = field(default_factory=dict)
-    package: str = ""
-    version: str = ""
-    leaves: tuple[str, ...] = ()  # globs of what the client leaves outside its home
-
-    def argv(self, step: str, slots: Mapping[str, str], mode: str | None = None) -> list[str]:
-        """The step's command: ``"{prompt}"`` expands to the arguments asking for ``mode``
-        (its ``{text}`` the prompt, PROMPT_TEXT), or to nothing."""
-        asked = dict(slots, text=PROMPT_TEXT)
-        out: list[str] = []
-        for word in self.steps[step]:
-            if word == "{prompt}":
-                out += [_fill(w, asked) for w in self.prompt.get(mode or "", ())]
-            else:
-                out.append(_fill(word, slots))
-        return out
-
-
-def _fill(text: str, slots: Mapping[str, str]) -> str:
-    for key, value in slots.items():
-        text = text.replace("{" + key + "}", value)
-    return text
-
-
-def load_client_recipe(spec: str) -> ClientRecipe:
-    """A shipped client recipe by name, or a ``.toml`` file; one-line errors naming the field
-    (a file too big or nested too deeply too: ``model.files``' bounds)."""
-    data, where = read_recipe(spec, FOLDER, "client recipe", ClientRecipeError)
-    if _depth(data) > MAX_DEPTH:
-        raise ClientRecipeError(
-            f"argument --recipe: {where}: nested too deeply (at most {MAX_DEPTH} tables or "
-            "arrays deep)"
-        )
-    return client_recipe(data, where)
-
-
-def _depth(value: object) -> int:
-    """How deep tables and arrays nest in ``value`` (iteratively: no recursion limit)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict | list):
-            deepest = max(deepest, d + 1)
-            stack += [(x, d + 1) for x in (v.values() if isinstance(v, dict) else v)]
-    return deepest
-
-
-def _key(key: object) -> str:
-    """A key as an error names it: itself when it is a short bare TOML key, else clipped."""
-    text = str(key)
-    return text if ENV_NAME.fullmatch(text) and len(text) <= SHOWN else shown(key)
-
-
-def _words(value: object) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(w, str) and "\0" not in w for w in value)
-    )
-
-
-def leaves_error(pattern: str) -> str | None:
-    """Why ``pattern`` cannot be a ``leaves`` pattern, or None: it names what a client leaves
-    directly in ``/tmp`` whatever its TMPDIR says, ``/tmp/NAME``, NAME a glob of one path
-    part that starts with at least LEAVES_FIXED characters that are no wildcard (``/tmp/*``
-    would name every other job's files too) and is at most NAME_MAX bytes."""
-    if not pattern.startswith("/tmp/"):
-        return "a pattern of a name in /tmp is needed (/tmp/NAME*)"
-    name = pattern.removeprefix("/tmp/")
-    if "/" in name or name in ("", ".", "..") or "\0" in name:
-        return "one name directly in /tmp is needed (/tmp/NAME*)"
-    if len(name.encode("utf-8", "replace")) > NAME_MAX:
-        return f"a name longer than {NAME_MAX} bytes"
-    head = next((k for k, c in enumerate(name) if c in "*?["), len(name))
-    if head < LEAVES_FIXED:
-        return (
-            f"the name must start with at least {LEAVES_FIXED} fixed characters (not *, ? or "
-            "[): a wider pattern names other jobs' files too"
-        )
-    return None
-
-
-def _commands(
-    name: str,
-    table: Mapping[str, object],
-    known: Sequence[str],
-    what: str,
-    bad: Callable[[str, str], ClientRecipeError],
-) -> None:
-    """Each entry of ``table`` (a recipe's steps or prompt) a known key and a command."""
-    for key, value in table.items():
-        if key not in known:
-            raise bad(f"{name}.{_key(key)}", f"unknown {what} (known: {', '.join(known)})")
-        if not _words(value):
-            raise bad(f"{name}.{key}", "a non-empty list of strings (no NUL in them) is needed")
-
-
-def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
-    def bad(key: str, why: str) -> ClientRecipeError:
-        return ClientRecipeError(f"client recipe {where}: {key}: {why}")
-
-    name = recipe_name(data, _KEYS, bad)
-    steps = data.get("steps")
-    if not isinstance(steps, dict):
-        raise bad("steps", "a table of commands (new, turn, fork, close) is needed")
-    for key in ("new", "turn"):
-        if key not in steps:
-            raise bad(f"steps.{key}", "missing (new and turn are needed)")
-    _commands("steps", steps, STEPS, "step", bad)
-    prompt = data.get("prompt", {})
-    if not isinstance(prompt, dict) or not prompt:
-        raise bad("prompt", "a table with append and/or override is needed")
-    _commands("prompt", prompt, _MODES, "mode", bad)
-    env = data.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise bad("env", "a table of strings is needed")
-    for key, value in env.items():
-        if not ENV_NAME.fullmatch(key):
-            raise bad(
-                f"env.{_key(key)}",
-                "not a variable name (letters, digits and _, not starting with a digit)",
-            )
-        if "\0" in value:
-            raise bad(f"env.{key}", "a NUL in the value")
-    leaves = data.get("leaves", [])
-    if not isinstance(leaves, list) or not all(isinstance(g, str) for g in leaves):
-        raise bad("leaves", "a list of path patterns is needed")
-    if len(leaves) > MAX_LEAVES:
-        raise bad("leaves", f"at most {MAX_LEAVES} patterns")
-    for g in leaves:
-        why = leaves_error(g)
-        if why is not None:
-            raise bad("leaves", f"{shown(g)}: {why}")
-    return ClientRecipe(
-        name=name,
-        steps={k: tuple(v) for k, v in steps.items()},
-        prompt={k: tuple(v) for k, v in prompt.items()},
-        env=env,
-        package=data.get("package", ""),
-        version=data.get("version", ""),
-        leaves=tuple(leaves),
-    )
 
 
 # ---- the plan ----------------------------------------------------------------------------------
 # derived from the model's client rules for the recipe's steps: simulations.live.client_plan
-
-# every message the client sends is JSON, JSON-RPC and of the vendored ACP schema's shape
-SCHEMA_ID = "SCHEMA"
-IDS = ("S1", "S2", "S3", "S4", "S5", "T2", "T3", "T4", "T5", "T6", SCHEMA_ID, OUTSIDE)
 
 
 def tier(rid: str) -> str:
@@ -320,385 +204,6 @@ def citation(rid: str) -> str:
         )
     r = REQUIREMENTS[rid]
     return f"{r.source}: {r.text}"
-
-
-# ---- running a test ----------------------------------------------------------------------------
-
-
-# one step as it ran: its name, its command (empty: not run, the recipe cannot), its exit code
-# (None: timed out, or not run) and the tail of its stderr
-StepRun = tuple[str, list[str], int | None, str]
-
-
-@dataclass
-class Outcome:
-    test: str
-    rid: str
-    status: str
-    message: str
-    transcript: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class TestResult:
-    test: ClientTest
-    steps: list[StepRun]
-    records: list[dict[str, Any]]
-    unread: int  # lines past the test's bound on records (recorder.RECORDS_KEPT), not judged
-    outcomes: list[Outcome]
-    agent_findings: list[str]
-    seconds: float
-    # what the test ran into beyond the rules: a bound reached, what the client left in /tmp
-    findings: list[str] = field(default_factory=list)
-
-
-def _agent_argv(store: Path, caps: str) -> list[str]:
-    """The reference agent the tool starts for each agent process a client opens."""
-    py = sys.executable
-    return [
-        *(py, "-m", "simulations.agent", "--revision", REVISION, "--caps", caps),
-        *("--store", str(store)),
-    ]
-
-
-class _Tail(threading.Thread):
-    """A step's stderr read through its pipe to the end, the last TAIL_BYTES kept."""
-
-    def __init__(self, pipe: IO[bytes]) -> None:
-        super().__init__(daemon=True)
-        self._pipe = pipe
-        self._lock = threading.Lock()
-        self._kept = bytearray()
-
-    def run(self) -> None:
-        fd = self._pipe.fileno()
-        try:
-            while chunk := os.read(fd, 1 << 16):
-                with self._lock:
-                    self._kept += chunk
-                    del self._kept[:-TAIL_BYTES]
-        except OSError:
-            pass
-        finally:
-            self._pipe.close()  # here, once nothing reads it: a child may hold it to the sweep
-
-    def text(self) -> str:
-        with self._lock:
-            kept = bytes(self._kept)
-        while kept and kept[0] & 0xC0 == 0x80:  # a character cut at the start: dropped
-            kept = kept[1:]
-        return kept.decode("utf-8", "replace")
-
-
-def _run_step(
-    argv: list[str],
-    env: dict[str, str],
-    cwd: Path,
-    timeout: float,
-    port: int,
-    socket_path: str,
-    writable: Sequence[str],
-) -> tuple[int | None, str]:
-    """Run one step (in the sandbox where there is one: ``writable`` the folders it may
-    write, 127.0.0.1:``port`` inside the recorder's ``socket_path``); (exit code or None on
-    timeout, the tail of its stderr)."""
-    boxed, readable = sandbox.available(), (recorder_module.CONNECTOR,)
-    wrapped = (
-        sandbox.wrap(argv, port, socket_path, writable=writable, readable=readable)
-        if boxed
-        else argv
-    )
-    try:
-        proc = subprocess.Popen(
-            wrapped,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as e:
-        return 127, f"cannot start {argv[0]}: {e.strerror or e}"
-    assert proc.stderr is not None
-    tail = _Tail(proc.stderr)
-    tail.start()
-    try:
-        code: int | None = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        code = None
-    tail.join(_DRAIN)  # a child that holds stderr open: what it wrote so far
-    return code, tail.text()
-
-
-def _left(patterns: Sequence[str]) -> set[str]:
-    return {p for g in patterns for p in glob.glob(g)}
-
-
-def _free_port() -> int:
-    """A port for the connector inside the sandbox's own network (any free one will do)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _socket_folder() -> Path:
-    """A folder of the tool's own (0700) for the recorder's Unix socket, at a short path (a
-    socket's has at most 107 bytes): the sandbox's relay reaches it through a descriptor it
-    opened before the mounts, the client does not."""
-    base = tempfile.gettempdir()
-    if len(base) > 60:
-        base = "/tmp"
-    return Path(tempfile.mkdtemp(prefix="acp-sysprompt-agent-", dir=base))
-
-
-def _settle(processes: reaper.Adopting, recorder: Recorder, wait: float) -> None:
-    """Wait up to ``wait`` s for the test's processes to end and its connections to close."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and (
-        recorder.busy() or processes.left(spare=recorder.pids())
-    ):
-        time.sleep(0.1)
-
-
-def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: float) -> TestResult:
-    start = time.monotonic()
-    there = _left(recipe.leaves)  # what the client leaves behind, from before this test
-    tmp = Path(tempfile.mkdtemp(prefix="acp-sysprompt-client-"))  # the client's
-    own = Path(tempfile.mkdtemp(prefix="acp-sysprompt-tool-"))  # the tool's: the agent's store
-    sock: Path | None = None
-    recorder = Recorder(_agent_argv(own / "store", test.caps), own)  # the tool's environment
-    steps: list[StepRun] = []
-    try:
-        with reaper.adopting() as processes:
-            try:
-                if sandbox.available():  # the connector's port, relayed to the tool's socket
-                    sock = _socket_folder()
-                    port, socket_path = _free_port(), str(sock / "agent.sock")
-                    recorder.listen_unix(socket_path, port)
-                else:
-                    port, socket_path = recorder.listen_tcp(), ""
-                home, cwd = tmp / "home", tmp / "cwd"
-                for d in (home, cwd, home / "tmp"):
-                    d.mkdir()
-                slots = {
-                    "agent": shlex.join(recorder.command()),
-                    "home": str(home),
-                    "prefix": str(prefix.resolve()),
-                    "python": sys.executable,
-                    "PATH": os.environ.get("PATH", ""),
-                    "text": TURN_TEXT,
-                }
-                env = {
-                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                    "LANG": "C.UTF-8",
-                    "HOME": str(home),
-                    "TMPDIR": str(home / "tmp"),
-                }
-                if "PYTHONPATH" in os.environ:  # the client's modules, where the caller found them
-                    env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-                env.update({k: _fill(v, slots) for k, v in recipe.env.items()})
-                for step in test.steps:
-                    if step not in recipe.steps:
-                        steps.append((step, [], None, f"the recipe has no {step} step"))
-                        break
-                    argv = recipe.argv(step, slots, test.mode if step == "new" else None)
-                    if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
-                        steps.append((step, [], None, f"the recipe cannot ask for {test.mode}"))
-                        break
-                    code, tail = _run_step(
-                        argv, env, cwd, timeout, port, socket_path, [str(home), str(cwd)]
-                    )
-                    steps.append((step, argv, code, tail))
-                    if code is None:
-                        break
-                _settle(processes, recorder, _SETTLE)
-                processes.sweep(spare=recorder.pids())  # the client's side, every process of it
-            finally:  # interrupted or not: no process of the test outlives it
-                recorder.stop(_GRACE)
-        # the records: the tool's own, in its memory; nothing the client wrote is read
-        records, unread = recorder.records, recorder.unread
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(own, ignore_errors=True)
-        if sock is not None:
-            shutil.rmtree(sock, ignore_errors=True)
-    findings = []
-    if recorder.refused:
-        findings.append(
-            f"the client started more than {recorder_module.MAX_PROCESSES} agent processes in "
-            f"one test: {recorder.refused} more refused (closed unserved, nothing recorded)"
-        )
-    findings += recorder.failed[:3]
-    left = sorted(_left(recipe.leaves) - there)  # never removed: another job may have made them
-    if left:
-        shown_left = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
-        findings.append(
-            f"left in /tmp under the recipe's leaves, not removed (made during the test, by the "
-            f"client or by another job: the tool cannot tell): {shown_left}"
-        )
-    return _judge(test, steps, records, unread, time.monotonic() - start, findings)
-
-
-def _judge(
-    test: ClientTest,
-    steps: list[StepRun],
-    records: list[dict[str, Any]],
-    unread: int,
-    seconds: float,
-    ran_into: Sequence[str] = (),
-) -> TestResult:
-    stream = Stream(REVISIONS[REVISION], "client", test.name)
-    for k, rec in enumerate(records, 1):
-        stream.feed(_unwrap(k, rec))
-    stream.finish()
-    client_ids = set(IDS)
-    findings = [
-        (f.rid, f.line, f.message, f.evidence)
-        for f in stream.findings.values()
-        if f.rid in client_ids
-    ]
-    agent_findings = [
-        f"{f.rid} line {f.line}: {f.message}"
-        for f in stream.findings.values()
-        if f.rid not in client_ids and f.rid in REQUIREMENTS
-    ]
-    for w in stream.findings.values():  # wire problems: the client's lines, or the agent's
-        if w.rid not in (MALFORMED, SCHEMA):
-            continue
-        rec = records[w.line - 1] if 0 < w.line <= len(records) else {}
-        if rec.get("direction") == "send":
-            findings.append((SCHEMA_ID, w.line, f"{w.rid}: {w.message}", ""))
-        else:
-            agent_findings.append(f"{w.rid} line {w.line}: {w.message}")
-    sent = [r["message"] for r in records if r.get("direction") == "send" and "message" in r]
-    news = [m for m in sent if isinstance(m, dict) and m.get("method") == "session/new"]
-    lost = _prompt_lost(test, news)
-    if lost is not None:
-        findings.append((OUTSIDE, lost[0], lost[1], ""))
-    failed: dict[str, tuple[str, int, str, str]] = {}
-    for item in findings:  # the first line each id shows at
-        failed.setdefault(item[0], item)
-    transcript: list[dict[str, Any]] = []
-    if failed:  # a failure's evidence: the records, bounded as conform's report bounds them
-        from simulations.live.results import _bounded_transcript  # the SDK: only here
-
-        kept = ("direction", "process", "message", "raw")
-        transcript = _bounded_transcript([{k: r[k] for k in kept if k in r} for r in records])
-    outcomes = []
-    for rid in (*test.targets, SCHEMA_ID):
-        if rid in failed:
-            _, line, message, evidence = failed[rid]
-            text = f"record {line}: {message}" + (f" (evidence: {evidence})" if evidence else "")
-            outcomes.append(Outcome(test.name, rid, FAIL, text, transcript))
-            continue
-        why = _unreached(rid, test, steps, sent)
-        if why is None:
-            bare = ""
-            if rid in ("T2", "T3") and not _sent_prompt(sent):
-                bare = " (the client sent no systemPrompt field at all)"
-            outcomes.append(Outcome(test.name, rid, PASS, "kept" + bare))
-        else:
-            outcomes.append(Outcome(test.name, rid, NOT_OBSERVABLE, why))
-    for rid in failed.keys() - {*test.targets, SCHEMA_ID}:  # a rule it did not aim at, broken
-        _, line, message, evidence = failed[rid]
-        outcomes.append(Outcome(test.name, rid, FAIL, f"record {line}: {message}", transcript))
-    if not records:
-        tails = "; ".join(f"{s}: {exit_text(a, c)}: {t.strip()[-200:]}" for s, a, c, t in steps)
-        for o in outcomes:
-            if o.status == NOT_OBSERVABLE:
-                o.message += f" (no agent process started: {tails})"
-    if unread:
-        for o in outcomes:
-            o.message += (
-                f" ({unread:,} lines past the test's bound on records ({RECORDS_KEPT:,} records, "
-                f"{RECORD_BYTES >> 20} MiB) not judged)"
-            )
-    if ran_into:
-        for o in outcomes:
-            o.message += f" ({ran_into[0][:200]})"
-    return TestResult(
-        test, steps, records, unread, outcomes, agent_findings, seconds, list(ran_into)
-    )
-
-
-def _prompt_lost(test: ClientTest, news: list[Any]) -> tuple[int, str] | None:
-    """The prompt asked for, advertised by the agent, went neither in the field nor in _meta."""
-    if test.mode is None or not news or "systemPrompt=none" in test.caps:
-        return None
-    if test.mode == "override" and "systemPrompt=override" not in test.caps:
-        return None
-    params = news[0].get("params") if isinstance(news[0], dict) else None
-    if not isinstance(params, dict):
-        return None
-    meta = params.get("_meta")
-    if params.get("systemPrompt") is not None:
-        return None
-    if isinstance(meta, dict) and meta.get("systemPrompt") is not None:
-        return None  # validate reports it as outside the field
-    return 0, (
-        f"session/new: the {test.mode} prompt the client was asked for is in no field of the "
-        "request: the agent never sees it"
-    )
-
-
-def _unreached(
-    rid: str,
-    test: ClientTest,
-    steps: Sequence[StepRun],
-    sent: list[Any],
-) -> str | None:
-    """Why the test never reached ``rid``'s situation (None: it did)."""
-    if rid == SCHEMA_ID:
-        return None if sent else "the client sent nothing"
-    methods = [m.get("method") for m in sent if isinstance(m, dict)]
-    ran = {s for s, _, code, _ in steps if code is not None and code != 127}
-    if "session/new" not in methods:
-        return "the client sent no session/new" + (f" ({_step_note(steps)})" if steps else "")
-    reopen = {"session/load", "session/resume", "session/fork"}
-    if rid in ("S1", "T2", "T3", "T4", "T5", OUTSIDE):
-        if rid in ("T4", "T5") and not _sent_prompt(sent):
-            return "the client sent no systemPrompt"
-        reopening = any(resends(s) for s in test.steps)
-        if rid == "T5" and reopening and not any(m in reopen for m in methods):
-            return "the client re-opened nothing (no re-sent prompt to judge)"
-        return None
-    if rid == "T6":
-        if not _sent_prompt(
-            m for m in sent if isinstance(m, dict) and m.get("method") == "session/new"
-        ):
-            return (
-                "the session was created with no prompt in the systemPrompt field: none to re-send"
-            )
-        if not any(m in reopen for m in methods):
-            return f"the client did not load, resume or fork the session ({_step_note(steps)})"
-        return None
-    step = {"S2": "turn", "S3": "turn", "S4": "fork", "S5": "close"}[rid]
-    if step not in ran:
-        return f"the {step} step did not run ({_step_note(steps)})"
-    return None
-
-
-def _sent_prompt(sent: Iterable[Any]) -> bool:
-    return any(
-        isinstance(m, dict)
-        and isinstance(m.get("params"), dict)
-        and m["params"].get("systemPrompt") is not None
-        for m in sent
-    )
-
-
-def _step_note(steps: Sequence[StepRun]) -> str:
-    return ", ".join(f"{s}: {exit_text(argv, c)}" for s, argv, c, _ in steps)
-
-
-def exit_text(argv: Sequence[str], code: int | None) -> str:
-    if not argv:
-        return "not in the recipe"
-    return "timed out" if code is None else f"exit {code}"
 
 
 def _shown_request(msg: Mapping[str, Any]) -> str:
