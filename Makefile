@@ -71,8 +71,9 @@ itf-check: $(STAMP)
 # Real agents (needs Node and npm; not part of `make test`, which runs the same conform paths
 # against the reference agent's --model-endpoint mode): the four agents the shipped recipes name
 # (simulations/live/recipes), installed from real-agents/package-lock.json, each judged by
-# conform through the recording model endpoint, offline (a network namespace per agent process
-# where this runs as root); writes docs/real-agents.md and out/real-agents/*.json.
+# conform through the recording model endpoint, offline (each agent process in the sandbox of
+# docs/sandbox.md: its own user, network, mount and PID namespaces); writes docs/real-agents.md
+# and out/real-agents/*.json.
 real-agents: $(STAMP)
 	cd real-agents && npm ci --silent --no-audit --no-fund
 	$(RUN) $(BIN)/python tools/real_agents.py
@@ -80,8 +81,8 @@ real-agents: $(STAMP)
 # Real clients (needs npm; not part of `make test`, which runs conform-client on the repository's
 # own scripted client and its faulty builds): acpx 0.19.1 and the Node 22 it needs, installed from
 # real-clients/package-lock.json, driven by conform-client against the reference agent under each
-# capability profile of the plan (offline: a network namespace per step where this runs as root);
-# writes docs/real-clients.md and out/real-clients/*.json.
+# capability profile of the plan (offline: each step in the sandbox of docs/sandbox.md); writes
+# docs/real-clients.md and out/real-clients/*.json.
 # `npm install --no-save`, not `npm ci`: the lockfile pins every package it installs (versions and
 # integrity hashes, and it is left unchanged), but it cannot list @openclaw/fs-safe's optional
 # binaries for other platforms, which the registry does not serve, and `npm ci` refuses that.
