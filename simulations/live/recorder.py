@@ -66,6 +66,15 @@ class _Book:
         self.unread = 0  # lines passed on but not recorded: past the budget
         self._bytes = 0
 
+    def refuses(self, size: int) -> bool:
+        """The budget has no room for a line of ``size`` (counted unread): nothing to parse.
+        A book only fills, so a line refused now would be refused by ``add`` too."""
+        with self.lock:
+            if len(self.records) >= RECORDS_KEPT or self._bytes + size > RECORD_BYTES:
+                self.unread += 1
+                return True
+            return False
+
     def add(self, rec: dict[str, Any], size: int) -> None:
         with self.lock:
             if len(self.records) >= RECORDS_KEPT or self._bytes + size > RECORD_BYTES:
@@ -83,6 +92,8 @@ class _Tap:
         self._book, self._process = book, process
 
     def write(self, direction: str, line: bytes, size: int) -> None:
+        if self._book.refuses(len(line) + 64):  # a flood past the budget is not parsed
+            return
         rec = record(direction, self._process, line, size)
         if rec is not None:
             self._book.add(rec, len(line) + 64)
