@@ -195,19 +195,21 @@ def model_agent(
     mutant: str = "none",
     introspect: bool | str = True,
     caps: str = FULL,
+    store: str | None = None,
 ) -> list[str]:
+    """The model agent's command; its store ``tmp_path/store.pickle``, or ``store`` (say
+    ``{store}/store.pickle``: a store per test, for tests run side by side)."""
     script = tmp_path / "model_agent.py"
     script.write_text(
         "from model.types import Caps, PromptCap\n"
         + MODEL_AGENT.replace("caps = eval(sys.argv[5])", f"caps = {caps}"),
         encoding="utf-8",
     )
-    store = tmp_path / "store.pickle"
     return [
         sys.executable,
         str(script),
         revision,
-        str(store),
+        store or str(tmp_path / "store.pickle"),
         mutant,
         introspect if isinstance(introspect, str) else "yes" if introspect else "no",
     ]
@@ -665,9 +667,10 @@ def test_an_update_about_another_live_session_is_judged_by_its_kind(
     connection is no stray update — an agent may send one at any time, and validate judges it
     so — but a turn's content for a session with no turn open is UPDATE-ID (before, every
     update naming another session failed it: both agents were NOT CONFORMANT for a title)."""
-    argv = ["env", f"MODEL_AGENT_OTHERS={kind}", *_env_argv(model_agent(tmp_path))]
-    # a model agent starts in about a second, more on a loaded machine: the timeout bounds
-    # liveness only (a CI run under load once took over 5 s to answer)
+    # a store per test: two tests side by side (``jobs=2``) on one store file read each
+    # other's half-written pickle (a CI run: the agent crashed at start, S8 and T13 FAILed)
+    agent = model_agent(tmp_path, store="{store}/store.pickle")
+    argv = ["env", f"MODEL_AGENT_OTHERS={kind}", *_env_argv(agent)]
     report = conform(argv, timeout=30, test_timeout=120, jobs=2, bound="tiny")
     reqs = report.requirements()
     assert reqs["UPDATE-ID"]["status"] == status, reqs["UPDATE-ID"]
