@@ -657,11 +657,15 @@ def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> 
 
 
 def diff_json(diff: list[Change], base: CheckResult, amended: CheckResult) -> list[Any]:
+    """``diff`` as data; ``changed`` is the key a population's diff shares (there it is false
+    for an id whose verdict stays and whose count of losing pairs alone changes), and every
+    id ``verdict_diff`` lists has a changed verdict."""
     return [
         {
             "id": c.rid,
             "before": c.before,
             "after": c.after,
+            "changed": c.before != c.after,
             "counterexample": None
             if c.trace is None
             else trace_json(

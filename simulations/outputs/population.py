@@ -4,8 +4,13 @@ Scope
     ``check_population`` judges every agent × client pair a revision (or an amended one)
     allows (``simulations.engines.population.judge``) and ``render_population`` prints, per
     property, whether it holds for every pair, is lost by some (with the choice values that
-    lose it and a shortest counterexample for each) or is lost by all. ``population_json``
-    is the same as data. The reference build alone is still ``check --reference``.
+    lose it and a shortest counterexample for each) or is lost by all. A counterexample
+    that answers several headings (ids, combinations of choices) with the very same steps is
+    printed once under all of them. ``population_json`` is the same as data (each heading
+    keeps its counterexample and names the headings it shares it with). ``AmendmentReport``
+    compares a base's population with the amended one: only a verdict that changes is
+    marked ``←``; a count of losing pairs that changes alone is said in words. The reference
+    build alone is still ``check --reference``.
 
 Abstractions
     The revision's rules (R, S, T ids) judge one build, not a population: a member takes
@@ -20,6 +25,7 @@ Source
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +47,7 @@ from simulations.engines.exploration import id_order
 from simulations.engines.population import (
     HELD_BY_ALL,
     LOST_BY_ALL,
+    LOST_BY_SOME,
     Judged,
     Outcome,
     judge,
@@ -161,17 +168,46 @@ def render_population(pc: PopulationCheck, steps: bool = True) -> str:
         tables_of = pop.tables
         states = REVISIONS[pc.revision].states
         fields = wire_fields(revision_wire(pc.revision))
-        for rid in P_IDS:
-            for p, o in j.losing(rid):
-                r = REQUIREMENTS[rid]
-                lines += [
-                    "",
-                    f"{rid} lost where {_cites(p) or 'every member'}: {o.lengths[rid]} steps "
-                    f"(member: {describe(o.member)})",
-                    f'  "{r.text}"',
-                    render_steps(o.traces[rid], tables_of(o.member), states, fields),
-                ]
+        entries = [
+            (
+                rid,
+                f"{rid} lost where {_cites(p) or 'every member'}: {o.lengths[rid]} steps "
+                f"(member: {describe(o.member)})",
+                render_steps(o.traces[rid], tables_of(o.member), states, fields),
+            )
+            for rid in P_IDS
+            for p, o in j.losing(rid)
+        ]
+        for heads, shown in same_steps(entries):
+            lines.append("")
+            lines += _headings(heads)
+            lines.append(shown)
     return "\n".join(lines)
+
+
+def same_steps(entries: list[tuple[str, str, str]]) -> list[tuple[list[tuple[str, str]], str]]:
+    """``(id, heading, steps text)`` entries grouped by their steps text, in the order each
+    text first appears: every heading an identical counterexample answers, and that text once."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for rid, heading, text in entries:
+        groups.setdefault(text, []).append((rid, heading))
+    return [(heads, text) for text, heads in groups.items()]
+
+
+def _headings(
+    heads: list[tuple[str, str]], quote: bool = True, indent: str = "", end: str = ""
+) -> list[str]:
+    """Each heading (with ``quote``, each id's text once under its headings) and, when one
+    counterexample answers more than one heading, a line saying it is printed once for all
+    (else ``end`` closes the one heading)."""
+    lines = []
+    for i, (rid, heading) in enumerate(heads):
+        lines.append(indent + heading + (end if len(heads) == 1 else ""))
+        if quote and (i + 1 == len(heads) or heads[i + 1][0] != rid):
+            lines.append(f'{indent}  "{REQUIREMENTS[rid].text}"')
+    if len(heads) > 1:
+        lines.append(f"{indent}  one counterexample answers these {len(heads)} headings:")
+    return lines
 
 
 def population_json(pc: PopulationCheck) -> dict[str, Any]:
@@ -180,6 +216,21 @@ def population_json(pc: PopulationCheck) -> dict[str, Any]:
     j, pop = pc.judged, pc.population
     states = REVISIONS[pc.revision].states
     fields = wire_fields(revision_wire(pc.revision))
+    # each heading keeps its counterexample; headings whose counterexamples are identical
+    # also name each other (``same_counterexample_as``), as the text prints such one once
+    steps = {
+        (rid, p): trace_json(o.traces[rid], pop.tables(o.member), states, fields)
+        for rid in P_IDS
+        for p, o in j.losing(rid)
+    }
+    alike: dict[str, list[tuple[str, Member]]] = {}
+    for key, ce in steps.items():
+        alike.setdefault(json.dumps(ce, sort_keys=True), []).append(key)
+
+    def same_as(rid: str, p: Member) -> list[dict[str, Any]]:
+        group = alike[json.dumps(steps[rid, p], sort_keys=True)]
+        return [{"id": r, "choices": dict(x)} for r, x in group if (r, x) != (rid, p)]
+
     return {
         "revision": pc.revision,
         "title": pc.title,
@@ -215,9 +266,8 @@ def population_json(pc: PopulationCheck) -> dict[str, Any]:
                         "choices": dict(p),
                         "member": dict(o.member),
                         "length": o.lengths[rid],
-                        "counterexample": trace_json(
-                            o.traces[rid], pop.tables(o.member), states, fields
-                        ),
+                        "counterexample": steps[rid, p],
+                        "same_counterexample_as": same_as(rid, p),
                     }
                     for p, o in j.losing(rid)
                 ],
@@ -287,44 +337,72 @@ class AmendmentReport:
         lines.append(
             f"  pairs: {len(b.outcomes)} allowed by {a.base}, {len(m.outcomes)} by the amended text"
         )
-        for rid in P_IDS:
-            before, after = b.verdict(rid), m.verdict(rid)
-            nb, na = len(b.losers(rid)), len(m.losers(rid))
-            mark = "" if (before, nb) == (after, na) else "  ←"
-            lines.append(f"  {rid:4s} {before} ({nb}) → {after} ({na}){mark}")
+        changed = [d["id"] for d in self.diff() if d["changed"]]
+        marks = (
+            f"← marks the {len(changed)} id{'s' if len(changed) != 1 else ''} whose verdict "
+            f"changes: {', '.join(changed)}"
+            if changed
+            else "no id's verdict changes"
+        )
+        lines.append(f"  verdict diff ({marks}; a count that changes alone is said in words):")
+        for d in self.diff():
+            lines.append(f"  {d['id']:4s} {_diff_line(d)}")
         for rid, (broken_amended, broken_base) in self.new_rules().items():
             r = next(x for x in a.rules if x.rid == rid)
             lines.append(
                 f"  rule {rid} ({r.choice} MUST be {r.value}): broken by {len(broken_base)} of "
                 f"{len(b.outcomes)} pairs of {a.base}, {len(broken_amended)} of the amended text's"
             )
+        entries = []
         for rid, losing in self.claims().items():
             if not losing:
                 lines.append(f"  claim {rid}: holds for every pair the amended text allows")
-                continue
-            for p, o in losing:
-                lines += [
-                    f"  claim {rid}: NOT kept: lost where {_cites(p) or 'every member'} — "
-                    f"{o.lengths[rid]} steps (member: {describe(o.member)}):",
-                    *(
-                        "    " + x
-                        for x in render_steps(
-                            o.traces[rid],
-                            self.amended.population.tables(o.member),
-                            REVISIONS[a.base].states,
-                            wire_fields(revision_wire(a.base)),
-                        ).splitlines()
+            entries += [
+                (
+                    rid,
+                    f"claim {rid}: NOT kept: lost where {_cites(p) or 'every member'} — "
+                    f"{o.lengths[rid]} steps (member: {describe(o.member)})",
+                    render_steps(
+                        o.traces[rid],
+                        self.amended.population.tables(o.member),
+                        REVISIONS[a.base].states,
+                        wire_fields(revision_wire(a.base)),
                     ),
-                ]
+                )
+                for p, o in losing
+            ]
+        for heads, shown in same_steps(entries):
+            lines += _headings(heads, quote=False, indent="  ", end=":")
+            lines += ["    " + x for x in shown.splitlines()]
         claimed = ", ".join(a.fixes) or "nothing"
         lines.append(f"  claims {claimed}: {'kept' if self.kept else 'NOT kept'}")
         return "\n".join(lines)
+
+    def diff(self) -> list[dict[str, Any]]:
+        """Per P id, its verdict over the base's pairs and over the amended text's, with how many
+        pairs lose it in each; ``changed`` only when the verdict itself changes (holds for
+        every pair / lost by some / lost by all), never for a count alone."""
+        b, m = self.base.judged, self.amended.judged
+        return [
+            {
+                "id": rid,
+                "before": b.verdict(rid),
+                "after": m.verdict(rid),
+                "changed": b.verdict(rid) != m.verdict(rid),
+                "lost_by_before": len(b.losers(rid)),
+                "lost_by_after": len(m.losers(rid)),
+                "pairs_before": len(b.outcomes),
+                "pairs_after": len(m.outcomes),
+            }
+            for rid in P_IDS
+        ]
 
     def json(self) -> dict[str, Any]:
         return {
             "amendment": self.amendment.describe(),
             "base": population_json(self.base),
             "amended": population_json(self.amended),
+            "diff": self.diff(),
             "claims": {
                 rid: [
                     {"choices": dict(p), "member": dict(o.member), "length": o.lengths[rid]}
@@ -341,6 +419,23 @@ class AmendmentReport:
             },
             "keeps_claims": self.kept,
         }
+
+
+def _pairs(verdict: str, lost: int, pairs: int) -> str:
+    """The pairs a verdict speaks of: those that lose it (lost by some), or all of them."""
+    return f"{lost} of {pairs} pairs" if verdict == LOST_BY_SOME else f"{pairs} pairs"
+
+
+def _diff_line(d: dict[str, Any]) -> str:
+    """``lost by some (16 of 144 pairs) → holds for every pair (48 pairs)  ←`` for a verdict
+    that changes; ``lost by all (144 pairs → 48 pairs; verdict unchanged)`` for one that does
+    not, whatever its counts do."""
+    before = _pairs(d["before"], d["lost_by_before"], d["pairs_before"])
+    after = _pairs(d["after"], d["lost_by_after"], d["pairs_after"])
+    if d["changed"]:
+        return f"{d['before']} ({before}) → {d['after']} ({after})  ←"
+    counts = before if before == after else f"{before} → {after}"
+    return f"{d['before']} ({counts}; verdict unchanged)"
 
 
 def rule_checks(amendment: Amendment) -> list[Check]:
