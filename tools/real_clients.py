@@ -52,7 +52,7 @@ def _section(report: ClientReport, data: dict[str, Any]) -> list[str]:
         "|---|---|---|---|",
     ]
     for rid in IDS:
-        outcomes = [o for res in report.results for o in res.outcomes if o.rid == rid]
+        outcomes = report.outcomes(rid)  # the tests', and the plan's (an id no test reaches)
         status = report.status(rid)
         shown = [o for o in outcomes if o.status == status]
         evidence = "; ".join(f"`{o.test}`: {o.message[:220]}" for o in shown[:2])
@@ -71,7 +71,8 @@ def _section(report: ClientReport, data: dict[str, Any]) -> list[str]:
     for t in data["tests"]:
         steps = ", ".join(f"{s['step']} ({exit_text(s['argv'], s['exit'])})" for s in t["steps"])
         sent = " → ".join(x for x in t["sent"] if x != "initialize") or "nothing"
-        lines.append(f"| `{t['name']}` | `{t['caps']}` | {steps} | {sent} |")
+        name = t["name"].replace("|", "\\|")  # a scenario's name: profile | steps
+        lines.append(f"| `{name}` | `{t['caps']}` | {steps} | {sent} |")
     return lines
 
 
