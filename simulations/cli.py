@@ -80,6 +80,14 @@ from simulations.engines.bounds import (
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import Estimate, estimate, warning
+from simulations.engines.through import (
+    THROUGH_HELP,
+    combined,
+    events_arg,
+    labels,
+    shortest_through,
+    through_all,
+)
 from simulations.engines.trace import render_steps, replay
 from simulations.live import client_conform, validate
 from simulations.outputs.population import (
@@ -199,6 +207,14 @@ def parser() -> argparse.ArgumentParser:
         help="a revision that leaves choices open (v1-stable) is checked over every agent and "
         "client it allows; this checks its reference build alone",
     )
+    c.add_argument(
+        "--through",
+        type=events_arg,
+        default=(),
+        metavar="EVENTS",
+        help="each violated id's counterexample: " + THROUGH_HELP + " (--engine bfs, one "
+        "exploration: not with --amend or a population)",
+    )
     c.add_argument("--json", action="store_true")
 
     e = sub.add_parser("explore", help="write the reachable-state graph, pictures and coverage")
@@ -215,6 +231,7 @@ def parser() -> argparse.ArgumentParser:
     bfs(x)
     x.add_argument("--id", required=True, help="the requirement id, e.g. R16 or P3")
     x.add_argument("--out", required=True, type=Path, help="directory to write into")
+    x.add_argument("--through", type=events_arg, default=(), metavar="EVENTS", help=THROUGH_HELP)
 
     r = sub.add_parser("replay", help="re-run a trace.itf.json and show what it violates")
     r.add_argument("file", type=Path)
@@ -441,26 +458,45 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     out = _out_dir(args.out)
     _announce(args, bound)
     est = _warn_size(bound, tables, not args.no_symmetry, single=_shows_progress(args))
-    line = _progress(args, f"search {rid} in {bound.name}", est)
-    ex = explore(
-        tables,
-        bound,
-        symmetry=not args.no_symmetry,
-        progress=line,
-        workers=args.workers,
-        keep=bound.keep,  # a trace needs no graph
+    events = combined(bound, args.through)
+    through = f" through {labels(events)}" if events else ""
+    if events:  # a search of its own: the shortest through them (simulations.engines.through)
+        line = _progress(args, f"search {rid}{through} in {bound.name}")
+        found = shortest_through(tables, bound, rid, events, not args.no_symmetry, line)
+        if line is not None:
+            line.done()
+        if found.trace is None:
+            if not found.complete:
+                print(
+                    f"acp-sysprompt: {rid}: no counterexample{through} was found before the "
+                    "interruption"
+                )
+                return INTERRUPTED
+            print(f"{rid} has no counterexample{through} within bound {bound.name}")
+            return 1
+        trace = found.trace
+    else:
+        line = _progress(args, f"search {rid} in {bound.name}", est)
+        ex = explore(
+            tables,
+            bound,
+            symmetry=not args.no_symmetry,
+            progress=line,
+            workers=args.workers,
+            keep=bound.keep,  # a trace needs no graph
+        )
+        if line is not None:
+            line.done()
+        if rid not in ex.first:
+            state = "holds" if ex.complete else "was not found before the interruption"
+            print(f"acp-sysprompt: {rid} {state} within bound {bound.name}: no counterexample")
+            return 1 if ex.complete else INTERRUPTED
+        trace = ex.trace(rid)
+    paths = write_counterexample(out, trace, tables, rid, args.revision, args.mutant, bound=bound)
+    print(
+        f"{rid} violated: shortest counterexample {len(trace)} steps{through} (bound {bound.name})"
     )
-    if line is not None:
-        line.done()
-    if rid not in ex.first:
-        state = "holds" if ex.complete else "was not found before the interruption"
-        print(f"acp-sysprompt: {rid} {state} within bound {bound.name}: no counterexample")
-        return 1 if ex.complete else INTERRUPTED
-    paths = write_counterexample(
-        out, ex.trace(rid), tables, rid, args.revision, args.mutant, bound=bound
-    )
-    print(f"{rid} violated: shortest counterexample {ex.length(rid)} steps (bound {bound.name})")
-    shown = len(load_itf(paths["trace.itf.json"])[0]) - len(ex.trace(rid))
+    shown = len(load_itf(paths["trace.itf.json"])[0]) - len(trace)
     if shown:
         print(f"  the mutant shows on the wire {shown} step(s) later (the observing epilogue)")
     for p in paths.values():
@@ -930,6 +966,15 @@ def _main(argv: Sequence[str] | None) -> int:
             except AmendmentError as e:
                 raise UsageError(f"argument --amend: {e}") from None
         restarts = args.restarts or restarts_default(profile)
+        if args.through and (
+            args.engine != "bfs"
+            or amendment is not None
+            or _population_run(args, profile, amendment)
+        ):
+            raise UsageError(
+                "argument --through: needs --engine bfs and one exploration (not --amend; a "
+                "revision that leaves choices open: add --reference)"
+            )
         if _population_run(args, profile, amendment):
             return _run_population(args, amendment, restarts)
         line = None
@@ -945,6 +990,11 @@ def _main(argv: Sequence[str] | None) -> int:
                 profile,
             )
             _announce(args, bound)
+            if bound.require and amendment is not None:  # said, never ignored
+                raise UsageError(
+                    f"bound {bound.name}: require ({labels(bound.require)}) filters one "
+                    "exploration's counterexamples, not an amendment's diff"
+                )
             if amendment is not None:
                 tables = amendment.tables()
             elif profile is not None:
@@ -972,6 +1022,15 @@ def _main(argv: Sequence[str] | None) -> int:
             line.done()
         if profile is not None:  # which departure breaks which id: a re-run per departure
             with_causes(result, lambda q: run_check(profile=q, progress=None))
+        events = combined(bound, args.through) if args.engine == "bfs" and not amendment else ()
+        none: list[str] | None = None  # the ids with no counterexample through the events
+        if events and result.complete:  # each counterexample: the shortest through the events
+            line = _progress(args, f"search through {labels(events)}")
+            result.counterexamples, none, result.complete = through_all(
+                result.counterexamples, tables, bound, events, not args.no_symmetry, line
+            )
+            if line is not None:
+                line.done()
     except UsageError as e:
         print(f"acp-sysprompt: error: {e}", file=sys.stderr)
         return 2
@@ -990,7 +1049,16 @@ def _main(argv: Sequence[str] | None) -> int:
         if not (result.complete and base.complete):
             return INTERRUPTED
         return 0 if keeps_promise(amendment, diff) else 1
-    print(json.dumps(to_json(result), indent=2) if args.json else render(result))
+    doc = to_json(result) if args.json else None
+    if doc is not None and none is not None:
+        doc["through"] = {"events": list(events), "none": none}
+    print(json.dumps(doc, indent=2) if doc is not None else render(result))
+    if doc is None and none is not None:  # the counterexamples shown are the ones asked for
+        rest = "" if result.complete else "; interrupted: the ids not shown were not searched"
+        print(
+            f"counterexamples: the shortest through {labels(events)}; "
+            f"none through them within bound {bound.name}: {', '.join(none) or '-'}{rest}"
+        )
     if not result.complete:
         return INTERRUPTED
     return result.exit_code(args.strict)
@@ -1039,6 +1107,11 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
         )
     revision = amendment.base if amendment is not None else revision_for(args.revision, None)
     bound = bound_for(args.bound, revision, restarts)
+    if bound.require:  # said, never ignored
+        raise UsageError(
+            f"bound {bound.name}: require ({labels(bound.require)}) filters one exploration's "
+            "counterexamples, not a population's (add --reference)"
+        )
     _announce(args, bound)
     # the reference build's size; each member's searches are of the same order
     _warn_size(bound, tables_for(revision, None), not args.no_symmetry)

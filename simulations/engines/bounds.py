@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from model.files import InputError, close_match, parse_toml, read_text, shown
-from model.tables import OPERATIONS
+from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.engines.domain import Domain, text
 
@@ -112,12 +112,22 @@ class Bound:
     # what ``check`` keeps of the search (``explore(keep=...)``): "verdicts" for a bound whose
     # graph would not fit in memory (no graph, no worlds: the same verdicts and counterexamples)
     keep: str = "graph"
+    # events every counterexample printed or written from it must pass through (``EVENTS``;
+    # ``simulations.engines.through``). A filter on the counterexamples, no part of the search:
+    # a pickled bound (the share's question, ``simulations.engines.share``) leaves it out
+    require: tuple[str, ...] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("require", None)  # unpickled, the class default: ()
+        return state
 
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "summary": self.summary,
             "scopes": [s.describe() for s in self.scopes],
+            **({"require": list(self.require)} if self.require else {}),
         }
 
     def headline(self) -> str:
@@ -371,7 +381,7 @@ _SCOPE_REQUIRED = (
     "modes",
     "clients",
 )
-_BOUND_KEYS = ("name", "summary", "keep", "scopes", "envelope")
+_BOUND_KEYS = ("name", "summary", "keep", "require", "scopes", "envelope")
 _OMITTED = "omitted"
 _NON_TEXT = {f"<{k.value}>": k for k in BlockKind if k is not BlockKind.TEXT}
 
@@ -402,6 +412,34 @@ LIMITS: dict[str, int] = {
     "clients": 8,
     "operations": 8,
 }
+
+
+# ---- the events a counterexample may be asked to pass through (``require``, ``--through``) ----
+
+# a restart after which the agent advertises another capability profile (restart_profiles "any")
+CAPABILITY_CHANGE = "capability_change"
+EVENTS: tuple[str, ...] = (*ENVIRONMENT_EVENTS, CAPABILITY_CHANGE, *CLIENT_REQUESTS)
+
+
+def event_label(event: str) -> str:
+    """``fork`` for ``session_fork``: an event as a message or an option names it."""
+    return event.removeprefix("session_")
+
+
+_EVENT_NAMES = {**{e: e for e in EVENTS}, **{event_label(e): e for e in EVENTS}}
+
+
+def event_of(name: object) -> str:
+    """The event ``name`` names: a request or environment event by its trigger name, without
+    ``session_`` or with ``session/`` (``session_fork``, ``fork``, ``session/fork``), or
+    ``capability_change``; else ``BoundError``: "'frok' is not an event (one of: …)"."""
+    key = name.strip().lower().replace("/", "_") if isinstance(name, str) else None
+    if key in _EVENT_NAMES:
+        return _EVENT_NAMES[key]
+    close = close_match(key, _EVENT_NAMES)
+    guess = f"; did you mean {event_label(_EVENT_NAMES[close])!r}?" if close else ""
+    known = ", ".join(event_label(e) for e in EVENTS)
+    raise BoundError(f"{shown(name)} is not an event (one of: {known}){guess}")
 
 
 def limits_text() -> str:
@@ -573,6 +611,15 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     keep = data.get("keep", "graph")
     if keep not in ("graph", "verdicts"):
         raise BoundError(f'{source}: keep: expected "graph" or "verdicts", got {shown(keep)}')
+    require = data.get("require", [])
+    if not isinstance(require, list):
+        raise BoundError(f"{source}: require: expected a list of events, got {shown(require)}")
+    events: list[str] = []
+    for i, e in enumerate(require):
+        try:
+            events.append(event_of(e))
+        except BoundError as err:
+            raise BoundError(f"{source}: require[{i}]: {err}") from None
     if "scopes" not in data:
         raise BoundError(f"{source}: missing [[scopes]] (a bound needs at least one scope)")
     parts: dict[str, tuple[Scope, ...]] = {}
@@ -590,7 +637,14 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise BoundError(f"{source}: scope name {shown(dup)} is used twice")
-    return Bound(name, summary, parts["scopes"], parts["envelope"], keep=str(keep))
+    return Bound(
+        name,
+        summary,
+        parts["scopes"],
+        parts["envelope"],
+        keep=str(keep),
+        require=tuple(dict.fromkeys(events)),
+    )
 
 
 def load_bound(spec: str) -> Bound:
@@ -668,6 +722,10 @@ def bound_toml(b: Bound) -> str:
         f"summary = {_toml(b.summary)}",
         f'keep = {_toml(b.keep)}  # "verdicts": no graph kept, for bounds too big to draw',
     ]
+    if b.require:
+        lines.append(
+            f"require = {_toml(list(b.require))}  # every counterexample passes through these"
+        )
     for s in b.scopes:
         lines += _scope_toml(s, "scopes")
     if b.envelope:
