@@ -96,7 +96,7 @@ from model.types import (
 )
 from simulations.engines.conversation import History, Update, kept
 from simulations.engines.trace import wire_method
-from simulations.live.endpoint import call_model
+from simulations.live.model_client import call_model
 from simulations.usage import UsageError, refuse_other_revision, revision_for
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,

@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from simulations.live.agent import PROG, STORE_FILE, ReferenceAgent, build_for
-from simulations.live.endpoint import ANTHROPIC, APIS
+from simulations.live.model_client import ANTHROPIC, APIS
 from simulations.usage import UsageError
 from simulations.wire.acp import INTROSPECTION_METHOD
 

@@ -37,6 +37,14 @@ the slot and the newest user message are kept to ``TEXT_KEPT`` characters each (
 tail), and of all calls ``CALLS_BYTES_KEPT`` bytes, the oldest dropped first; what was
 clipped, dropped and refused is counted (``ModelEndpoint.clipped``, ``dropped``,
 ``dropped_since``, ``refused``), never left out silently.
+
+This module holds the call as recorded (``ModelCall``, ``parse_call``, ``turn_call``) and the
+server (``ModelEndpoint``). What the fake model answers is ``simulations.live.model_answers``
+(``answer``, ``REPLY``); what a slot means, ``simulations.live.slot_reading`` (``symbols``,
+``BaseText``); the calling side, what the reference agent sends in its model-endpoint mode,
+``simulations.live.model_client`` (``model_request``, ``call_model``, and the APIs' names
+``ANTHROPIC``, ``RESPONSES``, ``CHAT``, ``APIS``, ``MODEL``). Their names are re-exported
+here, so ``from simulations.live.endpoint import …`` keeps working for each of them.
 """
 
 from __future__ import annotations
@@ -54,11 +62,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from model.types import BASE
+from simulations.live.model_answers import REPLY as REPLY
+from simulations.live.model_answers import answer as answer
+from simulations.live.model_client import ANTHROPIC as ANTHROPIC
+from simulations.live.model_client import APIS as APIS
+from simulations.live.model_client import CHAT as CHAT
+from simulations.live.model_client import MODEL as MODEL
+from simulations.live.model_client import RESPONSES as RESPONSES
+from simulations.live.model_client import call_model as call_model
+from simulations.live.model_client import model_request as model_request
+from simulations.live.slot_reading import BaseText as BaseText
+from simulations.live.slot_reading import symbols as symbols
 
-ANTHROPIC, RESPONSES, CHAT = "anthropic", "responses", "chat"
-APIS = (ANTHROPIC, RESPONSES, CHAT)
-REPLY = "(fake model) ok"  # the text every call is answered with
 # bytes of one request body: the Anthropic Messages API's own request limit (32 MB), so that
 # nothing an agent may send the real API is refused here; a turn of conform's tests is a few KB
 # of messages under a slot of some ten to a hundred KB
@@ -84,7 +99,6 @@ MAX_CONNECTIONS = 256
 _CALL_BYTES = 512  # what a kept call holds besides its texts (the object, its fields)
 _LINE_LIMIT = 4096  # bytes of a chunk-size or trailer line
 _TRAILERS = 64  # trailer lines after a chunked body
-MODEL = "fake-model"
 _SESSION_IN_ID = re.compile(r"session_([0-9A-Za-z-]{8,})")
 
 
@@ -239,143 +253,6 @@ def parse_call(
     )
 
 
-# ---- what the endpoint answers -----------------------------------------------------------------
-
-
-def _sse(event: str | None, data: Mapping[str, Any] | str) -> bytes:
-    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {text}\n\n".encode()
-
-
-def answer(api: str, stream: bool, seq: int, text: str = REPLY) -> tuple[str, list[bytes]]:
-    """The content type and the body (one chunk, or one per event) of the answer to a call."""
-    usage = {"input_tokens": 1, "output_tokens": 1}
-    if api == ANTHROPIC:
-        mid = f"msg_fake_{seq}"
-        message = {
-            "id": mid,
-            "type": "message",
-            "role": "assistant",
-            "model": MODEL,
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": usage,
-        }
-        if not stream:
-            return "application/json", [json.dumps(message).encode()]
-        start = {**message, "content": [], "stop_reason": None}
-        return "text/event-stream", [
-            _sse("message_start", {"type": "message_start", "message": start}),
-            _sse(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                },
-            ),
-            _sse(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": text},
-                },
-            ),
-            _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            _sse(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                    "usage": {"output_tokens": 1},
-                },
-            ),
-            _sse("message_stop", {"type": "message_stop"}),
-        ]
-    if api == RESPONSES:
-        rid, iid = f"resp_fake_{seq}", f"msg_fake_{seq}"
-        item = {
-            "id": iid,
-            "type": "message",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}],
-        }
-        done_usage = {
-            **usage,
-            "total_tokens": 2,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        }
-        response = {
-            "id": rid,
-            "object": "response",
-            "created_at": int(time.time()),
-            "model": MODEL,
-            "status": "completed",
-            "output": [item],
-            "usage": done_usage,
-        }
-        if not stream:
-            return "application/json", [json.dumps(response).encode()]
-        opening = {**response, "status": "in_progress", "output": [], "usage": None}
-        events: list[tuple[str, dict[str, Any]]] = [
-            ("response.created", {"response": opening}),
-            (
-                "response.output_item.added",
-                {"output_index": 0, "item": {**item, "status": "in_progress", "content": []}},
-            ),
-            (
-                "response.output_text.delta",
-                {"item_id": iid, "output_index": 0, "content_index": 0, "delta": text},
-            ),
-            ("response.output_item.done", {"output_index": 0, "item": item}),
-            ("response.completed", {"response": response}),
-        ]
-        return "text/event-stream", [
-            _sse(kind, {"type": kind, "sequence_number": n, **data})
-            for n, (kind, data) in enumerate(events)
-        ]
-    cid = f"chatcmpl-fake-{seq}"
-    created = int(time.time())
-    if not stream:
-        completion = {
-            "id": cid,
-            "object": "chat.completion",
-            "created": created,
-            "model": MODEL,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-        return "application/json", [json.dumps(completion).encode()]
-
-    def chunk(delta: dict[str, Any], finish: str | None) -> bytes:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        body = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": MODEL,
-            "choices": [choice],
-        }
-        return _sse(None, body)
-
-    return "text/event-stream", [
-        chunk({"role": "assistant", "content": text}, None),
-        chunk({}, "stop"),
-        _sse(None, "[DONE]"),
-    ]
-
-
 # ---- the server ----------------------------------------------------------------------------------
 
 
@@ -404,7 +281,7 @@ _TURNED_AWAY = (
 
 def _server_class() -> Any:
     """The HTTP server class (``http.server`` is imported here, when an endpoint starts: the
-    reference agent imports this module for ``call_model`` alone, at every start)."""
+    command line imports this module, through conform, at every start)."""
     import socketserver
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -859,134 +736,3 @@ def turn_call(calls: Sequence[ModelCall], marker: str) -> ModelCall | None:
     with_tools = [c for c in mine if c.tools]
     chosen = with_tools or mine
     return chosen[0] if chosen else None
-
-
-# ---- what a slot means -----------------------------------------------------------------------
-
-_LINE_MIN = 16  # characters of a line worth keeping as a mark of the agent's own text
-
-
-def _lines(text: str) -> list[str]:
-    """The lines of ``text`` that mark it: those of at least ``_LINE_MIN`` characters, or, in
-    a text that has none, every line that is not blank."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    long = [line for line in lines if len(line) >= _LINE_MIN]
-    return long or lines
-
-
-@dataclass
-class BaseText:
-    """The agent's own text, learnt from slots that carry no client text: the lines (of at
-    least ``_LINE_MIN`` characters) every such slot has. A slot holds BASE where at least half
-    of them are in it; its place is the first of them found."""
-
-    lines: frozenset[str] | None = None
-    samples: int = 0  # slots learnt from
-
-    def learn(self, slot: str, client_texts: Iterable[str] = ()) -> None:
-        self.samples += 1
-        for t in client_texts:
-            if t:
-                slot = slot.replace(t, "\n")
-        seen = frozenset(_lines(slot))
-        self.lines = seen if self.lines is None else self.lines & seen
-
-    @property
-    def known(self) -> bool:
-        """Learnt: from at least one slot (an agent whose slot was empty has no own text, and
-        BASE is then never found)."""
-        return self.samples > 0
-
-    def share(self, slot: str) -> tuple[int, int]:
-        """How many of the learnt lines ``slot`` holds, of how many (the evidence for BASE)."""
-        lines = self.lines or frozenset()
-        return sum(1 for line in lines if line in slot), len(lines)
-
-    def place(self, slot: str) -> int | None:
-        """Where BASE starts in ``slot`` (None: not there, or nothing learnt)."""
-        if not self.lines:
-            return None
-        found = [i for line in self.lines if (i := slot.find(line)) >= 0]
-        return min(found) if 2 * len(found) >= len(self.lines) else None
-
-
-def symbols(slot: str, texts: Mapping[str, str], base: BaseText) -> tuple[str, ...]:
-    """The slot as the model writes one: each client text (``texts``: symbol → the text sent
-    for it) where it occurs, and ``BASE`` where the agent's own text is, in slot order. An
-    empty text is never looked for (it cannot be told apart)."""
-    found: list[tuple[int, str]] = []
-    for sym, text in texts.items():
-        if not text:
-            continue
-        start = 0
-        while (i := slot.find(text, start)) >= 0:
-            found.append((i, sym))
-            start = i + len(text)
-    at = base.place(slot)
-    if at is not None:
-        found.append((at, BASE))
-    return tuple(sym for _, sym in sorted(found))
-
-
-# ---- the calling side: what the reference agent sends in its model-endpoint mode ------------
-
-_TOOL = {"name": "noop", "description": "does nothing", "input_schema": {"type": "object"}}
-
-
-def model_request(
-    api: str, system: Sequence[str], user: str, session: str
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """The path, headers and body of one turn's call as an agent of ``api`` sends it: the
-    slot's pieces as the API's system text (Anthropic: one text block each; Responses and Chat
-    Completions: joined into one string, as agents do), the turn's prompt as the newest user
-    message, the session named where the API's agents name it, one tool offered."""
-    joined = "\n\n".join(system)
-    if api == ANTHROPIC:
-        body: dict[str, Any] = {
-            "model": MODEL,
-            "max_tokens": 256,
-            "stream": True,
-            "system": [{"type": "text", "text": p} for p in system],
-            "messages": [{"role": "user", "content": [{"type": "text", "text": user}]}],
-            "metadata": {"user_id": json.dumps({"session_id": session})},
-            "tools": [_TOOL],
-        }
-        headers = {"x-api-key": "fake", "anthropic-version": "2023-06-01"}
-        return "/v1/messages", headers, body
-    if api == RESPONSES:
-        body = {
-            "model": MODEL,
-            "instructions": joined,
-            "input": [{"role": "user", "content": [{"type": "input_text", "text": user}]}],
-            "stream": True,
-            "prompt_cache_key": session,
-            "tools": [{"type": "function", "name": "noop", "parameters": {"type": "object"}}],
-        }
-        return "/v1/responses", {"authorization": "Bearer fake", "session_id": session}, body
-    function = {"name": "noop", "parameters": {"type": "object"}}
-    body = {
-        "model": MODEL,
-        "stream": True,
-        "messages": [{"role": "system", "content": joined}, {"role": "user", "content": user}],
-        "tools": [{"type": "function", "function": function}],
-    }
-    return "/v1/chat/completions", {"authorization": "Bearer fake"}, body
-
-
-def call_model(
-    base_url: str, api: str, system: Sequence[str], user: str, session: str, timeout: float = 10
-) -> int:
-    """Send one turn's call (``model_request``) to the endpoint at ``base_url`` and read the
-    whole answer; the HTTP status (an unreachable endpoint raises ``OSError``)."""
-    import urllib.request
-
-    path, headers, body = model_request(api, system, user, session)
-    request = urllib.request.Request(
-        base_url.rstrip("/") + path,
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json", **headers},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        response.read()
-        return int(response.status)
