@@ -37,6 +37,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -69,6 +70,8 @@ from simulations.api import (
     verdict_diff,
     with_causes,
 )
+from simulations.engines import cache as user_cache
+from simulations.engines import share
 from simulations.engines.bounds import (
     BOUNDS,
     Bound,
@@ -161,6 +164,22 @@ def parser() -> argparse.ArgumentParser:
         )
         c.add_argument("--progress", action="store_true", help="show progress even off a terminal")
         c.add_argument("--quiet", action="store_true", help="no progress line")
+        cached(c)
+
+    def cached(c: argparse.ArgumentParser, off: bool = True) -> None:
+        one = c.add_mutually_exclusive_group()
+        one.add_argument(
+            "--cache",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="the folder of answers remembered across runs (default: $ACP_SYSPROMPT_CACHE, "
+            f"else {user_cache.default_folder()})",
+        )
+        if off:
+            one.add_argument(
+                "--no-cache", action="store_true", help="search everything; remember nothing"
+            )
 
     c = sub.add_parser("check", help="check a revision (or a mutant) and print verdicts")
     target(c)
@@ -270,6 +289,12 @@ def parser() -> argparse.ArgumentParser:
         help=f"processes for the scopes and the kill matrix (default {WORKERS})",
     )
     rp.add_argument("--quiet", action="store_true", help="no progress lines")
+    cached(rp)
+
+    ca = sub.add_parser("cache", help="the answers remembered across runs: info, clear")
+    ca.add_argument("action", choices=("info", "clear"))
+    cached(ca, off=False)
+    ca.add_argument("--json", action="store_true")
 
     bd = sub.add_parser(
         "bound",
@@ -801,7 +826,7 @@ def _run_report(args: argparse.Namespace) -> int:
         progress=say,
         jobs=args.jobs,
     )
-    print(f"report written: {path}")
+    print(_noted(f"report written: {path}"))
     return 0
 
 
@@ -850,6 +875,51 @@ def _drop_stdout() -> None:
     os.close(devnull)
 
 
+_CACHE = ExitStack()  # the cache of the command running (``_use_cache``)
+
+
+def _use_cache(args: argparse.Namespace) -> None:
+    """A command that explores reads and writes the answers remembered across runs (not when
+    a share is set: the test suite's and ``make demo``'s one-run folder goes first)."""
+    if not hasattr(args, "no_cache") or share.directory() is not None:
+        return
+    folder = user_cache.chosen(args.cache, args.no_cache)
+    if folder is not None:
+        _CACHE.enter_context(user_cache.using(user_cache.opened(folder)))
+
+
+def _noted(text: str) -> str:
+    """``text`` with its first line (a header) saying how many searches the cache answered."""
+    on = user_cache.active()
+    if on is None:
+        return text
+    answered, asked = on.counts.now()
+    if not asked:
+        return text
+    first, sep, rest = text.partition("\n")
+    return f"{first}  ({answered} of {asked} searches answered from the cache){sep}{rest}"
+
+
+def _run_cache(args: argparse.Namespace) -> int:
+    folder = user_cache.chosen(args.cache)
+    if folder is None:
+        print(f"cache: off ({user_cache.CACHE}={os.environ.get(user_cache.CACHE)})")
+        return 0
+    if args.action == "clear":
+        removed = user_cache.clear(folder)
+        print(f"cache {folder}: removed {removed} entr{'y' if removed == 1 else 'ies'}")
+        return 0
+    data = user_cache.info(folder)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"cache:   {data['path']}{'' if data['exists'] else ' (not created yet)'}")
+    print(f"entries: {data['entries']:,}")
+    print(f"size:    {user_cache.size(data['bytes'])} ({data['bytes']:,} bytes)")
+    print(f"bound:   {user_cache.size(data['max_bytes'])} ({user_cache.CACHE_MAX})")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = _Stdout(stdout)
@@ -868,6 +938,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("acp-sysprompt: interrupted", file=sys.stderr)
         return INTERRUPTED
     finally:
+        _CACHE.close()  # the cache ``_use_cache`` turned on ends with the command
         sys.stdout = stdout
 
 
@@ -882,6 +953,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if agent and args.command not in ("conform", "replay"):
             raise UsageError("argument AGENT_CMD: only conform and replay take '-- AGENT_CMD'")
         args.agent = agent
+        if args.command == "cache":
+            return _run_cache(args)
+        _use_cache(args)
         if args.command == "list":
             data = listing()
             if args.json:
@@ -1045,14 +1119,14 @@ def _main(argv: Sequence[str] | None) -> int:
             data["keeps_claims"] = keeps_promise(amendment, diff)
             print(json.dumps(data, indent=2))
         else:
-            print(render(result) + "\n" + render_diff(base, result, diff))
+            print(_noted(render(result)) + "\n" + render_diff(base, result, diff))
         if not (result.complete and base.complete):
             return INTERRUPTED
         return 0 if keeps_promise(amendment, diff) else 1
     doc = to_json(result) if args.json else None
     if doc is not None and none is not None:
         doc["through"] = {"events": list(events), "none": none}
-    print(json.dumps(doc, indent=2) if doc is not None else render(result))
+    print(json.dumps(doc, indent=2) if doc is not None else _noted(render(result)))
     if doc is None and none is not None:  # the counterexamples shown are the ones asked for
         rest = "" if result.complete else "; interrupted: the ids not shown were not searched"
         print(
@@ -1134,7 +1208,7 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
         print(
             json.dumps(population_json(result), indent=2)
             if args.json
-            else render_population(result)
+            else _noted(render_population(result))
         )
         return result.exit_code(args.strict) if result.judged.complete else INTERRUPTED
     rules = rule_checks(amendment)
@@ -1150,7 +1224,7 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
     if args.json:
         print(json.dumps(report.json(), indent=2))
     else:
-        print(render_population(amended) + "\n" + report.render())
+        print(_noted(render_population(amended)) + "\n" + report.render())
     if not (base.judged.complete and amended.judged.complete):
         return INTERRUPTED
     return 0 if report.kept else 1

@@ -11,6 +11,11 @@ explored by any test of such a module, or by a notebook's kernel, is answered fr
 The modules that compare two explorations of one question (memo on and off, one worker or
 two, one process or two) never ask for it, and such a test in a sharing module asks for
 ``own_explorations``: both sides must search.
+
+The command line's cache of answers across runs (``simulations.engines.cache``) is off for the
+whole run (``ACP_SYSPROMPT_CACHE=off``, inherited by every subprocess a test starts): no test
+writes into ``~/.cache``, and the suite's CLI runs print and search as without it.
+``tests/test_cache.py`` turns it on, in its own temporary folders.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from types import ModuleType
 import pytest
 from hypothesis import HealthCheck, settings
 
+from simulations.engines.cache import CACHE, OFF
 from simulations.engines.share import SHARE
 from simulations.engines.stateful import PHASES
 
@@ -43,6 +49,7 @@ settings.register_profile(
 settings.register_profile("thorough", max_examples=5000, stateful_step_count=80, **_common)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ[CACHE] = OFF  # the CLI's cache across runs: never the user's (see above)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -23,13 +23,20 @@ Abstractions
     bodies (a test's stand-in, a mutant's closure over another value) ask different questions.
     A function the tables name is looked up in ``GUARDS`` and ``EFFECTS`` at asking time,
     so a replaced registry entry is a different question. A value a function reads from a
-    module global is covered only by the source text: the share is for one run of unchanged
-    code, not a cache to keep across edits.
+    module global is covered only by the source text (of ``model`` and
+    ``simulations.engines``, where every function an exploration runs lives): an edit there
+    asks every question anew, which is what lets the command line keep answers across runs.
 
     An answer is the ``Exploration`` without its tables and bound (the asker's are equal, by
     the question) and without its cached graph; it is written to a temporary file and renamed
     into place, so a reader sees a whole answer or none. Two processes that ask at once both
-    search and both write the same answer.
+    search and both write the same answer. A file that cannot be read as one is removed.
+
+    Kept across runs: the command line's cache (``simulations.engines.cache``) is the same
+    files in a lasting folder, used when no share is set and the command line turned it on
+    (``cache.using``); there an answer read is touched, one written may evict the least
+    recently used, an answer's ``seconds`` is the time it took to read, and ``cache.Counts``
+    counts the answers. The library alone never turns it on.
 
 Source
     Ours. ``pickle.Pickler.reducer_override`` (Python ≥ 3.8) for writing functions down.
@@ -42,6 +49,7 @@ import io
 import os
 import pickle
 import tempfile
+import time
 import types
 from collections.abc import Callable
 from dataclasses import replace
@@ -52,6 +60,7 @@ from typing import Any
 from model.effects import EFFECTS
 from model.guards import GUARDS
 from model.tables import Tables
+from simulations.engines import cache as user_cache
 from simulations.engines.bounds import Bound
 from simulations.engines.exploration import Exploration
 
@@ -62,12 +71,21 @@ SMALLEST = 0.05  # seconds: a quicker search is not worth a file (reading a smal
 
 
 def directory() -> Path | None:
-    """The share's directory, if the variable names one that exists."""
+    """The share's directory, if the variable names one that exists; else the cache's folder,
+    if the command line turned the cache on (``cache.using``)."""
     value = os.environ.get(SHARE)
-    if not value:
-        return None
-    path = Path(value)
-    return path if path.is_dir() else None
+    if value:
+        path = Path(value)
+        if path.is_dir():
+            return path
+    on = user_cache.active()
+    return None if on is None else on.folder
+
+
+def _cache_in(folder: Path) -> user_cache.Cache | None:
+    """The cache whose folder ``folder`` is (not the share's), if on."""
+    on = user_cache.active()
+    return on if on is not None and on.folder == folder else None
 
 
 def _function(*_: object) -> None:
@@ -158,20 +176,27 @@ def question(tables: Tables, bound: Bound, **options: object) -> str | None:
 def answer(folder: Path, key: str, tables: Tables, bound: Bound) -> Exploration | None:
     """The stored answer to ``key`` with the asker's tables and bound, or None."""
     path = folder / f"{key}.pickle"
+    t0 = time.perf_counter()
     try:
         with path.open("rb") as f:
             ex = pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+    except FileNotFoundError:
         return None
+    except Exception:  # unreadable, not a pickle, truncated, foreign (which may raise anything)
+        ex = None
     if not isinstance(ex, Exploration):
+        path.unlink(missing_ok=True)  # broken, truncated or foreign: a miss, and removed
         return None
     ex.tables, ex.bound = tables, bound
+    if _cache_in(folder) is not None:
+        user_cache.touch(path)  # recently used: evicted last
+        ex.seconds = time.perf_counter() - t0
     return ex
 
 
 def keep(folder: Path, key: str, ex: Exploration) -> None:
     """Store a complete answer (a whole file or none); a failure to store is not an error."""
-    if not ex.complete or ex.seconds < SMALLEST:
+    if not _worth(ex):
         return
     bare = replace(ex, tables=None, bound=None)  # type: ignore[arg-type]  # (no cached graph)
     try:
@@ -185,6 +210,9 @@ def keep(folder: Path, key: str, ex: Exploration) -> None:
             raise
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return
+    kept = _cache_in(folder)
+    if kept is not None:
+        user_cache.evict(folder, kept.limit)
 
 
 def shared(
@@ -197,11 +225,16 @@ def shared(
     """``search()``'s exploration, from ``folder`` if it holds the answer, and whether it came
     from there."""
     key = question(tables, bound, **options)
-    if key is None:
-        return search(), False
-    found = answer(folder, key, tables, bound)
-    if found is not None:
-        return found, True
-    ex = search()
-    keep(folder, key, ex)
-    return ex, False
+    found = None if key is None else answer(folder, key, tables, bound)
+    ex = search() if found is None else found
+    if key is not None and found is None:
+        keep(folder, key, ex)
+    counted = _cache_in(folder)
+    if counted is not None and (found is not None or _worth(ex)):  # a quick search: not counted
+        counted.counts.add(found is not None)
+    return ex, found is not None
+
+
+def _worth(ex: Exploration) -> bool:
+    """A complete search long enough to be worth a file (``keep``)."""
+    return ex.complete and ex.seconds >= SMALLEST
