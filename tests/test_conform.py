@@ -709,6 +709,37 @@ def test_an_advertised_method_answered_as_missing_is_named_broken(tmp_path: Path
     assert all("agentCapabilities.loadSession" in m for m in messages)
 
 
+NO_DELETE = FULL.replace("delete=True", "delete=False")
+
+
+@pytest.mark.exhaustive  # ``small``: ``tiny`` has no path through a delete before initialize
+@pytest.mark.parametrize("mutant", ["none", "v1_override_keeps_default"])
+def test_another_error_code_the_agent_may_choose_does_not_end_the_test(
+    tmp_path: Path, mutant: str
+) -> None:
+    """The official SDK answers -32601 for a method it has no route for (session/delete)
+    before it checks initialization, where the model refuses with -32600: a choice, which
+    ended every test through it, so what followed (a restart's reopen and its turn) was never
+    reached (the faulty agents' twin: 869 of 873 situations on ``small``). An error the agent
+    chose where the model's refusal changes nothing now lets the test go on: full coverage, and
+    a fault after that step is still caught."""
+    agent = model_agent(tmp_path, mutant=mutant, caps=NO_DELETE, store="{store}/store.pickle")
+    argv = ["env", "MODEL_AGENT_MISSING=session/delete", *_env_argv(agent)]
+    report = conform(argv, timeout=30, test_timeout=120, jobs=2, bound="small")
+    chose = [
+        f.message
+        for run in report.runs
+        for f in run.findings
+        if "expected error -32600, got error -32601" in f.message
+    ]
+    assert chose, "no test sent session/delete where the model refuses it -32600"
+    if mutant == "none":
+        assert report.conformant, report.verdict()["failing"]
+        assert report.coverage["run"] == report.coverage["total"], report.coverage
+    else:
+        assert not report.conformant and "T13" in report.verdict()["failing"]
+
+
 def test_a_request_a_client_may_not_send_feeds_no_mandatory_id(tmp_path: Path) -> None:
     """Issue 27: a session method before initialize (S1) or one the agent did not advertise
     (S5) binds the client, not the agent. An agent that answers them ``result: null``, as the

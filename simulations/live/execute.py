@@ -254,12 +254,22 @@ async def _compare(
                 r for r in ids if r in REQUIREMENTS and str(reply.code) in REQUIREMENTS[r].text
             ]
             rows = [_row_id(ref) for ref in rs.step.rows if ref[0] not in _SKIP_TABLES]
-            return fail(
+            before = len(out.findings)
+            fail(
                 coded or rows,
                 f"expected error {reply.code}, got error {answer.code}",
                 expected=reply.code,
                 observed=answer.code,
             )
+            # another error code, every id judging it a choice, where the model's refusal
+            # changes nothing: the agent is where the model is, so the test goes on (an SDK
+            # that answers -32601 before it checks initialization would end every path
+            # through an unadvertised method there, leaving what follows unreached)
+            chose = all(f.status == PASS for f in out.findings[before:])
+            if not (chose and rs.step.after == rs.step.before):
+                return False
+            run.refused.append(rs.step)
+            return True
         run.refused.append(rs.step)
         _passed(out, ids, i, method)
         return True
