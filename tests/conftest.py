@@ -104,3 +104,13 @@ def own_explorations(monkeypatch: pytest.MonkeyPatch) -> None:
     two runs of one question (workers, processes), and an answer from the share would make both
     sides one."""
     monkeypatch.delenv(SHARE, raising=False)
+
+
+@pytest.fixture
+def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every temporary folder the run makes goes under ``tmp_path``, to count what is left
+    (conform-client's tests)."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,15 +17,6 @@ from simulations.live import client_conform as cc
 from simulations.live import client_plan as cp
 from simulations.live.scripted_client import BUILDS
 from simulations.live.validate import OUTSIDE, validate_files
-
-
-@pytest.fixture
-def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every temporary folder the run makes goes under ``tmp_path``, to count what is left."""
-    root = tmp_path / "tmp"
-    root.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(root))
-    return root
 
 
 def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:

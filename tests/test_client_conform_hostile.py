@@ -18,7 +18,6 @@ import contextlib
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -152,15 +151,6 @@ def wrapped(mode: str, build: str, *extra: str) -> cc.ClientRecipe:
         assert words[:3] == prefix
         steps[name] = hostile(mode, *extra, *words[3:])
     return replace(base, name=f"{mode} ({build})", steps=steps)
-
-
-@pytest.fixture
-def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every temporary folder the run makes goes under ``tmp_path``, to count what is left."""
-    root = tmp_path / "tmp"
-    root.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(root))
-    return root
 
 
 @pytest.fixture(params=["sandbox", "no-sandbox"])
