@@ -6,9 +6,11 @@ Scope
     SVG, GraphML, DOT), the machines drawn from their tables and a coverage report;
     ``counterexample`` writes one counterexample in five forms (steps, JSON-RPC transcript,
     Mermaid, PR review block, ITF trace; a mutant's goes on with the steps after which the
-    wire shows it, ``simulations.outputs.forms.shown_on_the_wire``); ``replay`` re-runs an
-    ITF trace; ``report`` writes the reviewer's report; ``list`` names the revisions,
-    mutants, engines and bounds.
+    wire shows it, ``simulations.outputs.forms.shown_on_the_wire``), of a revision, a mutant,
+    a profile (with a client) or one member of an amendment's or a revision's population, and
+    ``check --out`` writes every ✗ so; ``replay`` re-runs an ITF trace (a member's, a
+    profile's and a client's tables rebuilt from what its ``#meta`` names); ``report``
+    writes the reviewer's report; ``list`` names the revisions, mutants, engines and bounds.
 
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
@@ -36,7 +38,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
@@ -45,13 +47,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from model.amend import Amendment, AmendmentError, load_amendment
 from model.files import shown
 from model.invariants import NOT_CHECKED
-from model.population import population_of
-from model.profiles import ProfileError, load_client, load_profile, pair
+from model.population import POPULATIONS, Member, Population, describe, population_of
+from model.profiles import Profile, ProfileError, load_client, load_profile, pair
 from model.revisions import REVISIONS, resolve
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from simulations.api import (
     ENGINES,
+    VIOLATED,
+    CheckResult,
     UsageError,
     advertised,
     advisory,
@@ -81,6 +85,7 @@ from simulations.engines.bounds import (
     load_bound,
 )
 from simulations.engines.domain import DEFAULT_DOMAIN
+from simulations.engines.exploration import id_order
 from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.size import Estimate, estimate, warning
 from simulations.engines.through import (
@@ -91,10 +96,11 @@ from simulations.engines.through import (
     shortest_through,
     through_all,
 )
-from simulations.engines.trace import render_steps, replay
+from simulations.engines.trace import Trace, render_steps, replay
 from simulations.live import client_conform, validate
 from simulations.outputs.population import (
     AmendmentReport,
+    PopulationCheck,
     check_population,
     population_json,
     render_population,
@@ -104,6 +110,7 @@ from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 if TYPE_CHECKING:
     from simulations.live.options import Interrupt
+    from simulations.outputs.forms import Subject
 
 INTERRUPTED = 130
 
@@ -235,6 +242,13 @@ def parser() -> argparse.ArgumentParser:
         "exploration: not with --amend or a population)",
     )
     c.add_argument("--json", action="store_true")
+    c.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write each ✗ in the five forms of counterexample: DIR/<id>/ for one build; for a "
+        "population or an amendment DIR/<id>-<choices>/, one per heading 'lost where'",
+    )
 
     e = sub.add_parser("explore", help="write the reachable-state graph, pictures and coverage")
     target(e)
@@ -251,6 +265,25 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--id", required=True, help="the requirement id, e.g. R16 or P3")
     x.add_argument("--out", required=True, type=Path, help="directory to write into")
     x.add_argument("--through", type=events_arg, default=(), metavar="EVENTS", help=THROUGH_HELP)
+    x.add_argument(
+        "--amend",
+        default=None,
+        help="an amendment (a shipped name or a .toml file): a member of the population it "
+        "allows (--member; default: the first member, reference build first, that violates --id)",
+    )
+    x.add_argument(
+        "--member",
+        default=None,
+        help="a member of the population of --amend or of a revision that leaves choices open, "
+        "named as check prints it: 'on_omit=stored, on_differ=keep, ...' (choices that name one "
+        "member are enough; 'reference': the reference build)",
+    )
+    x.add_argument(
+        "--profile", default=None, help="an implementation profile: a shipped name or a file"
+    )
+    x.add_argument(
+        "--client", default=None, help="a client profile driving the agent: a name or a file"
+    )
 
     r = sub.add_parser("replay", help="re-run a trace.itf.json and show what it violates")
     r.add_argument("file", type=Path)
@@ -473,25 +506,256 @@ def _run_explore(args: argparse.Namespace) -> int:
     return 0 if ex.complete else INTERRUPTED
 
 
-def _run_counterexample(args: argparse.Namespace) -> int:
-    from simulations.outputs.forms import load_itf, write_counterexample
+def _member_named(pop: Population, text: str, what: str) -> Member:
+    """The member of ``pop`` that ``--member`` names: ``choice=value`` pairs as ``check``
+    prints them (``member: on_omit=stored, on_differ=apply, ...``), as many as name one
+    member; ``reference``: the reference build."""
+    members = pop.members()
+    if text.strip() in ("reference", "the reference build"):
+        return pop.reference_member
+    given: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not (sep and key.strip() and value.strip()):
+            given = {}
+            break
+        given[key.strip()] = value.strip()
+    matching = [m for m in members if given and given.items() <= dict(m).items()]
+    if len(matching) == 1:
+        return matching[0]
+    shown_ = "; ".join(describe(m) for m in (matching or members)[:3])
+    if matching:
+        raise UsageError(
+            f"argument --member: {shown(text, 80)} names {len(matching)} members of {what}; "
+            f"name more choices (e.g. {shown_})"
+        )
+    raise UsageError(
+        f"argument --member: {shown(text, 80)} is no member of {what} ({len(members)} members, "
+        f"named as check prints them, e.g. {shown_})"
+    )
 
-    args.revision = revision_for(args.revision, args.mutant)
-    tables = tables_for(args.revision, args.mutant)
-    bound = bound_for(args.bound, args.revision)
-    rid = _id(args.id, args.revision)
-    out = _out_dir(args.out)
-    _announce(args, bound)
-    est = _warn_size(bound, tables, not args.no_symmetry, single=_shows_progress(args))
-    events = combined(bound, args.through)
-    through = f" through {labels(events)}" if events else ""
+
+def _counterexample_inputs(args: argparse.Namespace) -> tuple[Profile | None, Amendment | None]:
+    """``counterexample``'s agent profile (paired with ``--client``, over ``--mutant``) or
+    amendment; a combination that names no one build is one line, exit 2."""
+    if args.member is not None and (args.profile or args.client or args.mutant):
+        raise UsageError(
+            "argument --member: a member is one build of a population (--amend, or a revision "
+            "that leaves choices open), not of --profile, --client or --mutant"
+        )
+    if args.amend is not None:
+        if args.profile or args.client or args.mutant:
+            raise UsageError(
+                "argument --amend: an amendment is checked on its own (no --mutant, --profile "
+                "or --client)"
+            )
+        try:
+            amendment = load_amendment(args.amend)
+        except AmendmentError as e:
+            raise UsageError(f"argument --amend: {e}") from None
+        if args.revision is not None and revision_for(args.revision) != amendment.base:
+            raise UsageError(
+                f"argument --amend: {amendment.name} amends {amendment.base}, not "
+                f"{revision_for(args.revision)} (drop --revision)"
+            )
+        return None, amendment
+    profile = None
+    if args.profile is not None:
+        try:
+            profile = load_profile(args.profile)
+        except ProfileError as e:
+            raise UsageError(f"argument --profile: {e}") from None
+        refuse_other_revision(profile, args.revision)
+    if args.client is not None:
+        try:
+            rev = revision_for(args.revision, args.mutant) if profile is None else None
+            profile = pair(profile, load_client(args.client), rev)
+        except ProfileError as e:
+            raise UsageError(f"argument --client: {e}") from None
+    if profile is not None and args.mutant is not None and profile.mutant != args.mutant:
+        try:
+            profile = profile.with_mutant(args.mutant)
+        except ProfileError as e:
+            raise UsageError(f"argument --mutant: {e}") from None
+    return profile, None
+
+
+def _subject(
+    args: argparse.Namespace,
+    revision: str,
+    profile: Profile | None,
+    amendment: Amendment | None,
+    member: Member | None,
+) -> Subject | None:
+    """What review.md's heading names and the ITF keeps for ``replay``, past the revision and
+    the mutant: an amendment's member (its reference build by default), a population's member,
+    a profile read from a file, a client profile. None where the revision says it all."""
+    from model.amend import AMENDMENTS
+    from model.profiles import CLIENTS, PROFILES
+    from simulations.outputs.forms import Subject, subject_of
+    from simulations.wire.acp import meta_methods
+
+    def named(kind: str, name: str, spec: str, shipped: Collection[str]) -> str:
+        return f"{kind} `{name}`" + ("" if spec in shipped else f" (file `{spec}`)")
+
+    if amendment is not None or member is not None:
+        pop = amendment.population() if amendment is not None else population_of(revision)
+        member = member or pop.reference_member
+        ref = " (its reference build)" if member == pop.reference_member else ""
+        of = subject_of(revision)
+        if amendment is not None:
+            of = f"{named('amendment', amendment.name, args.amend, AMENDMENTS)} of {of}"
+        return Subject(
+            f"member `{describe(member)}`{ref} of {of}",
+            (("amendment", args.amend),) * (amendment is not None) + (("member", dict(member)),),
+            f"The trace names the member; `replay` rebuilds its tables from {revision}'s choices"
+            + (" (the amendment only narrows them)." if amendment is not None else "."),
+        )
+    if profile is None:
+        return None
+    title = (
+        named("profile", profile.name, args.profile, PROFILES)
+        if args.profile is not None
+        else "the reference agent"
+    )
+    if args.client is not None:
+        title = f"{named('client', profile.client, args.client, CLIENTS)} driving {title}"
+    files = [
+        f"`{spec}`"
+        for spec, shipped in ((args.profile, PROFILES), (args.client, CLIENTS))
+        if spec is not None and spec not in shipped
+    ]
+    note = ""
+    if files:
+        s = "s" if len(files) > 1 else ""
+        note = (
+            f"`replay` reads {' and '.join(files)} again from that path: attach the file{s} "
+            "to the review."
+        )
+    return Subject(
+        f"{title} over {subject_of(revision, args.mutant or profile.mutant or None)}",
+        (("client_profile", args.client),) if args.client is not None else (),
+        note,
+        meta_methods(profile),
+    )
+
+
+def _shortest(
+    args: argparse.Namespace,
+    tables: Tables,
+    bound: Bound,
+    rid: str,
+    events: tuple[str, ...],
+    est: Estimate | None,
+) -> tuple[Trace | None, bool]:
+    """The shortest counterexample of ``rid`` (through ``events``), and whether the search
+    ended."""
     if events:  # a search of its own: the shortest through them (simulations.engines.through)
-        line = _progress(args, f"search {rid}{through} in {bound.name}")
+        line = _progress(args, f"search {rid} through {labels(events)} in {bound.name}")
         found = shortest_through(tables, bound, rid, events, not args.no_symmetry, line)
         if line is not None:
             line.done()
-        if found.trace is None:
-            if not found.complete:
+        return found.trace, found.complete
+    line = _progress(args, f"search {rid} in {bound.name}", est)
+    ex = explore(
+        tables,
+        bound,
+        symmetry=not args.no_symmetry,
+        progress=line,
+        workers=args.workers,
+        keep=bound.keep,  # a trace needs no graph
+    )
+    if line is not None:
+        line.done()
+    return (ex.trace(rid) if rid in ex.first else None), ex.complete
+
+
+def _first_member(
+    args: argparse.Namespace, pop: Population, bound: Bound, rid: str, events: tuple[str, ...]
+) -> tuple[Member | None, Trace | None, bool]:
+    """The first member of ``pop`` (``Population.members``: the reference build first, then
+    in the order of the choices) that violates ``rid``, its shortest counterexample, and
+    whether every search ended. Without events one ``judge`` of the whole population, its
+    searches shared where a choice's decision point was never reached."""
+    if events:
+        for m in pop.members():
+            trace, complete = _shortest(args, pop.tables(m), bound, rid, events, None)
+            if trace is not None or not complete:
+                return (m if trace else None), trace, complete
+        return None, None, True
+    from model.invariants import CHECKS
+    from simulations.engines.population import judge
+
+    line = _PopulationLine() if _shows_progress(args) else None
+    j = judge(pop, bound, [CHECKS[rid]], args.workers, not args.no_symmetry, progress=line)
+    if line is not None:
+        line.done()
+    o = next((o for o in j.outcomes if o.lost(rid)), None)
+    return (None, None, j.complete) if o is None else (o.member, o.traces[rid], j.complete)
+
+
+def _run_counterexample(args: argparse.Namespace) -> int:
+    from simulations.outputs.forms import load_itf, write_counterexample
+
+    profile, amendment = _counterexample_inputs(args)
+    if amendment is not None:
+        args.revision = amendment.base
+    elif profile is not None:
+        args.revision = profile.revision
+    else:
+        args.revision = revision_for(args.revision, args.mutant)
+    pop = amendment.population() if amendment is not None else None
+    if args.member is not None and pop is None:
+        pop = population_of(args.revision)
+        if pop.build is None:
+            raise UsageError(
+                f"argument --member: {args.revision} leaves no choice open (a member needs "
+                f"--amend or a revision with a population: {', '.join(POPULATIONS)})"
+            )
+    what = f"amendment {amendment.name} of {args.revision}" if amendment else args.revision
+    member = None if pop is None or args.member is None else _member_named(pop, args.member, what)
+    bound = advertised(
+        bound_for(
+            args.bound,
+            args.revision,
+            restarts_default(profile),
+            None if profile is None else profile.admits(),
+        ),
+        profile,
+    )
+    rid = _id(args.id, args.revision)
+    out = _out_dir(args.out)
+    _announce(args, bound)
+    if pop is not None:  # the member's; to pick one, the reference build's size
+        tables = pop.tables(member if member is not None else pop.reference_member)
+    elif profile is not None:
+        tables = profile.tables()
+    else:
+        tables = tables_for(args.revision, args.mutant)
+    est = _warn_size(bound, tables, not args.no_symmetry, single=_shows_progress(args))
+    events = combined(bound, args.through)
+    through = f" through {labels(events)}" if events else ""
+    if pop is not None and member is None:  # an amendment: the first member that violates it
+        member, trace, complete = _first_member(args, pop, bound, rid, events)
+        if member is not None:
+            tables = pop.tables(member)
+            n = len(pop.members())
+            cut = "" if complete else "; interrupted: a member before it may be unsearched"
+            print(
+                f"member: {describe(member)} (the first of {n} members of {what}, the reference "
+                f"build first, that violates {rid}{cut})"
+            )
+        elif complete:
+            print(
+                f"acp-sysprompt: {rid} holds for every member of {what} within bound "
+                f"{bound.name}: no counterexample{through}"
+            )
+            return 1
+    else:
+        trace, complete = _shortest(args, tables, bound, rid, events, est)
+    if trace is None:
+        if events:
+            if not complete:
                 print(
                     f"acp-sysprompt: {rid}: no counterexample{through} was found before the "
                     "interruption"
@@ -499,34 +763,50 @@ def _run_counterexample(args: argparse.Namespace) -> int:
                 return INTERRUPTED
             print(f"{rid} has no counterexample{through} within bound {bound.name}")
             return 1
-        trace = found.trace
-    else:
-        line = _progress(args, f"search {rid} in {bound.name}", est)
-        ex = explore(
-            tables,
-            bound,
-            symmetry=not args.no_symmetry,
-            progress=line,
-            workers=args.workers,
-            keep=bound.keep,  # a trace needs no graph
-        )
-        if line is not None:
-            line.done()
-        if rid not in ex.first:
-            state = "holds" if ex.complete else "was not found before the interruption"
-            print(f"acp-sysprompt: {rid} {state} within bound {bound.name}: no counterexample")
-            return 1 if ex.complete else INTERRUPTED
-        trace = ex.trace(rid)
-    paths = write_counterexample(out, trace, tables, rid, args.revision, args.mutant, bound=bound)
+        state = "holds" if complete else "was not found before the interruption"
+        print(f"acp-sysprompt: {rid} {state} within bound {bound.name}: no counterexample")
+        return 1 if complete else INTERRUPTED
+    subject = _subject(args, args.revision, profile, amendment, member)
+    paths = write_counterexample(
+        out,
+        trace,
+        tables,
+        rid,
+        args.revision,
+        args.mutant,
+        profile=args.profile,
+        bound=bound,
+        subject=subject,
+        found_by=f"exhaustive BFS{', through ' + labels(events) if events else ''}",
+    )
     print(
         f"{rid} violated: shortest counterexample {len(trace)} steps{through} (bound {bound.name})"
     )
-    shown = len(load_itf(paths["trace.itf.json"])[0]) - len(trace)
-    if shown:
-        print(f"  the mutant shows on the wire {shown} step(s) later (the observing epilogue)")
+    if subject is not None:
+        print(f"  checked: {subject.title.replace('`', '')}")
+    shown_ = len(load_itf(paths["trace.itf.json"])[0]) - len(trace)
+    if shown_:
+        print(f"  the mutant shows on the wire {shown_} step(s) later (the observing epilogue)")
     for p in paths.values():
         print(f"  {p}")
     return 0
+
+
+def _itf_member(value: object, revision: str) -> Member | None:
+    """The population member a trace's ``#meta.member`` names, where ``revision`` (the one
+    replayed against) leaves choices open; None where it names none, or the revision is one
+    build. A member that is none of the revision's is one line, exit 2."""
+    pop = population_of(revision)
+    if value is None or pop.build is None:
+        return None
+    if isinstance(value, dict):
+        for m in pop.members():
+            if dict(m) == value:
+                return m
+    raise UsageError(
+        f"argument file: #meta.member: {shown(value, 120)} is no member of {revision} "
+        f"(choices: {', '.join(k for k, _ in pop.allowed)})"
+    )
 
 
 def _run_replay(args: argparse.Namespace) -> int:
@@ -544,16 +824,27 @@ def _run_replay(args: argparse.Namespace) -> int:
     revision = revision_for(args.revision or meta.get("revision"), mutant)
     tables = tables_for(revision, mutant)
     profile_name = args.profile or meta.get("agent_profile")
+    client_name = meta.get("client_profile")  # a client profile paired with the agent
     methods: tuple[str, ...] = ()  # where the profile's client puts the prompt in _meta
-    if profile_name:
+    if profile_name or client_name:
         try:
-            profile = load_profile(profile_name)
+            agent = load_profile(profile_name) if profile_name else None
+            rev = revision if agent is None else None
+            profile = pair(agent, load_client(client_name), rev) if client_name else agent
+            assert profile is not None  # a profile's name, a client's, or both
+            if args.profile is None and mutant is not None and profile.mutant != mutant:
+                profile = profile.with_mutant(mutant)  # the trace's profile over its mutant
             tables = profile.tables()
         except ProfileError as e:
             raise UsageError(f"argument --profile: {e}") from None
         if args.revision is None:
             revision = profile.revision
         methods = meta_methods(profile)
+    member = None  # a member of a population: its tables
+    if mutant is None and not (profile_name or client_name):
+        member = _itf_member(meta.get("member"), revision)
+    if member is not None:
+        tables = population_of(revision).tables(member)
     rid = meta.get("requirement")
     keep = REVISIONS[revision].states
     steps = replay(trace, tables, keep)
@@ -568,6 +859,8 @@ def _run_replay(args: argparse.Namespace) -> int:
     print(render_steps(trace, tables, keep, fields))
     hit = next((i for i, st in enumerate(steps, 1) if rid in st.violated), None)
     what = f"mutant {mutant} of {revision}" if mutant else revision
+    if member is not None:
+        what = f"member {describe(member)} of {revision}"
     if hit is None:
         print(f"not reproduced: {rid} is not violated when replayed against {what}")
         return 0
@@ -1049,6 +1342,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 "argument --through: needs --engine bfs and one exploration (not --amend; a "
                 "revision that leaves choices open: add --reference)"
             )
+        if args.out is not None:  # before any exploration: one line, exit 2
+            _out_dir(args.out)
         if _population_run(args, profile, amendment):
             return _run_population(args, amendment, restarts)
         line = None
@@ -1120,6 +1415,10 @@ def _main(argv: Sequence[str] | None) -> int:
             print(json.dumps(data, indent=2))
         else:
             print(_noted(render(result)) + "\n" + render_diff(base, result, diff))
+        if args.out is not None and not _write_check_out(
+            args, result, bound if args.engine == "bfs" else None
+        ):
+            return OUTPUT_FAILED
         if not (result.complete and base.complete):
             return INTERRUPTED
         return 0 if keeps_promise(amendment, diff) else 1
@@ -1133,9 +1432,119 @@ def _main(argv: Sequence[str] | None) -> int:
             f"counterexamples: the shortest through {labels(events)}; "
             f"none through them within bound {bound.name}: {', '.join(none) or '-'}{rest}"
         )
+    if args.out is not None and not _write_check_out(
+        args, result, bound if args.engine == "bfs" else None, events
+    ):
+        return OUTPUT_FAILED
     if not result.complete:
         return INTERRUPTED
     return result.exit_code(args.strict)
+
+
+def _written(args: argparse.Namespace, folders: list[Path], what: str) -> None:
+    """The folders ``check --out`` wrote, after the verdicts (on stderr under ``--json``)."""
+    to = sys.stderr if args.json else sys.stdout
+    print(f"wrote {len(folders)} counterexample folder(s) in {args.out} ({what}):", file=to)
+    for d in folders:
+        print(f"  {d / 'review.md'}", file=to)
+
+
+def _write_check_out(
+    args: argparse.Namespace,
+    result: CheckResult,
+    bound: Bound | None,
+    events: tuple[str, ...] = (),
+) -> bool:
+    """``check --out`` of one build: each violated id's counterexample in its five forms,
+    ``DIR/<id>/`` (False, and one line, where a file cannot be written)."""
+    from simulations.outputs.forms import folder_name, write_counterexample
+
+    subject = _subject(args, result.revision, result.profile, result.amendment, None)
+    bfs = result.engine == "bfs"
+    folders = []
+    try:
+        for rid in sorted(result.counterexamples, key=id_order):
+            if result.verdicts.get(rid) != VIOLATED:
+                continue
+            if bfs:
+                how = f"exhaustive BFS{', through ' + labels(events) if events else ''}"
+            else:
+                how = f"Hypothesis ({'shrunk' if result.shrunk.get(rid) else 'not shrunk'})"
+            d = args.out / folder_name(rid)
+            write_counterexample(
+                d,
+                result.counterexamples[rid],
+                result.tables,
+                rid,
+                result.revision,
+                result.mutant,
+                profile=args.profile,
+                bound=bound,
+                subject=subject,
+                found_by=how,
+                shortest=bfs,
+            )
+            folders.append(d)
+    except OSError as e:
+        where = e.filename or args.out
+        print(
+            f"acp-sysprompt: error: argument --out: cannot write {str(where)!r}: {e.strerror}",
+            file=sys.stderr,
+        )
+        return False
+    _written(args, folders, "one per violated id")
+    return True
+
+
+def _write_population_out(
+    args: argparse.Namespace, pc: PopulationCheck, amendment: Amendment | None
+) -> bool:
+    """``check --out`` of a population (an amendment's: the amended one, its claims among
+    them): one folder per heading ``<id> lost where <choices>``, ``DIR/<id>-<choices>/``,
+    with the counterexample of the member that heading prints."""
+    from dataclasses import replace
+
+    from simulations.outputs.forms import folder_name, write_counterexample
+    from simulations.outputs.population import P_IDS
+
+    j, pop = pc.judged, pc.population
+    folders: list[Path] = []
+    try:
+        for rid in P_IDS:
+            for p, o in j.losing(rid):
+                where = describe(p) if p else "every member"
+                name = first = folder_name(rid, where.replace(", ", ","))
+                while name in {d.name for d in folders}:  # two headings, one folder name
+                    name = f"{first}-{len(folders)}"
+                subject = _subject(args, pc.revision, None, amendment, o.member)
+                assert subject is not None
+                lost = (
+                    f"{rid} is lost where {where} ({len(j.losers(rid))} of {len(j.outcomes)} "
+                    f"pairs within bound {j.bound.name}); this member loses it through those "
+                    "choices."
+                )
+                if amendment is not None and rid in amendment.fixes:
+                    lost = f"Claim {rid} of amendment `{amendment.name}`: **NOT kept**. {lost}"
+                d = args.out / name
+                write_counterexample(
+                    d,
+                    o.traces[rid],
+                    pop.tables(o.member),
+                    rid,
+                    pc.revision,
+                    None,
+                    subject=replace(subject, note=f"{lost} {subject.note}"),
+                )
+                folders.append(d)
+    except OSError as e:
+        where = e.filename or args.out
+        print(
+            f"acp-sysprompt: error: argument --out: cannot write {str(where)!r}: {e.strerror}",
+            file=sys.stderr,
+        )
+        return False
+    _written(args, folders, "one per heading 'lost where'")
+    return True
 
 
 def _population_run(args: argparse.Namespace, profile: object, amendment: object) -> bool:
@@ -1210,6 +1619,8 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
             if args.json
             else _noted(render_population(result))
         )
+        if args.out is not None and not _write_population_out(args, result, None):
+            return OUTPUT_FAILED
         return result.exit_code(args.strict) if result.judged.complete else INTERRUPTED
     rules = rule_checks(amendment)
     base = run(extra=rules)
@@ -1225,6 +1636,8 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
         print(json.dumps(report.json(), indent=2))
     else:
         print(_noted(render_population(amended)) + "\n" + report.render())
+    if args.out is not None and not _write_population_out(args, amended, amendment):
+        return OUTPUT_FAILED
     if not (base.judged.complete and amended.judged.complete):
         return INTERRUPTED
     return 0 if report.kept else 1

@@ -13,7 +13,10 @@ Scope
     ``write_counterexample`` writes all five files; a mutant's counterexample goes on with
     its observing epilogue (``shown_on_the_wire``: the steps after which the wire shows the
     mutant answering otherwise than its revision's reference agent), and every form says
-    where the counterexample ends.
+    where the counterexample ends. A ``Subject`` says what else was checked (an amendment, a
+    population member, a profile file, a client profile): review.md's heading names it and the
+    ITF ``#meta`` keeps what ``replay`` needs to rebuild the tables (``member``,
+    ``client_profile``). ``folder_name`` is the safe folder of one ✗ (``check --out``).
 
     Each spec revision has its own wire (``simulations.wire.acp``); every rendering takes it
     as ``wire=`` (default ``"blocks"``; ``review_markdown``, ``itf`` and
@@ -32,10 +35,12 @@ Source
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +87,9 @@ from simulations.wire.acp import (
 __all__ = [
     "FILES",
     "ITF_DESCRIPTION_URL",
+    "Subject",
     "changes",
+    "folder_name",
     "itf",
     "load_itf",
     "mermaid",
@@ -90,6 +97,7 @@ __all__ = [
     "review_markdown",
     "shown_on_the_wire",
     "steps_markdown",
+    "subject_of",
     "write_counterexample",
 ]
 
@@ -345,6 +353,52 @@ def keep_for(revision: str | None) -> Callable[[str], bool] | None:
     return REVISIONS[revision].states if revision in REVISIONS else None
 
 
+@dataclass(frozen=True)
+class Subject:
+    """What a counterexample was found in, past its revision, mutant and shipped profile.
+
+    ``title`` replaces the subject of review.md's heading (``### R16 violated — <title>``);
+    ``meta``: members added to the ITF ``#meta`` (``member``: the population member whose
+    tables ``replay`` rebuilds; ``amendment``; ``client_profile``: the client ``replay``
+    pairs with the agent); ``note``: a paragraph under the verdict (what ``replay`` needs);
+    ``methods``: where the prompt travels in ``_meta`` (``meta_methods`` of a profile that is
+    not shipped)."""
+
+    title: str
+    meta: tuple[tuple[str, Any], ...] = ()
+    note: str = ""
+    methods: tuple[str, ...] | None = None
+
+
+def subject_of(revision: str, mutant: str | None = None, profile: str | None = None) -> str:
+    """``mutant `m` of revision `r` (title): summary``, as review.md's heading names it."""
+    subject = f"revision `{revision}`"
+    if revision in REVISIONS:
+        subject += f" ({REVISIONS[revision].title})"
+    if mutant is not None:
+        m = MUTANTS.get(mutant)
+        summary = f": {m.summary} (declares {m.violates})" if m is not None else ""
+        subject = f"mutant `{mutant}` of {subject}{summary}"
+    if profile is not None:
+        subject = f"profile `{profile}` over {subject}"
+    return subject
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_,=+-]+")
+FOLDER_LIMIT = 96  # characters of a folder name (``folder_name``)
+
+
+def folder_name(rid: str, detail: str = "") -> str:
+    """``P4`` or ``P4-on_omit=default,client_resends=none``: a folder name with no ``/`` nor
+    other character a shell or another file system minds, at most FOLDER_LIMIT characters (a
+    longer one is cut and ends in a hash of the whole, so two stay apart)."""
+    name = _UNSAFE.sub("-", f"{rid}-{detail}" if detail else rid).strip("-") or "id"
+    if len(name) <= FOLDER_LIMIT:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[: FOLDER_LIMIT - 11].rstrip('-')}-{digest}"
+
+
 def review_markdown(
     trace: Trace,
     tables: Tables,
@@ -358,27 +412,25 @@ def review_markdown(
     wire: str | None = None,
     profile: str | None = None,
     counterexample: int | None = None,
+    subject: Subject | None = None,
 ) -> str:
     """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay.
 
     The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
     ``counterexample``: how many steps are the counterexample, where the trace goes on with
-    the steps that only show it on the wire (``shown_on_the_wire``).
+    the steps that only show it on the wire (``shown_on_the_wire``). ``subject``: what was
+    checked, where the revision, mutant and profile do not say it all.
     """
     wire = wire_for(revision, wire)
     keep = keep_for(revision)
     req = REQUIREMENTS[rid]
     steps = replay(trace, tables, keep)
     first = _first_violation(steps, rid)
-    subject = f"revision `{revision}`"
-    if revision in REVISIONS:
-        subject += f" ({REVISIONS[revision].title})"
-    if mutant is not None:
-        m = MUTANTS.get(mutant)
-        summary = f": {m.summary} (declares {m.violates})" if m is not None else ""
-        subject = f"mutant `{mutant}` of {subject}{summary}"
-    if profile is not None:
-        subject = f"profile `{profile}` over {subject}"
+    title = subject.title if subject is not None else subject_of(revision, mutant, profile)
+    if subject is not None and subject.methods is not None:
+        methods: Collection[str] = subject.methods
+    else:
+        methods = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
     status = "not reproduced" if first is None else "violated"
     if first is None:
         verdict = (
@@ -392,7 +444,7 @@ def review_markdown(
         elif first < len(steps):
             verdict += f" (The trace goes on to step {len(steps)}.)"
     lines = [
-        f"### {rid} {status} — {subject}",
+        f"### {rid} {status} — {title}",
         "",
         f"> **{rid}** ({req.keyword.value}, binds {req.binds}): {req.text}",
         ">",
@@ -400,6 +452,7 @@ def review_markdown(
         "",
         verdict,
         "",
+        *([subject.note, ""] if subject is not None and subject.note else []),
         steps_markdown(
             trace,
             tables,
@@ -407,7 +460,7 @@ def review_markdown(
             wire=wire,
             keep=keep,
             counterexample=counterexample,
-            meta=meta_methods(PROFILES[profile]) if profile in PROFILES else (),
+            meta=methods,
         ).rstrip("\n"),
         "",
         "Replay:",
@@ -593,11 +646,13 @@ def itf(
     wire: str | None = None,
     profile: str | None = None,
     counterexample: int | None = None,
+    subject: Subject | None = None,
 ) -> dict[str, Any]:
     """The trace as ITF: state 0 is the starting world, state i the world after request i.
 
     With ``counterexample`` (the trace goes on with its observing epilogue), ``#meta``'s
-    ``counterexample_steps`` says how many states after the first are the counterexample.
+    ``counterexample_steps`` says how many states after the first are the counterexample;
+    with ``subject``, ``#meta`` also has its members (``Subject.meta``).
 
     Actions are the model's requests on every wire (``load_itf`` gives them back exactly, a
     prompt on session/load, resume or fork included); ``#meta.wire`` names the wire
@@ -644,11 +699,21 @@ def itf(
     }
     if counterexample is not None and counterexample < len(trace):
         meta["counterexample_steps"] = counterexample
+    if subject is not None:
+        meta.update((k, v) for k, v in subject.meta if k not in meta)
     return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
 
 
 ITF_LIMIT = 64 << 20  # bytes of an ITF file ``load_itf`` reads (ours are a few KiB)
-_ITF_META = ("requirement", "revision", "wire", "mutant", "agent_profile")
+_ITF_META = (
+    "requirement",
+    "revision",
+    "wire",
+    "mutant",
+    "agent_profile",
+    "client_profile",
+    "amendment",
+)
 
 
 def load_itf(source: Path | str | Mapping[str, Any]) -> tuple[Trace, dict[str, Any]]:
@@ -725,6 +790,9 @@ def write_counterexample(
     wire: str | None = None,
     profile: str | None = None,
     bound: Bound | None = None,
+    subject: Subject | None = None,
+    found_by: str = "exhaustive BFS",
+    shortest: bool = True,
 ) -> dict[str, Path]:
     """Write the five renderings of one counterexample into ``out_dir``; return their paths.
 
@@ -733,10 +801,14 @@ def write_counterexample(
     transcript show it there. A mutant's counterexample goes on with its observing epilogue
     (``shown_on_the_wire``; ``bound``: the bound it was found in), so its transcript shows
     the departure; steps.md, review.md, the diagram and the ITF ``#meta`` say which steps are
-    the counterexample and which only show it on the wire.
+    the counterexample and which only show it on the wire. ``subject``: what was checked, past
+    the revision, mutant and profile (review.md's heading, the ITF ``#meta``); ``found_by``
+    and ``shortest``: how review.md says it was found.
     """
     wire = wire_for(revision, wire)
-    meta = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
+    meta: Collection[str] = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
+    if subject is not None and subject.methods is not None:
+        meta = subject.methods
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = {name: d / name for name in FILES}
@@ -760,13 +832,24 @@ def write_counterexample(
         revision,
         mutant,
         path=paths["trace.itf.json"],
+        found_by=found_by,
+        shortest=shortest,
         wire=wire,
         profile=profile,
         counterexample=steps,
+        subject=subject,
     )
     paths["review.md"].write_text(review, encoding="utf-8")
     doc = itf(
-        trace, tables, rid, revision, mutant, wire=wire, profile=profile, counterexample=steps
+        trace,
+        tables,
+        rid,
+        revision,
+        mutant,
+        wire=wire,
+        profile=profile,
+        counterexample=steps,
+        subject=subject,
     )
     paths["trace.itf.json"].write_text(
         json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
