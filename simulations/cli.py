@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Collection, Sequence
 from contextlib import ExitStack
@@ -355,6 +356,36 @@ def _duration(seconds: float) -> str:
     return f"{n // 60}m {n % 60:02d}s" if n >= 60 else f"{n}s"
 
 
+PIPED_EVERY = 5.0  # seconds between two progress lines where stderr is no terminal
+
+
+class _Emitter:
+    """Where progress goes: on a terminal one line rewritten in place; elsewhere (stderr
+    piped or sent to a file, a CI log) a line of its own every ``PIPED_EVERY`` seconds, so a
+    long run is never silent and a log is not flooded."""
+
+    def __init__(self, forced: bool = False) -> None:
+        self.tty = forced or sys.stderr.isatty()  # --progress: as on a terminal
+        self.shown = False
+        self._last = time.monotonic()
+
+    def emit(self, text: str) -> None:
+        if self.tty:
+            sys.stderr.write(f"\r{text}\x1b[K")
+        else:
+            now = time.monotonic()
+            if now - self._last < PIPED_EVERY:
+                return
+            self._last = now
+            sys.stderr.write(f"acp-sysprompt: progress: {text}\n")
+        sys.stderr.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown and self.tty:
+            sys.stderr.write("\n")
+
+
 class _ProgressLine:
     """A one-line progress report on stderr: states, transitions checked, depth, states/s, ETA.
 
@@ -365,10 +396,10 @@ class _ProgressLine:
     bound's, an upper one. A guide, never a promise.
     """
 
-    def __init__(self, what: str, expected: Estimate | None = None) -> None:
+    def __init__(self, what: str, expected: Estimate | None = None, forced: bool = False) -> None:
         self.what = what
         self.expected = expected
-        self.shown = False
+        self.out = _Emitter(forced)
 
     def eta(self, states: int, seconds: float) -> str:
         est = self.expected
@@ -384,27 +415,28 @@ class _ProgressLine:
 
     def __call__(self, states: int, transitions: int, depth: int, seconds: float) -> None:
         rate = states / seconds if seconds > 0 else 0.0
-        sys.stderr.write(
-            f"\r{self.what}: {states:,} states  {transitions:,} transitions checked  "
+        self.out.emit(
+            f"{self.what}: {states:,} states  {transitions:,} transitions checked  "
             f"depth {depth}  {rate:,.0f} states/s  {seconds:.1f}s  {self.eta(states, seconds)}  "
-            "(Ctrl-C stops and keeps what was found)\x1b[K"
+            "(Ctrl-C stops and keeps what was found)"
         )
-        sys.stderr.flush()
-        self.shown = True
 
     def done(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
+        self.out.done()
 
 
 def _shows_progress(args: argparse.Namespace) -> bool:
+    """Progress rewritten on a terminal (or forced by --progress): worth the size estimate's
+    per-scope sampling that gives it an ETA."""
     return not args.quiet and bool(args.progress or sys.stderr.isatty())
 
 
 def _progress(
     args: argparse.Namespace, what: str, expected: Estimate | None = None
 ) -> _ProgressLine | None:
-    return _ProgressLine(what, expected) if _shows_progress(args) else None
+    """The run's progress line: on a terminal, or every few seconds where stderr is piped
+    (``_Emitter``); none under --quiet."""
+    return None if args.quiet else _ProgressLine(what, expected, bool(args.progress))
 
 
 def _announce(args: argparse.Namespace, bound: Bound) -> None:
@@ -686,7 +718,7 @@ def _first_member(
     from model.invariants import CHECKS
     from simulations.engines.population import judge
 
-    line = _PopulationLine() if _shows_progress(args) else None
+    line = None if args.quiet else _PopulationLine(bool(getattr(args, "progress", False)))
     j = judge(pop, bound, [CHECKS[rid]], args.workers, not args.no_symmetry, progress=line)
     if line is not None:
         line.done()
@@ -1559,23 +1591,20 @@ def _population_run(args: argparse.Namespace, profile: object, amendment: object
 class _PopulationLine:
     """Progress of a population check on stderr: searches done, shared, left, ETA."""
 
-    def __init__(self) -> None:
-        self.shown = False
+    def __init__(self, forced: bool = False) -> None:
+        self.out = _Emitter(forced)
 
     def __call__(self, searched: int, shared: int, total: int, seconds: float) -> None:
         left = total - searched - shared
         rate = seconds / searched if searched else 0.0
         eta = f"ETA ~{left * rate:,.0f}s if no more is shared" if searched else "ETA unknown"
-        sys.stderr.write(
-            f"\rpopulation: {searched} searches, {shared} shared, {left} of {total} left  "
-            f"{seconds:.1f}s  {eta}  (Ctrl-C stops and keeps what was found)\x1b[K"
+        self.out.emit(
+            f"population: {searched} searches, {shared} shared, {left} of {total} left  "
+            f"{seconds:.1f}s  {eta}  (Ctrl-C stops and keeps what was found)"
         )
-        sys.stderr.flush()
-        self.shown = True
 
     def done(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
+        self.out.done()
 
 
 def _run_population(args: argparse.Namespace, amendment: Amendment | None, restarts: str) -> int:
@@ -1599,8 +1628,8 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
     # the reference build's size; each member's searches are of the same order
     _warn_size(bound, tables_for(revision, None), not args.no_symmetry)
     line = None
-    if not args.quiet and (args.progress or sys.stderr.isatty()):
-        line = _PopulationLine()
+    if not args.quiet:  # on a terminal, or every few seconds where stderr is piped
+        line = _PopulationLine(bool(args.progress))
     run = partial(
         check_population,
         revision,

@@ -328,7 +328,7 @@ def test_the_progress_line_has_an_eta(
 ) -> None:
     """1,000 states in 10 s: 100 states/s; the ETA is what the estimate leaves at that rate
     (the seconds are passed in, no clock is read)."""
-    line = simulations.cli._ProgressLine("check", expected)
+    line = simulations.cli._ProgressLine("check", expected, forced=True)  # as on a terminal
     line(1_000, 5_000, 3, 10.0)
     err = capsys.readouterr().err
     assert shown in err and "5,000 transitions checked" in err
