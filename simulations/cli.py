@@ -1518,12 +1518,7 @@ def _write_check_out(
             )
             folders.append(d)
     except OSError as e:
-        where = e.filename or args.out
-        print(
-            f"acp-sysprompt: error: argument --out: cannot write {str(where)!r}: {e.strerror}",
-            file=sys.stderr,
-        )
-        return False
+        return _unwritable(args, e)
     _written(args, folders, "one per violated id")
     return True
 
@@ -1569,12 +1564,7 @@ def _write_population_out(
                 )
                 folders.append(d)
     except OSError as e:
-        where = e.filename or args.out
-        print(
-            f"acp-sysprompt: error: argument --out: cannot write {str(where)!r}: {e.strerror}",
-            file=sys.stderr,
-        )
-        return False
+        return _unwritable(args, e)
     _written(args, folders, "one per heading 'lost where'")
     return True
 
@@ -1605,6 +1595,16 @@ class _PopulationLine:
 
     def done(self) -> None:
         self.out.done()
+
+
+def _unwritable(args: argparse.Namespace, e: OSError) -> bool:
+    """``check --out`` could not write: one line on stderr; False (nothing more is written)."""
+    where = e.filename or args.out
+    print(
+        f"acp-sysprompt: error: argument --out: cannot write {str(where)!r}: {e.strerror}",
+        file=sys.stderr,
+    )
+    return False
 
 
 def _run_population(args: argparse.Namespace, amendment: Amendment | None, restarts: str) -> int:
