@@ -591,6 +591,13 @@ def _counterexample_inputs(args: argparse.Namespace) -> tuple[Profile | None, Am
                 f"{revision_for(args.revision)} (drop --revision)"
             )
         return None, amendment
+    return _agent_profile(args), None
+
+
+def _agent_profile(args: argparse.Namespace) -> Profile | None:
+    """``--profile`` read (and held to ``--revision``, before the bound is announced), paired
+    with ``--client``, over ``--mutant``: the one agent and client ``check`` and
+    ``counterexample`` are given; None where neither profile is."""
     profile = None
     if args.profile is not None:
         try:
@@ -604,12 +611,12 @@ def _counterexample_inputs(args: argparse.Namespace) -> tuple[Profile | None, Am
             profile = pair(profile, load_client(args.client), rev)
         except ProfileError as e:
             raise UsageError(f"argument --client: {e}") from None
-    if profile is not None and args.mutant is not None and profile.mutant != args.mutant:
+    if profile is not None and args.mutant is not None:  # the knobs over the mutant
         try:
             profile = profile.with_mutant(args.mutant)
         except ProfileError as e:
             raise UsageError(f"argument --mutant: {e}") from None
-    return profile, None
+    return profile
 
 
 def _subject(
@@ -1328,29 +1335,13 @@ def _main(argv: Sequence[str] | None) -> int:
             except KeyboardInterrupt:
                 print("acp-sysprompt: interrupted: report.md not written", file=sys.stderr)
                 return 130
-        profile = None
-        if args.profile is not None:
-            try:
-                profile = load_profile(args.profile)
-            except ProfileError as e:
-                raise UsageError(f"argument --profile: {e}") from None
-            refuse_other_revision(profile, args.revision)  # before the bound is announced
-        if args.client is not None:
-            if args.amend is not None:
-                raise UsageError(
-                    "argument --client: a client profile pairs with an agent "
-                    "profile, a revision or a mutant, not with --amend"
-                )
-            try:
-                rev = revision_for(args.revision, args.mutant) if profile is None else None
-                profile = pair(profile, load_client(args.client), rev)
-            except ProfileError as e:
-                raise UsageError(f"argument --client: {e}") from None
-        if profile is not None and args.mutant is not None:  # the knobs over the mutant
-            try:
-                profile = profile.with_mutant(args.mutant)
-            except ProfileError as e:
-                raise UsageError(f"argument --mutant: {e}") from None
+        if args.client is not None and args.amend is not None:
+            _agent_profile(argparse.Namespace(**{**vars(args), "client": None}))  # its errors first
+            raise UsageError(
+                "argument --client: a client profile pairs with an agent "
+                "profile, a revision or a mutant, not with --amend"
+            )
+        profile = _agent_profile(args)
         if profile is not None:  # a real client with a real agent: said, not refused
             for knob, other in profile.idle_client_knobs().items():
                 print(
