@@ -20,14 +20,14 @@ Source
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
 from model.tables import REFERENCE, Tables
-from model.types import BlockKind, Caps, Reply, Request, initial_world
+from model.types import BlockKind, Caps, Reply, Request, World, initial_world
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,20 @@ def replay(
     trace: Trace, tables: Tables = REFERENCE, keep: Callable[[str], bool] | None = None
 ) -> list[ReplayedStep]:
     """Re-run ``trace``; ``keep`` limits the ids reported (a revision's ``states``)."""
+    return replay_from(initial_world(trace.profile), trace.requests, tables, keep)
+
+
+def replay_from(
+    world: World,
+    requests: Iterable[Request],
+    tables: Tables = REFERENCE,
+    keep: Callable[[str], bool] | None = None,
+) -> list[ReplayedStep]:
+    """Run ``requests`` from ``world`` under ``tables``, each step with the ids it violates
+    (``keep`` limits them)."""
     system = System(tables)
-    world = initial_world(trace.profile)
     out: list[ReplayedStep] = []
-    for req in trace.requests:
+    for req in requests:
         step = system.step(world, req)
         world = step.after
         bad = [c.rid for c in STEP_CHECKS if not c.fn(step)]

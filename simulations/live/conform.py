@@ -327,8 +327,19 @@ async def _run_plan(
     finally:
         report.introspection = introspect.get("available")
         if coverage_of is not None:
-            ran = [(r.test.trace, r.stopped_at) for r in report.runs if r.test in tests]
+            # the reference's graph is covered up to where a test followed the agent into
+            # another option's build, or stopped
+            ran = [(r.test.trace, _reached(r)) for r in report.runs if r.test in tests]
             report.coverage["run"] = run_coverage(coverage_of, ran, tables)
+
+
+def _reached(run: TestRun) -> int | None:
+    """How far ``run`` went in the reference's graph: up to the first step it followed the
+    agent past (``TestRun.followed``), as a test that stopped there; else up to where it
+    stopped (None: all of it)."""
+    if run.followed:
+        return run.followed[0][0]
+    return run.stopped_at
 
 
 def _announce(opts: Options, tests: Sequence[LiveTest], probe: _Probe) -> None:
@@ -579,8 +590,10 @@ def replay_live(
     if run is None:
         print("acp-sysprompt: interrupted", file=sys.stderr)
         return INTERRUPTED
+    chose = dict(run.followed)
     for i, req in enumerate(trace.requests, 1):
         mark = "  ✗" if run.stopped_at == i else ""
+        mark += f"  (followed the agent as the build {chose[i]})" if i in chose else ""
         print(f"{i:3d}  {_label(req, revision)}{mark}")
     failed = run.failed
     if not failed:

@@ -56,10 +56,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from model.effects import compose
 from model.machines import Compiled, Step
 from model.revisions import resolve
 from model.tables import Tables
 from model.types import (
+    BASE,
     BIG,
     Attach,
     BlockKind,
@@ -83,6 +85,7 @@ CRITERION = "situations (step × session context) of the live bound"
 COVER_TEST = "COVER"  # the coverage tests are named COVER+<n>; ``--only COVER`` runs them
 EXTEND = 24  # requests a coverage path may add past the situation it was chosen for
 PAIR = "pair"  # the scope of two live sessions
+RESTART_FORKS = "restart-forks"  # the scope of forks across a restart under override
 
 Situation = tuple[object, ...]
 
@@ -111,6 +114,9 @@ def _origin(w: World, sid: str | None) -> str:
         return "unknown"
     parent = w.obs(o.parent) if o.parent is not None else None
     made = "fork-of-fork" if parent is not None and parent.parent else "fork" if o.parent else "new"
+    s = w.agent.session(sid)
+    if s is not None and o.composed is not None and compose(BASE, s.blocks, s.mode) != o.composed:
+        made += "/re-set"  # a re-open re-sent another prompt, and it is the one stored now
     if o.restored_after_restart:
         return made + "/restored"
     if o.attach in (Attach.LOAD, Attach.RESUME):
@@ -208,12 +214,38 @@ def pair_scope(revision: str, caps: Caps) -> Scope | None:
     return Scope(PAIR, domain, max_restarts=0)
 
 
+def restart_forks_scope(revision: str, caps: Caps) -> Scope | None:
+    """Forks across a restart under override: one text, two sessions, one restart, each
+    re-open method the agent advertises, a live session re-opened too. The live bound's
+    scopes with a fork and a restart send append only (``lifecycle``, ``methods``) and its
+    override scope (``modes``) has no fork, so a fork of a session stored under override
+    and restored after a restart was in no scope. None where the agent advertises no
+    override mode or no fork."""
+    if caps.system_prompt is not PromptCap.OVERRIDE or not caps.fork:
+        return None
+    profile = Caps(
+        caps.system_prompt, load_session=caps.load_session, resume=caps.resume, fork=True
+    )
+    domain = Domain(
+        profiles=(profile,),
+        restarts="same",
+        prompts=(text("a"),),
+        modes=("override",),
+        clients=(ClientKind.CONFORMING,),
+        max_connections=1,
+        max_sessions=2,
+        attach_prompts=True,
+        reopen_live=True,
+    ).restrict(resolve(revision).admits)
+    return Scope(RESTART_FORKS, domain, max_restarts=1)
+
+
 def coverage_bound(base: Bound, revision: str, caps: Caps) -> Bound:
-    """The live bound ``base`` with the ``pair`` scope after its own (their nodes and paths
-    stay what they were: scopes are searched in order)."""
-    pair = pair_scope(revision, caps)
-    scopes = base.scopes if pair is None else (*base.scopes, pair)
-    return replace(base, name=base.name + "+pair", scopes=scopes)
+    """The live bound ``base`` with the ``pair`` and ``restart-forks`` scopes after its own
+    (their nodes and paths stay what they were: scopes are searched in order)."""
+    extra = [s for s in (pair_scope(revision, caps), restart_forks_scope(revision, caps)) if s]
+    names = "".join(f"+{s.name}" for s in extra)
+    return replace(base, name=base.name + names, scopes=(*base.scopes, *extra))
 
 
 @dataclass(frozen=True)
@@ -272,7 +304,7 @@ def _context(w: World) -> object:
     a function of it: the monitor is sealed while the tables run) and each session's origin
     (``_origin``); the rest of the monitor (slots seen, turns) is not."""
     origins = tuple(
-        (o.sid, o.parent, o.attach, o.restored_after_restart, o.survived_restart)
+        (o.sid, o.parent, o.attach, o.restored_after_restart, o.survived_restart, o.composed)
         for o in w.observed
     )
     return (w.agent, w.connections, w.restarts, origins)

@@ -70,7 +70,7 @@ from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import Caps, Status
 from simulations.engines.conversation import HISTORY_KINDS
-from simulations.engines.trace import ReplayedStep, replay, wire_method
+from simulations.engines.trace import ReplayedStep, replay, replay_from, wire_method
 from simulations.live import sandbox
 from simulations.live.judge import (
     Seen,
@@ -79,9 +79,13 @@ from simulations.live.judge import (
     breaks_a_client_rule,
     broken_by,
     caps_of,
+    follow,
+    knob_label,
     row_ids,
     shown_created,
     shown_error,
+    shows,
+    tier,
 )
 from simulations.live.options import Options
 from simulations.live.plan import _OPEN, observing_turns
@@ -94,6 +98,7 @@ from simulations.live.results import (
     _ATTACH,
     _SKIP_TABLES,
     FAIL,
+    INFORMATIONAL,
     LIVENESS_ID,
     MESSAGE_LIMIT,
     NULL_LOAD_ID,
@@ -205,8 +210,11 @@ async def _compare(
     answered = Seen(answer.code if answer.error is not None else None)
 
     def fail(rids: Iterable[str], message: str, **props: Any) -> bool:
+        run.seen = (rs.step, answered)
         for rid in rids:
-            status, note = _judge(run.revision, rid, rs.step, answered, message)
+            status, note = _judge(
+                run.revision, rid, rs.step, answered, message, run.judging(rs.step)
+            )
             out.findings.append(Finding(rid, status, f"step {i} {method}: {note}", i, props))
         return False
 
@@ -459,7 +467,9 @@ async def run_test(
 
     async def drive() -> None:
         nonlocal i
-        for i, rs in enumerate(steps, 1):
+        while i < len(steps):
+            i += 1
+            rs = steps[i - 1]
             opts.interrupt.check()
             if log.flood is not None:
                 raise AgentFailure(log.flood)
@@ -488,7 +498,11 @@ async def run_test(
                     )
             if log.flood is not None:
                 raise AgentFailure(log.flood)
-            if not await _compare(agent, run, i, rs, answer, out):
+            before = len(out.findings)
+            run.prefix = (replace(test.trace, requests=test.trace.requests[:i]), steps[: i - 1])
+            run.current = rs.step
+            kept = await _compare(agent, run, i, rs, answer, out)
+            if not kept and not _follow(run, i, rs, out.findings[before:], steps, test):
                 out.stopped_at = i
                 return
         agent.check()
@@ -506,6 +520,7 @@ async def run_test(
         stalled = log.flood is None
     finally:
         await _stopped(agent, opts, out, t0)
+        out.followed, out.knobs = list(run.followed), run.knobs
     if out.failure is not None:
         out.stopped_at = i
         rs = steps[i - 1] if 0 < i <= len(steps) else None
@@ -524,6 +539,44 @@ async def run_test(
     if not out.failed:  # a passing test's wire is shown nowhere: not kept
         out.transcript = []
     return out
+
+
+def _follow(
+    run: _Run,
+    i: int,
+    rs: ReplayedStep,
+    findings: Sequence[Finding],
+    steps: list[ReplayedStep],
+    test: LiveTest,
+) -> bool:
+    """Go on past a departure at step ``i`` that every id judging it calls a choice
+    (``findings``, all PASS): where the agent refused the request, or served it under another
+    slot, as the build of another option does (``judge.follow``) and that build answers every
+    earlier step of the test as the agent did too (one agent is one build: an agent that
+    inherits a prompt on one fork and drops it on the next took no option), the test follows
+    that build — its path replayed under it — so what the agent does after a choice is judged
+    too. False where no build does (the test stops there)."""
+    # a FAIL that counts stops the test; an end-to-end property the revision does not
+    # promise (a P id, INFORMATIONAL) may fail where the option it leaves open is taken
+    counted = [f for f in findings if f.status != PASS and tier(f.rid) != INFORMATIONAL]
+    if not findings or counted or run.seen is None:
+        return False
+    step, seen = run.seen
+    if step is not rs.step or (seen.code is None and seen.slot is None):
+        return False  # a success the model refuses: the session it made is not the model's
+    for option in follow(run.revision, [f.rid for f in findings], rs.step, seen, run.knobs):
+        redone = run.redone(option)
+        if redone is not None and shows(redone[-1].step, seen):
+            break
+    else:
+        return False
+    run.knobs, run.tables = option.knobs, option.tables
+    run.followed.append((i, knob_label(option.knobs)))
+    alt = redone[-1].step
+    if not alt.reply.ok:
+        run.refused.append(alt)
+    steps[i - 1 :] = [*redone[-1:], *replay_from(alt.after, test.trace.requests[i:], option.tables)]
+    return True
 
 
 @dataclass

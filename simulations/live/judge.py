@@ -4,7 +4,7 @@ their options, and the model's checks redone on a step as the agent showed it (s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -133,41 +133,73 @@ def judged_ids(revision: str) -> frozenset[str]:
     )
 
 
+Knobs = tuple[tuple[str, Any], ...]  # profile knobs a followed build has set, sorted
+
+
 @dataclass(frozen=True)
 class Option:
     """One way to take a choice the spec leaves open: a build of the revision's agent."""
 
     label: str  # "on_load = default"; the revision's own choice: "the reference's"
     tables: Tables
+    knobs: Knobs = ()  # the build's knobs (the revision's own: none)
 
 
 @cache
-def choice_options(revision: str) -> dict[str, tuple[Option, ...]]:
+def build_of(revision: str, knobs: Knobs) -> Tables:
+    """The tables of ``revision``'s agent with ``knobs`` set (none: the revision's own)."""
+    if not knobs:
+        return REVISIONS[revision].tables
+    name = ",".join(f"{k}={json.dumps(v)}" for k, v in knobs)
+    return Profile(name, revision=revision, **dict(knobs)).tables()
+
+
+def knob_label(knobs: Knobs) -> str:
+    return ", ".join(f"{k} = {json.dumps(v)}" for k, v in knobs)
+
+
+@cache
+def choice_options(revision: str, base: Knobs = ()) -> dict[str, tuple[Option, ...]]:
     """For each choice id ``revision`` states (MAY, MAY (either), silent: T11, T15, T16), the
-    builds that take it: the revision's own tables, and each value of a profile knob
-    (``model.profiles.CHOICES``) whose every edited row cites that id — the knob changes that
-    choice and nothing else (``on_load``, ``fork_inherits`` for T15; ``on_differ``,
-    ``held_sessions`` for T16; ``empty_array`` for T11). An id with no such knob has the
-    reference's option alone."""
-    rev = REVISIONS[revision]
+    builds that take it: the build with ``base`` (the knobs a test has followed the agent
+    into; none: the revision's own tables), and each other value of a profile knob
+    (``model.profiles.CHOICES``) set on top of it whose every edited row cites that id — the
+    knob changes that choice and nothing else (``on_load``, ``fork_inherits`` for T15;
+    ``on_differ``, ``held_sessions`` for T16; ``empty_array`` for T11). An id with no such
+    knob has the base's option alone."""
     ids = [r for r in judged_ids(revision) if REQUIREMENTS[r].keyword in _CHOICES]
-    out: dict[str, list[Option]] = {r: [Option("the reference's", rev.tables)] for r in ids}
+    here = build_of(revision, base)
+    first = "the reference's" if not base else f"the build followed so far ({knob_label(base)})"
+    out: dict[str, list[Option]] = {r: [Option(first, here, base)] for r in ids}
+    held = dict(base)
     for knob, values in PROFILE_CHOICES.items():
         if knob in CLIENT_KNOBS.values():
             continue
-        for value in values[1:]:
+        for value in values:
+            if value == held.get(knob, values[0]):
+                continue
+            knobs = tuple(
+                sorted(
+                    (k, v)
+                    for k, v in {**held, knob: value}.items()
+                    if v != PROFILE_CHOICES[k][0]  # a knob back at the default: not set
+                )
+            )
             try:
-                tables = Profile(f"{knob}={value}", revision=revision, **{knob: value}).tables()
+                tables = build_of(revision, knobs)
             except ProfileError:
                 continue  # no effect on this revision
             edited = [
                 row
                 for name in Tables.NAMES
-                for row in set(rev.tables.table(name)) ^ set(tables.table(name))
+                for row in set(here.table(name)) ^ set(tables.table(name))
             ]
             for rid in ids:
                 if edited and all(rid in row.reqs for row in edited):
-                    out[rid].append(Option(f"{knob} = {json.dumps(value)}", tables))
+                    label = f"{knob} = {json.dumps(value)}"
+                    if base:
+                        label = knob_label(knobs) or "the reference's"
+                    out[rid].append(Option(label, tables, knobs))
     return {rid: tuple(options) for rid, options in out.items()}
 
 
@@ -189,31 +221,85 @@ def _engine(tables: Tables) -> Compiled:
     return _ENGINES[tables]
 
 
-def chosen(revision: str, rid: str, step: Step, seen: Seen) -> Option | None:
-    """The option of choice id ``rid`` whose build answers ``step``'s request, from the same
-    world, as the agent did (``seen``), if any."""
-    for option in choice_options(revision).get(rid, ()):
-        alt = _engine(option.tables).step(step.before, step.request)
-        if alt.reply.ok != (seen.code is None) or (
-            seen.code is not None and alt.reply.code != seen.code
-        ):
-            continue
-        if seen.slot is not None and attached_slot(alt) != seen.slot:
-            continue
-        return option
+def _answers(option: Option, step: Step, seen: Seen) -> Step | None:
+    """The step ``option``'s build takes from ``step``'s world on its request, where it
+    answers as the agent did (``seen``); None where it does not."""
+    alt = _engine(option.tables).step(step.before, step.request)
+    return alt if shows(alt, seen) else None
+
+
+def shows(step: Step, seen: Seen) -> bool:
+    """``step`` answers as the agent did (``seen``): its error code (None: success) and,
+    where the agent showed one, the slot of the session it attaches."""
+    if step.reply.ok != (seen.code is None):
+        return False
+    if seen.code is not None and step.reply.code != seen.code:
+        return False
+    return seen.slot is None or attached_slot(step) == seen.slot
+
+
+def same_answer(a: Step, b: Step) -> bool:
+    """Two builds' steps on one request answer alike: success or the same error code, and
+    the same slot for the session it attaches."""
+    same = a.reply.ok == b.reply.ok and a.reply.code == b.reply.code
+    return same and attached_slot(a) == attached_slot(b)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What a choice is judged against past the step: the knobs of the build the test
+    follows (``base``) and which builds answer the test's earlier steps as the agent did
+    (``fits``; one agent is one build: an agent that inherits a prompt on one fork and drops
+    it on the next took neither option)."""
+
+    base: Knobs = ()
+    fits: Callable[[Option], bool] = lambda option: True
+
+
+def chosen(
+    revision: str, rid: str, step: Step, seen: Seen, at: Judging = Judging()
+) -> Option | None:
+    """The option of choice id ``rid`` (on top of the followed build ``at.base``) whose build
+    answers ``step``'s request, from the same world, as the agent did (``seen``), and the
+    test's earlier steps too (``at.fits``), if any."""
+    for option in choice_options(revision, at.base).get(rid, ()):
+        if _answers(option, step, seen) is not None and at.fits(option):
+            return option
     return None
 
 
-def _judge(revision: str, rid: str, step: Step, seen: Seen, message: str) -> tuple[str, str]:
+def follow(
+    revision: str, rids: Iterable[str], step: Step, seen: Seen, base: Knobs = ()
+) -> list[Option]:
+    """The builds an agent that departed from the model at ``step`` as ``seen``, each id of
+    ``rids`` judging it a choice, may have shown itself to be: the options of those ids,
+    other than the build followed so far, that answer as the agent did, in the registry's
+    order (``execute._follow`` keeps the first that also answers the earlier steps as the
+    agent did)."""
+    out: list[Option] = []
+    for rid in rids:
+        for option in choice_options(revision, base).get(rid, ())[1:]:
+            if option not in out and _answers(option, step, seen) is not None:
+                out.append(option)
+    return out
+
+
+def _judge(
+    revision: str, rid: str, step: Step, seen: Seen, message: str, at: Judging = Judging()
+) -> tuple[str, str]:
     """The status and message of ``rid`` at a departure: a choice id passes where an option
     gives what the agent answered and fails where none does; another INFORMATIONAL id
     (a row, an opt-in) records what the agent chose; every other id fails."""
     r = REQUIREMENTS.get(rid)
     if r is not None and r.keyword in _CHOICES:
-        option = chosen(revision, rid, step, seen)
+        option = chosen(revision, rid, step, seen, at)
         if option is not None:
             return PASS, f"the agent chose ({option.label}): {message}"
-        labels = ", ".join(o.label for o in choice_options(revision).get(rid, ()))
+        options = choice_options(revision, at.base).get(rid, ())
+        labels = "; ".join(o.label for o in options)
+        if any(_answers(o, step, seen) is not None for o in options):  # not with what it did
+            earlier = "does not answer the test's earlier steps as the agent did"
+            return FAIL, f"{message}; the option of {rid} that gives it {earlier} ({labels})"
         return FAIL, f"{message}; no option of {rid} gives that ({labels})"
     if tier(rid) == INFORMATIONAL and (r is None or r.family is not Family.P):
         return PASS, f"the agent chose: {message}"

@@ -23,8 +23,10 @@ from simulations.engines.trace import (
     replay,
 )
 from simulations.live.judge import (
+    build_of,
     citation,
     judged_ids,
+    knob_label,
     row_ids,
     tier,
 )
@@ -222,6 +224,13 @@ def render(report: Report) -> str:
                 note = "  " + clip(worst[0]["message"])
             lines.append(f"  {rid:18s} {r['status']:14s}{note}")
     lines.append("\n" + coverage_line(report))
+    followed = followed_builds(report)
+    if followed:
+        tally = ", ".join(f"{label} ({n})" for label, n in followed.items())
+        lines.append(
+            f"followed past a choice the spec leaves the agent, in {sum(followed.values())} "
+            f"test(s), as the build: {clip(tally)}"
+        )
     w = report.walks
     if w:
         why = f" ({w['why']})" if w.get("why") else ""
@@ -246,6 +255,17 @@ def render(report: Report) -> str:
         verdict = f"NOT CONFORMANT ({why})"
     lines.append(f"\nVERDICT: {verdict}")
     return "\n".join(lines)
+
+
+def followed_builds(report: Report) -> dict[str, int]:
+    """The builds the run's tests followed the agent into (``TestRun.knobs``), each with how
+    many tests ended under it, most first."""
+    tally: dict[str, int] = {}
+    for run in report.runs:
+        if run.knobs:
+            label = knob_label(run.knobs)
+            tally[label] = tally.get(label, 0) + 1
+    return dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def coverage_line(report: Report) -> str:
@@ -281,6 +301,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "finished_at": report.finished_at,
         "interrupted": report.interrupted,
         "coverage": {**report.coverage, "dropped": report.dropped},
+        "followed": followed_builds(report),
         "walks": report.walks,
         "internal_error": None
         if report.internal_error is None
@@ -370,6 +391,33 @@ def _counterexamples(report: Report) -> list[tuple[str, TestRun, Finding]]:
     return list(chosen.values())
 
 
+def _judged_by(report: Report, run: TestRun) -> Tables:
+    """The tables ``run``'s answers were judged by: the build it followed the agent into
+    (it answers the steps before the first follow as the reference does), else the run's."""
+    return build_of(report.revision, run.knobs) if run.knobs else report.tables
+
+
+def _followed_build(revision: str, run: TestRun, d: Path) -> tuple[Tables, Any, str]:
+    """The build a test followed the agent into (``TestRun.knobs``): its tables, the subject
+    review.md names, and ``agent-profile.json`` in ``d``, the profile ``replay --profile``
+    rebuilds it from."""
+    from simulations.outputs.forms import Subject, subject_of
+
+    d.mkdir(parents=True, exist_ok=True)
+    knobs = knob_label(run.knobs)
+    where = "; ".join(f"step {i}: {label}" for i, label in run.followed)
+    doc = {"name": "followed", "revision": revision, **dict(run.knobs)}
+    (d / "agent-profile.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    subject = Subject(
+        f"the build `{knobs}` of {subject_of(revision)}",
+        (("agent_knobs", dict(run.knobs)),),
+        f"The agent took another option of a choice the spec leaves it ({where}); the test "
+        "went on under the build that takes it. `replay trace.itf.json --profile "
+        "agent-profile.json` (both in this folder) rebuilds that build.",
+    )
+    return build_of(revision, run.knobs), subject, f"the build `{knobs}`"
+
+
 def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
     """Each failed id's first failing test in the project's counterexample forms, plus the live
     wire (``live.ndjson``) and stderr (``stderr.txt``): ``out_dir/<id>/``."""
@@ -381,13 +429,16 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
         trace = run.test.trace
         cut = run.stopped_at or len(trace.requests)
         trace = Trace(trace.profile, trace.requests[:cut])
+        tables, subject, build = report.tables, None, "the revision's reference build"
+        if run.knobs:  # the test followed the agent into another option's build: judged by it
+            tables, subject, build = _followed_build(report.revision, run, d)
         if rid in REQUIREMENTS:
-            write_counterexample(d, trace, report.tables, rid, report.revision, None)
+            write_counterexample(d, trace, tables, rid, report.revision, None, subject=subject)
         else:  # SCHEMA: no registry id to review; the steps and the live wire
             d.mkdir(parents=True, exist_ok=True)
             steps = render_steps(
                 trace,
-                report.tables,
+                tables,
                 REVISIONS[report.revision].states,
                 wire_fields(revision_wire(report.revision)),
             )
@@ -407,11 +458,11 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
             f"### {rid} not reproduced", f"### The model's steps for {rid}", 1
         ).replace(  # the reference build keeps the rule on these steps; the agent did not
             "**not reproduced**: replaying these",
-            "**kept by the reference build**: replaying these",
+            f"**kept by {build}**: replaying these",
             1,
         )
         (d / "review.md").write_text(
-            live + "\n---\n\nThe same steps in the model (the revision's reference build: what "
+            live + f"\n---\n\nThe same steps in the model ({build}: what "
             "a conforming agent answers):\n\n" + model_text,
             encoding="utf-8",
         )
@@ -447,7 +498,7 @@ def _live_review(rid: str, run: TestRun, f: Finding, report: Report) -> str:
     ]
     steps = [
         (i, rs)
-        for i, rs in enumerate(replay(run.test.trace, report.tables), 1)
+        for i, rs in enumerate(replay(run.test.trace, _judged_by(report, run)), 1)
         if rs.step.request.method not in ("connect", "restart") and rs.step.reply.sent
     ]
     for (n, rs), m in zip(steps, sent, strict=False):

@@ -185,6 +185,10 @@ class TestRun:
     stderr: str = ""
     seconds: float = 0.0
     stopped_at: int | None = None  # the step of the first departure (None: ran to the end)
+    # the choices the agent took past which the test followed it: (step, the build's knobs
+    # from there, 'on_differ = "keep"'); the last build is the one its findings are judged by
+    followed: list[tuple[int, str]] = field(default_factory=list)
+    knobs: tuple[tuple[str, Any], ...] = ()
     failure: str | None = None  # the agent failure that ended it (timeout, crash, …)
     stalled: bool = False  # that failure was a request left unanswered (LIVENESS)
     pids: list[int] = field(default_factory=list)

@@ -37,9 +37,9 @@ from typing import Any
 from model.machines import Step
 from model.tables import Tables
 from model.types import BASE, BlockKind, Caps, Request
-from simulations.engines.trace import ReplayedStep
+from simulations.engines.trace import ReplayedStep, Trace, replay
 from simulations.live.endpoint import BaseText, ModelCall, ModelEndpoint, turn_call
-from simulations.live.judge import _row_id, row_ids
+from simulations.live.judge import Judging, Knobs, Option, Seen, _row_id, row_ids, same_answer
 from simulations.live.options import Options
 from simulations.live.results import (
     _SKIP_TABLES,
@@ -72,6 +72,15 @@ class _Run:
         self.turns: set[str] = set()  # model sids that had a successful turn
         self.sent_texts: set[str] = set()
         self.refused: list[Step] = []  # the steps answered with an error, as the model does
+        # the knobs of the build the test follows: where the agent took another option of a
+        # choice the spec leaves it, the test goes on under the build that takes it
+        self.knobs: Knobs = ()
+        self.followed: list[tuple[int, str]] = []  # (step, 'on_differ = "keep"'), in order
+        self.seen: tuple[Step, Seen] | None = None  # the last departure: its step, what showed
+        # the test's requests up to the step being judged, and the steps before it the agent
+        # answered as the followed build did (a build that answers them otherwise is not it)
+        self.prefix: tuple[Trace, list[ReplayedStep]] | None = None
+        self.current: Step | None = None  # the model's step for the request being answered
         self.cwd = CWD  # the agent's working directory, sent as every session's cwd
         # (process, id) of the requests that break a client rule (``breaks_a_client_rule``):
         # left out of the schema check, as the official kit leaves them out of its tiers
@@ -86,6 +95,25 @@ class _Run:
         self.marker = ""
         self.seq = 0
         self.attached: dict[str, tuple[int, ReplayedStep, list[str]]] = {}
+
+    def judging(self, step: Step) -> Judging:
+        """What a choice at ``step`` is judged against (``judge.Judging``): the followed
+        build's knobs and, where ``step`` is the one being answered, the test's earlier
+        steps (a slot judged at a later turn, through a model endpoint: its knobs only)."""
+        if self.prefix is None or step is not self.current:
+            return Judging(self.knobs)
+        return Judging(self.knobs, lambda option: self.redone(option) is not None)
+
+    def redone(self, option: Option) -> list[ReplayedStep] | None:
+        """The test's requests up to the current step replayed under ``option``'s build,
+        where it answers every step before the current one as the agent did; else None."""
+        if self.prefix is None:
+            return None
+        trace, earlier = self.prefix
+        redone = replay(trace, option.tables)
+        if all(same_answer(a.step, b.step) for a, b in zip(redone[:-1], earlier, strict=True)):
+            return redone
+        return None
 
     def observe_through(self, opts: Options) -> None:
         self.endpoint, self.base, self.turn_numbers = opts.endpoint, opts.base, opts.turns

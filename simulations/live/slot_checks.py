@@ -116,8 +116,11 @@ def _judge_slot(
         broken = [r for r in REQUIREMENTS if r in also or r in broken]
     judged = judged_ids(run.revision)
     blamed = broken if any(r in judged for r in broken) else [*rids, *broken]
+    run.seen = (rs.step, Seen(None, got))
     for rid in blamed:
-        status, note = _judge(run.revision, rid, rs.step, Seen(None, got), message)
+        status, note = _judge(
+            run.revision, rid, rs.step, Seen(None, got), message, run.judging(rs.step)
+        )
         out.findings.append(Finding(rid, status, f"step {i} {method}: {note}", i, props))
     return False
 
