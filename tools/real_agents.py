@@ -40,6 +40,7 @@ OPTION_VALUES = {
             "the reference's": "stored",
             'on_load = "default"': "default",
             "fork_inherits = false": "default",
+            'fork_inherits = false, on_load = "default"': "default",  # a followed build's
         },
     ),
     "T16": (

@@ -166,11 +166,17 @@ def choice_options(revision: str, base: Knobs = ()) -> dict[str, tuple[Option, .
     (``model.profiles.CHOICES``) set on top of it whose every edited row cites that id — the
     knob changes that choice and nothing else (``on_load``, ``fork_inherits`` for T15;
     ``on_differ``, ``held_sessions`` for T16; ``empty_array`` for T11). An id with no such
-    knob has the base's option alone."""
+    knob has the base's option alone. Each option is labelled by the knobs of its build that
+    take that id's choice (``on_load = "default"``; none: ``the reference's``), whatever else
+    the followed build has set."""
     ids = [r for r in judged_ids(revision) if REQUIREMENTS[r].keyword in _CHOICES]
     here = build_of(revision, base)
-    first = "the reference's" if not base else f"the build followed so far ({knob_label(base)})"
-    out: dict[str, list[Option]] = {r: [Option(first, here, base)] for r in ids}
+    mine = {r: set() for r in ids} if not base else _choice_knobs(revision)
+
+    def label(rid: str, knobs: Knobs) -> str:
+        return knob_label(tuple((k, v) for k, v in knobs if k in mine[rid])) or "the reference's"
+
+    out: dict[str, list[Option]] = {r: [Option(label(r, base), here, base)] for r in ids}
     held = dict(base)
     for knob, values in PROFILE_CHOICES.items():
         if knob in CLIENT_KNOBS.values():
@@ -196,11 +202,19 @@ def choice_options(revision: str, base: Knobs = ()) -> dict[str, tuple[Option, .
             ]
             for rid in ids:
                 if edited and all(rid in row.reqs for row in edited):
-                    label = f"{knob} = {json.dumps(value)}"
-                    if base:
-                        label = knob_label(knobs) or "the reference's"
-                    out[rid].append(Option(label, tables, knobs))
+                    if not base:
+                        mine[rid].add(knob)
+                    out[rid].append(Option(label(rid, knobs), tables, knobs))
     return {rid: tuple(options) for rid, options in out.items()}
+
+
+@cache
+def _choice_knobs(revision: str) -> dict[str, set[str]]:
+    """The knobs that take each choice id's choice on ``revision``, and nothing else."""
+    return {
+        rid: {k for o in options for k, _ in o.knobs}
+        for rid, options in choice_options(revision).items()
+    }
 
 
 @dataclass(frozen=True)
