@@ -21,12 +21,14 @@ $(STAMP): pyproject.toml
 # The main job: check ACP v1 as stabilised and print its verdicts, then write the reviewer's report
 # (verdict matrix of every revision and profile, the open choices, the amendments, findings to take
 # upstream, counterexamples, kill matrix, open questions).
-# The two share one scratch folder of explorations (simulations/engines/share.py): the report
-# judges v1-stable's population again and finds every search the check ran; removed at the end.
+# The two answer from the user's cache of explorations (README, "Answers remembered across
+# runs": ~/.cache/acp-sysprompt, or $ACP_SYSPROMPT_CACHE; `acp-sysprompt cache clear` empties
+# it): the report judges v1-stable's population again and finds every search the check ran, and
+# the user's next check or amendment over v1-stable finds them too. ACP_SYSPROMPT_CACHE=off:
+# nothing remembered.
 demo: $(STAMP)
-	@share=$$(mktemp -d); trap 'rm -rf "$$share"' EXIT; \
-	ACP_SYSPROMPT_SHARE=$$share $(RUN) $(BIN)/acp-sysprompt check --revision v1-stable; \
-	ACP_SYSPROMPT_SHARE=$$share $(RUN) $(BIN)/acp-sysprompt report --out out/report
+	@$(RUN) $(BIN)/acp-sysprompt check --revision v1-stable; \
+	$(RUN) $(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
 	$(BIN)/ruff check model simulations tests bench tools

@@ -101,6 +101,7 @@ from simulations.engines.trace import Trace, render_steps, replay
 from simulations.live import client_conform, validate
 from simulations.outputs.population import (
     AmendmentReport,
+    Clock,
     PopulationCheck,
     check_population,
     population_json,
@@ -1252,7 +1253,11 @@ def _run_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+_STARTED: list[float] = []  # when the running command began (``main``): its headers' wall clock
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _STARTED.append(time.monotonic())
     stdout = sys.stdout
     sys.stdout = _Stdout(stdout)
     try:
@@ -1272,6 +1277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         _CACHE.close()  # the cache ``_use_cache`` turned on ends with the command
         sys.stdout = stdout
+        _STARTED.pop()
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -1630,32 +1636,40 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
         symmetry=not args.no_symmetry,
         progress=line,
     )
+    clock = Clock(_STARTED[-1] if _STARTED else None)
     if amendment is None:
-        result = run()
+        with clock.stage("population"):
+            result = run()
         if line is not None:
             line.done()
         print(
-            json.dumps(population_json(result), indent=2)
+            json.dumps({**population_json(result), "clock": clock.json()}, indent=2)
             if args.json
-            else _noted(render_population(result))
+            else _noted(render_population(result, clock=clock))
         )
         if args.out is not None and not _write_population_out(args, result, None):
             return OUTPUT_FAILED
         return result.exit_code(args.strict) if result.judged.complete else INTERRUPTED
     rules = rule_checks(amendment)
-    base = run(extra=rules)
-    amended = run(
-        population=amendment.population(),
-        title=f"amendment {amendment.name} of {revision}",
-        extra=rules,
-    )
+    with clock.stage("base population"):
+        base = run(extra=rules)
+    with clock.stage("amended population"):
+        amended = run(
+            population=amendment.population(),
+            title=f"amendment {amendment.name} of {revision}",
+            extra=rules,
+        )
     if line is not None:
         line.done()
     report = AmendmentReport(amendment, base, amended)
     if args.json:
-        print(json.dumps(report.json(), indent=2))
+        with clock.stage("diff"):
+            doc = report.json()
+        print(json.dumps({**doc, "clock": clock.json()}, indent=2))
     else:
-        print(_noted(render_population(amended)) + "\n" + report.render())
+        with clock.stage("diff"):
+            diff = report.render()
+        print(_noted(render_population(amended, clock=clock)) + "\n" + diff)
     if args.out is not None and not _write_population_out(args, amended, amendment):
         return OUTPUT_FAILED
     if not (base.judged.complete and amended.judged.complete):

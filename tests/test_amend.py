@@ -4,6 +4,7 @@ the amended text allows; a bad one gets one line."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,10 @@ def test_a_claim_the_amendment_does_not_keep_exits_1(
         c["choices"].get("on_omit") == "default" for c in data["claims"]["P4"]
     )
     assert data["amended"]["population"]["pairs"] == 48
+    # issue 41, item 3: the command's wall clock, each stage named and timed
+    clock = data["clock"]
+    assert list(clock["stages"]) == ["base population", "amended population", "diff"]
+    assert clock["wall_seconds"] >= sum(clock["stages"].values()) > 0
 
 
 def test_text_output_shows_the_verdicts_and_the_sentence(
@@ -132,6 +137,8 @@ def test_text_output_shows_the_verdicts_and_the_sentence(
     assert AMENDMENTS["agent-rejects-differing-prompt"].sentence in out
     assert "rule X1 (on_differ MUST be reject): broken by 32 of 144 pairs of v1-stable" in out
     assert "claims P5, P7, P8: kept" in out
+    head = out.splitlines()[0]  # the command's wall clock, not the amended searches' alone
+    assert re.search(r"wall \d+\.\ds \(base population \d+\.\ds, amended population", head), head
 
 
 def test_reference_and_amend_diff_the_reference_builds(

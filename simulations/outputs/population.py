@@ -26,6 +26,9 @@ Source
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,21 +109,54 @@ def _cites(p: Member) -> str:
     return ", ".join(f"{k}={v} ({CHOICES[k].leaves_open})" for k, v in p)
 
 
-def header(pc: PopulationCheck) -> str:
+class Clock:
+    """The command's wall clock and its named stages (base population, amended population,
+    diff …), as a header says them: ``wall 161.2s (base population 148.0s, …)``."""
+
+    def __init__(self, started: float | None = None) -> None:
+        self.started = time.monotonic() if started is None else started
+        self.stages: list[tuple[str, float]] = []
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            self.stages.append((name, time.monotonic() - t0))
+
+    def wall(self) -> float:
+        return time.monotonic() - self.started
+
+    def line(self) -> str:
+        parts = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in self.stages)
+        return f"wall {self.wall():.1f}s" + (f" ({parts})" if parts else "")
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "wall_seconds": round(self.wall(), 3),
+            "stages": {name: round(seconds, 3) for name, seconds in self.stages},
+        }
+
+
+def header(pc: PopulationCheck, clock: Clock | None = None) -> str:
+    """The first line: what was checked, its size, and the time — the command's wall clock
+    and its stages where a ``clock`` is given, else this population's searches alone."""
     j, pop = pc.judged, pc.population
     done = "" if j.complete else "  INTERRUPTED: partial"
+    took = clock.line() if clock is not None else f"{j.seconds:.1f}s"
     return (
         f"acp-sysprompt check: {pc.title} as a population  engine=bfs  bound={j.bound.name} "
         f"({'+'.join(s.name for s in j.bound.scopes)})  {len(j.outcomes)} pairs "
         f"({pop.agents()} agents × {pop.clients()} clients)  {j.searches} searches + "
-        f"{j.shared} shared  restarts={pc.restarts}  {j.seconds:.1f}s{done}"
+        f"{j.shared} shared  restarts={pc.restarts}  {took}{done}"
     )
 
 
-def render_population(pc: PopulationCheck, steps: bool = True) -> str:
+def render_population(pc: PopulationCheck, steps: bool = True, clock: Clock | None = None) -> str:
     j, pop = pc.judged, pc.population
     lines = [
-        header(pc),
+        header(pc, clock),
         "every pair: one agent and one client the text allows; holds = no violation within "
         "the bound for that pair",
         "",
