@@ -71,9 +71,10 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def _untimed(data: Any) -> Any:
-    """A JSON document without its times (``seconds``, wherever it is)."""
+    """A JSON document without its times (``seconds`` and the command's ``clock``, wherever
+    they are)."""
     if isinstance(data, dict):
-        return {k: _untimed(v) for k, v in data.items() if k != "seconds"}
+        return {k: _untimed(v) for k, v in data.items() if k not in ("seconds", "clock")}
     if isinstance(data, list):
         return [_untimed(v) for v in data]
     return data
