@@ -34,21 +34,23 @@ SDK_AGENT = ROOT / "tests" / "fixtures" / "faulty_agents" / "sdk_agent.py"
 CAPS = default_caps("envelope")
 
 
-def _path() -> Trace:
+def _played(*reqs: Request) -> Trace:
+    """``reqs`` on one connection, with a restart where ``"restart"`` stands: the client
+    connects and initializes again after it."""
     connect = Request("connect", client=ClientKind.CONFORMING)
-    return Trace(
-        CAPS,
-        (
-            connect,
-            Request("initialize"),
-            Request("session_new", system_prompt=text("a"), mode="append"),
-            Request("session_prompt", sid="s1"),
-            Request("session_resume", sid="s1", system_prompt=text("b"), mode="append"),
-            Request("restart"),
-            connect,
-            Request("initialize"),
-            Request("session_load", sid="s1"),
-        ),
+    out = [connect, Request("initialize")]
+    for req in reqs:
+        out += [req, connect, Request("initialize")] if req.method == "restart" else [req]
+    return Trace(CAPS, tuple(out))
+
+
+def _path() -> Trace:
+    return _played(
+        Request("session_new", system_prompt=text("a"), mode="append"),
+        Request("session_prompt", sid="s1"),
+        Request("session_resume", sid="s1", system_prompt=text("b"), mode="append"),
+        Request("restart"),
+        Request("session_load", sid="s1"),
     )
 
 
@@ -56,20 +58,12 @@ def _forks() -> Trace:
     """A session under ``a``; a restart; a fork of it before it is re-opened; a load; a fork
     again (``fork-drops-prompt-after-restart``: the first fork drops the prompt, the second,
     of a session opened since, inherits it)."""
-    connect = Request("connect", client=ClientKind.CONFORMING)
-    return Trace(
-        CAPS,
-        (
-            connect,
-            Request("initialize"),
-            Request("session_new", system_prompt=text("a"), mode="append"),
-            Request("restart"),
-            connect,
-            Request("initialize"),
-            Request("session_fork", sid="s1"),
-            Request("session_load", sid="s1"),
-            Request("session_fork", sid="s1"),
-        ),
+    return _played(
+        Request("session_new", system_prompt=text("a"), mode="append"),
+        Request("restart"),
+        Request("session_fork", sid="s1"),
+        Request("session_load", sid="s1"),
+        Request("session_fork", sid="s1"),
     )
 
 

@@ -64,6 +64,7 @@ from model.types import (
     BASE,
     BIG,
     Attach,
+    Block,
     BlockKind,
     Caps,
     ClientKind,
@@ -200,6 +201,19 @@ def pair_scope(revision: str, caps: Caps) -> Scope | None:
     elif caps.system_prompt is PromptCap.REPLACE:
         modes = ("replace",)
     prompts = (text("a"), text("b")) if caps.system_prompt is not PromptCap.NONE else (None,)
+    return _two_sessions(PAIR, revision, profile, prompts, modes, restarts=0)
+
+
+def _two_sessions(
+    name: str,
+    revision: str,
+    profile: Caps,
+    prompts: tuple[tuple[Block, ...] | None, ...],
+    modes: tuple[str | None, ...],
+    restarts: int,
+) -> Scope:
+    """A scope of two sessions on one connection of conforming clients, re-opening live
+    sessions too, over ``revision``'s wire."""
     domain = Domain(
         profiles=(profile,),
         restarts="same",
@@ -211,7 +225,7 @@ def pair_scope(revision: str, caps: Caps) -> Scope | None:
         attach_prompts=True,
         reopen_live=True,
     ).restrict(resolve(revision).admits)
-    return Scope(PAIR, domain, max_restarts=0)
+    return Scope(name, domain, max_restarts=restarts)
 
 
 def restart_forks_scope(revision: str, caps: Caps) -> Scope | None:
@@ -226,18 +240,7 @@ def restart_forks_scope(revision: str, caps: Caps) -> Scope | None:
     profile = Caps(
         caps.system_prompt, load_session=caps.load_session, resume=caps.resume, fork=True
     )
-    domain = Domain(
-        profiles=(profile,),
-        restarts="same",
-        prompts=(text("a"),),
-        modes=("override",),
-        clients=(ClientKind.CONFORMING,),
-        max_connections=1,
-        max_sessions=2,
-        attach_prompts=True,
-        reopen_live=True,
-    ).restrict(resolve(revision).admits)
-    return Scope(RESTART_FORKS, domain, max_restarts=1)
+    return _two_sessions(RESTART_FORKS, revision, profile, (text("a"),), ("override",), 1)
 
 
 def coverage_bound(base: Bound, revision: str, caps: Caps) -> Bound:
