@@ -8,7 +8,8 @@ namespace of its own with only loopback (``simulations.live.sandbox``). Per agen
 each id's status with its evidence, the options of the spec's choices (T11, T15, T16) it takes,
 and what no option allows. The JSON reports go to ``--json-dir``.
 
-    python tools/real_agents.py [--prefix real-agents] [--out docs/real-agents.md] [NAME ...]
+    python tools/real_agents.py [--prefix real-agents] [--out docs/real-agents.md] [--jobs N]
+        [NAME ...]
 """
 
 from __future__ import annotations
@@ -184,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json-dir", type=Path, default=ROOT / "out" / "real-agents")
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--test-timeout", type=float, default=240.0)
+    # two agents side by side: a real agent's test waits mostly on its own start-up and on
+    # the endpoint, so two at a time nearly halve the wall clock on 2 cores (bench/RESULTS.md)
+    p.add_argument("--jobs", type=int, default=2, help="tests run side by side (2)")
     args = p.parse_args(argv)
     names = args.names or sorted(shipped())
     print(f"judging the population of {REVISION} (small bound): the choices' costs", flush=True)
@@ -208,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             test_timeout=args.test_timeout,
             model_endpoint=True,
             recipe=recipe,
+            jobs=max(1, args.jobs),
         )
         seconds = time.perf_counter() - t0
         write_json(report, args.json_dir / f"{name}.json")
