@@ -179,6 +179,21 @@ def test_files_are_ordered_by_time_and_an_open_request_is_named_in_its_own_file(
     assert any("ran side by side" in n.message for n in overlap.notes), overlap.render()
 
 
+def test_records_with_no_time_go_by_the_number_in_their_file_name(tmp_path: Path) -> None:
+    """Records with no ``t`` (conform's live form) in a folder: process-<n>.ndjson in the
+    order of n, so the session created in process-2 is the one process-10 loads."""
+    new = {"cwd": "/w", "mcpServers": [], "systemPrompt": PROMPT}
+    load = {"sessionId": "x", "cwd": "/w", "mcpServers": []}
+    first = [*_opening(2, 0), *_exchange(2, 0, 1, "session/new", new, {"sessionId": "x"})]
+    second = [*_opening(10, 0), *_exchange(10, 0, 1, "session/load", load, {})]
+    folder = tmp_path / "log"
+    for name, records in (("process-10.ndjson", second), ("process-2.ndjson", first)):
+        _write(folder, name, [{k: v for k, v in r.items() if k != "t"} for r in records])
+    result = validate_files([folder], "rfd-final")
+    assert result.findings == [] and [n.rid for n in result.notes] == ["P9"], result.render()
+    assert [Path(f).name for f in result.files] == ["process-2.ndjson", "process-10.ndjson"]
+
+
 @pytest.mark.parametrize(
     "case",
     ["empty folder", "no record", "not UTF-8", "two recordings", "two folders", "empty files"],

@@ -29,19 +29,20 @@ Abstractions
     One stream per log, and per test transcript of a report (each test ran against a fresh
     agent process); the model's steps and schema verdicts are memoised across the streams of
     one run. One stream too per recording of the tee (``simulations.live.tee``: one file per
-    agent process, each record ``{direction, process, t, message}``): a folder LOG is read as
-    its ``process-<n>.ndjson`` files, and two or more LOG files whose first record is the
+    agent process, each record ``{direction, process, t, message}``): a folder LOG is read
+    as its ``process-<n>.ndjson`` files, and two or more LOG files whose first record is the
     tee's are one recording; its files are judged one after the other in the order their
-    processes ran (their first record's time, then the process number), each next file a
-    restart of the agent (``Stream.next_file``), one file open at a time. A folder with no
-    process file or with one that does not start with the tee's record, and files of two
-    recordings (one process number twice, two folders), are UsageErrors naming the file; a
-    single file of the tee is judged alone, as any log. A LOG may be a FIFO, ``/dev/stdin``
-    or ``-`` (stdin), read as a stream; a missing or unreadable file, an empty log (no
-    message: nothing was judged, so it is not "clean"), a file with no JSON-RPC message and
-    a report with no transcript to judge are UsageErrors, exit 2. The summary counts violated
-    ids, malformed lines and other wire problems apart (a malformed line is not an id); a
-    violated id that is not advisory makes the exit code 1.
+    processes ran (their first record's time, then the process number; with no time, the
+    number in the file's name), each next file a restart of the agent
+    (``Stream.next_file``), one file open at a time. A folder with no process file or with
+    one that does not start with the tee's record, and files of two recordings (one process
+    number twice, two folders), are UsageErrors naming the file; a single file of the tee is
+    judged alone, as any log. A LOG may be a FIFO, ``/dev/stdin`` or ``-`` (stdin), read as
+    a stream; a missing or unreadable file, an empty log (no message: nothing was judged, so
+    it is not "clean"), a file with no JSON-RPC message and a report with no transcript to
+    judge are UsageErrors, exit 2. The summary counts violated ids, malformed lines and
+    other wire problems apart (a malformed line is not an id); a violated id that is not
+    advisory makes the exit code 1.
 
 Source
     The official test kit's report (agentclientprotocol/acp-tck README "Reading the report");
@@ -293,6 +294,7 @@ class _Part:
     t: float | None = None
     process: int | None = None
     line: int = 0
+    seq: int = 0  # n of its name process-<n>.ndjson, in a folder
 
 
 @dataclass
@@ -362,26 +364,33 @@ def _folder(folder: Path) -> _Recording:
             "(a folder is read as the records of python -m simulations.live.tee --log DIR)"
         )
     parts = []
-    for _, name in names:
+    for number, name in names:
         path = folder / name
         try:
             rec, line, problem = _first_record(path)
         except OSError as e:
             raise UsageError(f"argument LOG: cannot read {path}: {e.strerror or e}") from None
         if line == 0:
-            parts.append(_Part(path))
+            parts.append(_Part(path, seq=number))
             continue
-        if not good_record(rec):
+        if not _timeless(rec) and not good_record(rec):
             why = problem or "no record of the tee ({direction, process, t, message})"
             raise UsageError(f"argument LOG: {path}: not the tee's records (line {line}: {why})")
         assert isinstance(rec, dict)
-        parts.append(_Part(path, record_time(rec["t"]), rec["process"], line))
+        parts.append(_Part(path, record_time(rec.get("t")), rec["process"], line, number))
     return _Recording(str(folder), _one_recording(parts))
+
+
+def _timeless(rec: object) -> bool:
+    """A record of the tee's form but for its time (``{direction, process, message}``, as
+    conform's live wire writes): in a folder, ordered by its process number."""
+    return isinstance(rec, dict) and "t" not in rec and good_record({**rec, "t": 0})
 
 
 def _one_recording(parts: list[_Part]) -> list[_Part]:
     """``parts`` in the order their agent processes ran: by their first record's time, then
-    by process number (the tee numbers processes as they start), then by name; a UsageError
+    by process number (the tee numbers processes as they start), then by name (where a
+    record has no time, by the number in the file's name alone); a UsageError
     where two of them are of two recordings (one process number twice, or two folders: the
     tee writes a recording's files in one folder) or one file is named twice."""
     seen: dict[int, _Part] = {}
@@ -408,9 +417,11 @@ def _one_recording(parts: list[_Part]) -> list[_Part]:
         if part.process is not None:
             seen[part.process] = part
 
+    if any(part.line and part.t is None for part in parts):  # no time: the tee's numbers
+        return sorted(parts, key=lambda part: (part.seq, str(part.path)))
+
     def order(part: _Part) -> tuple[bool, float, int, str]:
-        unknown = part.t is None
-        return (unknown, part.t or 0.0, part.process or 0, str(part.path))
+        return (part.t is None, part.t or 0.0, part.process or 0, str(part.path))
 
     return sorted(parts, key=order)
 
