@@ -383,20 +383,20 @@ def _folder(folder: Path) -> _Recording:
 
 def _timeless(rec: object) -> bool:
     """A record of the tee's form but for its time (``{direction, process, message}``, as
-    conform's live wire writes): in a folder, ordered by its process number."""
+    conform's live wire writes): in a folder, its file goes by the number in its name."""
     return isinstance(rec, dict) and "t" not in rec and good_record({**rec, "t": 0})
 
 
 def _one_recording(parts: list[_Part]) -> list[_Part]:
     """``parts`` in the order their agent processes ran: by their first record's time, then
     by process number (the tee numbers processes as they start), then by name (where a
-    record has no time, by the number in the file's name alone); a UsageError
-    where two of them are of two recordings (one process number twice, or two folders: the
-    tee writes a recording's files in one folder) or one file is named twice."""
+    record has no time, by the number in the file's name alone); a UsageError where two of
+    them are of two recordings (one process number twice, or two folders: the tee writes a
+    recording's files in one folder) or one file is named twice."""
     seen: dict[int, _Part] = {}
     folders: dict[Path, _Part] = {}
     for part in parts:
-        where = part.path.resolve().parent
+        where = Path(os.path.normpath(part.path.absolute())).parent  # links not followed
         other = seen.get(part.process) if part.process is not None else None
         if other is not None:
             same = other.path.resolve() == part.path.resolve()
