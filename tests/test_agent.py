@@ -646,3 +646,77 @@ def test_load_and_resume_of_a_session_live_on_the_connection_are_served(
     for n, method in ((3, "session/load"), (4, "session/resume")):
         answer = refusing.handle(n, method, reopen)
         assert answer.error is not None and answer.error["code"] == -32600
+
+
+def test_stdout_and_stdin_may_be_regular_files(tmp_path: Path) -> None:
+    """Issue 44: ``python -m simulations.agent ... > answers`` exited 2 ("stdout is neither a
+    pipe, a socket nor a terminal"), and ``< requests`` too. Now each answer is in the file
+    as soon as it is sent (the next request is written only once it is there), and a whole
+    session read from a file is answered into another."""
+    import time
+
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    new = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "session/new",
+        "params": {
+            "cwd": "/w",
+            "mcpServers": [],
+            "systemPrompt": {"mode": "append", "content": [{"type": "text", "text": "a"}]},
+        },
+    }
+    out = tmp_path / "answers.ndjson"
+
+    def answers(want: int) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            text = out.read_bytes()
+            if text.count(b"\n") >= want or time.monotonic() > deadline:
+                return [json.loads(line) for line in text.splitlines()]
+            time.sleep(0.02)
+
+    with out.open("wb") as sink:  # stdout a regular file, stdin a pipe
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=sink,
+            stderr=subprocess.PIPE,
+        )
+    try:
+        assert proc.stdin is not None
+        for k, message in enumerate((init, new), 1):
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            got = answers(k)
+            assert len(got) == k and got[-1]["id"] == message["id"], (got, proc.poll())
+        proc.stdin.close()
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.returncode == 0, err
+    first = answers(2)
+    assert first[0]["result"]["protocolVersion"] == 1
+    assert first[1]["result"] == {"sessionId": "s1", "_meta": {"systemSlot": [BASE, "a"]}}
+    # both ends files: the same answers
+    requests = tmp_path / "requests.ndjson"
+    requests.write_text(json.dumps(init) + "\n" + json.dumps(new) + "\n")
+    again = tmp_path / "again.ndjson"
+    with requests.open("rb") as source, again.open("wb") as sink:
+        done = subprocess.run(
+            [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable"],
+            cwd=ROOT,
+            stdin=source,
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    assert [json.loads(line) for line in again.read_bytes().splitlines()] == first

@@ -16,8 +16,11 @@ Abstractions
     batch (issue 27, kit ACP-BATCH-202..204) has its requests served in order and answered
     together in one array (``_BatchWriter``), its invalid entries answered -32600 in it, and a
     batch with no request answered with its errors alone, or not at all. Each refusal is one
-    line on stderr. stdin and stdout must be pipes, sockets or a terminal (exit 2 otherwise);
-    bad arguments are one line naming the argument, exit 2; Ctrl-C exits 130.
+    line on stderr. stdin and stdout may be pipes, sockets or a terminal (watched by asyncio)
+    or a regular file or a device such as ``/dev/null`` (``_FileReader``, ``_FileWriter``:
+    read on demand in a worker thread, each answer written whole at once, so ``> answers``
+    records a session); anything else (a directory) is one line and exit 2; bad arguments
+    are one line naming the argument, exit 2; Ctrl-C exits 130.
 
     Start-up is most of what a conformance run (a process per test) pays for: the agent loads
     only the SDK's JSON-RPC layer, not its pydantic schema models (``sdk_connection``), and
@@ -46,7 +49,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from simulations.live.agent import PROG, STORE_FILE, ReferenceAgent, build_for
 from simulations.live.model_client import ANTHROPIC, APIS
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
     from acp.connection import Connection, StreamEvent
 
 _STDIN_LIMIT = 50 * 1024 * 1024  # bytes of one incoming line, as the SDK's own agents allow
+_FILE_CHUNK = 1 << 16  # bytes read at a time from a stdin that is a file
 _LOOPBACK = ("127.0.0.1", "localhost")  # the only hosts --model-endpoint may name
 
 
@@ -156,7 +160,7 @@ class _BatchWriter:
     a response to a request that came in a batch is held until the batch's last one is ready,
     and the batch is answered with one array; everything else is written as it comes."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: _Sink) -> None:
         self._writer = writer
         self.batches: list[_Batch] = []
 
@@ -194,10 +198,10 @@ def _key(request_id: Any) -> str:
 
 
 async def _pump(
-    source: asyncio.StreamReader,
+    source: _Source,
     sink: asyncio.StreamReader,
     line: _Line,
-    out: asyncio.StreamWriter | _BatchWriter | None = None,
+    out: _Sink | _BatchWriter | None = None,
 ) -> None:
     """Copy stdin into the connection's reader, message by message; a line that is not a JSON
     object is reported on stderr and answered on ``out`` with JSON-RPC's error for it
@@ -232,7 +236,7 @@ async def _pump(
     sink.feed_eof()
 
 
-def _refuse(message: object, n: int, out: asyncio.StreamWriter | _BatchWriter | None) -> None:
+def _refuse(message: object, n: int, out: _Sink | _BatchWriter | None) -> None:
     error, text = _refusal(message)
     print(f"{PROG}: stdin line {n}: {text}, answered {error['error']['code']}", file=sys.stderr)
     if out is not None:
@@ -244,7 +248,7 @@ def _serve_batch(
     n: int,
     sink: asyncio.StreamReader,
     line: _Line,
-    out: asyncio.StreamWriter | _BatchWriter | None,
+    out: _Sink | _BatchWriter | None,
 ) -> None:
     """A non-empty batch, as JSON-RPC 2.0 says: each entry that is no object is answered
     -32600; requests are served in order and answered together in one array; notifications
@@ -276,26 +280,127 @@ def _entry(e: object) -> bool:
     return "id" in e and ("result" in e or "error" in e)
 
 
-async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """asyncio streams over this process's stdin and stdout (pipes or sockets)."""
-    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
-        mode = os.fstat(stream.fileno()).st_mode
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stream.isatty()):
-            raise _NotAPipe(f"{name} is neither a pipe, a socket nor a terminal")
+class _Source(Protocol):
+    """What ``_pump`` reads stdin through: ``asyncio.StreamReader``, or ``_FileReader``."""
+
+    async def readuntil(self, separator: bytes = ..., /) -> bytes: ...
+    async def read(self, n: int = ..., /) -> bytes: ...
+
+
+class _Sink(Protocol):
+    """What the connection writes through: ``asyncio.StreamWriter``, or ``_FileWriter``."""
+
+    def write(self, data: bytes, /) -> None: ...
+    async def drain(self) -> None: ...
+
+
+class _FileReader:
+    """stdin that asyncio cannot watch (a regular file, ``/dev/null``), read on demand a chunk
+    at a time in a worker thread, with ``asyncio.StreamReader``'s answers: ``readuntil``
+    raises ``IncompleteReadError`` at the end and ``LimitOverrunError`` past ``limit`` bytes
+    with no separator (the bytes stay, for ``read``). Memory: at most ``limit`` and a chunk."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self._fd, self._limit = fd, limit
+        self._buffer = bytearray()
+        self._eof = False
+
+    async def _fill(self) -> bool:
+        """One more chunk into the buffer; False at the end of the file."""
+        if self._eof:
+            return False
+        loop = asyncio.get_running_loop()
+        chunk = await loop.run_in_executor(None, os.read, self._fd, _FILE_CHUNK)
+        if not chunk:
+            self._eof = True
+            return False
+        self._buffer += chunk
+        return True
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        start = 0
+        while True:
+            at = self._buffer.find(separator, start)
+            if at >= 0:
+                end = at + len(separator)
+                if end > self._limit:
+                    raise asyncio.LimitOverrunError("separator found past the limit", at)
+                line = bytes(self._buffer[:end])
+                del self._buffer[:end]
+                return line
+            if len(self._buffer) > self._limit:
+                raise asyncio.LimitOverrunError("no separator within the limit", self._limit)
+            start = max(0, len(self._buffer) - len(separator) + 1)
+            if not await self._fill():
+                partial = bytes(self._buffer)
+                self._buffer.clear()
+                raise asyncio.IncompleteReadError(partial, None)
+
+    async def read(self, n: int = -1) -> bytes:
+        if not self._buffer:
+            await self._fill()
+        size = len(self._buffer) if n < 0 else min(n, len(self._buffer))
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+
+class _FileWriter:
+    """stdout that asyncio cannot watch (a regular file, ``/dev/null``): each message written
+    whole as it is sent (``os.write``, no buffer of ours), so the file holds every answer by
+    the time the next request is read."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    async def drain(self) -> None:
+        return None
+
+
+def _watchable(name: str, mode: int, tty: bool) -> bool:
+    """Can asyncio watch this stream (a pipe, a socket, a terminal)? A regular file or a
+    character device is read and written directly instead; anything else is refused."""
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or tty:
+        return True
+    if stat.S_ISREG(mode) or stat.S_ISCHR(mode):
+        return False
+    raise _NotAPipe(f"{name} is neither a pipe, a socket, a terminal nor a file")
+
+
+async def _stdio() -> tuple[_Source, _Sink]:
+    """stdin and stdout as the connection reads and writes them: asyncio streams over pipes,
+    sockets and terminals; direct reads and writes where they are a regular file or a device
+    (``python -m simulations.agent < requests.ndjson > answers.ndjson``)."""
     loop = asyncio.get_running_loop()
-    stdin = asyncio.StreamReader(limit=_STDIN_LIMIT)
+    stdin: _Source
+    stdout: _Sink
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, sys.stdout
-        )
+        if _watchable("stdin", os.fstat(sys.stdin.fileno()).st_mode, sys.stdin.isatty()):
+            reader = asyncio.StreamReader(limit=_STDIN_LIMIT)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+            stdin = reader
+        else:
+            stdin = _FileReader(sys.stdin.fileno(), _STDIN_LIMIT)
+        if _watchable("stdout", os.fstat(sys.stdout.fileno()).st_mode, sys.stdout.isatty()):
+            transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, sys.stdout
+            )
+            stdout = asyncio.StreamWriter(transport, protocol, None, loop)
+        else:
+            sys.stdout.flush()  # nothing of ours is buffered there: answers go by os.write
+            stdout = _FileWriter(sys.stdout.fileno())
     except (ValueError, OSError) as e:
-        raise _NotAPipe(f"stdin and stdout must be pipes or sockets: {e}") from None
-    return stdin, asyncio.StreamWriter(transport, protocol, None, loop)
+        raise _NotAPipe(f"stdin and stdout cannot be read and written: {e}") from None
+    return stdin, stdout
 
 
 class _NotAPipe(Exception):
-    """stdin or stdout is something asyncio cannot watch."""
+    """stdin or stdout is something this process can neither watch nor read or write."""
 
 
 async def serve(agent: ReferenceAgent) -> None:

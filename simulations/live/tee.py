@@ -24,6 +24,8 @@ Scope
     its files (RECORDS_READ records, BYTES_READ bytes, FILES_READ files, RECORD_LINE bytes a
     line); a line that is no record of this form (``good_record``: a ``t`` that is no finite
     number, a process that is no number) is counted as unread, never an error.
+    ``acp-sysprompt validate DIR`` judges the folder's files as one conversation, each next
+    process a restart of the agent (``simulations.live.validate``).
 
     ``conform-client`` does not use the tee: a client can write DIR, so its records there are
     the client's to rewrite. It records in its own memory (``simulations.live.recorder``,

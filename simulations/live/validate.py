@@ -28,12 +28,21 @@ Scope
 Abstractions
     One stream per log, and per test transcript of a report (each test ran against a fresh
     agent process); the model's steps and schema verdicts are memoised across the streams of
-    one run. A LOG may be a FIFO, ``/dev/stdin`` or ``-`` (stdin), read as a stream; a
-    directory, a missing or unreadable file, an empty log (no message: nothing was judged, so
+    one run. One stream too per recording of the tee (``simulations.live.tee``: one file per
+    agent process, each record ``{direction, process, t, message}``): a folder LOG is read
+    as its ``process-<n>.ndjson`` files, and two or more LOG files whose first record is the
+    tee's are one recording; its files are judged one after the other in the order their
+    processes ran (their first record's time, then the process number; with no time, the
+    number in the file's name), each next file a restart of the agent
+    (``Stream.next_file``), one file open at a time. A folder with no process file or with
+    one that does not start with the tee's record, and files of two recordings (one process
+    number twice, two folders), are UsageErrors naming the file; a single file of the tee is
+    judged alone, as any log. A LOG may be a FIFO, ``/dev/stdin`` or ``-`` (stdin), read as
+    a stream; a missing or unreadable file, an empty log (no message: nothing was judged, so
     it is not "clean"), a file with no JSON-RPC message and a report with no transcript to
-    judge are UsageErrors, exit 2. The summary counts violated ids, malformed lines and other
-    wire problems apart (a malformed line is not an id); a violated id that is not advisory
-    makes the exit code 1.
+    judge are UsageErrors, exit 2. The summary counts violated ids, malformed lines and
+    other wire problems apart (a malformed line is not an id); a violated id that is not
+    advisory makes the exit code 1.
 
 Source
     The official test kit's report (agentclientprotocol/acp-tck README "Reading the report");
@@ -45,6 +54,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,6 +65,7 @@ from typing import IO, Any, BinaryIO
 from model.files import shown
 from model.revisions import REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS
+from simulations.live.tee import good_record
 from simulations.live.validate_model import (
     JSONRPC,
     MALFORMED,
@@ -69,6 +81,7 @@ from simulations.live.validate_model import (
     open_client,
 )
 from simulations.live.validate_read import (
+    LINE_LIMIT,
     STDIN,
     Entry,
     _sniff,
@@ -76,6 +89,7 @@ from simulations.live.validate_read import (
     kit_transcripts,
     read_log,
     read_ndjson,
+    record_time,
 )
 from simulations.live.validate_stream import Stream, direction_of
 
@@ -242,17 +256,211 @@ def _first_problem(s: Stream) -> str:
     return f"line {first.line}: {first.message}" if first is not None else "nothing readable"
 
 
-def _checked(paths: Iterable[Path | str]) -> list[Path]:
-    """The LOG arguments, each a file, a stream (a FIFO, a device) or ``-`` (stdin)."""
-    files = [Path(p) for p in paths]
-    for p in files:
+def _checked(paths: Iterable[Path | str]) -> list[Path | _Recording]:
+    """The LOG arguments, each a file, a stream (a FIFO, a device), ``-`` (stdin) or a folder
+    of the tee's records; two or more files of the tee's records among them are one recording
+    (``_Recording``, in place of the first of them)."""
+    units: list[Path | _Recording] = []
+    parts: list[tuple[int, _Part]] = []
+    for arg in paths:
+        p = Path(arg)
         if str(p) == STDIN:
-            continue
-        if p.is_dir():
-            raise UsageError(f"argument LOG: is a directory: {p}")
-        if not p.exists():
+            units.append(p)
+        elif p.is_dir():
+            units.append(_folder(p))
+        elif not p.exists():
             raise UsageError(f"argument LOG: no such file: {p}")
-    return files
+        else:
+            part = _tee_part(p)
+            if part is not None:
+                parts.append((len(units), part))
+            units.append(p)
+    if len(parts) < 2:  # one file of the tee's alone: judged on its own, as ever
+        return units
+    recording = _Recording(str(parts[0][1].path), _one_recording([part for _, part in parts]))
+    skip = {k for k, _ in parts[1:]}
+    units[parts[0][0]] = recording
+    return [u for k, u in enumerate(units) if k not in skip]
+
+
+# ---- a recording of several agent processes: the tee's folder, or its files ------------------
+
+
+@dataclass
+class _Part:
+    """One process file of the tee: its first record's time, process and line (0: none)."""
+
+    path: Path
+    t: float | None = None
+    process: int | None = None
+    line: int = 0
+    seq: int = 0  # n of its name process-<n>.ndjson, in a folder
+
+
+@dataclass
+class _Recording:
+    """The tee's process files of one recording, in the order their processes ran."""
+
+    name: str  # the folder, or the first file named
+    parts: list[_Part]
+
+
+_TEE_FILE = re.compile(r"process-(\d+)\.ndjson")  # the tee's file of agent process n
+
+
+def _first_record(path: Path) -> tuple[object, int, str | None]:
+    """(the first non-blank line's JSON value, its line, None), or (None, its line, why it
+    cannot be read), or (None, 0, None) for a file with no line; one line read, at most
+    LINE_LIMIT bytes of it."""
+    with path.open("rb") as f:
+        n = 0
+        while raw := f.readline(LINE_LIMIT + 1):
+            n += 1
+            if not raw.strip():
+                continue
+            if len(raw) > LINE_LIMIT:
+                return None, n, f"longer than {LINE_LIMIT:,} bytes"
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                return None, n, f"not UTF-8 (byte {raw[e.start]:#04x} at byte {e.start + 1})"
+            try:
+                return json.loads(text), n, None
+            except (ValueError, RecursionError):
+                return None, n, "not JSON"
+    return None, 0, None
+
+
+def _tee_part(path: Path) -> _Part | None:
+    """``path`` as a process file of the tee, if it is a regular file whose first record is
+    the tee's (``good_record``: a direction, a process number, a finite ``t``); else None."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+        rec, line, _ = _first_record(path)
+    except OSError as e:
+        raise UsageError(f"argument LOG: cannot read {path}: {e.strerror or e}") from None
+    if not good_record(rec):
+        return None
+    assert isinstance(rec, dict)
+    return _Part(path, record_time(rec["t"]), rec["process"], line)
+
+
+def _folder(folder: Path) -> _Recording:
+    """The tee's folder: its ``process-<n>.ndjson`` files, each a process of one recording; a
+    folder with none, or with a file whose first record is not the tee's, is a UsageError
+    naming it. An empty process file (an agent that got no line) is kept, with no record."""
+    try:
+        names = sorted(
+            (int(m.group(1)), entry.name)
+            for entry in os.scandir(folder)
+            if (m := _TEE_FILE.fullmatch(entry.name)) is not None and entry.is_file()
+        )
+    except OSError as e:
+        raise UsageError(f"argument LOG: cannot read {folder}: {e.strerror or e}") from None
+    if not names:
+        raise UsageError(
+            f"argument LOG: is a directory with no process-<n>.ndjson file of the tee: {folder} "
+            "(a folder is read as the records of python -m simulations.live.tee --log DIR)"
+        )
+    parts = []
+    for number, name in names:
+        path = folder / name
+        try:
+            rec, line, problem = _first_record(path)
+        except OSError as e:
+            raise UsageError(f"argument LOG: cannot read {path}: {e.strerror or e}") from None
+        if line == 0:
+            parts.append(_Part(path, seq=number))
+            continue
+        if not _timeless(rec) and not good_record(rec):
+            why = problem or "no record of the tee ({direction, process, t, message})"
+            raise UsageError(f"argument LOG: {path}: not the tee's records (line {line}: {why})")
+        assert isinstance(rec, dict)
+        parts.append(_Part(path, record_time(rec.get("t")), rec["process"], line, number))
+    return _Recording(str(folder), _one_recording(parts))
+
+
+def _timeless(rec: object) -> bool:
+    """A record of the tee's form but for its time (``{direction, process, message}``, as
+    conform's live wire writes): in a folder, its file goes by the number in its name."""
+    return isinstance(rec, dict) and "t" not in rec and good_record({**rec, "t": 0})
+
+
+def _one_recording(parts: list[_Part]) -> list[_Part]:
+    """``parts`` in the order their agent processes ran: by their first record's time, then
+    by process number (the tee numbers processes as they start), then by name (where a
+    record has no time, by the number in the file's name alone); a UsageError where two of
+    them are of two recordings (one process number twice, or two folders: the tee writes a
+    recording's files in one folder) or one file is named twice."""
+    seen: dict[int, _Part] = {}
+    folders: dict[Path, _Part] = {}
+    for part in parts:
+        where = Path(os.path.normpath(part.path.absolute())).parent  # links not followed
+        other = seen.get(part.process) if part.process is not None else None
+        if other is not None:
+            same = other.path.resolve() == part.path.resolve()
+            raise UsageError(
+                f"argument LOG: {part.path}: named twice"
+                if same
+                else f"argument LOG: {other.path} and {part.path} are of two recordings "
+                f"(both agent process {part.process}): validate each folder on its own"
+            )
+        if folders and where not in folders:
+            first = next(iter(folders.values()))
+            raise UsageError(
+                f"argument LOG: {first.path} and {part.path} are of two recordings (the tee "
+                "writes one recording's process files in one folder): validate each folder on "
+                "its own"
+            )
+        folders.setdefault(where, part)
+        if part.process is not None:
+            seen[part.process] = part
+
+    if any(part.line and part.t is None for part in parts):  # no time: the tee's numbers
+        return sorted(parts, key=lambda part: (part.seq, str(part.path)))
+
+    def order(part: _Part) -> tuple[bool, float, int, str]:
+        return (part.t is None, part.t or 0.0, part.process or 0, str(part.path))
+
+    return sorted(parts, key=order)
+
+
+def _stream_recording(recording: _Recording, revision: Revision, memo: _Memo) -> Stream:
+    """One stream over a recording's process files, each after the one before: each file's
+    first record is a restart of the agent (``Stream.next_file``), so a session created in
+    one process and loaded in the next is one conversation. Files whose processes overlap in
+    time (run side by side) are judged one after the other, and a note says so."""
+    parts = [part for part in recording.parts if part.line]
+    s = Stream(revision, str(parts[0].path) if parts else recording.name, "", memo)
+    last: tuple[_Part, float] | None = None  # the part before, and its last record's time
+    for k, part in enumerate(parts):
+        name = str(part.path)
+        if k:
+            overlap = last is not None and part.t is not None and part.t < last[1]
+            s.next_file(name, part.line, str(last[0].path) if last and overlap else None)
+        end = None
+        try:
+            with part.path.open("rb") as f:
+                for e in read_log(f):
+                    s.feed(e)
+                    if e.t is not None:
+                        end = e.t if end is None else max(end, e.t)
+        except OSError as e:
+            raise UsageError(f"argument LOG: cannot read {name}: {e.strerror or e}") from None
+        last = (part, end) if end is not None else last
+    s.finish()
+    if s.messages == 0:
+        raise UsageError(
+            f"argument LOG: {recording.name}: empty: no message to judge in its "
+            f"{len(recording.parts):,} process file(s)"
+        )
+    if s.recognised == 0:
+        raise UsageError(
+            f"argument LOG: not an ACP log: {recording.name}: no JSON-RPC message in its "
+            f"{s.messages:,} line(s) ({_first_problem(s)})"
+        )
+    return s
 
 
 FIFO_WAIT = 30.0  # seconds a FIFO named as a LOG may wait for its first writer
@@ -288,17 +496,22 @@ def _open_log(p: Path) -> BinaryIO:
 
 
 def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> Result:
-    """Validate each log against ``revision``; UsageError (one line naming the argument) for
-    a revision that does not exist, a LOG that is missing, a directory, unreadable or empty."""
+    """Validate each log (a recording of the tee as one) against ``revision``; UsageError
+    (one line naming the argument) for a revision that does not exist, a LOG that is
+    missing, unreadable or empty, a folder that is no recording of the tee, files of two."""
     try:
         rev = resolve(revision)
     except KeyError as e:
         raise UsageError(f"argument --revision: {e.args[0]}") from None
-    files = _checked(paths)
+    units = _checked(paths)
     start = time.perf_counter()
     memo = _Memo()
-    result = Result(rev.name, [str(p) for p in files], [], [], 0, 0.0)
-    for p in files:
+    names = [str(p) for u in units for p in ([u] if isinstance(u, Path) else _paths(u))]
+    result = Result(rev.name, names, [], [], 0, 0.0)
+    for p in units:
+        if isinstance(p, _Recording):
+            result.add(_stream_recording(p, rev, memo))
+            continue
         stdin = str(p) == STDIN
         name = "<stdin>" if stdin else str(p)
         try:  # only reading the log is guarded here: writing the verdict is the caller's
@@ -309,6 +522,10 @@ def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> 
             raise UsageError(f"argument LOG: cannot read {name}: {e.strerror or e}") from None
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _paths(recording: _Recording) -> list[Path]:
+    return [part.path for part in recording.parts]
 
 
 def validate_messages(
@@ -337,7 +554,11 @@ def add_parser(sub: Any) -> None:
         help="judge recorded sessions (ndjson, acp-tck report, sacp-tee log) by the model",
     )
     v.add_argument(
-        "logs", nargs="+", metavar="LOG", help="a log file, a FIFO, /dev/stdin or - (stdin)"
+        "logs",
+        nargs="+",
+        metavar="LOG",
+        help="a log file, a FIFO, /dev/stdin or - (stdin), or the tee's folder (its process "
+        "files, like several of them named, are one recording: each next one a restart)",
     )
     v.add_argument(
         "--revision",

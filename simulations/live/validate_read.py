@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
@@ -107,6 +108,7 @@ class Entry:
     problem: str | None = None  # set: the line is malformed (message is None)
     lost_code: bool = False  # an error reply whose code the capture dropped
     process: int | None = None  # conform's live wire, the tee: which agent process
+    t: float | None = None  # the tee: when the line was passed (wall clock, seconds)
 
 
 def _unwrap(line: int, obj: Any) -> Entry:
@@ -140,8 +142,20 @@ def _unwrap(line: int, obj: Any) -> Entry:
         conn = obj.get("conn")
         if conn is not None and not isinstance(conn, (str, int)):
             return Entry(line, problem=f"conn: expected a name or a number, got {conn!r:.60}")
-        return Entry(line, msg, _DIRECTIONS[d], conn, lost_code=lost, process=process)
+        when = record_time(obj.get("t"))
+        return Entry(line, msg, _DIRECTIONS[d], conn, lost_code=lost, process=process, t=when)
     return Entry(line, obj)
+
+
+def record_time(t: object) -> float | None:
+    """A record's ``t`` (the tee's wall clock) as seconds: None unless a finite number."""
+    if not isinstance(t, int | float) or isinstance(t, bool):
+        return None
+    try:
+        value = float(t)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _depth(obj: object) -> int:

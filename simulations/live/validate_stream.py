@@ -14,7 +14,8 @@ Scope
     state it, comes from ACP's method names (``direction_of``). ``session/update``
     notifications are counted per session (history replay) and judged for the session they
     name (``UPDATE``); a new agent process named by the records is a restart of the model
-    (``_process_started``); ``finish`` names the requests left unanswered.
+    (``_process_started``), and so is the next file of a recording the tee wrote one file per
+    process (``next_file``); ``finish`` names the requests left unanswered.
 
 Abstractions
     Where the records name their process (conform's live wire, conform-client's tee), a new
@@ -57,6 +58,7 @@ from simulations.live.validate_model import (
     _ATTACHING,
     JSONRPC,
     MALFORMED,
+    NOTE,
     OUTSIDE,
     SCHEMA,
     UPDATE,
@@ -438,18 +440,41 @@ class Stream(_Following):
             if seen is not None:  # a load or resume of it is open
                 seen[1] += 1
 
-    def _process_ended(self, line: int) -> None:
+    def _process_ended(self, line: int, file: str | None = None) -> None:
         """The log goes on with another agent process (conform's restarts, a client that
-        starts the agent once per command): what the ended one left unanswered never will be."""
+        starts the agent once per command) at ``line`` (of ``file``, where it is another
+        one): what the ended one left unanswered never will be."""
+        where = f"line {line}" if file is None else f"{file}:{line}"
         for p in list(self.pending.values()):
             self._answered(p)
             self._report(
                 JSONRPC,
                 p.line,
                 f"{p.method} request id {p.message['id']!r:.60} has no answer before its agent "
-                f"process ended (the next one starts at line {line})",
+                f"process ended (the next one starts at {where})",
             )
         self.pending.clear()
+
+    def next_file(self, file: str, line: int, running: str | None = None) -> None:
+        """The entries go on in ``file`` from its ``line``: the next agent process of the same
+        recording (the tee writes one file per process). What the process before left
+        unanswered is named in its own file; the model restarts at ``line`` of ``file``, as
+        where one file's records name a new process, and the findings from here on are
+        ``file``'s. ``running``: the file before, whose process had not ended when this one
+        started (they ran side by side; a note says they are judged one after the other)."""
+        if self.messages:
+            self._process_ended(line, file)
+        self.file = file
+        if self.messages:
+            self._process_started(line)
+        self.process = None  # the file's first record names its process: no second restart
+        if running is not None:
+            self._report(
+                NOTE,
+                line,
+                f"this agent process started before the one of {running} ended: they ran "
+                "side by side, and are judged one after the other",
+            )
 
     def _process_started(self, line: int) -> None:
         """A new agent process from ``line`` on: the model restarts there, keeping the store and
