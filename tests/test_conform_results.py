@@ -14,7 +14,9 @@ Hostile cases, each one a test that failed before the fix it names:
 * an agent's long text (a 1 MB initialize result, a 1 MB session id) is clipped wherever it
   is shown: terminal, findings, JSON;
 * a passing test keeps no transcript; a failing one keeps its first bytes whole and its
-  flood of notifications as counted stubs; past a per-test cap the flood is a FAIL.
+  flood of notifications as counted stubs; past a per-test cap the flood is a FAIL;
+* (issue 44) an agent that dies at start-up is shown with the last lines of its stderr,
+  clipped and escaped.
 
 The agents are small scripts in ``tmp_path``; the signals are sent to this process by a
 patched function at the moment named, so each case is the same every time (no sleep
@@ -547,3 +549,66 @@ def test_the_bounded_log_keeps_requests_and_answers_and_counts_the_rest() -> Non
     for _ in range(200):
         log.append(transport.Record("recv", note, 0))
     assert log.flood is not None and "flood" in log.flood
+
+
+# ---- a start-up failure shows what the agent said on stderr (issue 44) -------------------------
+
+# writes 33 lines on stderr — one with a terminal escape sequence, one of 5 kB — then exits 2
+# before reading anything
+SAYS_AND_DIES = """
+import sys
+for n in range(1, 31):
+    sys.stderr.write(f"line {n}\\n")
+sys.stderr.write("colour \\x1b[31mred\\x1b[0m\\n")
+sys.stderr.write("x" * 5_000 + "\\n")
+sys.stderr.write("the last words\\n")
+sys.exit(2)
+"""
+
+
+def test_a_startup_crash_shows_the_agents_last_stderr_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    """Before: "the agent exited with code 2 (crash)" and its stderr nowhere. Now its last
+    lines, clipped and escaped, in the table and the JSON."""
+    script = tmp_path / "dies.py"
+    script.write_text(textwrap.dedent(SAYS_AND_DIES), encoding="utf-8")
+    out = tmp_path / "r.json"
+    code = conform_cli("--report-json", str(out), agent=[sys.executable, str(script)])
+    printed = capsys.readouterr().out
+    assert code == 1 and "exited with code 2" in printed
+    assert "| the last words" in printed and "| line 30" in printed
+    assert "line 12" not in printed  # the last 20 lines only
+    assert "\x1b" not in printed and "\\x1b[31mred" in printed
+    assert max(len(line) for line in printed.splitlines()) < 400
+    data = json.loads(out.read_text(encoding="utf-8"))
+    lines = data["startup_stderr"].splitlines()
+    assert len(lines) == 20 and lines[-1] == "the last words"
+    assert len(data["startup_stderr"]) < 8000
+
+
+def test_a_missing_script_is_named_by_the_interpreters_own_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    code = conform_cli(agent=[sys.executable, str(tmp_path / "nonexistent.py")])
+    printed = capsys.readouterr().out
+    assert code == 1 and "can't open file" in printed and "nonexistent.py" in printed
+
+
+def test_an_agent_that_never_ran_has_no_stderr_to_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.json"
+    code = conform_cli("--report-json", str(out), agent=[str(tmp_path / "no-such-agent")])
+    printed = capsys.readouterr().out
+    assert code == 1 and "cannot start the agent" in printed and "stderr" not in printed
+    assert json.loads(out.read_text(encoding="utf-8"))["startup_stderr"] is None
+
+
+def test_the_stderr_tail_is_bounded_whatever_the_agent_wrote() -> None:
+    text = "\n".join(["short"] * 50 + ["y" * 1_000_000, "\x07bell\x08"])
+    tail = results.stderr_tail(text)
+    assert len(tail.splitlines()) == results.STDERR_LINES
+    assert len(tail) < results.STDERR_LINES * (results.TEXT_LIMIT + 40)
+    assert tail.splitlines()[-1] == "\\x07bell\\x08"
+    assert results.stderr_tail("") == ""

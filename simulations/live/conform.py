@@ -237,6 +237,7 @@ async def _probe_and_run(
         result, caps, probe = await _probe(argv, opts)
     except AgentFailure as e:
         report.startup_failure = clip(str(e), MESSAGE_LIMIT)
+        report.startup_stderr = e.stderr
         return
     if isinstance(result, dict):
         report.agent_info = _bounded_value(result.get("agentInfo", result.get("info")))
@@ -306,7 +307,7 @@ async def _run_plan(
             _advance(opts, len(tests))
             dead = _unanswered_new(done)
             if dead is not None:  # every other test needs a session: ended here, in one line
-                report.startup_failure = dead
+                report.startup_failure, report.startup_stderr = dead, done.stderr
                 return
         advertised = _advertised_served(report.runs)
         if advertised is not None:

@@ -56,6 +56,7 @@ from simulations.live.results import (
     _worst,
     clip,
     clip_middle,
+    stderr_tail,
 )
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
@@ -80,6 +81,9 @@ class Report:
     finished_at: str = ""
     interrupted: bool = False
     startup_failure: str | None = None
+    # what the agent wrote on stderr until it failed at start-up (its kept tail; None: it
+    # never ran, or the failure came later, at the first session/new of a test)
+    startup_stderr: str | None = None
     introspection: bool | None = None
     out_dir: Path | None = None
     counterexamples: dict[str, Path] = field(default_factory=dict)
@@ -211,6 +215,13 @@ def render(report: Report) -> str:
         lines.append(f"offline: {report.isolation}")
     if report.startup_failure:
         lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
+        tail = stderr_tail(report.startup_stderr or "")
+        if tail:
+            n = len(tail.splitlines())
+            lines.append(f"the agent's stderr, its last {n} line(s):")
+            lines += [f"  | {line}" for line in tail.splitlines()]
+        elif report.startup_stderr is not None:
+            lines.append("the agent wrote nothing on stderr")
     reqs = report.requirements()
     for t in TIERS:
         rows = [(rid, r) for rid, r in reqs.items() if r["tier"] == t]
@@ -309,6 +320,10 @@ def to_json(report: Report) -> dict[str, Any]:
         "startup_failure": None
         if report.startup_failure is None
         else clip(report.startup_failure, MESSAGE_LIMIT),
+        # the last lines of what the agent wrote on stderr as it failed (None: it never ran)
+        "startup_stderr": None
+        if report.startup_stderr is None
+        else stderr_tail(report.startup_stderr),
         "introspection": report.introspection,
         "model_endpoint": None
         if report.endpoint is None

@@ -241,6 +241,25 @@ def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     return f"{text[:limit]}… ({len(text.encode('utf-8', 'replace'))} bytes)"
 
 
+STDERR_LINES = 20  # lines of an agent's stderr shown where it failed at start-up
+
+
+def stderr_tail(text: str, lines: int = STDERR_LINES) -> str:
+    """The last ``lines`` lines of an agent's stderr as a report shows them: each one clipped
+    (``clip``) and with what a terminal would act on (escape sequences, backspaces)
+    escaped, so the whole stays within about ``lines`` × ``TEXT_LIMIT`` characters."""
+    kept = text.rstrip().splitlines()[-lines:]
+    return "\n".join(clip(printable(line.rstrip())) for line in kept)
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (a tab aside) escaped as Python
+    writes it (``\\x1b``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
+
+
 def clip_middle(text: str, limit: int = REPORT_VALUE * 4) -> str:
     """``text``, or its first and last ``limit // 2`` characters (a traceback's end names
     the fault) and how much was left out between them."""
