@@ -16,7 +16,7 @@ Hostile cases, each one a test that failed before the fix it names:
 * a passing test keeps no transcript; a failing one keeps its first bytes whole and its
   flood of notifications as counted stubs; past a per-test cap the flood is a FAIL;
 * (issue 44) an agent that dies at start-up is shown with the last lines of its stderr,
-  clipped and escaped.
+  clipped and escaped; every SKIPPED and NOT_TESTED id says why.
 
 The agents are small scripts in ``tmp_path``; the signals are sent to this process by a
 patched function at the moment named, so each case is the same every time (no sleep
@@ -612,3 +612,60 @@ def test_the_stderr_tail_is_bounded_whatever_the_agent_wrote() -> None:
     assert len(tail) < results.STDERR_LINES * (results.TEXT_LIMIT + 40)
     assert tail.splitlines()[-1] == "\\x07bell\\x08"
     assert results.stderr_tail("") == ""
+
+
+# ---- every SKIPPED (and NOT_TESTED) says why (issue 44) -----------------------------------------
+
+
+def _unrun(revision: str = "v1-stable", **fields: Any) -> reports.Report:
+    """A report of a run in which no test ran: every id without an outcome."""
+    from model.revisions import REVISIONS
+    from model.types import Caps, PromptCap
+
+    tables = REVISIONS[revision].tables
+    caps = Caps(PromptCap.OVERRIDE, load_session=True)
+    report = reports.Report(["agent"], revision, caps, None, None, [], tables, [], "now")
+    for k, v in fields.items():
+        setattr(report, k, v)
+    return report
+
+
+def test_every_skipped_id_carries_a_reason_naming_its_rows() -> None:
+    """Before: ``T7 SKIPPED`` in every run, with no word of why, nor in the JSON."""
+    reqs = reports.Report.requirements(_unrun())
+    skipped = {rid: r for rid, r in reqs.items() if r["status"] == results.SKIPPED}
+    assert "T7" in skipped
+    assert all(r.get("reason") for r in skipped.values()), skipped
+    t7 = skipped["T7"]["reason"]
+    assert "small bound" in t7 and "new_session.3 (mode_without_prompt)" in t7
+    assert "--big" in skipped["T9"]["reason"]  # an over-limit row: sent only with --big
+    big = reports.Report.requirements(_unrun(big=True))
+    assert "--big" not in big["T9"]["reason"]
+    only = reports.Report.requirements(_unrun(only=["S6"]))
+    assert "--only selection (S6)" in only["T7"]["reason"]
+    table = reports.render(_unrun())
+    line = next(x for x in table.splitlines() if x.strip().startswith("T7 "))
+    assert "SKIPPED" in line and "mode_without_prompt" in line
+    data = reports.to_json(_unrun())
+    assert data["requirements"]["T7"]["reason"] == t7
+
+
+def test_a_not_tested_id_says_why_too() -> None:
+    failed = reports.Report.requirements(_unrun(startup_failure="crash"))
+    assert failed["S6"]["status"] == results.NOT_TESTED
+    assert "failed at startup" in failed["S6"]["reason"]
+    stopped = reports.Report.requirements(_unrun(interrupted=True))
+    assert "interrupted" in stopped["S6"]["reason"]
+
+
+def test_a_live_run_shows_each_skipped_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    out = tmp_path / "r.json"
+    assert conform_cli("--only", ONLY, "--report-json", str(out), agent=chatty(tmp_path)) == 1
+    printed = capsys.readouterr().out
+    skipped = [x for x in printed.splitlines() if " SKIPPED " in x]
+    assert skipped and all("--only selection" in x for x in skipped), skipped
+    data = json.loads(out.read_text(encoding="utf-8"))
+    for rid, r in data["requirements"].items():
+        assert (r["status"] in (results.SKIPPED, results.NOT_TESTED)) == ("reason" in r), rid

@@ -509,6 +509,7 @@ def conform(
         raise ConformError(str(e)) from None
     opts.bound = bound
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
+    report.only, report.bound, report.big = (None if only is None else list(only)), bound, big
     with interrupts(interrupt) as it:
         opts.interrupt = it
         try:

@@ -32,6 +32,7 @@ from simulations.live.judge import (
 )
 from simulations.live.results import (
     _LIVENESS_END,
+    _SKIP_TABLES,
     ADVISORY,
     CAPABILITY,
     FAIL,
@@ -106,6 +107,10 @@ class Report:
     walks: dict[str, Any] = field(default_factory=dict)  # --walks: asked, ran, why fewer
     # findings over all the tests, not of one (``ADVERTISED``): judged with the runs' findings
     summaries: list[TestRun] = field(default_factory=list)
+    # what the plan was made of, for the reason an id was not tested (``not_run_reason``)
+    only: list[str] | None = None
+    bound: str = "small"
+    big: bool = False
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -152,7 +157,52 @@ class Report:
                 "status": status,
                 "outcomes": got,
             }
+            if not got:  # SKIPPED or NOT_TESTED: why, in one line
+                out[rid]["reason"] = self.not_run_reason(rid, rid in targeted)
         return out
+
+    def not_run_reason(self, rid: str, targeted: bool) -> str:
+        """Why no test judged ``rid`` (it has no outcome), in one line: the run ended before
+        one did (NOT_TESTED), or no test of the plan reaches it (SKIPPED)."""
+        if self.startup_failure is not None:
+            return "no test ran: the agent failed at startup"
+        if self.interrupted:
+            return "the run was interrupted before a test judged it"
+        if targeted:
+            planned = {t.name for t in self.planned if rid in self._targets(t)}
+            if planned & set(self.dropped):
+                return "--budget left out the test(s) that reach it"
+            if self.internal_error is not None:
+                return "the run ended (an internal error) before a test judged it"
+            return "the test(s) that reach it stopped before its step (an earlier departure)"
+        if rid == SCHEMA_ID:
+            return "no test ran" + (" (the --only selection has none)" if self.only else "")
+        if self.only:
+            return f"no test of the --only selection ({clip(','.join(self.only), 60)}) reaches it"
+        rows = [
+            (name, i, row)
+            for name in self.tables.NAMES
+            if name not in _SKIP_TABLES
+            for i, row in enumerate(self.tables.table(name))
+            if rid in row.reqs
+        ]
+        if not rows:
+            return f"no agent row of {self.revision} cites it: no request of the plan shows it"
+        shown = ", ".join(
+            f"{name}.{i}" + (f" ({', '.join(row.guards)})" if row.guards else "")
+            for name, i, row in rows[:2]
+        )
+        more = f" and {len(rows) - 2} more" if len(rows) > 2 else ""
+        why = (
+            f"no request of the {clip(self.bound, 40)} bound, sent to what the agent "
+            f"advertises, fires its rows: {shown}{more}"
+        )
+        if not self.big and any("size_limit" in g for _, _, row in rows for g in row.guards):
+            why += "; the over-limit text is sent only with --big"
+        return why
+
+    def _targets(self, test: LiveTest) -> list[str]:
+        return row_ids(self.tables, self.revision, test.targets)
 
     def verdict(self) -> dict[str, Any]:
         reqs = self.requirements()
@@ -233,6 +283,8 @@ def render(report: Report) -> str:
             worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
             if worst and (r["status"] != PASS or t == INFORMATIONAL):
                 note = "  " + clip(worst[0]["message"])
+            elif "reason" in r:  # SKIPPED or NOT_TESTED: why
+                note = "  " + clip(r["reason"])
             lines.append(f"  {rid:18s} {r['status']:14s}{note}")
     lines.append("\n" + coverage_line(report))
     followed = followed_builds(report)
