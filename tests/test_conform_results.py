@@ -16,7 +16,9 @@ Hostile cases, each one a test that failed before the fix it names:
 * a passing test keeps no transcript; a failing one keeps its first bytes whole and its
   flood of notifications as counted stubs; past a per-test cap the flood is a FAIL;
 * (issue 44) an agent that dies at start-up is shown with the last lines of its stderr,
-  clipped and escaped; every SKIPPED and NOT_TESTED id says why.
+  clipped and escaped; every SKIPPED and NOT_TESTED id says why; ``--out`` of a passing run
+  holds its summary, its JSON and each test's wire (bounded, named safely), and a failure's
+  folder has a README telling the agent's wire from the model's transcript.
 
 The agents are small scripts in ``tmp_path``; the signals are sent to this process by a
 patched function at the moment named, so each case is the same every time (no sleep
@@ -570,11 +572,13 @@ def test_a_startup_crash_shows_the_agents_last_stderr_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
 ) -> None:
     """Before: "the agent exited with code 2 (crash)" and its stderr nowhere. Now its last
-    lines, clipped and escaped, in the table and the JSON."""
+    lines, clipped and escaped, in the table, the JSON and ``--out``'s startup-stderr.txt."""
     script = tmp_path / "dies.py"
     script.write_text(textwrap.dedent(SAYS_AND_DIES), encoding="utf-8")
-    out = tmp_path / "r.json"
-    code = conform_cli("--report-json", str(out), agent=[sys.executable, str(script)])
+    out, cx = tmp_path / "r.json", tmp_path / "cx"
+    code = conform_cli(
+        "--report-json", str(out), "--out", str(cx), agent=[sys.executable, str(script)]
+    )
     printed = capsys.readouterr().out
     assert code == 1 and "exited with code 2" in printed
     assert "| the last words" in printed and "| line 30" in printed
@@ -585,6 +589,9 @@ def test_a_startup_crash_shows_the_agents_last_stderr_lines(
     lines = data["startup_stderr"].splitlines()
     assert len(lines) == 20 and lines[-1] == "the last words"
     assert len(data["startup_stderr"]) < 8000
+    kept = (cx / "startup-stderr.txt").read_text(encoding="utf-8")
+    assert kept.endswith("the last words\n") and len(kept) <= transport.STDERR_TAIL
+    assert "startup-stderr.txt" in (cx / "README.md").read_text(encoding="utf-8")
 
 
 def test_a_missing_script_is_named_by_the_interpreters_own_words(
@@ -669,3 +676,73 @@ def test_a_live_run_shows_each_skipped_reason(
     data = json.loads(out.read_text(encoding="utf-8"))
     for rid, r in data["requirements"].items():
         assert (r["status"] in (results.SKIPPED, results.NOT_TESTED)) == ("reason" in r), rid
+
+
+# ---- --out: a passing run leaves what to validate; a failure folder says what is what -----------
+
+
+def test_out_of_a_passing_run_holds_its_summary_report_and_each_tests_wire(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    """Before: ``--out`` of a passing run wrote nothing, not even the folder."""
+    cx = tmp_path / "cx"
+    assert conform_cli("--only", "W2,ROW-session.21", "--out", str(cx), agent=chatty(tmp_path)) == 0
+    capsys.readouterr()
+    assert "VERDICT: CONFORMANT" in (cx / "summary.txt").read_text(encoding="utf-8")
+    data = json.loads((cx / "report.json").read_text(encoding="utf-8"))
+    assert data["verdict"]["conformant"] is True
+    files = data["wire"]["files"]
+    assert set(files) == {"W2", "session.21"} and data["wire"]["left_out"] == []
+    readme = (cx / "README.md").read_text(encoding="utf-8")
+    assert "wire/" in readme and "acp-sysprompt validate" in readme
+    wire = cx / "wire" / files["session.21"]
+    records = [json.loads(x) for x in wire.read_text(encoding="utf-8").splitlines()]
+    assert {r["direction"] for r in records} == {"send", "recv"}
+    assert cli(["validate", "--revision", "rfd-final", "--quiet", str(wire)]) == 0
+    assert "clean" in capsys.readouterr().out
+
+
+def test_a_failure_folder_has_a_readme_telling_its_files_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    cx = tmp_path / "cx"
+    assert conform_cli("--only", ONLY, "--out", str(cx), agent=chatty(tmp_path)) == 1
+    capsys.readouterr()
+    readme = (cx / "S6" / "README.md").read_text(encoding="utf-8")
+    assert "M:restart_loses_store" in readme
+    live_row = next(x for x in readme.splitlines() if x.startswith("| `live.ndjson`"))
+    model_row = next(x for x in readme.splitlines() if x.startswith("| `transcript.ndjson`"))
+    assert "the agent's wire" in live_row and "the model's expected transcript" in model_row
+    for name in ("review.md", "stderr.txt", "trace.itf.json", "steps.md"):
+        assert f"`{name}`" in readme
+    assert "`S6/`" in (cx / "README.md").read_text(encoding="utf-8")
+    assert len(list((cx / "wire").iterdir())) == 3  # the failing test's wire too
+
+
+def test_the_wire_files_are_bounded_named_safely_and_a_failed_write_is_kept(
+    tmp_path: Path,
+) -> None:
+    from model.types import Caps
+    from simulations.engines.trace import Trace
+
+    def run(name: str, n: int) -> results.TestRun:
+        r = results.TestRun(results.LiveTest(name, Trace(Caps(), ()), ()))
+        msg = {"jsonrpc": "2.0", "method": "session/update", "params": {"x": "y" * 100}}
+        r.transcript = [{"direction": "recv", "process": 0, "message": msg}] * n
+        return r
+
+    one = len(json.dumps(run("x", 1).transcript[0], sort_keys=True)) + 1  # bytes a line
+    wire = results.WireFiles(tmp_path / "wire", budget=30 * one + 10)
+    wire.write(run("REOPEN+load/append/b", 10))
+    wire.write(run("REOPEN+load_append_b", 10))  # the same file name once made safe
+    wire.write(run("..", 10))
+    wire.write(run("huge", 100))  # past what is left of the budget
+    wire.write(run("empty", 0))  # no wire: nothing written
+    names = sorted(p.name for p in (tmp_path / "wire").iterdir())
+    assert names == ["REOPEN+load_append_b-2.ndjson", "REOPEN+load_append_b.ndjson", "test.ndjson"]
+    assert wire.left_out == ["huge"] and wire.bytes == 30 * one
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    broken = results.WireFiles(tmp_path / "a-file" / "wire")
+    broken.write(run("one", 1))
+    broken.write(run("two", 1))
+    assert broken.error is not None and broken.left_out == ["one", "two"]

@@ -1,5 +1,6 @@
-"""The reporting role of a live run: the report by requirement id, the terminal table, the JSON
-report and a failure's counterexample files (see ``conform``)."""
+"""The reporting role of a live run: the report by requirement id (an id no test judged with
+the reason why), the terminal table, the JSON report, and ``--out``'s folder — its README, the
+summary, each failure's counterexample files (see ``conform``)."""
 
 from __future__ import annotations
 
@@ -47,10 +48,12 @@ from simulations.live.results import (
     SKIPPED,
     TIERS,
     TRANSCRIPT_HEAD,
+    WIRE_BUDGET,
     ConformError,
     Finding,
     LiveTest,
     TestRun,
+    WireFiles,
     _bounded_value,
     _id_key,
     _label,
@@ -111,6 +114,7 @@ class Report:
     only: list[str] | None = None
     bound: str = "small"
     big: bool = False
+    wire: WireFiles | None = None  # --out: the tests' wires written as they ended
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -392,6 +396,14 @@ def to_json(report: Report) -> dict[str, Any]:
         "requirements": report.requirements(),
         "verdict": report.verdict(),
         "counterexamples": {k: str(v) for k, v in report.counterexamples.items()},
+        # --out: each test's wire file (test name → file in wire/), and the tests left out
+        "wire": None
+        if report.wire is None
+        else {
+            "dir": str(report.wire.folder),
+            "files": dict(report.wire.files),
+            "left_out": list(report.wire.left_out),
+        },
     }
 
 
@@ -533,9 +545,108 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
             "a conforming agent answers):\n\n" + model_text,
             encoding="utf-8",
         )
+        (d / "README.md").write_text(_folder_readme(rid, run, d, build), encoding="utf-8")
         written[rid] = d
     report.counterexamples = written
     return written
+
+
+# what each file of a failure's folder is, in the order its README lists them
+_FILES = {
+    "review.md": "start here: the failed id and its evidence, each request with the model's "
+    "answer beside the agent's, then the model's own steps",
+    "live.ndjson": "**the agent's wire** as recorded in this test: every message conform sent "
+    "(`send`) and the agent sent (`recv`), by agent process (a new process: a restart). "
+    "`acp-sysprompt validate live.ndjson` judges it by the model",
+    "stderr.txt": "the last 20 kB the agent wrote on stderr in this test",
+    "transcript.ndjson": "**the model's expected transcript**, not the agent's: the messages "
+    "{build} exchanges on the same steps (what a conforming agent answers)",
+    "steps.md": "the same steps in the model, one line each, with the state after each",
+    "sequence.mmd": "those steps as a Mermaid sequence diagram",
+    "trace.itf.json": "the steps as an ITF trace: `acp-sysprompt replay trace.itf.json -- "
+    "AGENT_CMD` runs them against the agent again",
+    "agent-profile.json": "the build the test followed the agent into, past a choice the spec "
+    "leaves it (`replay trace.itf.json --profile agent-profile.json`)",
+}
+
+
+def _folder_readme(rid: str, run: TestRun, d: Path, build: str) -> str:
+    """A failure folder's README.md: which test failed ``rid`` and what each of its files is
+    (those written, in ``_FILES``' order)."""
+    lines = [
+        f"# {rid}: the first failing test, `{run.test.name}`",
+        "",
+        "Written by `acp-sysprompt conform --out`. The files of this folder:",
+        "",
+        "| file | what it is |",
+        "|---|---|",
+    ]
+    for name, text in _FILES.items():
+        if (d / name).is_file():
+            lines.append(f"| `{name}` | {text.format(build=build)} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_out(report: Report, out_dir: Path) -> None:
+    """``--out DIR`` of any run: the folder made, ``README.md`` (what it holds),
+    ``summary.txt`` (the terminal table), ``report.json``, ``startup-stderr.txt`` where the
+    agent failed at start-up, and each failed id's counterexample folder
+    (``write_counterexamples``); the tests' wires are in ``wire/`` already (``WireFiles``,
+    written as each test ended). A write of those that failed is raised here (OSError)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_counterexamples(report, out_dir)
+    write_json(report, out_dir / "report.json")
+    (out_dir / "summary.txt").write_text(render(report) + "\n", encoding="utf-8")
+    if report.startup_stderr is not None:
+        (out_dir / "startup-stderr.txt").write_text(report.startup_stderr, encoding="utf-8")
+    (out_dir / "README.md").write_text(_out_readme(report, out_dir), encoding="utf-8")
+    if report.wire is not None and report.wire.error is not None:
+        raise report.wire.error
+
+
+def _out_readme(report: Report, out_dir: Path) -> str:
+    """The top README.md of ``--out DIR``: the run in a line, and what each entry is."""
+    v = report.verdict()
+    verdict = "CONFORMANT" if v["conformant"] else "NOT CONFORMANT"
+    rows = [
+        ("summary.txt", "the terminal table and the verdict, as printed"),
+        ("report.json", "the JSON report (as `--report-json` writes it)"),
+    ]
+    if report.startup_stderr is not None:
+        rows.append(
+            ("startup-stderr.txt", "the last 20 kB the agent wrote on stderr before it failed")
+        )
+    wire = report.wire
+    if wire is not None and (wire.files or wire.left_out):
+        text = (
+            f"each test's wire, one file per test named after it ({len(wire.files)} written): "
+            "every message conform sent (`send`) and the agent sent (`recv`), by agent "
+            "process (a new process: a restart); the test's `nodeid` in report.json is "
+            "`conform::<name>`. `acp-sysprompt validate wire/<file>` judges one by the model "
+            "(a test that sends what a client may not, to see what the agent answers, shows "
+            "there as the client's finding: S1–S5, R3, R6)"
+        )
+        if wire.left_out:
+            text += (
+                f". Not written: {len(wire.left_out)} test(s) past the {WIRE_BUDGET >> 20} MiB "
+                "the folder keeps, or after a failed write"
+            )
+        if report.walks:
+            text += ". The walks' wires are not written (a failing walk's is in its id's folder)"
+        rows.append(("wire/", text))
+    for rid, d in report.counterexamples.items():
+        rows.append((f"{d.name}/", f"{rid} failed: its first failing test (its README.md)"))
+    lines = [
+        f"# acp-sysprompt conform: `{clip(' '.join(report.argv))}`",
+        "",
+        f"Revision {report.revision}; {report.started_at} to {report.finished_at}; "
+        f"{len(report.runs)} tests; **{verdict}**.",
+        "",
+        "| entry | what it is |",
+        "|---|---|",
+        *(f"| `{name}` | {text} |" for name, text in rows if (out_dir / name).exists()),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _live_review(rid: str, run: TestRun, f: Finding, report: Report) -> str:
