@@ -643,6 +643,7 @@ def test_every_skipped_id_carries_a_reason_naming_its_rows() -> None:
     skipped = {rid: r for rid, r in reqs.items() if r["status"] == results.SKIPPED}
     assert "T7" in skipped
     assert all(r.get("reason") for r in skipped.values()), skipped
+    assert all(len(r["reason"]) <= results.TEXT_LIMIT for r in skipped.values())  # not clipped
     t7 = skipped["T7"]["reason"]
     assert "small bound" in t7 and "new_session.3 (mode_without_prompt)" in t7
     assert "--big" in skipped["T9"]["reason"]  # an over-limit row: sent only with --big

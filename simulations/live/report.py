@@ -193,16 +193,16 @@ class Report:
         if not rows:
             return f"no agent row of {self.revision} cites it: no request of the plan shows it"
         shown = ", ".join(
-            f"{name}.{i}" + (f" ({', '.join(row.guards)})" if row.guards else "")
+            f"{name}.{i}" + (f" ({row.guards[-1]})" if row.guards else "")  # the telling guard
             for name, i, row in rows[:2]
         )
         more = f" and {len(rows) - 2} more" if len(rows) > 2 else ""
         why = (
-            f"no request of the {clip(self.bound, 40)} bound, sent to what the agent "
-            f"advertises, fires its rows: {shown}{more}"
+            f"no request of the {clip(self.bound, 40)} bound, to what the agent advertises, "
+            f"fires its rows: {shown}{more}"
         )
         if not self.big and any("size_limit" in g for _, _, row in rows for g in row.guards):
-            why += "; the over-limit text is sent only with --big"
+            why += "; the over-limit text needs --big"
         return why
 
     def _targets(self, test: LiveTest) -> list[str]:
