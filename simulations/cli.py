@@ -927,7 +927,13 @@ def _conform_parser(sub: Any) -> None:
     )
     c.add_argument("--revision", default="v1-stable", help="judge by this revision")
     c.add_argument("--report-json", type=Path, default=None, help="write the JSON report here")
-    c.add_argument("--out", type=Path, default=None, help="write each failure's forms here")
+    c.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write the run here: its summary, JSON report, each test's wire and each "
+        "failure's forms (a README.md says which is which)",
+    )
     c.add_argument("--timeout", type=float, default=10.0, help="seconds per answer (10; 0.05–3600)")
     c.add_argument(
         "--test-timeout", type=float, default=60.0, help="seconds per test (60; 0.05–3600)"
@@ -1017,8 +1023,8 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         check_output_file,
         counterexample_paths,
         render,
-        write_counterexamples,
         write_json,
+        write_out,
     )
     from simulations.live.results import INTERNAL_ERROR, ConformError, clip_middle
 
@@ -1060,6 +1066,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             coverage=not args.no_coverage,
             budget=args.budget,
             progress=lambda line: print(f"{PROGRESS}{line}", file=sys.stderr, flush=True),
+            wire_dir=None if args.out is None else args.out / "wire",
         )
     except ConformError as e:
         raise UsageError(str(e)) from None
@@ -1074,7 +1081,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     faults = [] if report.internal_error is None else [report.internal_error]
     failed = []
     for name, path, write in (
-        ("--out", args.out, partial(write_counterexamples, report)),
+        ("--out", args.out, partial(write_out, report)),
         ("--report-json", args.report_json, partial(write_json, report)),
     ):
         if path is None:

@@ -14,7 +14,11 @@ Hostile cases, each one a test that failed before the fix it names:
 * an agent's long text (a 1 MB initialize result, a 1 MB session id) is clipped wherever it
   is shown: terminal, findings, JSON;
 * a passing test keeps no transcript; a failing one keeps its first bytes whole and its
-  flood of notifications as counted stubs; past a per-test cap the flood is a FAIL.
+  flood of notifications as counted stubs; past a per-test cap the flood is a FAIL;
+* (issue 44) an agent that dies at start-up is shown with the last lines of its stderr,
+  clipped and escaped; every SKIPPED and NOT_TESTED id says why; ``--out`` of a passing run
+  holds its summary, its JSON and each test's wire (bounded, named safely), and a failure's
+  folder has a README telling the agent's wire from the model's transcript.
 
 The agents are small scripts in ``tmp_path``; the signals are sent to this process by a
 patched function at the moment named, so each case is the same every time (no sleep
@@ -547,3 +551,199 @@ def test_the_bounded_log_keeps_requests_and_answers_and_counts_the_rest() -> Non
     for _ in range(200):
         log.append(transport.Record("recv", note, 0))
     assert log.flood is not None and "flood" in log.flood
+
+
+# ---- a start-up failure shows what the agent said on stderr (issue 44) -------------------------
+
+# writes 33 lines on stderr — one with a terminal escape sequence, one of 5 kB — then exits 2
+# before reading anything
+SAYS_AND_DIES = """
+import sys
+for n in range(1, 31):
+    sys.stderr.write(f"line {n}\\n")
+sys.stderr.write("colour \\x1b[31mred\\x1b[0m\\n")
+sys.stderr.write("x" * 5_000 + "\\n")
+sys.stderr.write("the last words\\n")
+sys.exit(2)
+"""
+
+
+def test_a_startup_crash_shows_the_agents_last_stderr_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    """Before: "the agent exited with code 2 (crash)" and its stderr nowhere. Now its last
+    lines, clipped and escaped, in the table, the JSON and ``--out``'s startup-stderr.txt."""
+    script = tmp_path / "dies.py"
+    script.write_text(textwrap.dedent(SAYS_AND_DIES), encoding="utf-8")
+    out, cx = tmp_path / "r.json", tmp_path / "cx"
+    code = conform_cli(
+        "--report-json", str(out), "--out", str(cx), agent=[sys.executable, str(script)]
+    )
+    printed = capsys.readouterr().out
+    assert code == 1 and "exited with code 2" in printed
+    assert "| the last words" in printed and "| line 30" in printed
+    assert "line 12" not in printed  # the last 20 lines only
+    assert "\x1b" not in printed and "\\x1b[31mred" in printed
+    assert max(len(line) for line in printed.splitlines()) < 400
+    data = json.loads(out.read_text(encoding="utf-8"))
+    lines = data["startup_stderr"].splitlines()
+    assert len(lines) == 20 and lines[-1] == "the last words"
+    assert len(data["startup_stderr"]) < 8000
+    kept = (cx / "startup-stderr.txt").read_text(encoding="utf-8")
+    assert kept.endswith("the last words\n") and len(kept) <= transport.STDERR_TAIL
+    assert "startup-stderr.txt" in (cx / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_missing_script_is_named_by_the_interpreters_own_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    code = conform_cli(agent=[sys.executable, str(tmp_path / "nonexistent.py")])
+    printed = capsys.readouterr().out
+    assert code == 1 and "can't open file" in printed and "nonexistent.py" in printed
+
+
+def test_an_agent_that_never_ran_has_no_stderr_to_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.json"
+    code = conform_cli("--report-json", str(out), agent=[str(tmp_path / "no-such-agent")])
+    printed = capsys.readouterr().out
+    assert code == 1 and "cannot start the agent" in printed and "stderr" not in printed
+    assert json.loads(out.read_text(encoding="utf-8"))["startup_stderr"] is None
+
+
+def test_the_stderr_tail_is_bounded_whatever_the_agent_wrote() -> None:
+    text = "\n".join(["short"] * 50 + ["y" * 1_000_000, "\x07bell\x08"])
+    tail = results.stderr_tail(text)
+    assert len(tail.splitlines()) == results.STDERR_LINES
+    assert len(tail) < results.STDERR_LINES * (results.TEXT_LIMIT + 40)
+    assert tail.splitlines()[-1] == "\\x07bell\\x08"
+    assert results.stderr_tail("") == ""
+
+
+# ---- every SKIPPED (and NOT_TESTED) says why (issue 44) -----------------------------------------
+
+
+def _unrun(revision: str = "v1-stable", **fields: Any) -> reports.Report:
+    """A report of a run in which no test ran: every id without an outcome."""
+    from model.revisions import REVISIONS
+    from model.types import Caps, PromptCap
+
+    tables = REVISIONS[revision].tables
+    caps = Caps(PromptCap.OVERRIDE, load_session=True)
+    report = reports.Report(["agent"], revision, caps, None, None, [], tables, [], "now")
+    for k, v in fields.items():
+        setattr(report, k, v)
+    return report
+
+
+def test_every_skipped_id_carries_a_reason_naming_its_rows() -> None:
+    """Before: ``T7 SKIPPED`` in every run, with no word of why, nor in the JSON."""
+    reqs = reports.Report.requirements(_unrun())
+    skipped = {rid: r for rid, r in reqs.items() if r["status"] == results.SKIPPED}
+    assert "T7" in skipped
+    assert all(r.get("reason") for r in skipped.values()), skipped
+    assert all(len(r["reason"]) <= results.TEXT_LIMIT for r in skipped.values())  # not clipped
+    t7 = skipped["T7"]["reason"]
+    assert "small bound" in t7 and "new_session.3 (mode_without_prompt)" in t7
+    assert "--big" in skipped["T9"]["reason"]  # an over-limit row: sent only with --big
+    big = reports.Report.requirements(_unrun(big=True))
+    assert "--big" not in big["T9"]["reason"]
+    only = reports.Report.requirements(_unrun(only=["S6"]))
+    assert "--only selection (S6)" in only["T7"]["reason"]
+    table = reports.render(_unrun())
+    line = next(x for x in table.splitlines() if x.strip().startswith("T7 "))
+    assert "SKIPPED" in line and "mode_without_prompt" in line
+    data = reports.to_json(_unrun())
+    assert data["requirements"]["T7"]["reason"] == t7
+
+
+def test_a_not_tested_id_says_why_too() -> None:
+    failed = reports.Report.requirements(_unrun(startup_failure="crash"))
+    assert failed["S6"]["status"] == results.NOT_TESTED
+    assert "failed at startup" in failed["S6"]["reason"]
+    stopped = reports.Report.requirements(_unrun(interrupted=True))
+    assert "interrupted" in stopped["S6"]["reason"]
+
+
+def test_a_live_run_shows_each_skipped_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    out = tmp_path / "r.json"
+    assert conform_cli("--only", ONLY, "--report-json", str(out), agent=chatty(tmp_path)) == 1
+    printed = capsys.readouterr().out
+    skipped = [x for x in printed.splitlines() if " SKIPPED " in x]
+    assert skipped and all("--only selection" in x for x in skipped), skipped
+    data = json.loads(out.read_text(encoding="utf-8"))
+    for rid, r in data["requirements"].items():
+        assert (r["status"] in (results.SKIPPED, results.NOT_TESTED)) == ("reason" in r), rid
+
+
+# ---- --out: a passing run leaves what to validate; a failure folder says what is what -----------
+
+
+def test_out_of_a_passing_run_holds_its_summary_report_and_each_tests_wire(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    """Before: ``--out`` of a passing run wrote nothing, not even the folder."""
+    cx = tmp_path / "cx"
+    assert conform_cli("--only", "W2,ROW-session.21", "--out", str(cx), agent=chatty(tmp_path)) == 0
+    capsys.readouterr()
+    assert "VERDICT: CONFORMANT" in (cx / "summary.txt").read_text(encoding="utf-8")
+    data = json.loads((cx / "report.json").read_text(encoding="utf-8"))
+    assert data["verdict"]["conformant"] is True
+    files = data["wire"]["files"]
+    assert set(files) == {"W2", "session.21"} and data["wire"]["left_out"] == []
+    readme = (cx / "README.md").read_text(encoding="utf-8")
+    assert "wire/" in readme and "acp-sysprompt validate" in readme
+    wire = cx / "wire" / files["session.21"]
+    records = [json.loads(x) for x in wire.read_text(encoding="utf-8").splitlines()]
+    assert {r["direction"] for r in records} == {"send", "recv"}
+    assert cli(["validate", "--revision", "rfd-final", "--quiet", str(wire)]) == 0
+    assert "clean" in capsys.readouterr().out
+
+
+def test_a_failure_folder_has_a_readme_telling_its_files_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agents: list[int]
+) -> None:
+    cx = tmp_path / "cx"
+    assert conform_cli("--only", ONLY, "--out", str(cx), agent=chatty(tmp_path)) == 1
+    capsys.readouterr()
+    readme = (cx / "S6" / "README.md").read_text(encoding="utf-8")
+    assert "M:restart_loses_store" in readme
+    live_row = next(x for x in readme.splitlines() if x.startswith("| `live.ndjson`"))
+    model_row = next(x for x in readme.splitlines() if x.startswith("| `transcript.ndjson`"))
+    assert "the agent's wire" in live_row and "the model's expected transcript" in model_row
+    for name in ("review.md", "stderr.txt", "trace.itf.json", "steps.md"):
+        assert f"`{name}`" in readme
+    assert "`S6/`" in (cx / "README.md").read_text(encoding="utf-8")
+    assert len(list((cx / "wire").iterdir())) == 3  # the failing test's wire too
+
+
+def test_the_wire_files_are_bounded_named_safely_and_a_failed_write_is_kept(
+    tmp_path: Path,
+) -> None:
+    from model.types import Caps
+    from simulations.engines.trace import Trace
+
+    def run(name: str, n: int) -> results.TestRun:
+        r = results.TestRun(results.LiveTest(name, Trace(Caps(), ()), ()))
+        msg = {"jsonrpc": "2.0", "method": "session/update", "params": {"x": "y" * 100}}
+        r.transcript = [{"direction": "recv", "process": 0, "message": msg}] * n
+        return r
+
+    one = len(json.dumps(run("x", 1).transcript[0], sort_keys=True)) + 1  # bytes a line
+    wire = results.WireFiles(tmp_path / "wire", budget=30 * one + 10)
+    wire.write(run("REOPEN+load/append/b", 10))
+    wire.write(run("REOPEN+load_append_b", 10))  # the same file name once made safe
+    wire.write(run("..", 10))
+    wire.write(run("huge", 100))  # past what is left of the budget
+    wire.write(run("empty", 0))  # no wire: nothing written
+    names = sorted(p.name for p in (tmp_path / "wire").iterdir())
+    assert names == ["REOPEN+load_append_b-2.ndjson", "REOPEN+load_append_b.ndjson", "test.ndjson"]
+    assert wire.left_out == ["huge"] and wire.bytes == 30 * one
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    broken = results.WireFiles(tmp_path / "a-file" / "wire")
+    broken.write(run("one", 1))
+    broken.write(run("two", 1))
+    assert broken.error is not None and broken.left_out == ["one", "two"]

@@ -140,6 +140,7 @@ from simulations.live.results import (
     ConformError,
     LiveTest,
     TestRun,
+    WireFiles,
     _bounded_value,
     _label,
     _now,
@@ -237,6 +238,7 @@ async def _probe_and_run(
         result, caps, probe = await _probe(argv, opts)
     except AgentFailure as e:
         report.startup_failure = clip(str(e), MESSAGE_LIMIT)
+        report.startup_stderr = e.stderr
         return
     if isinstance(result, dict):
         report.agent_info = _bounded_value(result.get("agentInfo", result.get("info")))
@@ -306,7 +308,7 @@ async def _run_plan(
             _advance(opts, len(tests))
             dead = _unanswered_new(done)
             if dead is not None:  # every other test needs a session: ended here, in one line
-                report.startup_failure = dead
+                report.startup_failure, report.startup_stderr = dead, done.stderr
                 return
         advertised = _advertised_served(report.runs)
         if advertised is not None:
@@ -321,7 +323,11 @@ async def _run_plan(
             opts.interrupt.check()
             b = live_bound(opts.revision, caps, big=big, bound=opts.bound)
             b = coverage_bound(b, opts.revision, caps)  # two sessions live at once too
-            report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
+            wire, opts.wire = opts.wire, None  # a walk's wire is not written: shrinking reruns
+            try:
+                report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
+            finally:
+                opts.wire = wire
             report.walks = opts.walk_tally
             opts.interrupt.check()
     finally:
@@ -468,11 +474,13 @@ def conform(
     coverage: bool = True,
     budget: float | None = None,
     progress: Callable[[str], None] | None = None,
+    wire_dir: Path | None = None,
 ) -> Report:
     """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
     or SIGTERM end the run with what was found (``Report.interrupted``; handled through
     ``interrupt``, or one of its own while it runs), a fault of this tool with what was found
-    and its traceback (``Report.internal_error``). Bad arguments: ``ConformError``."""
+    and its traceback (``Report.internal_error``). ``wire_dir``: each test's wire is written
+    there as it ends (``WireFiles``; ``--out DIR/wire``). Bad arguments: ``ConformError``."""
     if not argv:
         raise ConformError("argument AGENT_CMD: give the agent's command after --")
     if revision not in REVISIONS:
@@ -508,6 +516,9 @@ def conform(
         raise ConformError(str(e)) from None
     opts.bound = bound
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
+    report.only, report.bound, report.big = (None if only is None else list(only)), bound, big
+    if wire_dir is not None:
+        opts.wire = report.wire = WireFiles(wire_dir)
     with interrupts(interrupt) as it:
         opts.interrupt = it
         try:

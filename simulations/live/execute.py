@@ -185,7 +185,7 @@ async def _stop(agent: LiveAgent, opts: Options) -> None:
 
 async def _stopped(agent: LiveAgent, opts: Options, out: TestRun, t0: float) -> None:
     """Stop a test's agent and keep in ``out`` what it showed: its wire, stderr, processes and
-    the test's seconds (from ``t0``)."""
+    the test's seconds (from ``t0``); with ``opts.wire`` (``--out``) its wire is written."""
     await _stop(agent, opts)
     out.seconds = time.perf_counter() - t0
     log = agent.log
@@ -197,6 +197,8 @@ async def _stopped(agent: LiveAgent, opts: Options, out: TestRun, t0: float) -> 
     log.clear()  # the probe's agent outlives its test: its wire is the test's now
     out.stderr = agent.stderr_text()
     out.pids = list(agent.pids)
+    if opts.wire is not None:  # --out: written now, a passing test's dropped after
+        opts.wire.write(out)
 
 
 async def _compare(

@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 from model.types import PromptCap
 from simulations.live.endpoint import BaseText, ModelEndpoint
 from simulations.live.recipes import Recipe
-from simulations.live.results import DEFAULT_REVISION
+from simulations.live.results import DEFAULT_REVISION, WireFiles
 from simulations.live.transport import STDERR_LIMIT
 
 _T = TypeVar("_T")
@@ -157,6 +157,7 @@ class Options:
     started: float = 0.0  # when the plan began (``time.monotonic``)
     done: int = 0  # tests finished
     walk_tally: dict[str, Any] = field(default_factory=dict)  # walks asked, run, and why not
+    wire: WireFiles | None = None  # --out: each test's wire written as it ends
 
 
 def _run_async(coro: Coroutine[Any, Any, _T], interrupt: Interrupt | None = None) -> _T:

@@ -85,6 +85,11 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
             caps = caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
         except ValueError as e:
             raise AgentFailure(clip(str(e), MESSAGE_LIMIT)) from None
+    except AgentFailure as e:
+        await _stop(agent, opts)
+        if agent.starts:  # what it said as it failed: the report shows its end
+            e.stderr = agent.stderr_text()
+        raise
     except BaseException:
         await _stop(agent, opts)
         raise

@@ -1,5 +1,6 @@
-"""The reporting role of a live run: the report by requirement id, the terminal table, the JSON
-report and a failure's counterexample files (see ``conform``)."""
+"""The reporting role of a live run: the report by requirement id (an id no test judged with
+the reason why), the terminal table, the JSON report, and ``--out``'s folder — its README, the
+summary, each failure's counterexample files (see ``conform``)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from simulations.live.judge import (
 )
 from simulations.live.results import (
     _LIVENESS_END,
+    _SKIP_TABLES,
     ADVISORY,
     CAPABILITY,
     FAIL,
@@ -46,16 +48,19 @@ from simulations.live.results import (
     SKIPPED,
     TIERS,
     TRANSCRIPT_HEAD,
+    WIRE_BUDGET,
     ConformError,
     Finding,
     LiveTest,
     TestRun,
+    WireFiles,
     _bounded_value,
     _id_key,
     _label,
     _worst,
     clip,
     clip_middle,
+    stderr_tail,
 )
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
@@ -80,6 +85,9 @@ class Report:
     finished_at: str = ""
     interrupted: bool = False
     startup_failure: str | None = None
+    # what the agent wrote on stderr until it failed at start-up (its kept tail; None: it
+    # never ran, or the failure came later, at the first session/new of a test)
+    startup_stderr: str | None = None
     introspection: bool | None = None
     out_dir: Path | None = None
     counterexamples: dict[str, Path] = field(default_factory=dict)
@@ -102,6 +110,11 @@ class Report:
     walks: dict[str, Any] = field(default_factory=dict)  # --walks: asked, ran, why fewer
     # findings over all the tests, not of one (``ADVERTISED``): judged with the runs' findings
     summaries: list[TestRun] = field(default_factory=list)
+    # what the plan was made of, for the reason an id was not tested (``not_run_reason``)
+    only: list[str] | None = None
+    bound: str = "small"
+    big: bool = False
+    wire: WireFiles | None = None  # --out: the tests' wires written as they ended
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -148,7 +161,52 @@ class Report:
                 "status": status,
                 "outcomes": got,
             }
+            if not got:  # SKIPPED or NOT_TESTED: why, in one line
+                out[rid]["reason"] = self.not_run_reason(rid, rid in targeted)
         return out
+
+    def not_run_reason(self, rid: str, targeted: bool) -> str:
+        """Why no test judged ``rid`` (it has no outcome), in one line: the run ended before
+        one did (NOT_TESTED), or no test of the plan reaches it (SKIPPED)."""
+        if self.startup_failure is not None:
+            return "no test ran: the agent failed at startup"
+        if self.interrupted:
+            return "the run was interrupted before a test judged it"
+        if targeted:
+            planned = {t.name for t in self.planned if rid in self._targets(t)}
+            if planned & set(self.dropped):
+                return "--budget left out the test(s) that reach it"
+            if self.internal_error is not None:
+                return "the run ended (an internal error) before a test judged it"
+            return "the test(s) that reach it stopped before its step (an earlier departure)"
+        if rid == SCHEMA_ID:
+            return "no test ran" + (" (the --only selection has none)" if self.only else "")
+        if self.only:
+            return f"no test of the --only selection ({clip(','.join(self.only), 60)}) reaches it"
+        rows = [
+            (name, i, row)
+            for name in self.tables.NAMES
+            if name not in _SKIP_TABLES
+            for i, row in enumerate(self.tables.table(name))
+            if rid in row.reqs
+        ]
+        if not rows:
+            return f"no agent row of {self.revision} cites it: no request of the plan shows it"
+        shown = ", ".join(
+            f"{name}.{i}" + (f" ({row.guards[-1]})" if row.guards else "")  # the telling guard
+            for name, i, row in rows[:2]
+        )
+        more = f" and {len(rows) - 2} more" if len(rows) > 2 else ""
+        why = (
+            f"no request of the {clip(self.bound, 40)} bound, to what the agent advertises, "
+            f"fires its rows: {shown}{more}"
+        )
+        if not self.big and any("size_limit" in g for _, _, row in rows for g in row.guards):
+            why += "; the over-limit text needs --big"
+        return why
+
+    def _targets(self, test: LiveTest) -> list[str]:
+        return row_ids(self.tables, self.revision, test.targets)
 
     def verdict(self) -> dict[str, Any]:
         reqs = self.requirements()
@@ -211,6 +269,13 @@ def render(report: Report) -> str:
         lines.append(f"offline: {report.isolation}")
     if report.startup_failure:
         lines.append(f"agent failed at startup: {clip(report.startup_failure)}")
+        tail = stderr_tail(report.startup_stderr or "")
+        if tail:
+            n = len(tail.splitlines())
+            lines.append(f"the agent's stderr, its last {n} line(s):")
+            lines += [f"  | {line}" for line in tail.splitlines()]
+        elif report.startup_stderr is not None:
+            lines.append("the agent wrote nothing on stderr")
     reqs = report.requirements()
     for t in TIERS:
         rows = [(rid, r) for rid, r in reqs.items() if r["tier"] == t]
@@ -222,6 +287,8 @@ def render(report: Report) -> str:
             worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
             if worst and (r["status"] != PASS or t == INFORMATIONAL):
                 note = "  " + clip(worst[0]["message"])
+            elif "reason" in r:  # SKIPPED or NOT_TESTED: why
+                note = "  " + clip(r["reason"])
             lines.append(f"  {rid:18s} {r['status']:14s}{note}")
     lines.append("\n" + coverage_line(report))
     followed = followed_builds(report)
@@ -309,6 +376,10 @@ def to_json(report: Report) -> dict[str, Any]:
         "startup_failure": None
         if report.startup_failure is None
         else clip(report.startup_failure, MESSAGE_LIMIT),
+        # the last lines of what the agent wrote on stderr as it failed (None: it never ran)
+        "startup_stderr": None
+        if report.startup_stderr is None
+        else stderr_tail(report.startup_stderr),
         "introspection": report.introspection,
         "model_endpoint": None
         if report.endpoint is None
@@ -325,6 +396,14 @@ def to_json(report: Report) -> dict[str, Any]:
         "requirements": report.requirements(),
         "verdict": report.verdict(),
         "counterexamples": {k: str(v) for k, v in report.counterexamples.items()},
+        # --out: each test's wire file (test name → file in wire/), and the tests left out
+        "wire": None
+        if report.wire is None
+        else {
+            "dir": str(report.wire.folder),
+            "files": dict(report.wire.files),
+            "left_out": list(report.wire.left_out),
+        },
     }
 
 
@@ -466,9 +545,108 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
             "a conforming agent answers):\n\n" + model_text,
             encoding="utf-8",
         )
+        (d / "README.md").write_text(_folder_readme(rid, run, d, build), encoding="utf-8")
         written[rid] = d
     report.counterexamples = written
     return written
+
+
+# what each file of a failure's folder is, in the order its README lists them
+_FILES = {
+    "review.md": "start here: the failed id and its evidence, each request with the model's "
+    "answer beside the agent's, then the model's own steps",
+    "live.ndjson": "**the agent's wire** as recorded in this test: every message conform sent "
+    "(`send`) and the agent sent (`recv`), by agent process (a new process: a restart). "
+    "`acp-sysprompt validate live.ndjson` judges it by the model",
+    "stderr.txt": "the last 20 kB the agent wrote on stderr in this test",
+    "transcript.ndjson": "**the model's expected transcript**, not the agent's: the messages "
+    "{build} exchanges on the same steps (what a conforming agent answers)",
+    "steps.md": "the same steps in the model, one line each, with the state after each",
+    "sequence.mmd": "those steps as a Mermaid sequence diagram",
+    "trace.itf.json": "the steps as an ITF trace: `acp-sysprompt replay trace.itf.json -- "
+    "AGENT_CMD` runs them against the agent again",
+    "agent-profile.json": "the build the test followed the agent into, past a choice the spec "
+    "leaves it (`replay trace.itf.json --profile agent-profile.json`)",
+}
+
+
+def _folder_readme(rid: str, run: TestRun, d: Path, build: str) -> str:
+    """A failure folder's README.md: which test failed ``rid`` and what each of its files is
+    (those written, in ``_FILES``' order)."""
+    lines = [
+        f"# {rid}: the first failing test, `{run.test.name}`",
+        "",
+        "Written by `acp-sysprompt conform --out`. The files of this folder:",
+        "",
+        "| file | what it is |",
+        "|---|---|",
+    ]
+    for name, text in _FILES.items():
+        if (d / name).is_file():
+            lines.append(f"| `{name}` | {text.format(build=build)} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_out(report: Report, out_dir: Path) -> None:
+    """``--out DIR`` of any run: the folder made, ``README.md`` (what it holds),
+    ``summary.txt`` (the terminal table), ``report.json``, ``startup-stderr.txt`` where the
+    agent failed at start-up, and each failed id's counterexample folder
+    (``write_counterexamples``); the tests' wires are in ``wire/`` already (``WireFiles``,
+    written as each test ended). A write of those that failed is raised here (OSError)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_counterexamples(report, out_dir)
+    write_json(report, out_dir / "report.json")
+    (out_dir / "summary.txt").write_text(render(report) + "\n", encoding="utf-8")
+    if report.startup_stderr is not None:
+        (out_dir / "startup-stderr.txt").write_text(report.startup_stderr, encoding="utf-8")
+    (out_dir / "README.md").write_text(_out_readme(report, out_dir), encoding="utf-8")
+    if report.wire is not None and report.wire.error is not None:
+        raise report.wire.error
+
+
+def _out_readme(report: Report, out_dir: Path) -> str:
+    """The top README.md of ``--out DIR``: the run in a line, and what each entry is."""
+    v = report.verdict()
+    verdict = "CONFORMANT" if v["conformant"] else "NOT CONFORMANT"
+    rows = [
+        ("summary.txt", "the terminal table and the verdict, as printed"),
+        ("report.json", "the JSON report (as `--report-json` writes it)"),
+    ]
+    if report.startup_stderr is not None:
+        rows.append(
+            ("startup-stderr.txt", "the last 20 kB the agent wrote on stderr before it failed")
+        )
+    wire = report.wire
+    if wire is not None and (wire.files or wire.left_out):
+        text = (
+            f"each test's wire, one file per test named after it ({len(wire.files)} written): "
+            "every message conform sent (`send`) and the agent sent (`recv`), by agent "
+            "process (a new process: a restart); the test's `nodeid` in report.json is "
+            "`conform::<name>`. `acp-sysprompt validate wire/<file>` judges one by the model "
+            "(a test that sends what a client may not, to see what the agent answers, shows "
+            "there as the client's finding: S1–S5, R3, R6)"
+        )
+        if wire.left_out:
+            text += (
+                f". Not written: {len(wire.left_out)} test(s) past the {WIRE_BUDGET >> 20} MiB "
+                "the folder keeps, or after a failed write"
+            )
+        if report.walks:
+            text += ". The walks' wires are not written (a failing walk's is in its id's folder)"
+        rows.append(("wire/", text))
+    for rid, d in report.counterexamples.items():
+        rows.append((f"{d.name}/", f"{rid} failed: its first failing test (its README.md)"))
+    lines = [
+        f"# acp-sysprompt conform: `{clip(' '.join(report.argv))}`",
+        "",
+        f"Revision {report.revision}; {report.started_at} to {report.finished_at}; "
+        f"{len(report.runs)} tests; **{verdict}**.",
+        "",
+        "| entry | what it is |",
+        "|---|---|",
+        *(f"| `{name}` | {text} |" for name, text in rows if (out_dir / name).exists()),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _live_review(rid: str, run: TestRun, f: Finding, report: Report) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from model.machines import RowRef
@@ -241,6 +243,25 @@ def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     return f"{text[:limit]}… ({len(text.encode('utf-8', 'replace'))} bytes)"
 
 
+STDERR_LINES = 20  # lines of an agent's stderr shown where it failed at start-up
+
+
+def stderr_tail(text: str, lines: int = STDERR_LINES) -> str:
+    """The last ``lines`` lines of an agent's stderr as a report shows them: each one clipped
+    (``clip``) and with what a terminal would act on (escape sequences, backspaces)
+    escaped, so the whole stays within about ``lines`` × ``TEXT_LIMIT`` characters."""
+    kept = text.rstrip().splitlines()[-lines:]
+    return "\n".join(clip(printable(line.rstrip())) for line in kept)
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (a tab aside) escaped as Python
+    writes it (``\\x1b``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
+
+
 def clip_middle(text: str, limit: int = REPORT_VALUE * 4) -> str:
     """``text``, or its first and last ``limit // 2`` characters (a traceback's end names
     the fault) and how much was left out between them."""
@@ -280,6 +301,65 @@ def _bounded_transcript(transcript: Sequence[dict[str, Any]]) -> list[dict[str, 
         tail.append(sized[j][0])
     left_out = {"messages": j - i, "bytes": sum(n for _, n in sized[i:j])}
     return [*head, {"_omitted": left_out}, *reversed(tail)]
+
+
+WIRE_BUDGET = 64 * 1024 * 1024  # bytes of the tests' wires an --out folder holds (wire/)
+
+
+def wire_lines(transcript: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """A test's wire as ``live.ndjson`` holds it: one record a line, ``direction`` (send:
+    conform to the agent; recv: the agent to conform), ``process`` (a new one: a restart)
+    and ``message``."""
+    for m in transcript:
+        yield json.dumps(m, sort_keys=True, default=str) + "\n"
+
+
+class WireFiles:
+    """``--out DIR``'s ``wire/``: each test's wire written as the test ends (a passing test's
+    is then dropped from memory: ``TestRun``), one file per test named after it, whole — the
+    wire as the run kept it (``_BoundedLog``) —, at most ``budget`` bytes in all: a test whose
+    wire would go past that is left out, and named in ``left_out``. The first write that fails
+    ends the writing; its error is kept (``error``) and named after the verdict."""
+
+    def __init__(self, folder: Path, budget: int | None = None) -> None:
+        self.folder = folder
+        self.budget = WIRE_BUDGET if budget is None else budget
+        self.bytes = 0
+        self.files: dict[str, str] = {}  # test name → its file's name in ``folder``
+        self.left_out: list[str] = []  # tests whose wire was not written
+        self.error: OSError | None = None
+
+    def write(self, run: TestRun) -> None:
+        name = run.test.name
+        if not run.transcript:
+            return
+        lines = list(wire_lines(run.transcript))
+        size = sum(len(line.encode("utf-8", "replace")) for line in lines)
+        if self.error is not None or self.bytes + size > self.budget:
+            self.left_out.append(name)
+            return
+        file = self._file_name(name)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with open(self.folder / file, "w", encoding="utf-8", errors="replace") as fh:
+                fh.writelines(lines)
+        except OSError as e:
+            self.error = e
+            self.left_out.append(name)
+            return
+        self.bytes += size
+        self.files[name] = file
+
+    def _file_name(self, name: str) -> str:
+        """``name`` as a file name: what a path would read (``/``, a leading ``.``) replaced,
+        at most 100 characters, unique in the folder."""
+        base = re.sub(r"[^A-Za-z0-9._+=,-]", "_", name)[:100].lstrip(".") or "test"
+        taken = set(self.files.values())
+        file, n = f"{base}.ndjson", 1
+        while file in taken:
+            n += 1
+            file = f"{base}-{n}.ndjson"
+        return file
 
 
 class _BoundedLog(list[Record]):

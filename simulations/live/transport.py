@@ -74,7 +74,11 @@ SUPERVISOR = str(Path(__file__).with_name("supervise.py"))  # run as a file: no 
 
 
 class AgentFailure(Exception):
-    """The agent did something that ends the test; the message names it."""
+    """The agent did something that ends the test; the message names it. ``stderr``: what the
+    agent had written on stderr by then, where the raiser kept it (its last ``STDERR_TAIL``
+    bytes; None: not kept, or the agent never ran)."""
+
+    stderr: str | None = None
 
 
 class NoAnswer(AgentFailure):
