@@ -13,7 +13,7 @@ is over the targets (40 minutes, 4 GiB).
 
 Targets: issue 15 asked for `large` explored completely in ≤ 10 min and ≤ 4 GiB on this
 machine. Memory is met (1.46 GiB); time is not: 4.9 million states at ~2,760 states per CPU
-second on one core is ~30 min, and the floor study (bench/floor_bench.py) shows no Python
+second on one core is ~30 min, and the floor study (bench/RESULTS.md, "Floor") shows no Python
 checker producing this output runs several times faster here. The target is restated at
 issue 15's close as ≤ 40 min on one quiet core (the measured ~30 min with a margin for this
 machine's ~10 % run-to-run spread and a shared core); the conforming-clients-only mix of the
