@@ -9,6 +9,10 @@ Scope
     re-sends, judged by its own rules T1–T16 (``schema-2026-11``, the SDK 2.4.0 schema it was
     first modelled from, is an alias). What the stable text leaves open (T6, T11, T15, T16)
     are parameters of ``envelope_tables``; the defaults are the reference agent's choices.
+    ``v2-draft`` is the ACP v2 draft: v1-stable's envelope on new, resume and fork, without
+    session/load (``v2_tables``). ``alt-instructions`` is the alternative "Session-Scoped
+    Instructions" RFD (8c977541, not adopted): ``sessionInstructions {mode, text}`` on
+    session/new only (``instructions_tables``).
 
 Abstractions
     A revision is (a) a set of tables over the same machines — the draft's tables are the
@@ -26,8 +30,9 @@ Abstractions
 
 Source
     agentclientprotocol/agent-client-protocol PR #1237 and PR #1494; the SystemPrompt definitions
-    of the schema shipped in @agentclientprotocol/sdk 2.4.0;
-    rfd-client-system-prompt.draft1.mdx; rfd-client-system-prompt.final.mdx.
+    of the v1 and v2 schemas shipped in @agentclientprotocol/sdk 2.4.0;
+    rfd-client-system-prompt.draft1.mdx; rfd-client-system-prompt.final.mdx;
+    docs/rfds/session-system-prompt.mdx@8c977541 (the alternative RFD).
 """
 
 from __future__ import annotations

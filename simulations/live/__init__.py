@@ -1,2 +1,4 @@
-"""Live agents: an ACP agent process on stdio, spoken to with the official SDK, judged by
-the model."""
+"""The live side: real processes judged by the model. The reference agent (``agent``,
+``agent_stdio``); ``conform``, which runs the model's tests against an agent on stdio through the
+official SDK, optionally through a recording model endpoint and a sandbox; ``conform-client``,
+which plays the agent towards a real client; and ``validate``, which judges a recorded log."""
