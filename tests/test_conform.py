@@ -566,7 +566,23 @@ def test_a_resume_the_agent_serves_and_the_model_refuses_is_held_to_s8(tmp_path:
     report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.19"])
     reqs = report.requirements()
     assert reqs["S8"]["status"] == FAIL, reqs["S8"]
-    assert "history update(s) before the resume answer" in reqs["S8"]["outcomes"][0]["message"]
+    said = reqs["S8"]["outcomes"][0]["message"]
+    assert "session/update(s) of its history before the session/resume answer" in said
+
+
+def test_s8_evidence_names_the_load_answered_without_its_history(tmp_path: Path) -> None:
+    """Issue 44: S8's evidence is the load whose answer came before any of its history (the
+    kit's history-after-load-answer agent): its step, its session and what was missing — not
+    another message of the test (validate quoted a -32602 the same answer had noted)."""
+    argv = ["env", "MODEL_AGENT_LATE=1", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["ROW-session.7"])
+    s8 = report.requirements()["S8"]
+    failed = [o for o in s8["outcomes"] if o["status"] == FAIL]
+    assert s8["status"] == FAIL and failed, s8
+    message, props = failed[0]["message"], failed[0]["properties"]
+    assert message.startswith("step ") and " session/load: " in message, message
+    assert "no session/update before the session/load answer" in message, message
+    assert isinstance(props.get("sessionId"), str) and props["sessionId"], props
 
 
 # Issue 27, item 3: the official kit's broken fixture agents, as switches of the model agent

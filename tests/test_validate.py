@@ -532,3 +532,31 @@ def test_a_reopen_the_model_refuses_but_the_agent_serves_is_judged_for_s8(
     assert "the model has no way to" in result.notes[0].message
     result = validate_files([_log_file(tmp_path, "right.ndjson", right)], "v1-stable")
     assert result.findings == [], result.render()
+
+
+def test_s8_evidence_is_the_load_answered_without_its_history(tmp_path: Path) -> None:
+    """Issue 44: a load the model refuses with -32602 (an empty content array re-sent, which a
+    client may not send: T5), served by the agent with no history replayed. S8's evidence was
+    the note the same answer left (the agent succeeded where the model answers error -32602),
+    not what S8 is about; it names the load request, its session and what came without it: no
+    session/update before the answer."""
+    steps = (
+        *OPEN,
+        Request("session_new"),
+        Request("session_prompt", sid="s1"),
+        Request("session_close", sid="s1"),
+        Request("session_load", sid="s1", system_prompt=A, mode="append"),
+    )
+    log = transcript(Trace(OVERRIDE, steps), REVISIONS["v1-stable"].tables, wire="envelope")
+    load = max(i for i, m in enumerate(log) if m.get("method") == "session/load")
+    assert log[-1]["id"] == log[load]["id"] and "result" in log[-1]
+    # the load re-sends an empty content array instead, and is served without its history
+    log[load]["params"]["systemPrompt"]["content"] = []
+    served = [*log[: load + 1], {"jsonrpc": "2.0", "id": log[load]["id"], "result": {}}]
+    result = validate_files([_log_file(tmp_path, "served.ndjson", served)], "v1-stable")
+    assert any("-32602" in n.message for n in result.notes)  # the note the old evidence quoted
+    (s8,) = [f for f in result.findings if f.rid == "S8"]
+    assert s8.line == len(served), result.render()
+    assert s8.evidence.startswith(f"line {load + 1} session/load of session 's1'"), s8.evidence
+    assert "no session/update before the session/load answer" in s8.evidence
+    assert "-32602" not in s8.evidence

@@ -222,13 +222,23 @@ async def _compare(
 
     def replay_kept() -> bool:
         """S8 on a load or resume the agent served: history before a load's answer (where
-        the session had a turn), none before a resume's."""
+        the session had a turn), none before a resume's. Its evidence is this request and
+        what its answer came without (or with), whatever else the step departed in."""
         live_sid = run.sid(req.sid) or ""
         n = _history_updates(answer.notifications, live_sid)
         if req.method == "session_resume" and n:
-            return fail([_ABOUT_REPLAY], f"{n} history update(s) before the resume answer")
+            return fail(
+                [_ABOUT_REPLAY],
+                f"{n} session/update(s) of its history before the session/resume answer",
+                sessionId=live_sid,
+            )
         if req.method == "session_load" and req.sid in run.turns and not n:
-            return fail([_ABOUT_REPLAY], "no history replayed before the load answer")
+            return fail(
+                [_ABOUT_REPLAY],
+                "no session/update before the session/load answer (the session had a turn: "
+                "its history is replayed first)",
+                sessionId=live_sid,
+            )
         if req.method == "session_resume" or req.sid in run.turns:
             _passed(out, [_ABOUT_REPLAY], i, method)
         return True

@@ -73,9 +73,9 @@ from simulations.live.validate_model import (
     _with_live,
     _with_slot,
 )
+from simulations.live.validate_model import REPLAY as _REPLAY
 from simulations.live.validate_read import _UNKNOWN_CODE
 
-_REPLAY = "S8"  # a load replays the conversation before answering, a resume replays none
 _EMPTY_REFUSED = "T11"  # an empty content array refused: then nothing is created or attached
 
 
@@ -254,9 +254,13 @@ class _Following(_Judging):
         """S8 on a load or resume the agent served where no edit of the model's tables does (a
         deleted session, say): judged on the wire alone, as ``conform`` does — history before
         a resume's answer, or none before a load's where the log saw the session's updates."""
+        evidence = self._replay_evidence(p, line)
         if p.method == "session/resume" and got.replayed:
             self._report(
-                _REPLAY, line, f"{p.method} (line {p.line}): history replayed before its answer"
+                _REPLAY,
+                line,
+                f"{p.method} (line {p.line}): history replayed before its answer",
+                evidence,
             )
         elif p.method == "session/load" and got.replayed is False:
             self._report(
@@ -264,6 +268,7 @@ class _Following(_Judging):
                 line,
                 f"{p.method} (line {p.line}): no history replayed before its answer, where the "
                 "log shows the session's updates",
+                evidence,
             )
 
     def _succeeding(self, before: World, req: Request, tables: Tables | None = None) -> Step | None:

@@ -88,6 +88,10 @@ OUTSIDE_TIER = "ADVISORY"  # a prompt outside the field: a SHOULD-like advice (c
 # to a turn or a replay of that session, and none is open); conform's UPDATE-ID: an update
 # names the session it belongs to. Others (available commands, mode, title) may come any time
 UPDATE = "update-id"
+# S8: a load replays the conversation before answering, a resume replays none. Its evidence is
+# the re-open itself (``_Judging._replay_evidence``), never a note the same answer left about
+# something else (a -32602 the model expected, say)
+REPLAY = "S8"
 _MEMO_LIMIT = 20_000  # memoised steps (their worlds) and schema verdicts, each; then cleared
 _WIRE_LIMIT = 1_000  # wire problems kept per stream (the rest are counted)
 # later evidence: the errored answers kept as candidates for a hidden effect, and the steps
@@ -356,7 +360,24 @@ class _Judging:
             sent = json.dumps(p.message.get("params"), sort_keys=True)
             shown = sent if len(sent) <= 200 else sent[:200] + "..."
             evidence = "; ".join(self.evidence) or f"line {p.line} sent {shown}"
+            if rid == REPLAY and p.method in ("session/load", "session/resume"):
+                evidence = self._replay_evidence(p, line)
             self._report(rid, at, f"{p.method} (line {p.line}): {text}", evidence)
+
+    @staticmethod
+    def _replay_evidence(p: _Pending, line: int) -> str:
+        """What S8 saw of the load or resume ``p`` answered at ``line``: the session/update
+        notifications for its session that came before that answer."""
+        sid = f" of session {p.log_sid!r:.60}" if p.log_sid is not None else ""
+        if p.method == "session/load" and not p.updates:
+            return (
+                f"line {p.line} session/load{sid}: no session/update before the session/load "
+                f"answer (line {line})"
+            )
+        return (
+            f"line {p.line} {p.method}{sid}: {p.updates} session/update(s) before the "
+            f"{p.method} answer (line {line})"
+        )
 
     def _note(self, line: int, text: str) -> None:
         self.evidence.append(f"line {line}: {text}")
