@@ -31,8 +31,8 @@ demo: $(STAMP)
 	$(RUN) $(BIN)/acp-sysprompt report --out out/report
 
 lint: $(STAMP)
-	$(BIN)/ruff check model simulations tests bench tools
-	$(BIN)/ruff format --check model simulations tests bench tools
+	$(BIN)/ruff check model simulations tests bench tools examples
+	$(BIN)/ruff format --check model simulations tests bench tools examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
