@@ -140,18 +140,28 @@ PENDING = {"examples/sdk_agent/"}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-def test_relative_links_of_the_pages_name_files_that_exist() -> None:
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings (lower case, punctuation dropped, spaces
+    as hyphens; code fences skipped)."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+    titles = re.findall(r"^#{1,6} (.+)$", text, flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", s.strip().lower()).replace(" ", "-") for s in titles}
+
+
+def test_relative_links_of_the_pages_name_files_and_headings_that_exist() -> None:
     broken = []
     for page in PAGES:
         for target in LINK.findall(page.read_text(encoding="utf-8")):
-            path = target.split("#", 1)[0]
-            if not path or re.match(r"[a-z]+:", path):
+            path, _, anchor = target.partition("#")
+            if re.match(r"[a-z]+:", path):
                 continue
-            resolved = (page.parent / path).resolve()
+            resolved = (page.parent / path).resolve() if path else page
             if str(resolved.relative_to(ROOT)) + ("/" if path.endswith("/") else "") in PENDING:
                 continue
             if not resolved.exists():
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
+            elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
     assert not broken, broken
 
 
