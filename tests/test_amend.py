@@ -218,16 +218,16 @@ def test_list_json_names_the_amendments(capsys: pytest.CaptureFixture[str]) -> N
     )
 
 
-def test_the_readme_examples_of_each_kind_of_edit_load() -> None:
-    """The README documents the format key by key with an example of each kind of edit."""
+def test_the_documented_examples_of_each_kind_of_edit_load() -> None:
+    """docs/amendments.md documents the format key by key with an example of each kind of edit."""
     import re
     import tomllib
 
-    text = Path("README.md").read_text(encoding="utf-8")
+    text = Path("docs/amendments.md").read_text(encoding="utf-8")
     blocks = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "base = " in b]
     kinds = set()
     for b in blocks:
-        a = amendment_from_mapping(tomllib.loads(b), "README.md")
+        a = amendment_from_mapping(tomllib.loads(b), "docs/amendments.md")
         kinds |= {
             k for k, v in (("must", a.must), ("rules", a.rules), ("reference", a.reference)) if v
         }

@@ -250,7 +250,7 @@ def test_a_list_past_its_limit_is_refused(field: str, old: str, new: str, tmp_pa
         load_bound(str(f))
 
 
-def test_the_bound_help_and_the_readme_state_the_limits(
+def test_the_bound_help_and_the_bounds_page_state_the_limits(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from simulations.cli import parser
@@ -258,11 +258,11 @@ def test_the_bound_help_and_the_readme_state_the_limits(
     with pytest.raises(SystemExit):
         parser().parse_args(["bound", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    readme = " ".join(Path("README.md").read_text("utf-8").split())
+    page = " ".join(Path("docs/bounds.md").read_text("utf-8").split())
     for key, n in LIMITS.items():
         said = f"{n} {key.replace('_', ' ')}"
         assert said in help_text, (said, help_text)
-        assert said in readme, said
+        assert said in page, said
 
 
 # ---- standard output that refuses writes --------------------------------------------------
