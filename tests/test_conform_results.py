@@ -31,6 +31,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -45,6 +46,7 @@ from simulations.live import execute, options, results, transport
 from simulations.live import report as reports
 from simulations.live.conform import conform
 from simulations.live.results import FAIL, ConformError
+from simulations.live.validate import UsageError, validate_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -747,3 +749,29 @@ def test_the_wire_files_are_bounded_named_safely_and_a_failed_write_is_kept(
     broken.write(run("one", 1))
     broken.write(run("two", 1))
     assert broken.error is not None and broken.left_out == ["one", "two"]
+
+
+def test_validate_reads_a_passing_runs_report_through_its_wire_files(tmp_path: Path) -> None:
+    """Issue 44: a passing run's report holds no transcript, but ``--out DIR`` writes every
+    test's wire and the report names the files: ``validate`` judges each of them (the report
+    in DIR, and a ``--report-json`` elsewhere, by the folder it names); a report that names a
+    path of its own choosing, or a file that is gone, is one line and exit 2."""
+    out, rj = tmp_path / "out", tmp_path / "r.json"
+    agent = [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable"]
+    cmd = [sys.executable, "-m", "simulations", "conform", "--revision", "v1-stable"]
+    cmd += ["--bound", "tiny", "--only", "T13", "--out", str(out), "--report-json", str(rj)]
+    done = subprocess.run([*cmd, "--", *agent], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+    files = json.loads(rj.read_text(encoding="utf-8"))["wire"]["files"]
+    assert files
+    for report in (out / "report.json", rj):
+        result = validate_files([report], "v1-stable")
+        assert result.exit_code == 0 and not result.failing
+        assert {f.file for f in result.findings} <= {str(out / "wire" / f) for f in files.values()}
+    data = json.loads(rj.read_text(encoding="utf-8"))
+    for bad, why in (("../../etc/passwd", "no file name"), ("gone.ndjson", "missing")):
+        data["wire"]["files"] = {"T": bad}
+        forged = tmp_path / "forged.json"
+        forged.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(UsageError, match=why):
+            validate_files([forged], "v1-stable")

@@ -19,6 +19,7 @@ from simulations.live.agent import default_caps
 from simulations.live.conform import conform
 from simulations.live.coverage import COVER_TEST, situation, situations_of
 from simulations.live.plan import coverage_plan, plan
+from simulations.live.report import Report
 from simulations.wire.acp import revision_wire
 
 pytestmark = pytest.mark.usefixtures("shared_explorations")
@@ -138,3 +139,23 @@ def test_the_reference_agent_conforms_with_full_coverage_on_the_small_bound() ->
     report = conform(reference(), cwd=str(ROOT), timeout=5, jobs=2)
     assert report.conformant and report.exit_code() == 0
     assert report.coverage["run"] == report.coverage["total"] == 1581
+
+
+@pytest.mark.exhaustive
+def test_the_reference_agent_without_a_store_earns_what_a_lost_store_earns() -> None:
+    """Without ``--store`` the reference agent keeps its sessions in memory, so a restart loses
+    them all: its run must fail exactly the ids, and reach exactly the situations, of the model
+    built to lose its store on a restart (the mutant ``restart_loses_store``, whose store is
+    kept across the run's restarts and which loses it at each one). rfd-final: the revision
+    that mutant edits (issue 39: every revision measured by hand, bench/RESULTS.md)."""
+    argv = [sys.executable, "-m", "simulations.agent", "--revision", "rfd-final"]
+    memory = conform(argv, cwd=str(ROOT), timeout=5, jobs=2, revision="rfd-final")
+    lost = ["--mutant", "restart_loses_store", "--store", "{store}"]
+    model = conform([*argv, *lost], cwd=str(ROOT), timeout=5, jobs=2, revision="rfd-final")
+    assert not memory.conformant and memory.exit_code() == 1
+
+    def failed(report: Report) -> set[str]:
+        return {rid for rid, r in report.requirements().items() if r["status"] == "FAIL"}
+
+    assert failed(memory) == failed(model) and "S6" in failed(memory)
+    assert memory.coverage == model.coverage

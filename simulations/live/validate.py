@@ -223,17 +223,28 @@ class Result:
 def _stream_file(f: IO[bytes], name: str, revision: Revision, memo: _Memo) -> Iterator[Stream]:
     report, body = _sniff(f)
     if report is not None:
-        streams = []
+        streams, judged = [], set()
         for t in kit_transcripts(report):
+            judged.add(t.nodeid)
             s = Stream(revision, name, t.nodeid, memo)
             for e in t.entries:
                 s.feed(e)
             s.finish()
             streams.append(s)
+        for test, path in _wire_files(report, name):
+            if f"conform::{test}" in judged:  # a failing test: its transcript is judged
+                continue
+            s = Stream(revision, str(path), f"conform::{test}", memo)
+            with _open_log(path) as wire:
+                for e in read_log(wire):
+                    s.feed(e)
+            s.finish()
+            streams.append(s)
         if not any(s.recognised for s in streams):
             raise UsageError(
                 f"argument LOG: {name}: a JSON report with no transcript to judge (conform "
-                "and the test kit keep the transcripts of failing tests only)"
+                "and the test kit keep the transcripts of failing tests only; a report "
+                "conform --out DIR wrote, DIR/report.json, names every test's wire file)"
             )
         yield from streams
         return
@@ -249,6 +260,31 @@ def _stream_file(f: IO[bytes], name: str, revision: Revision, memo: _Memo) -> It
             f"{s.messages:,} line(s) ({_first_problem(s)})"
         )
     yield s
+
+
+_WIRE_NAME = re.compile(r"[A-Za-z0-9._+=,-]{1,200}\.ndjson")  # a file of conform's --out DIR/wire/
+
+
+def _wire_files(report: Mapping[str, Any], name: str) -> list[tuple[str, Path]]:
+    """The wire files a report of ``conform --out DIR`` names (``wire.files``: test → file
+    name), found in ``wire/`` beside the report (DIR/report.json), else in ``wire.dir``; a
+    name that is no plain file name of that folder, or a file that is missing, is a
+    UsageError naming it (a report may be hostile: it never names a path of its choosing)."""
+    wire = report.get("wire")
+    if not isinstance(wire, Mapping) or not isinstance(wire.get("files"), Mapping):
+        return []
+    here = Path(name).parent / "wire"
+    there = Path(str(wire.get("dir", ""))) if isinstance(wire.get("dir"), str) else here
+    folder = here if here.is_dir() else there
+    out = []
+    for test, file in wire["files"].items():
+        if not isinstance(file, str) or not _WIRE_NAME.fullmatch(file) or file.startswith("."):
+            raise UsageError(f"argument LOG: {name}: wire.files[{str(test)[:60]!r}]: no file name")
+        path = folder / file
+        if not path.is_file():
+            raise UsageError(f"argument LOG: {name}: its wire file is missing: {path}")
+        out.append((str(test), path))
+    return out
 
 
 def _first_problem(s: Stream) -> str:
