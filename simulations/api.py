@@ -464,7 +464,15 @@ def from_exploration(
     )
 
 
-def _header(result: CheckResult) -> str:
+def _took(result: CheckResult, wall: float | None) -> str:
+    """The header's time: the command's wall clock with the search's share of it, where the
+    command line gives it (``wall``), else the search's own seconds."""
+    if wall is None:
+        return f"{result.seconds:.1f}s"
+    return f"wall {max(wall, result.seconds):.1f}s (search {result.seconds:.1f}s)"
+
+
+def _header(result: CheckResult, wall: float | None = None) -> str:
     b = result.budget
     what = f"mutant {result.mutant} of {result.revision}" if result.mutant else result.revision
     if result.profile is not None:
@@ -483,12 +491,12 @@ def _header(result: CheckResult) -> str:
             f"({'+'.join(b['scopes'])})  {b['states']:,} states  {_edges(b['edges'])}  "
             f"{b['transitions']:,} transitions checked  "
             f"depth {b['depth']}  symmetry={'on' if b['symmetry'] else 'off'}  "
-            f"restarts={b['restarts']}{_why_restarts(result)}  {result.seconds:.1f}s{done}"
+            f"restarts={b['restarts']}{_why_restarts(result)}  {_took(result, wall)}{done}"
         )
     return (
         f"acp-sysprompt check: {what}  engine={result.engine}  seed={b['seed']}  "
         f"budget={b['examples']} examples × {b['steps']} steps  "
-        f"restarts={b['restarts']}{_why_restarts(result)}  {result.seconds:.1f}s"
+        f"restarts={b['restarts']}{_why_restarts(result)}  {_took(result, wall)}"
     )
 
 
@@ -512,9 +520,11 @@ def _edges(edges: int | None) -> str:
     return "edges not kept" if edges is None else f"{edges:,} edges"
 
 
-def render(result: CheckResult) -> str:
+def render(result: CheckResult, wall: float | None = None) -> str:
+    """The check's verdicts as text; ``wall``: the command's seconds so far, for the header
+    (the command line's; without it the header gives the search's own seconds)."""
     lines = [
-        _header(result),
+        _header(result, wall),
         "holds = no violation found within the budget; n/a = not a checkable behaviour here",
         "",
         f"{'id':4s} {'keyword':16s} {'verdict':9s} check",

@@ -1263,6 +1263,11 @@ def _run_cache(args: argparse.Namespace) -> int:
 _STARTED: list[float] = []  # when the running command began (``main``): its headers' wall clock
 
 
+def _wall() -> float | None:
+    """The running command's seconds so far (None outside ``main``)."""
+    return time.monotonic() - _STARTED[-1] if _STARTED else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _STARTED.append(time.monotonic())
     stdout = sys.stdout
@@ -1450,7 +1455,7 @@ def _main(argv: Sequence[str] | None) -> int:
             data["keeps_claims"] = keeps_promise(amendment, diff)
             print(json.dumps(data, indent=2))
         else:
-            print(_noted(render(result)) + "\n" + render_diff(base, result, diff))
+            print(_noted(render(result, _wall())) + "\n" + render_diff(base, result, diff))
         if args.out is not None and not _write_check_out(
             args, result, bound if args.engine == "bfs" else None
         ):
@@ -1461,7 +1466,7 @@ def _main(argv: Sequence[str] | None) -> int:
     doc = to_json(result) if args.json else None
     if doc is not None and none is not None:
         doc["through"] = {"events": list(events), "none": none}
-    print(json.dumps(doc, indent=2) if doc is not None else _noted(render(result)))
+    print(json.dumps(doc, indent=2) if doc is not None else _noted(render(result, _wall())))
     if doc is None and none is not None:  # the counterexamples shown are the ones asked for
         rest = "" if result.complete else "; interrupted: the ids not shown were not searched"
         print(

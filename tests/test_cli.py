@@ -85,6 +85,20 @@ def test_hypothesis_engine_keeps_the_same_contract(capsys: pytest.CaptureFixture
     assert data["budget"]["examples"] == 30
 
 
+def test_the_header_gives_the_commands_wall_clock_and_the_search_in_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 41, item 3: a single check's header says the command's wall clock, with the
+    search's seconds inside it (the population's header says its stages the same way); both
+    engines. The JSON's ``seconds`` stay the search's."""
+    for argv in (QUICK, HYP):
+        code, out, _ = _run(capsys, "check", "--strict", *argv)
+        head = out.splitlines()[0]
+        took = re.search(r"  wall (\d+\.\d)s \(search (\d+\.\d)s\)$", head)
+        assert code == 1 and took is not None, head
+        assert float(took[1]) >= float(took[2])
+
+
 def test_strict_turns_a_violated_property_into_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, _ = _run(capsys, "check", "--strict", *QUICK)
     assert code == 1
