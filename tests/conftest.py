@@ -114,3 +114,16 @@ def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(root))
     return root
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m 'not exhaustive'`` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The split of ``tests/suite_split.py``: what ``make test`` leaves to ``make exhaustive``
+    gets the ``exhaustive`` marker here, from one table with the reasons."""
+    from suite_split import KEEP, WHOLE
+
+    for item in items:
+        base, _, param = item.nodeid.partition("[")
+        kept = KEEP.get(base)
+        if item.nodeid in WHOLE or (kept is not None and param[:-1] not in kept):
+            item.add_marker(pytest.mark.exhaustive)

@@ -30,6 +30,7 @@ from simulations.api import bound_for
 from simulations.engines.domain import text
 from simulations.live.agent import caps_text, default_caps
 from simulations.live.conform import conform
+from simulations.live.coverage import COVER_TEST
 from simulations.live.judge import Seen, _judge, caps_of, choice_options, chosen, tier
 from simulations.live.plan import agent_mutants, kill_setup, mutant_path
 from simulations.live.report import render, to_json, write_counterexamples
@@ -687,7 +688,9 @@ def test_an_update_about_another_live_session_is_judged_by_its_kind(
     # other's half-written pickle (a CI run: the agent crashed at start, S8 and T13 FAILed)
     agent = model_agent(tmp_path, store="{store}/store.pickle")
     argv = ["env", f"MODEL_AGENT_OTHERS={kind}", *_env_argv(agent)]
-    report = conform(argv, timeout=30, test_timeout=120, jobs=2, bound="tiny")
+    # the coverage tests alone (``--only COVER``): the pair scope is theirs, and the rows'
+    # tests would add nothing here but time (82 tests, half the full tiny plan's CPU)
+    report = conform(argv, timeout=30, test_timeout=120, jobs=2, bound="tiny", only=[COVER_TEST])
     reqs = report.requirements()
     assert reqs["UPDATE-ID"]["status"] == status, reqs["UPDATE-ID"]
     failing = {k: v["outcomes"][:1] for k, v in reqs.items() if v["status"] == FAIL}

@@ -2,7 +2,9 @@
 says to judge it: ``acp-sysprompt conform --revision v1-stable -- python agent.py --store
 {store}``, on the ``tiny`` bound here (two sessions, both modes, load, resume, fork, close and
 list; no restart). It must stay CONFORMANT with every situation of the plan run, and a copy with
-one line broken must not be: the check can tell the example from a regression of it."""
+one line broken must not be: the check can tell the example from a regression of it. Both
+runs are ``make exhaustive`` (an SDK agent's full plan: ``tests/suite_split.py``); ``make test``
+keeps a short run (what the example advertises, T15's tests) and what it imports."""
 
 from __future__ import annotations
 
@@ -22,9 +24,10 @@ EXAMPLE = ROOT / "examples" / "sdk_agent" / "agent.py"
 # replaying nothing: the load then answers with no history before it (S8, MANDATORY)
 REPLAY = 'for role, text in record["history"]:'
 NO_REPLAY = "for role, text in []:"
+ADVERTISED = "{systemPrompt=override load_session resume fork close list}"  # no delete
 
 
-def _conform(agent: Path, tmp_path: Path) -> tuple[int, dict[str, Any]]:
+def _conform(agent: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     """``conform`` from the command line, as an author runs it; its exit code and JSON report."""
     report = tmp_path / "report.json"
     argv = [
@@ -38,6 +41,7 @@ def _conform(agent: Path, tmp_path: Path) -> tuple[int, dict[str, Any]]:
         "tiny",
         "--jobs",
         "2",
+        *extra,
         "--report-json",
         str(report),
         "--",
@@ -61,8 +65,7 @@ def test_the_example_agent_conforms_with_every_situation_of_the_plan_run(tmp_pat
     coverage = data["coverage"]
     assert coverage["total"] > 0 and coverage["run"] == coverage["total"], coverage
     assert data["introspection"] is True  # every slot seen, not only the answers
-    advertised = "{systemPrompt=override load_session resume fork close list}"  # no delete
-    assert data["agent_capabilities"] == advertised
+    assert data["agent_capabilities"] == ADVERTISED
 
 
 @pytest.mark.exhaustive  # a second tiny run (~3 min on a loaded machine): make exhaustive
@@ -77,6 +80,16 @@ def test_the_example_with_its_replay_line_broken_is_not_conformant(tmp_path: Pat
     assert s8["status"] == "FAIL" and "S8" in data["verdict"]["failing"]
     evidence = next(o["message"] for o in s8["outcomes"] if o["status"] == "FAIL")
     assert "no session/update before the session/load answer" in evidence, evidence
+
+
+def test_the_example_starts_advertises_what_it_serves_and_passes_t15s_tests(
+    tmp_path: Path,
+) -> None:
+    """``make test``'s short run of the example (``--only T15``: the tests of T15's rows)."""
+    code, data = _conform(EXAMPLE, tmp_path, "--only", "T15")
+    assert code == 0 and data["verdict"]["conformant"], data["verdict"]
+    assert data["requirements"]["T15"]["status"] == "PASS"
+    assert data["agent_capabilities"] == ADVERTISED
 
 
 def test_the_example_imports_only_the_sdk_and_the_standard_library() -> None:

@@ -2,10 +2,10 @@
 official SDK as an author would write them (``tests/fixtures/faulty_agents/sdk_agent.py``, not
 the reference build, not the model's mutants), each with one bug that shows only beside a
 second session, after a restart, on a fork of a fork or under override on a fork. Each must
-fail its id under the coverage-driven plan and the fixed twin must be CONFORMANT. ``make
-test`` runs one fault on the ``tiny`` bound (two sessions, override, load and fork, no
-restart; an SDK agent that conforms there is ``tests/test_examples.py``'s example agent);
-``make exhaustive`` runs the twin and every fault on the full plan (``small``). By hand on
+fail its id under the coverage-driven plan and the fixed twin must be CONFORMANT. All of it
+is ``make exhaustive`` (``tests/suite_split.py``): one fault on the ``tiny`` bound (two
+sessions, override, load and fork, no restart), the twin and every fault on the full plan
+(``small``); ``make test`` plays this agent on one path (``tests/test_follow.py``). By hand on
 ``tiny`` (2026-12-03): last-prompt-global and fork-of-fork T15, NOT CONFORMANT."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ FAULTS = {
     "second-text-ignored": "T15",  # a second text kept running, stored all the same
     "fork-drops-prompt-after-restart": "T15",  # a fork of a restored session loses its texts
 }
-IN_TINY = ("last-prompt-global",)  # make test: one fault (~1 min of CPU)
+IN_TINY = ("last-prompt-global",)  # one fault on tiny (~2 min of CPU; make exhaustive)
 
 
 def _run(fault: str | None, bound: str) -> Report:
