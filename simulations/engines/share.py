@@ -28,8 +28,10 @@ Abstractions
     asks every question anew, which is what lets the command line keep answers across runs.
 
     An answer is the ``Exploration`` without its tables and bound (the asker's are equal, by
-    the question) and without its cached graph; it is written to a temporary file and renamed
-    into place, so a reader sees a whole answer or none. Two processes that ask at once both
+    the question) and without its cached graph, or a population's family search
+    (``simulations.engines.featured.Featured``, asked by ``simulations.engines.population``
+    with all its members' tables); it is written to a temporary file and renamed into place,
+    so a reader sees a whole answer or none. Two processes that ask at once both
     search and both write the same answer. A file that cannot be read as one is removed.
 
     Kept across runs: the command line's cache (``simulations.engines.cache``) is the same
@@ -55,7 +57,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from model.effects import EFFECTS
 from model.guards import GUARDS
@@ -161,9 +163,13 @@ def _source() -> str:
     return h.hexdigest()
 
 
-def question(tables: Tables, bound: Bound, **options: object) -> str | None:
-    """The digest naming one exploration's answer, or None if it cannot be written down."""
-    named = sorted({n for _, _, row in tables.rows() for n in (*row.guards, row.effect) if n})
+def question(tables: Tables | tuple[Tables, ...], bound: Bound, **options: object) -> str | None:
+    """The digest naming one exploration's answer, or None if it cannot be written down.
+    ``tables`` may be several (a family search's, ``simulations.engines.featured``)."""
+    every = tables if isinstance(tables, tuple) else (tables,)
+    named = sorted(
+        {n for t in every for _, _, row in t.rows() for n in (*row.guards, row.effect) if n}
+    )
     functions = [(n, GUARDS.get(n), EFFECTS.get(n)) for n in named]
     buf = io.BytesIO()
     try:
@@ -175,21 +181,12 @@ def question(tables: Tables, bound: Bound, **options: object) -> str | None:
 
 def answer(folder: Path, key: str, tables: Tables, bound: Bound) -> Exploration | None:
     """The stored answer to ``key`` with the asker's tables and bound, or None."""
-    path = folder / f"{key}.pickle"
     t0 = time.perf_counter()
-    try:
-        with path.open("rb") as f:
-            ex = pickle.load(f)
-    except FileNotFoundError:
-        return None
-    except Exception:  # unreadable, not a pickle, truncated, foreign (which may raise anything)
-        ex = None
-    if not isinstance(ex, Exploration):
-        path.unlink(missing_ok=True)  # broken, truncated or foreign: a miss, and removed
+    ex = recall(folder, key, Exploration)
+    if ex is None:
         return None
     ex.tables, ex.bound = tables, bound
     if _cache_in(folder) is not None:
-        user_cache.touch(path)  # recently used: evicted last
         ex.seconds = time.perf_counter() - t0
     return ex
 
@@ -198,12 +195,39 @@ def keep(folder: Path, key: str, ex: Exploration) -> None:
     """Store a complete answer (a whole file or none); a failure to store is not an error."""
     if not _worth(ex):
         return
-    bare = replace(ex, tables=None, bound=None)  # type: ignore[arg-type]  # (no cached graph)
+    remember(folder, key, replace(ex, tables=None, bound=None))  # type: ignore[arg-type]
+
+
+_T = TypeVar("_T")
+
+
+def recall(folder: Path, key: str, kind: type[_T]) -> _T | None:
+    """The stored answer to ``key`` if it is a ``kind``, else None (and a file that is not one
+    is removed)."""
+    path = folder / f"{key}.pickle"
+    try:
+        with path.open("rb") as f:
+            value = pickle.load(f)
+    except FileNotFoundError:
+        return None
+    except Exception:  # unreadable, not a pickle, truncated, foreign (which may raise anything)
+        value = None
+    if not isinstance(value, kind):
+        path.unlink(missing_ok=True)  # broken, truncated or foreign: a miss, and removed
+        return None
+    if _cache_in(folder) is not None:
+        user_cache.touch(path)  # recently used: evicted last
+    return value
+
+
+def remember(folder: Path, key: str, value: object) -> None:
+    """Store an answer (a whole file or none; an ``Exploration`` without its tables and bound,
+    and no cached graph); a failure to store is not an error."""
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as f:
-                pickle.dump(bare, f, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, folder / f"{key}.pickle")
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -213,6 +237,13 @@ def keep(folder: Path, key: str, ex: Exploration) -> None:
     kept = _cache_in(folder)
     if kept is not None:
         user_cache.evict(folder, kept.limit)
+
+
+def count(folder: Path, hit: bool) -> None:
+    """One search asked of the command line's cache (``cache.Counts``), if ``folder`` is it."""
+    counted = _cache_in(folder)
+    if counted is not None:
+        counted.counts.add(hit)
 
 
 def shared(
@@ -229,9 +260,8 @@ def shared(
     ex = search() if found is None else found
     if key is not None and found is None:
         keep(folder, key, ex)
-    counted = _cache_in(folder)
-    if counted is not None and (found is not None or _worth(ex)):  # a quick search: not counted
-        counted.counts.add(found is not None)
+    if found is not None or _worth(ex):  # a quick search: not counted
+        count(folder, found is not None)
     return ex, found is not None
 
 
