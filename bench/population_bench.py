@@ -1,10 +1,11 @@
-"""How long a population check takes: v1-stable's 72 agent × client pairs on a bound.
+"""How long a population check takes: v1-stable's 144 agent × client pairs on a bound.
 
 For each bound asked: the reference build alone (the check ``--reference`` runs, all stated
-ids), then the whole population (P ids), with ``--workers`` processes, sharing searches
-between members (``simulations.engines.population``) and, for comparison with ``--unshared``,
-without. Prints the searches run and shared, the seconds, and per scope the searches and
-their CPU seconds (each search's own seconds, measured where it ran).
+ids), then the whole population (P ids), with ``--workers`` processes, one family search per
+scope for every member (``simulations.engines.population``) and, for comparison with
+``--unshared``, each member searched on its own. Prints the searches run, the seconds, and
+per scope the searches and their CPU seconds (each search's own seconds, measured where it
+ran).
 
     .venv/bin/python bench/population_bench.py [--bound default] [--workers 2] [--unshared]
 
@@ -31,9 +32,9 @@ def _recording(inner, per_scope):  # type: ignore[no-untyped-def]
     """``engine._run`` that also records each search's seconds by scope (in the parent)."""
 
     def recorded(jobs, pool):  # type: ignore[no-untyped-def]
-        for job, found in inner(jobs, pool):
-            per_scope[job.scope].append(found.seconds)
-            yield job, found
+        for job, answers in inner(jobs, pool):
+            per_scope[job.scope].append(next(iter(answers.values())).seconds)
+            yield job, answers
 
     return recorded
 
@@ -58,8 +59,8 @@ def main() -> None:
             t = time.perf_counter()
             j = engine.judge(pop, b, p_checks, workers=args.workers, share=share)
             print(
-                f"{name}: population ({'shared' if share else 'unshared'}) {len(j.outcomes)} "
-                f"pairs, {j.searches} searches + {j.shared} shared, "
+                f"{name}: population ({'family' if share else 'unshared'}) "
+                f"{j.searches} searches for {len(j.outcomes)} pairs, "
                 f"{time.perf_counter() - t:.1f}s with {args.workers} workers"
             )
         engine._run = run

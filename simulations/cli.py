@@ -715,8 +715,8 @@ def _first_member(
 ) -> tuple[Member | None, Trace | None, bool]:
     """The first member of ``pop`` (``Population.members``: the reference build first, then
     in the order of the choices) that violates ``rid``, its shortest counterexample, and
-    whether every search ended. Without events one ``judge`` of the whole population, its
-    searches shared where a choice's decision point was never reached."""
+    whether every search ended. Without events one ``judge`` of the whole population: one
+    search per scope for every member, split only where members answer differently."""
     if events:
         for m in pop.members():
             trace, complete = _shortest(args, pop.tables(m), bound, rid, events, None)
@@ -1588,17 +1588,17 @@ def _population_run(args: argparse.Namespace, profile: object, amendment: object
 
 
 class _PopulationLine:
-    """Progress of a population check on stderr: searches done, shared, left, ETA."""
+    """Progress of a population check on stderr: searches done, left, ETA."""
 
     def __init__(self, forced: bool = False) -> None:
         self.out = _Emitter(forced)
 
-    def __call__(self, searched: int, shared: int, total: int, seconds: float) -> None:
-        left = total - searched - shared
+    def __call__(self, searched: int, total: int, seconds: float) -> None:
+        left = total - searched
         rate = seconds / searched if searched else 0.0
-        eta = f"ETA ~{left * rate:,.0f}s if no more is shared" if searched else "ETA unknown"
+        eta = f"ETA ~{left * rate:,.0f}s" if searched else "ETA unknown"
         self.out.emit(
-            f"population: {searched} searches, {shared} shared, {left} of {total} left  "
+            f"population: {searched} of {total} searches done  "
             f"{seconds:.1f}s  {eta}  (Ctrl-C stops and keeps what was found)"
         )
 

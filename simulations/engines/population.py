@@ -9,24 +9,32 @@ Scope
     member loses it (each with a shortest counterexample).
 
 Abstractions
-    Sharing searches. Members differ only where a choice's rows answer a request. Each
-    search also records the decision points of the population's agent choices
-    (``model.witnesses.DECISIONS``: steps where that choice's rows could be selected). If
-    member ``m0``'s search of a scope never reached the decision point of choice ``c``, every
-    step it took is answered the same whatever ``c``'s value: the members that differ from
-    ``m0`` only in such choices have the same search of that scope, and its result is reused
-    (``Outcome.shared``); so is a search this process already ran for another population
-    with the same member (``_SEARCHED``). Client choices are never shared this way (a
-    client's choice is a guard on every re-opening it sends). ``tests/test_population.py``
-    compares shared and unshared results member by member.
+    Sharing searches. Members differ only where a choice's rows answer a request, so the
+    members are not searched one by one: each scope is searched once for all of them
+    (``simulations.engines.featured``), a breadth-first search whose nodes remember which
+    members reached them. A request is put to every member separately only where it
+    consults a choice on which they differ (the choice's decision point,
+    ``model.witnesses.DECISIONS``; a client's choice, which has none, is consulted by every
+    request), and there the members whose answers are equal go on together: a choice no
+    reachable step consults splits nothing, and a split costs only the worlds the members
+    reach apart. Each member still gets exactly what its own search would give (shortest
+    lengths, counterexamples, witnesses, states); ``tests/test_population.py`` compares the
+    two member by member on ``choices`` (``small`` under ``make exhaustive``), and shows the
+    comparison fails for a search that never splits. A member's result is kept per scope
+    (``_SEARCHED``), so a later population of this process with the same member (an amended
+    population is a subset of its base's) reuses it (``Outcome.shared``), and the share or
+    the command line's cache keeps each family search (``simulations.engines.share``).
+    ``SPLIT_BY`` names the choices whose values get searches of their own instead (none).
 
-    Members are taken in levels (how many choices depart from the reference build); the
-    searches of one level run in ``workers`` forked processes and may reuse any search of a
-    lower level. Ctrl-C keeps what finished (``complete=False``).
+    ``searches`` counts the family searches (one per scope, or none where every member's
+    result is reused). They run in ``workers`` forked processes, one scope each. Ctrl-C
+    keeps what finished (``complete=False``). ``share=False`` searches each member and
+    scope on its own (``explore``), the reference the family searches are compared with.
 
 Source
     Ours: the small-scope hypothesis over a spec's permitted implementations, as Alloy
-    checks an assertion for every instance a model allows.
+    checks an assertion for every instance a model allows; the members searched together as
+    family-based model checking searches a product line's variants (``featured``).
 """
 
 from __future__ import annotations
@@ -43,9 +51,12 @@ from typing import Any
 from model.invariants import Check
 from model.population import CHOICES, Member, Population
 from model.spec import REQUIREMENTS, Family
+from model.tables import Tables
 from model.witnesses import DECISIONS, WITNESSES
+from simulations.engines import share as sharing
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore
+from simulations.engines.featured import Featured, featured
 from simulations.engines.trace import Trace
 
 __all__ = ["HELD_BY_ALL", "LOST_BY_ALL", "LOST_BY_SOME", "Judged", "Outcome", "judge"]
@@ -74,8 +85,8 @@ class Outcome:
     traces: dict[str, Trace] = field(default_factory=dict)
     witnesses: set[str] = field(default_factory=set)
     states: int = 0
-    searched: int = 0  # scopes searched for it
-    shared: int = 0  # scopes whose search it shares with another member
+    searched: int = 0  # scopes searched for it (with the other members of its family)
+    shared: int = 0  # scopes answered by a search this process ran for another population
     complete: bool = True
 
     def add(self, found: Found, shared: bool = False) -> None:
@@ -100,8 +111,8 @@ class Judged:
     bound: Bound
     ids: tuple[str, ...]
     outcomes: list[Outcome]
-    searches: int
-    shared: int
+    searches: int  # searches run (each of one scope, for a family of members)
+    shared: int  # (member, scope) answered by a search run for another population
     seconds: float
     complete: bool = True
 
@@ -212,59 +223,107 @@ def _implicants(members: list[Member], lost: set[Member]) -> list[Member]:
 
 @dataclass(frozen=True)
 class _Job:
-    member: Member
+    """One search: of ``scope``, for a family of members (``alone``: one member's own)."""
+
+    members: tuple[Member, ...]
     scope: int
+    alone: bool = False
 
 
 _STATE: dict[str, Any] = {}  # what forked workers inherit: population, bound, checks
 # searches this process ran, for the next population that has the same member (an amended
 # population is a subset of its base's): (question, member, scope) → what it found
 _SEARCHED: dict[tuple[Any, ...], Found] = {}
+# choices whose values get families of their own before searching; none: the featured search
+# splits members only where they answer differently, client choices included
+SPLIT_BY: tuple[str, ...] = ()
 
 
-def _search(job: _Job) -> Found:
+def _families(members: list[Member]) -> list[list[Member]]:
+    """The members grouped into the families searched together (``SPLIT_BY``)."""
+    out: dict[tuple[str, ...], list[Member]] = {}
+    for m in members:
+        out.setdefault(tuple(v for k, v in m if k in SPLIT_BY), []).append(m)
+    return list(out.values())
+
+
+def _search(job: _Job) -> dict[Member, Found]:
+    """What ``job`` finds for each of its members."""
     pop: Population = _STATE["population"]
     bound: Bound = _STATE["bound"]
     one = replace(bound, scopes=(bound.scopes[job.scope],), envelope=())
-    ex = explore(
-        pop.tables(job.member),
+    if job.alone:
+        (m,) = job.members
+        ex = explore(
+            pop.tables(m),
+            one,
+            checks=_STATE["checks"],
+            witnesses=_STATE["witnesses"],
+            keep="verdicts",
+            symmetry=_STATE["symmetry"],
+        )
+        lengths = {rid: ex.length(rid) for rid in ex.violated}
+        return {
+            m: Found(
+                lengths,
+                {rid: ex.trace(rid) for rid in lengths},
+                frozenset(ex.witness_at),
+                ex.states,
+                ex.seconds,
+                ex.complete,
+            )
+        }
+    tables = tuple(pop.tables(m) for m in job.members)
+    f = _featured(tables, [dict(m) for m in job.members], one)
+    return {
+        m: Found(a.lengths, a.traces, a.witnesses, a.states, f.seconds, f.complete)
+        for m, a in zip(job.members, f.members, strict=True)
+    }
+
+
+def _featured(tables: tuple[Tables, ...], values: list[dict[str, str]], one: Bound) -> Featured:
+    """The family search, from the share or the command line's cache when it holds it
+    (``simulations.engines.share``: the question is every member's tables and the rest of
+    what the search depends on), else searched and left there."""
+    options: dict[str, object] = {
+        "answer": "featured",
+        # as new strings: ``pickle`` writes a string met before as a reference to it, and
+        # whether a value is the very string a table holds differs between processes
+        "values": tuple(",".join(f"{k}={v}" for k, v in m.items()) for m in values),
+        "checks": _STATE["checks"],
+        "witnesses": _STATE["witnesses"],
+        "decisions": _STATE["decisions"],
+        "symmetry": _STATE["symmetry"],
+    }
+    folder = sharing.directory()
+    key = None if folder is None else sharing.question(tables, one, **options)
+    if folder is not None and key is not None:
+        t0 = time.perf_counter()
+        hit = sharing.recall(folder, key, Featured)
+        if hit is not None:
+            sharing.count(folder, True)
+            return replace(hit, seconds=time.perf_counter() - t0)
+    f = featured(
+        tables,
+        values,
         one,
-        checks=_STATE["checks"],
-        witnesses=_STATE["witnesses"],
-        keep="verdicts",
-        symmetry=_STATE["symmetry"],
+        _STATE["checks"],
+        _STATE["witnesses"],
+        _STATE["decisions"],
+        _STATE["symmetry"],
     )
-    lengths = {rid: ex.length(rid) for rid in ex.violated}
-    return Found(
-        lengths,
-        {rid: ex.trace(rid) for rid in lengths},
-        frozenset(ex.witness_at),
-        ex.states,
-        ex.seconds,
-        ex.complete,
-    )
+    if folder is not None and f.complete and f.seconds >= sharing.SMALLEST:
+        if key is not None:
+            sharing.remember(folder, key, f)
+        sharing.count(folder, False)  # a quick search: not counted (as ``share.shared``)
+    return f
 
 
 def _quiet_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C ends
 
 
-def _reusable(member: Member, scope: int, done: dict[tuple[Member, int], Found]) -> Found | None:
-    """A finished search of ``scope`` by a member that differs from ``member`` only in agent
-    choices whose decision point that search never reached."""
-    for (other, s), found in done.items():
-        if s != scope or not found.complete:
-            continue
-        differ = [k for (k, a), (_, b) in zip(member, other, strict=True) if a != b]
-        if all(
-            CHOICES[k].who == "agent" and k in DECISIONS and DECISIONS[k].wid not in found.witnesses
-            for k in differ
-        ):
-            return found
-    return None
-
-
-Progress = Callable[[int, int, int, float], None]  # searched, shared, total, seconds
+Progress = Callable[[int, int, float], None]  # searches done, searches to run, seconds
 
 
 def judge(
@@ -278,16 +337,17 @@ def judge(
 ) -> Judged:
     """Every member of ``population`` searched within ``bound`` (module docstring).
 
-    ``share=False`` searches every member and scope anew (the reference the sharing is
-    tested against)."""
+    ``share=False`` searches every member and scope on its own (``explore``: the reference
+    the family searches are tested against)."""
     t0 = time.perf_counter()
     members = population.members()
-    decisions = [DECISIONS[c.name] for c in population.choices if c.name in DECISIONS]
+    decisions = {c.name: DECISIONS[c.name] for c in population.choices if c.name in DECISIONS}
     _STATE.update(
         population=population,
         bound=bound,
         checks=checks,
-        witnesses=[*WITNESSES.values(), *decisions],
+        witnesses=[*WITNESSES.values(), *decisions.values()],
+        decisions=decisions,
         symmetry=symmetry,
     )
     # what makes two members' searches of a scope the same question
@@ -301,10 +361,25 @@ def judge(
     )
 
     scopes = range(len(bound.scopes))
-    done: dict[tuple[Member, int], Found] = {}
     parts: dict[tuple[Member, int], tuple[Found, bool]] = {}
-    searches = shared = 0
-    total = len(members) * len(scopes)
+    jobs: list[_Job] = []
+    shared = 0
+    for s in scopes:
+        if not share:
+            jobs += [_Job((m,), s, alone=True) for m in members]
+            continue
+        for family in _families(members):
+            left = []
+            for m in family:
+                found = _SEARCHED.get((key, m, s))
+                if found is None:
+                    left.append(m)
+                else:  # this process searched it for another population
+                    parts[m, s] = (found, True)
+                    shared += 1
+            if left:
+                jobs.append(_Job(tuple(left), s))
+    searches = 0
     complete = True
     pool = None
     if workers > 1 and "fork" in mp.get_all_start_methods():
@@ -312,32 +387,16 @@ def judge(
             workers, mp_context=mp.get_context("fork"), initializer=_quiet_worker
         )
     try:
-        for _, group in itertools.groupby(
-            sorted(members, key=population.departures), key=population.departures
-        ):
-            jobs: list[_Job] = []
-            for m in group:
-                for s in scopes:
-                    found = _SEARCHED.get((key, m, s)) if share else None
-                    if found is not None:  # this process searched it for another population
-                        done[m, s] = found
-                        parts[m, s] = (found, True)
-                        shared += 1
-                        continue
-                    found = _reusable(m, s, done) if share else None
-                    if found is not None:
-                        parts[m, s] = (found, True)
-                        shared += 1
-                    else:
-                        jobs.append(_Job(m, s))
-            for job, found in _run(jobs, pool):
+        for job, answers in _run(jobs, pool):
+            searches += 1
+            for m, found in answers.items():
                 if found.complete:
-                    _SEARCHED[key, job.member, job.scope] = found
-                done[job.member, job.scope] = found
-                parts[job.member, job.scope] = (found, False)
-                searches += 1
-                if progress is not None:
-                    progress(searches, shared, total, time.perf_counter() - t0)
+                    _SEARCHED[key, m, job.scope] = found
+                parts[m, job.scope] = (found, False)
+            if progress is not None:
+                progress(searches, len(jobs), time.perf_counter() - t0)
+            if not all(f.complete for f in answers.values()):
+                raise KeyboardInterrupt  # Ctrl-C in a search run here: stop there
     except KeyboardInterrupt:
         complete = False
     finally:
@@ -365,13 +424,15 @@ def judge(
     )
 
 
-def _run(jobs: list[_Job], pool: ProcessPoolExecutor | None) -> Iterable[tuple[_Job, Found]]:
-    """Each job's search, as it finishes (in order when run here)."""
+def _run(
+    jobs: list[_Job], pool: ProcessPoolExecutor | None
+) -> Iterable[tuple[_Job, dict[Member, Found]]]:
+    """Each job's answers, as it finishes (in order when run here)."""
     if pool is None:
         for job in jobs:
             yield job, _search(job)
         return
-    pending: dict[Future[Found], _Job] = {pool.submit(_search, j): j for j in jobs}
+    pending: dict[Future[dict[Member, Found]], _Job] = {pool.submit(_search, j): j for j in jobs}
     try:
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
