@@ -1,7 +1,8 @@
 """A revision as a population: every agent × client its text allows, judged per property.
 
-The sharing of searches between members is compared with searching every member anew, and a
-decision point that lies (never reached) makes that comparison fail. The v1-stable verdicts
+The family searches (one per scope for every member, split only where members answer
+differently) are compared with searching every member anew; a family search that never splits,
+and a decision point that lies (never reached), make that comparison fail. The v1-stable verdicts
 are pinned on the small bound here and on the default bound under ``make exhaustive``.
 """
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import simulations.engines.featured as featured
 import simulations.engines.population as engine
 from model.amend import AmendmentError, amendment_from_mapping, load_amendment
 from model.invariants import CHECKS
@@ -51,25 +53,57 @@ def test_the_population_of_v1_stable_is_every_combination_of_its_open_choices() 
     assert population_of("rfd-final").members() == [()]
 
 
-def test_shared_searches_give_each_member_what_its_own_search_gives() -> None:
-    b = bound_for("tiny", "v1-stable", "any")
-    shared = judge(V1, b, P_CHECKS)
-    alone = judge(V1, b, P_CHECKS, share=False)
-    assert shared.shared > 0 and alone.shared == 0 and alone.searches == 144
-    for s, a in zip(shared.outcomes, alone.outcomes, strict=True):
-        assert (s.member, s.lengths, s.traces, s.witnesses) == (
-            a.member,
-            a.lengths,
-            a.traces,
-            a.witnesses,
-        )
+def _own(j: engine.Judged) -> list[tuple[object, ...]]:
+    """What each member's searches found: lengths, counterexamples, witnesses, states."""
+    return [(o.member, o.lengths, o.traces, o.witnesses, o.states) for o in j.outcomes]
+
+
+def test_family_searches_give_each_member_what_its_own_search_gives(
+    monkeypatch: pytest.MonkeyPatch, own_explorations: None
+) -> None:
+    """One search per scope for all 144 members, split only where they answer differently:
+    each member's shortest lengths, counterexample traces, witnesses and states are those of
+    its own searches (288 of them). The comparison can fail: a family search that answers
+    every request as its first member does (no choice ever consulted) gives some members
+    another member's result."""
+    monkeypatch.setattr(engine, "_SEARCHED", {})  # nothing from the searches of other tests
+    b = bound_for("choices", "v1-stable", "any")
+    alone = judge(V1, b, P_CHECKS, workers=2, share=False)
+    monkeypatch.setattr(engine, "_SEARCHED", {})  # (which the searches above filled)
+    family = judge(V1, b, P_CHECKS)
+    assert (alone.searches, alone.shared, family.searches, family.shared) == (288, 0, 2, 0)
+    assert family.complete and _own(family) == _own(alone)
+    monkeypatch.setattr(engine, "_SEARCHED", {})
+    monkeypatch.setattr(featured, "deciding", lambda *_: [])
+    never = judge(V1, b, P_CHECKS)
+    mutant, right = _own(never), _own(alone)
+    assert never.complete and mutant != right
+    # the first member (the reference build), whose answers it gives everyone, is right
+    assert mutant[0] == right[0] and never.outcomes[0].member == V1.reference_member
+
+
+def test_active_reopen_costs_no_search_of_its_own() -> None:
+    """Issue 41, item 2: Q11's choice (active_reopen) is consulted only where a session is
+    re-opened on the connection it is live on (the replace scope); the members that serve
+    and refuse there share the search of every scope: 2 searches for 144 pairs, as for the
+    72 without it (before: 38 searches for 144, 28 for 72)."""
+    b = bound_for("choices", "v1-stable", "any")
+    without = V1.narrowed({"active_reopen": ("serve",)})
+    assert len(without.members()) == 72
+    counts = []
+    for pop in (V1, without):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(engine, "_SEARCHED", {})
+            j = judge(pop, b, P_CHECKS)
+        counts.append((j.searches, j.shared))
+    assert counts == [(2, 0), (2, 0)] and len(b.scopes) == 2
 
 
 def test_a_decision_point_never_reported_makes_the_sharing_wrong(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The comparison above can fail: hide where on_omit decides and members that differ in
-    it share a search they must not."""
+    """Where on_omit is consulted is where a family search splits its members by it: hide
+    that (never consulted) and the members that differ in it get one another's results."""
     b = bound_for("tiny", "v1-stable", "any")
     right = _summary(judge(V1, b, P_CHECKS))
     never = replace(DECISIONS["on_omit"], fn=lambda step: False)
@@ -380,10 +414,9 @@ def test_v1_stable_population_on_the_default_bound_as_the_readme_says() -> None:
 @pytest.mark.exhaustive
 def test_shared_searches_on_the_small_bound_are_every_members_own() -> None:
     b = bound_for("small", "v1-stable", "any")
-    shared = judge(V1, b, P_CHECKS, workers=2)
+    family = judge(V1, b, P_CHECKS, workers=2)
     alone = judge(V1, b, P_CHECKS, workers=2, share=False)
-    for s, a in zip(shared.outcomes, alone.outcomes, strict=True):
-        assert (s.member, s.lengths, s.witnesses) == (a.member, a.lengths, a.witnesses)
+    assert _own(family) == _own(alone)
 
 
 def test_rule_ids_say_when_they_hold_vacuously(
