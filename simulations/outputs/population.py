@@ -145,13 +145,14 @@ def header(pc: PopulationCheck, clock: Clock | None = None) -> str:
     j, pop = pc.judged, pc.population
     done = "" if j.complete else "  INTERRUPTED: partial"
     took = clock.line() if clock is not None else f"{j.seconds:.1f}s"
-    # searches: one per scope for the members (split only where they answer differently);
-    # reused: a member's scope this process had searched for another population
-    reused = f" + {j.shared} reused" if j.shared else ""
+    # searches: one per scope for every member (split only where they answer differently);
+    # reused: a member's result for a scope, searched in this process for another population
+    reused = f" + {j.shared} scope results reused" if j.shared else ""
     return (
         f"acp-sysprompt check: {pc.title} as a population  engine=bfs  bound={j.bound.name} "
-        f"({'+'.join(s.name for s in j.bound.scopes)})  {j.searches} searches{reused} for "
-        f"{len(j.outcomes)} pairs ({pop.agents()} agents × {pop.clients()} clients)  "
+        f"({'+'.join(s.name for s in j.bound.scopes)})  {j.searches} "
+        f"search{'' if j.searches == 1 else 'es'} for {len(j.outcomes)} pairs "
+        f"({pop.agents()} agents × {pop.clients()} clients){reused}  "
         f"restarts={pc.restarts}  {took}{done}"
     )
 
