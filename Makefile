@@ -51,7 +51,7 @@ test: lint typecheck pytest
 # The duplicate and bigger runs left out of `make test` (pytest marker `exhaustive`; about ten
 # minutes on 2 cores): the equivalences the suite checks on rfd-final or `small` (fan-out, memos,
 # symmetry, verdict-only mode) re-run on v1-stable or `default`; v1-stable's population on
-# `small` and on `default` as the README prints it, and its shared searches compared with each
+# `small` and on `default` as the README prints it, and its family searches compared with each
 # member's own on `small`; every shipped amendment's claims on `small`; more mutants shrunk; the
 # live kill matrix through the model endpoint for the 15 mutants judged by answers, not slots.
 exhaustive: $(STAMP)
