@@ -48,12 +48,9 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
-# The duplicate and bigger runs left out of `make test` (pytest marker `exhaustive`; about ten
-# minutes on 2 cores): the equivalences the suite checks on rfd-final or `small` (fan-out, memos,
-# symmetry, verdict-only mode) re-run on v1-stable or `default`; v1-stable's population on
-# `small` and on `default` as the README prints it, and its family searches compared with each
-# member's own on `small`; every shipped amendment's claims on `small`; more mutants shrunk; the
-# live kill matrix through the model endpoint for the 15 mutants judged by answers, not slots.
+# What `make test` leaves out (pytest marker `exhaustive`): the rest of each matrix, the SDK
+# agents' full live plans, the repeats on bigger bounds, the live notebook, the long documented
+# commands. One table with the reasons: tests/suite_split.py (docs/cli.md says what is where).
 exhaustive: $(STAMP)
 	$(RUN) HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n $(WORKERS) --dist worksteal -m exhaustive
 
