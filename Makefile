@@ -37,12 +37,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# the tests are independent: pytest-xdist workers, one per core and one more (the conform,
-# agent and notebook tests wait on the processes they start; the spare worker fills those waits:
-# 314 -> 296 s on 2 cores, bench/RESULTS.md); idle workers take tests from busy ones. One test
+# the tests are independent: pytest-xdist workers, one per core and two more (the conform,
+# agent and notebook tests wait on the processes they start; the spare workers fill those
+# waits: 507 -> 464 s on 2 cores from three workers to four, bench/RESULTS.md); idle workers
+# take tests from busy ones. One test
 # alone: `.venv/bin/pytest tests/test_x.py::test_y`. Hypothesis's shrinking depends on the
 # string hash seed, so it is fixed: every run shrinks the same way.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 2)')
 pytest: $(STAMP)
 	$(RUN) HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n $(WORKERS) --dist worksteal
 

@@ -307,7 +307,9 @@ def test_another_jobs_file_under_the_pattern_survives(
     test's to remove (today: removed)."""
     stem = f"/tmp/{token}"
     other = Path(f"{stem}-other")
-    step = ("sh", "-c", f"touch {stem}-mine; sleep 60", token)
+    # the step outlives the other job's poll (every 0.05 s) by far; in the sandbox its sleep
+    # is not the process the other job kills, and the test waits it out: 20 s, not a minute
+    step = ("sh", "-c", f"touch {stem}-mine; sleep 20", token)
     recipe = cc.ClientRecipe(
         "leaves", {"new": step, "turn": ("true",)}, {"append": ("x",)}, leaves=(f"{stem}-*",)
     )
