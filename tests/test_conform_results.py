@@ -775,3 +775,33 @@ def test_validate_reads_a_passing_runs_report_through_its_wire_files(tmp_path: P
         forged.write_text(json.dumps(data), encoding="utf-8")
         with pytest.raises(UsageError, match=why):
             validate_files([forged], "v1-stable")
+
+
+def test_a_signal_while_a_plan_is_built_ends_the_planning_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plan's searches ask the interrupt as they go (``plan(…, stop=…)``): a SIGTERM on a
+    loaded machine while a plan of several seconds is built ends the run within a few thousand
+    worlds, not when the whole graph is built (twice a suite run under load waited more than a
+    minute). Nothing half-built is kept: the next plan is whole."""
+    from model.revisions import REVISIONS
+    from simulations.live import plan as plans
+    from simulations.live.agent import default_caps
+
+    monkeypatch.delenv("ACP_SYSPROMPT_SHARE", raising=False)  # search, never a stored answer
+    monkeypatch.setattr(plans, "_PLANS", {})
+    monkeypatch.setattr(plans, "_COVERED", {})
+    tables, caps = REVISIONS["v1-stable"].tables, default_caps("v1-stable")
+    asked = []
+
+    def stop() -> None:
+        asked.append(1)
+        if len(asked) >= 2:
+            raise options.Interrupted
+
+    with pytest.raises(options.Interrupted):
+        plans.plan(tables, "v1-stable", caps, bound="tiny", cover=True, stop=stop)
+    # the rows plan was whole before the second ask (it is kept); the coverage's was not
+    assert len(asked) == 2 and plans._COVERED == {}
+    whole = plans.plan(tables, "v1-stable", caps, bound="tiny", cover=True)
+    assert len(whole) == 117  # the tiny plan of tests/test_coverage.py's counts

@@ -275,11 +275,16 @@ async def _run_plan(
         cover = opts.coverage and (not only or COVER_TEST in only)
         if opts.progress is not None:
             opts.progress(f"planning: {CRITERION}, from the model's graph of {caps.label()}")
-        tests = plan(tables, opts.revision, caps, big=big, bound=opts.bound, cover=cover)
+        # the plan's searches ask the interrupt as they go: a signal while a long plan is
+        # built (a loaded machine, a big bound) ends the run there, not after the plan
+        stop = opts.interrupt.check
+        tests = plan(tables, opts.revision, caps, big=big, bound=opts.bound, cover=cover, stop=stop)
         if only:
             tests = select(tests, only, tables, opts.revision)
         if cover:
-            covered = coverage_plan(tables, opts.revision, caps, big=big, bound=opts.bound)[1]
+            covered = coverage_plan(
+                tables, opts.revision, caps, big=big, bound=opts.bound, stop=stop
+            )[1]
             report.coverage = {
                 "criterion": CRITERION,
                 "total": len(covered.total),

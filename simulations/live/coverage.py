@@ -53,7 +53,7 @@ Source
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from model.effects import compose
@@ -77,7 +77,7 @@ from model.types import (
 )
 from simulations.engines.bounds import Bound, Scope
 from simulations.engines.domain import Domain, text
-from simulations.engines.exploration import Exploration
+from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore, requests
 from simulations.engines.trace import Trace
 from simulations.live.results import _SKIP_TABLES, LiveTest
@@ -276,13 +276,15 @@ def situations_of(trace: Trace, tables: Tables, upto: int | None = None) -> set[
 
 
 def reachable(
-    tables: Tables, b: Bound
+    tables: Tables, b: Bound, stop: Callable[[], None] | None = None
 ) -> tuple[dict[Situation, tuple[int, int, int, Request]], Exploration]:
     """Every situation of ``b``'s graph, each with where it is shallowest (depth, scope, node,
     request), and the exploration that found them (its paths become the tests)."""
     # the graph alone: no check or witness is evaluated (they change no node or edge, and
     # judging every world was two thirds of the search's time)
-    ex = explore(tables, b, symmetry=True, workers=1, checks=[], witnesses=[])
+    ex = explore(
+        tables, b, symmetry=True, workers=1, checks=[], witnesses=[], progress=asking(stop)
+    )
     engine = Compiled(tables)
     found: dict[Situation, tuple[int, int, int, Request]] = {}
     for si, scope in enumerate(b.scopes):
@@ -304,6 +306,20 @@ def reachable(
     return found, ex
 
 
+def asking(stop: Callable[[], None] | None) -> Progress | None:
+    """A progress callback that asks ``stop`` (which raises to end the search: a Ctrl-C or
+    SIGTERM during a long plan is answered within one report's worth of worlds, not when the
+    whole graph is built); ``None`` without one."""
+    if stop is None:
+        return None
+    check = stop
+
+    def asked(states: int, transitions: int, depth: int, seconds: float) -> None:
+        check()
+
+    return asked
+
+
 def _context(w: World) -> object:
     """What a situation of ``w`` depends on: the protocol state (a step's rows and reply are
     a function of it: the monitor is sealed while the tables run) and each session's origin
@@ -315,10 +331,12 @@ def _context(w: World) -> object:
     return (w.agent, w.connections, w.restarts, origins)
 
 
-def cover(tables: Tables, b: Bound, already: Iterable[Trace]) -> tuple[list[LiveTest], Plan]:
+def cover(
+    tables: Tables, b: Bound, already: Iterable[Trace], stop: Callable[[], None] | None = None
+) -> tuple[list[LiveTest], Plan]:
     """Test paths that, with the traces ``already`` planned, reach every situation of ``b``
     (see the module's docstring for how they are chosen), and what the plan then covers."""
-    found, ex = reachable(tables, b)
+    found, ex = reachable(tables, b, stop)
     covered: set[Situation] = set()
     for t in already:
         covered |= situations_of(t, tables)

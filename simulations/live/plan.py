@@ -30,7 +30,7 @@ from simulations.engines.trace import (
     Trace,
     replay,
 )
-from simulations.live.coverage import Plan, cover, coverage_bound
+from simulations.live.coverage import Plan, asking, cover, coverage_bound
 from simulations.live.judge import (
     _row_id,
     breaks_a_client_rule,
@@ -79,32 +79,41 @@ def plan(
     big: bool = False,
     bound: str = "small",
     cover: bool = False,
+    stop: Callable[[], None] | None = None,
 ) -> list[LiveTest]:
     """One test per distinct shortest path to an agent table row reachable under ``caps``,
     the witnesses, mutants and reopen matrix; with ``cover``, then the paths that reach every
     situation of the live bound left (``simulations.live.coverage``). Kept per process: a
-    plan depends only on its arguments."""
+    plan depends only on its arguments. ``stop`` is asked while the graphs are searched and
+    may raise to end the planning (``Interrupt.check``: a signal during a long plan)."""
     key = (tables, revision, caps, big, bound)
     if key not in _PLANS:
-        _PLANS[key] = _plan(tables, revision, caps, big=big, bound=bound)
+        _PLANS[key] = _plan(tables, revision, caps, big=big, bound=bound, stop=stop)
     if not cover:
         return list(_PLANS[key])
-    return list(_PLANS[key]) + coverage_plan(tables, revision, caps, big=big, bound=bound)[0]
+    extra = coverage_plan(tables, revision, caps, big=big, bound=bound, stop=stop)[0]
+    return list(_PLANS[key]) + extra
 
 
 _PLANS: dict[tuple[Tables, str, Caps, bool, str], list[LiveTest]] = {}
 
 
 def coverage_plan(
-    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
+    tables: Tables,
+    revision: str,
+    caps: Caps,
+    *,
+    big: bool = False,
+    bound: str = "small",
+    stop: Callable[[], None] | None = None,
 ) -> tuple[list[LiveTest], Plan]:
     """The coverage tests of ``plan(…, cover=True)`` and what the whole plan covers (kept per
     process)."""
     key = (tables, revision, caps, big, bound)
     if key not in _COVERED:
         b = coverage_bound(live_bound(revision, caps, big=big, bound=bound), revision, caps)
-        rest = plan(tables, revision, caps, big=big, bound=bound)
-        _COVERED[key] = cover(tables, b, [t.trace for t in rest])
+        rest = plan(tables, revision, caps, big=big, bound=bound, stop=stop)
+        _COVERED[key] = cover(tables, b, [t.trace for t in rest], stop)
     tests, covered = _COVERED[key]
     return list(tests), covered
 
@@ -113,11 +122,17 @@ _COVERED: dict[tuple[Tables, str, Caps, bool, str], tuple[list[LiveTest], Plan]]
 
 
 def _plan(
-    tables: Tables, revision: str, caps: Caps, *, big: bool = False, bound: str = "small"
+    tables: Tables,
+    revision: str,
+    caps: Caps,
+    *,
+    big: bool = False,
+    bound: str = "small",
+    stop: Callable[[], None] | None = None,
 ) -> list[LiveTest]:
     b = live_bound(revision, caps, big=big, bound=bound)
     # no check is evaluated: the plan reads the graph, the rows fired and the witnesses
-    ex = explore(tables, b, symmetry=True, workers=1, checks=[])
+    ex = explore(tables, b, symmetry=True, workers=1, checks=[], progress=asking(stop))
     engine = Compiled(tables)
     fired = {ref for ref in ex.rows if ref[0] not in _SKIP_TABLES}
     order: list[tuple[int, int, int]] = []  # (depth in scope, scope, node)
