@@ -26,18 +26,16 @@ numbers in ``bench/RESULTS.md``.
 
 from __future__ import annotations
 
+from test_mutants import SHRUNK
+from test_notebooks import NAMES
+
 # parametrized test → the ids ``make test`` runs
 KEEP: dict[str, frozenset[str]] = {
     # both engines on a mutant: the shrunk ones (one per revision and kind of id,
     # test_mutants.SHRUNK) and one cheap mutant per revision and side they leave out
     "tests/test_mutants.py::test_hypothesis_and_bfs_catch_mutant_by_its_declared_id": frozenset(
         {
-            "created_despite_invalid_params",
-            "turns_use_default_prompt",
-            "restart_loses_store",
-            "v1_client_forks_with_unadvertised_override",
-            "v2_resume_ignores_new_prompt",
-            "alt_restart_forgets_instructions",
+            *SHRUNK,
             "client_sends_mode_alone",
             "v1_load_without_prompt_empties_slot",
             "alt_client_sends_empty_text",
@@ -108,15 +106,9 @@ KEEP: dict[str, frozenset[str]] = {
     "tests/test_conform_results.py::test_a_ctrl_c_at_any_moment_exits_130_with_the_report_written": (  # noqa: E501
         frozenset({"before-the-loop", "in-a-request", "between-tests", "while-writing-json"})
     ),
+    # every notebook but the one that runs a live agent (the live kit has its own tests)
     "tests/test_notebooks.py::test_notebook_runs": frozenset(
-        {
-            "01_tour.ipynb",
-            "02_state_space.ipynb",
-            "03_counterexamples_for_review.ipynb",
-            "04_compare_revisions.ipynb",
-            "05_check_your_agent.ipynb",
-            "06_stabilised_spec.ipynb",
-        }
+        name for name in NAMES if name != "07_check_a_live_agent.ipynb"
     ),
 }
 
