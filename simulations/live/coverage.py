@@ -310,14 +310,7 @@ def asking(stop: Callable[[], None] | None) -> Progress | None:
     """A progress callback that asks ``stop`` (which raises to end the search: a Ctrl-C or
     SIGTERM during a long plan is answered within one report's worth of worlds, not when the
     whole graph is built); ``None`` without one."""
-    if stop is None:
-        return None
-    check = stop
-
-    def asked(states: int, transitions: int, depth: int, seconds: float) -> None:
-        check()
-
-    return asked
+    return None if stop is None else lambda *_: stop()
 
 
 def _context(w: World) -> object:
