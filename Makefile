@@ -15,7 +15,7 @@ RUN    := PYTHONDONTWRITEBYTECODE= PYTHONHASHSEED=0
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,cluster]'
 	touch $(STAMP)
 
 # The main job: check ACP v1 as stabilised and print its verdicts, then write the reviewer's report

@@ -4,4 +4,5 @@ import sys
 
 from simulations.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # a cluster's spawned workers import this module again: no run there
+    sys.exit(main())

@@ -41,9 +41,9 @@ from model.tables import Tables
 from model.types import Request
 from model.witnesses import WITNESSES, premise_witnesses, vacuous
 from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
+from simulations.engines.cluster import explore_anywhere
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain, profile_domain
 from simulations.engines.exploration import Exploration, Progress
-from simulations.engines.explore import explore
 from simulations.engines.scenarios import scenarios_for
 from simulations.engines.trace import PromptFields, Trace, render_steps, replay, trace_json
 from simulations.usage import UsageError as UsageError
@@ -213,7 +213,7 @@ def check(
         wire = None if profile is None else profile.admits()
         b = advertised(bound_for(bound, revision, domain.restarts, wire), profile)
         result = from_exploration(
-            explore(
+            explore_anywhere(  # ``explore``, on the cluster ``--cluster`` attached if any
                 tables,
                 b,
                 symmetry=symmetry,

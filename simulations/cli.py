@@ -76,7 +76,7 @@ from simulations.api import (
     with_causes,
 )
 from simulations.engines import cache as user_cache
-from simulations.engines import share
+from simulations.engines import cluster, share
 from simulations.engines.bounds import (
     BOUNDS,
     Bound,
@@ -242,6 +242,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="EVENTS",
         help="each violated id's counterexample: " + THROUGH_HELP + " (--engine bfs, one "
         "exploration: not with --amend or a population)",
+    )
+    c.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ADDRESS|local:N",
+        help="spread the searches over a Dask cluster: a scheduler's ADDRESS, or local:N to "
+        "start N worker processes here (needs the cluster extra; the answer is the same)",
     )
     c.add_argument("--json", action="store_true")
     c.add_argument(
@@ -1216,6 +1223,7 @@ def _drop_stdout() -> None:
 
 
 _CACHE = ExitStack()  # the cache of the command running (``_use_cache``)
+_CLUSTER = ExitStack()  # the cluster the running command attached (``--cluster``)
 
 
 def _use_cache(args: argparse.Namespace) -> None:
@@ -1288,6 +1296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     finally:
         _CACHE.close()  # the cache ``_use_cache`` turned on ends with the command
+        _CLUSTER.close()  # the cluster ``--cluster`` attached (a local one is stopped)
         sys.stdout = stdout
         _STARTED.pop()
 
@@ -1353,6 +1362,12 @@ def _main(argv: Sequence[str] | None) -> int:
             except KeyboardInterrupt:
                 print("acp-sysprompt: interrupted: report.md not written", file=sys.stderr)
                 return 130
+        if args.cluster is not None:  # before anything else: the flag's own errors
+            cluster.parse(args.cluster)
+            if not cluster.available():
+                raise UsageError(
+                    f"argument --cluster: the cluster engine is not installed: {cluster.INSTALL}"
+                )
         if args.client is not None and args.amend is not None:
             _agent_profile(argparse.Namespace(**{**vars(args), "client": None}))  # its errors first
             raise UsageError(
@@ -1385,6 +1400,10 @@ def _main(argv: Sequence[str] | None) -> int:
             )
         if args.out is not None:  # before any exploration: one line, exit 2
             _out_dir(args.out)
+        if args.cluster is not None:
+            if args.engine != "bfs":
+                raise UsageError("argument --cluster: spreads the bfs engine's searches only")
+            _CLUSTER.enter_context(cluster.attached(args.cluster))
         if _population_run(args, profile, amendment):
             return _run_population(args, amendment, restarts)
         line = None

@@ -53,6 +53,7 @@ from model.population import CHOICES, Member, Population
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from model.witnesses import DECISIONS, WITNESSES
+from simulations.engines import cluster
 from simulations.engines import share as sharing
 from simulations.engines.bounds import Bound
 from simulations.engines.explore import explore
@@ -381,8 +382,11 @@ def judge(
                 jobs.append(_Job(tuple(left), s))
     searches = 0
     complete = True
-    pool = None
-    if workers > 1 and "fork" in mp.get_all_start_methods():
+    pool: ProcessPoolExecutor | cluster.Tasks | None = None
+    client = cluster.active()
+    if client is not None:  # each search one task of the cluster (issue 42)
+        pool = cluster.Tasks(client, _remote_search, dict(_STATE))
+    elif workers > 1 and "fork" in mp.get_all_start_methods():
         pool = ProcessPoolExecutor(
             workers, mp_context=mp.get_context("fork"), initializer=_quiet_worker
         )
@@ -424,13 +428,22 @@ def judge(
     )
 
 
+def _remote_search(state: dict[str, Any], job: _Job) -> dict[Member, Found]:
+    """A cluster task: ``job`` searched in a worker process, given what ``_STATE`` holds."""
+    _STATE.update(state)
+    return _search(job)
+
+
 def _run(
-    jobs: list[_Job], pool: ProcessPoolExecutor | None
+    jobs: list[_Job], pool: ProcessPoolExecutor | cluster.Tasks | None
 ) -> Iterable[tuple[_Job, dict[Member, Found]]]:
     """Each job's answers, as it finishes (in order when run here)."""
     if pool is None:
         for job in jobs:
             yield job, _search(job)
+        return
+    if isinstance(pool, cluster.Tasks):
+        yield from pool.run(jobs)
         return
     pending: dict[Future[dict[Member, Found]], _Job] = {pool.submit(_search, j): j for j in jobs}
     try:

@@ -1,0 +1,840 @@
+"""Past one machine: a bound's search on a Dask cluster (issue 42).
+
+Scope
+    ``--cluster ADDRESS`` (a running Dask scheduler) or ``--cluster local:N`` (a local
+    cluster of N single-threaded worker processes, started and stopped by the command) makes
+    ``check`` and ``population`` spread their work over a cluster; without the flag nothing
+    here runs and nothing here is imported. Two kinds of work:
+
+    * **searches as tasks**: each scope of a bound (``explore_scopes``) and each family search
+      of a population (``simulations.engines.population``) is one task; the results are
+      merged exactly as the local fan-out merges them (``fanout.merge``);
+    * **one search spread out** (``explore_spread``): a one-scope bound (``large``) as a
+      level-synchronous breadth-first search whose states are owned by partitions of their
+      fingerprint. Each BFS level is two rounds of tasks: every partition expands its frontier
+      and sends each successor (already reduced by symmetry) to the partition that owns it,
+      in one batch per owner; every owner keeps the successors it has not seen, with their
+      parent links, and judges them. Nothing but counts and hits comes back to this process.
+
+Abstractions
+    The same answer as the local search, exactly. The local BFS numbers a level's states in
+    the order it meets them: by its parent's order, then by the successor's place among the
+    parent's requests. That order is the lexicographic order of the states' *path keys* (the
+    successor places along the BFS tree path, two bytes each), and a state's BFS parent is
+    the discoverer with the least key; so an owner that keeps, for each new state, the
+    candidate with the least key gives every state the local parent, and the first violation
+    of an id is the least (length, key, step-before-state) event, as the local ``_Hits``
+    keeps it. Counterexamples are rebuilt by walking parent links back through the owners and
+    replayed as the local ones are (``Exploration.trace_to``): the same traces, not merely
+    equally short ones. States, transitions, cut steps, coverage rows, witnesses, depth and
+    (for a graph-mode bound) distinct edges are sums over tasks.
+
+    Fault tolerance: every task is a pure function of its inputs (a level's new states of a
+    partition are a function of the candidates sent to it and of its earlier levels, which
+    the task receives). Worker-side caches (the seen set of a partition, the expander's moves,
+    the judge's views) only spare work; a cache that is not at the level a task expects is
+    rebuilt from the inputs. So when a worker dies, Dask re-runs what it held from the
+    lineage, the re-run inserts the same states, and the answer is the same
+    (``tests/test_cluster.py`` kills a worker mid-search).
+
+    Worlds cross processes packed (``pack``): a batch's protocol states and monitor records
+    each once, the worlds as numbers into them; the receiver interns what it unpacks. A
+    world's owner is a CRC of a canonical text of its parts (``Interner.owner``), not
+    ``hash``: enum members hash by identity and strings by a per-process seed.
+
+Source
+    Ours, on Dask ``distributed`` (chosen over Ray by ``bench/cluster_bench.py``; numbers in
+    ``bench/RESULTS.md``). Level-synchronous, hash-partitioned BFS is the classic distributed
+    model checking scheme (Stern and Dill's parallel Murφ; TLC's distributed mode).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import os
+import pickle
+import time
+import uuid
+import zlib
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from enum import Enum
+from typing import Any
+
+from model.invariants import CHECKS, Check
+from model.machines import Compiled, RowRef
+from model.tables import Tables
+from model.types import Observed, Request, World, evolve, initial_world
+from model.witnesses import WITNESSES, Witness
+from simulations.engines.bounds import Bound
+from simulations.engines.exploration import Exploration, Progress, Store
+from simulations.usage import UsageError
+
+INSTALL = "pip install 'acp-sysprompt-model[cluster]'"
+# bytes a spread-out search keeps per state across the cluster (its packed level, the seen
+# set's key and the owner's indexes), measured on ``large`` (bench/RESULTS.md, issue 42)
+BYTES_PER_STATE = 420
+# a level's states are sent to their owners in batches of at most this many worlds
+BATCH = 20_000
+
+_ACTIVE: list[Any] = []  # the attached Dask client, while ``attached`` is open
+
+
+# ---- attaching -----------------------------------------------------------------------------
+
+
+def parse(text: str) -> tuple[str, int]:
+    """``local:N`` → ("local", N); an address → (address, 0). A one-line error otherwise."""
+    t = text.strip()
+    if t.startswith("local:"):
+        n = t[len("local:") :]
+        if not n.isdigit() or not 1 <= int(n) <= 256:
+            raise UsageError(f"argument --cluster: local:N needs N from 1 to 256, got {t!r}")
+        return "local", int(n)
+    if not t or any(c.isspace() for c in t):
+        raise UsageError(
+            f"argument --cluster: expected local:N or a scheduler address "
+            f"(tcp://HOST:8786), got {text!r}"
+        )
+    return t if "://" in t else f"tcp://{t}", 0
+
+
+def available() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def attached(text: str | None) -> Iterator[Any]:
+    """The Dask client ``--cluster`` names, active for the searches run inside (None: none)."""
+    if text is None:
+        yield None
+        return
+    where, n = parse(text)
+    if not available():
+        raise UsageError(f"argument --cluster: the cluster engine is not installed: {INSTALL}")
+    import importlib
+    import logging
+
+    dist: Any = importlib.import_module("distributed")  # untyped: used through Any
+    Client, LocalCluster = dist.Client, dist.LocalCluster
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    cluster = None
+    try:
+        if where == "local":
+            cluster = LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+                host="127.0.0.1",
+            )
+            client = Client(cluster)
+        else:
+            try:
+                client = Client(where, timeout=20)
+            except OSError as e:
+                raise UsageError(f"argument --cluster: no scheduler at {where}: {e}") from None
+        _ACTIVE.append(client)
+        try:
+            yield client
+        finally:
+            _ACTIVE.remove(client)
+            with contextlib.suppress(Exception):
+                client.close()
+    finally:
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close()
+
+
+def active() -> Any:
+    """The client of the innermost ``attached`` (None: run here, as without a cluster)."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+def workers(client: Any) -> dict[str, dict[str, Any]]:
+    return dict(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def memory(client: Any) -> int:
+    """Bytes the cluster's workers may use (their memory limits; this machine's where none)."""
+    here = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return sum(int(w.get("memory_limit") or here) for w in workers(client).values())
+
+
+# ---- worlds across processes ---------------------------------------------------------------
+
+
+def _text(x: object) -> str:
+    """A canonical text of a model value: the same in every process (unlike ``hash``)."""
+    if x is None or isinstance(x, bool | int | str | float):
+        return repr(x)
+    if isinstance(x, Enum):
+        return f"{type(x).__name__}.{x.name}"
+    if isinstance(x, tuple):
+        return "(" + ",".join(_text(v) for v in x) + ")"
+    if isinstance(x, frozenset):
+        return "{" + ",".join(sorted(_text(v) for v in x)) + "}"
+    if is_dataclass(x):
+        body = ",".join(_text(getattr(x, f.name)) for f in fields(x))
+        return f"{type(x).__name__}({body})"
+    raise TypeError(f"no canonical text for {type(x).__name__}")
+
+
+class Interner:
+    """One process's numbering of what it unpacked: equal parts become one object again
+    (the expander's and the judge's memos key on them), and each part's CRC is computed once."""
+
+    def __init__(self) -> None:
+        self.protocols: dict[tuple[Any, ...], World] = {}
+        self.records: dict[Observed, Observed] = {}
+        self.crc: dict[object, int] = {}
+
+    def protocol(self, agent: Any, connections: Any, restarts: int) -> World:
+        k = (agent, connections, restarts)
+        w = self.protocols.get(k)
+        if w is None:
+            w = self.protocols[k] = World(agent=agent, connections=connections, restarts=restarts)
+        return w
+
+    def record(self, o: Observed) -> Observed:
+        return self.records.setdefault(o, o)
+
+    def _crc(self, part: object) -> int:
+        c = self.crc.get(part)
+        if c is None:
+            c = self.crc[part] = zlib.crc32(_text(part).encode())
+        return c
+
+    def owner(self, w: World, partitions: int) -> int:
+        """The partition that owns ``w``: a function of its value only."""
+        h = self._crc((w.agent, w.connections, w.restarts))
+        for o in w.observed:
+            h = (h * 1_000_003 + self._crc(o)) & 0xFFFFFFFFFFFF
+        return h % partitions
+
+
+def pack(worlds: list[World]) -> bytes:
+    """``worlds`` as bytes: each protocol state and record once, each world as numbers."""
+    pid: dict[tuple[Any, ...], int] = {}
+    protocols: list[tuple[Any, ...]] = []
+    rid: dict[Observed, int] = {}
+    records: list[Observed] = []
+    ids = array("I")
+    for w in worlds:
+        k = (w.agent, w.connections, w.restarts)
+        p = pid.get(k)
+        if p is None:
+            p = pid[k] = len(protocols)
+            protocols.append(k)
+        ids.append(p)
+        ids.append(len(w.observed))
+        for o in w.observed:
+            r = rid.get(o)
+            if r is None:
+                r = rid[o] = len(records)
+                records.append(o)
+            ids.append(r)
+    return pickle.dumps((protocols, records, ids.tobytes()), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(blob: bytes, interner: Interner) -> list[World]:
+    protocols, records, raw = pickle.loads(blob)
+    ps = [interner.protocol(*k) for k in protocols]
+    rs = [interner.record(o) for o in records]
+    ids = array("I")
+    ids.frombytes(raw)
+    out: list[World] = []
+    i, n = 0, len(ids)
+    while i < n:
+        base, k = ps[ids[i]], ids[i + 1]
+        obs = tuple([rs[j] for j in ids[i + 2 : i + 2 + k]])
+        out.append(base if not obs else evolve(base, observed=obs))
+        i += 2 + k
+    return out
+
+
+# ---- one search spread out: what crosses between tasks --------------------------------------
+
+
+@dataclass
+class Level:
+    """One partition's new states at one BFS level, in path-key order (what it owns)."""
+
+    worlds: bytes  # packed
+    up: array[int]  # parent's partition (-1: a start world)
+    at: array[int]  # parent's place in that partition's previous level
+    via: array[int]  # request number in ``requests``
+    requests: list[Request]
+    keys: list[bytes]  # path keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+@dataclass
+class Batch:
+    """Successors one partition sends one owner: the least-key occurrence of each world."""
+
+    worlds: bytes
+    at: array[int]  # the parent's place in the sender's level
+    via: array[int]
+    requests: list[Request]
+    keys: list[bytes]
+
+
+Event = tuple[int, bytes, int]  # (length, path key, 0 for a step / 1 for a state): least first
+# where an id's event is: ("state", partition, level, place) or ("step", partition, level,
+# place, request): the state's own path, or its source's path and the request
+Where = tuple[Any, ...]
+
+
+@dataclass
+class Tally:
+    """What a task counted and found: summed and merged by the driver."""
+
+    transitions: int = 0
+    unsent: int = 0
+    cut: int = 0
+    edges: int = 0
+    new: int = 0
+    rows: Counter[RowRef] = field(default_factory=Counter)
+    hits: dict[str, tuple[Event, Where]] = field(default_factory=dict)
+    witnesses: set[str] = field(default_factory=set)
+
+    def hit(self, rid: str, event: Event, where: Where) -> None:
+        old = self.hits.get(rid)
+        if old is None or event < old[0]:
+            self.hits[rid] = (event, where)
+
+    def add(self, other: Tally) -> None:
+        self.transitions += other.transitions
+        self.unsent += other.unsent
+        self.cut += other.cut
+        self.edges += other.edges
+        self.new += other.new
+        self.rows.update(other.rows)
+        for rid, (event, where) in other.hits.items():
+            self.hit(rid, event, where)
+        self.witnesses |= other.witnesses
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The question every task of one spread-out search answers (sent once per worker)."""
+
+    run: str  # unique per search: the key of the workers' caches
+    tables: Tables
+    bound: Bound
+    symmetry: bool
+    checks: tuple[Check, ...]
+    witnesses: tuple[Witness, ...]
+    memo: bool
+    partitions: int
+    edges: bool  # count distinct edges (a graph-mode bound's header shows them)
+    # tests only: "greatest-key" keeps the discoverer with the GREATEST path key, a wrong
+    # engine whose counterexamples differ from the local ones (tests/test_cluster.py)
+    fault: str | None = None
+
+
+class _Context:
+    """One worker's caches for one search: exact memos, rebuilt or emptied at will."""
+
+    def __init__(self, spec: Spec) -> None:
+        from simulations.engines.explore import JUDGE_MEMO, _Expander, _Judge
+        from simulations.engines.symmetry import Canonizer
+
+        (scope,) = spec.bound.scopes
+        state_checks = [c for c in spec.checks if c.kind == "state"]
+        step_checks = [c for c in spec.checks if c.kind == "step"]
+        state_wit = [w for w in spec.witnesses if w.kind == "state"]
+        step_wit = [w for w in spec.witnesses if w.kind == "step"]
+        self.spec, self.scope = spec, scope
+        self.expand = _Expander(Compiled(spec.tables), scope, step_checks, step_wit, spec.memo)
+        self.judge = _Judge(state_checks, state_wit, spec.memo, JUDGE_MEMO)
+        self.canon = Canonizer(scope.domain.prompts, spec.symmetry)
+        self.interner = Interner()
+        self.store = Store()  # exact keys of this process's worlds
+        self.seen: dict[int, tuple[int, set[bytes]]] = {}  # partition → (levels in it, keys)
+        self.canon_cache: dict[World, World] = {}
+
+    def rep(self, w: World) -> World:
+        r = self.canon_cache.get(w)
+        if r is None:
+            if len(self.canon_cache) >= 1 << 18:
+                self.canon_cache.clear()
+            r = self.canon_cache[w] = self.canon.canon(w)[0]
+        return r
+
+    def counted(self, tally: Tally) -> None:
+        """Move what the expander counted since the last task into ``tally``."""
+        e = self.expand
+        e.flush()
+        tally.rows.update(e.rows)
+        tally.transitions += e.transitions
+        tally.unsent += e.unsent
+        e.rows, e.transitions, e.unsent = Counter(), 0, 0
+
+
+_CONTEXTS: dict[str, _Context] = {}
+
+
+def _context(spec: Spec) -> _Context:
+    ctx = _CONTEXTS.get(spec.run)
+    if ctx is None:
+        _CONTEXTS.clear()  # one search at a time per worker: the last one's caches go
+        ctx = _CONTEXTS[spec.run] = _Context(spec)
+    return ctx
+
+
+def _forget(run: str) -> None:
+    _CONTEXTS.pop(run, None)
+
+
+def _place(i: int) -> bytes:
+    return i.to_bytes(2, "big")
+
+
+def expand_level(spec: Spec, p: int, d: int, level: Level) -> list[Any]:
+    """Task: partition ``p``'s level ``d`` expanded: one ``Batch`` per owner, then a ``Tally``."""
+    ctx = _context(spec)
+    tally = Tally()
+    parts = spec.partitions
+    cap = ctx.scope.domain.max_sessions
+    worlds = unpack(level.worlds, ctx.interner)
+    out: list[dict[World, tuple[int, int, bytes]]] = [{} for _ in range(parts)]
+    requests: list[Request] = []
+    number: dict[Request, int] = {}
+    owner, rep, judge = ctx.interner.owner, ctx.rep, ctx.judge
+    last = spec.fault == "greatest-key"
+    for j, w in enumerate(worlds):
+        key = level.keys[j]
+        distinct: set[World] = set()
+        for i, (req, _, after, _, bad, wit) in enumerate(ctx.expand(w)):
+            if bad or wit:
+                event = (d + 1, key + _place(i), 0)
+                for rid in bad:
+                    tally.hit(rid, event, ("step", p, d, j, req))
+                tally.witnesses.update(wit)
+            if after is w:
+                continue
+            if after.agent.issued > cap:  # one step past the bound: checked, not expanded
+                tally.cut += 1
+                bad, wit = judge.past(w, after)
+                event = (d + 1, key + _place(i), 0)
+                for rid in bad:
+                    tally.hit(rid, event, ("step", p, d, j, req))
+                tally.witnesses.update(wit)
+                continue
+            v = rep(after)
+            if spec.edges and v != w:
+                distinct.add(v)
+            batch = out[owner(v, parts)]
+            if v not in batch or last:  # the first in this task's order has the least key
+                r = number.get(req)
+                if r is None:
+                    r = number[req] = len(requests)
+                    requests.append(req)
+                batch[v] = (j, r, key + _place(i))
+        tally.edges += len(distinct)
+    ctx.counted(tally)
+    batches: list[Any] = []
+    for batch in out:
+        vs = list(batch)
+        vals = list(batch.values())
+        batches.append(
+            Batch(
+                pack(vs),
+                array("I", [x[0] for x in vals]),
+                array("I", [x[1] for x in vals]),
+                requests,
+                [x[2] for x in vals],
+            )
+        )
+    return [*batches, tally]
+
+
+def insert_level(
+    spec: Spec, q: int, d: int, batches: list[Batch | None], history: list[Level]
+) -> tuple[Level, Tally]:
+    """Task: what partition ``q`` keeps of the successors sent to it at level ``d``: those it
+    has not seen at an earlier level (``history``), each with its least-key discoverer."""
+    ctx = _context(spec)
+    key_of = ctx.store.key
+    have = ctx.seen.pop(q, None)  # put back only once this level is whole
+    if have is None or have[0] != len(history):  # a cache not at this level: rebuilt
+        keys: set[bytes] = set()
+        for earlier in history:
+            keys.update(key_of(w) for w in unpack(earlier.worlds, ctx.interner))
+        have = (len(history), keys)
+    seen = have[1]
+    best: dict[bytes, tuple[bytes, int, int, Request | None, World]] = {}
+    for p, b in enumerate(batches):
+        if b is None:
+            continue
+        for j, w in enumerate(unpack(b.worlds, ctx.interner)):
+            k = key_of(w)
+            if k in seen:
+                continue
+            pk = b.keys[j]
+            old = best.get(k)
+            if old is None or (pk > old[0] if spec.fault == "greatest-key" else pk < old[0]):
+                best[k] = (pk, p, b.at[j], b.requests[b.via[j]] if b.requests else None, w)
+    chosen = sorted(best.items(), key=lambda kv: kv[1][0])  # the local BFS's order
+    tally = Tally(new=len(chosen))
+    requests: list[Request] = []
+    number: dict[Request, int] = {}
+    up, at, via, keys_out, worlds = array("i"), array("I"), array("I"), [], []
+    for place, (k, (pk, p, j, req, w)) in enumerate(chosen):
+        seen.add(k)
+        r = 0
+        if req is not None:
+            got = number.get(req)
+            if got is None:
+                got = number[req] = len(requests)
+                requests.append(req)
+            r = got
+        up.append(p)
+        at.append(j)
+        via.append(r)
+        keys_out.append(pk)
+        worlds.append(w)
+        bad, wit = ctx.judge(w)
+        for rid in bad:
+            tally.hit(rid, (d, pk, 1), ("state", q, d, place))
+        tally.witnesses.update(wit)
+    ctx.seen[q] = (len(history) + 1, seen)
+    return Level(pack(worlds), up, at, via, requests, keys_out), tally
+
+
+def start_level(spec: Spec, q: int, starts: list[tuple[int, World]]) -> tuple[Level, Tally]:
+    """Task: partition ``q``'s start worlds (``(profile place, world)``, duplicates dropped)."""
+    b = Batch(
+        pack([w for _, w in starts]),
+        array("I", [0] * len(starts)),
+        array("I", [0] * len(starts)),
+        [],
+        [_place(i) for i, _ in starts],
+    )
+    level, tally = insert_level(spec, q, 0, [b], [])
+    level.up = array("i", [-1] * len(level))
+    return level, tally
+
+
+def node(spec: Spec, level: Level, place: int) -> tuple[World, int, int, Request | None]:
+    """Task: a state of ``level``: its world, parent (partition, place) and request."""
+    w = unpack(level.worlds, Interner())[place]
+    if level.up[place] < 0:
+        return w, -1, -1, None
+    return w, level.up[place], level.at[place], level.requests[level.via[place]]
+
+
+# ---- one search spread out: the driver -----------------------------------------------------
+
+
+class SpreadExploration(Exploration):
+    """An exploration whose states stayed on the cluster: the counts, and the worlds of the
+    counterexamples' paths only (``worlds`` holds those; ``states`` and ``edges`` the counts)."""
+
+    counted_states: int = 0
+    counted_edges: int | None = None
+    stopped: str | None = None  # why the search stopped before its end, where it did
+
+    @property
+    def states(self) -> int:
+        return self.counted_states
+
+    @property
+    def edges(self) -> int | None:
+        return self.counted_edges
+
+
+Stop = Callable[[], bool]
+
+
+def explore_spread(
+    client: Any,
+    tables: Tables,
+    bound: Bound,
+    symmetry: bool = True,
+    checks: list[Check] | None = None,
+    witnesses: list[Witness] | None = None,
+    memo: bool = True,
+    keep: str = "graph",
+    progress: Progress | None = None,
+    partitions: int | None = None,
+    on_level: Callable[[int], None] | None = None,
+    budget: int | None = None,
+    fault: str | None = None,
+) -> SpreadExploration:
+    """A one-scope ``bound`` searched level by level on ``client``'s cluster (module
+    docstring): the local ``explore``'s verdicts, counterexamples, witnesses and counts.
+
+    ``on_level(d)`` is called once level ``d``'s tasks are submitted (tests kill a worker
+    there); ``budget`` (bytes, default: the cluster's memory) stops the search before a level
+    whose states would not fit, with ``complete=False``."""
+    if len(bound.scopes) != 1:
+        raise ValueError("explore_spread: a one-scope bound (explore_scopes spreads scopes)")
+    (scope,) = bound.scopes
+    n_workers = max(1, len(workers(client)))
+    parts = partitions or 2 * n_workers
+    spec = Spec(
+        uuid.uuid4().hex,
+        tables,
+        bound,
+        symmetry,
+        tuple(CHECKS.values() if checks is None else checks),
+        tuple(WITNESSES.values() if witnesses is None else witnesses),
+        memo,
+        parts,
+        keep == "graph",
+        fault,
+    )
+    limit = memory(client) if budget is None else budget
+    t0 = time.perf_counter()
+    [spec_f] = client.scatter([spec], broadcast=True, hash=False)
+    total = Tally()
+    interner = Interner()
+    starts: list[list[tuple[int, World]]] = [[] for _ in range(parts)]
+    for i, profile in enumerate(scope.domain.profiles):
+        w = initial_world(profile)
+        starts[interner.owner(w, parts)].append((i, w))
+    made = [client.submit(start_level, spec_f, q, starts[q], pure=False) for q in range(parts)]
+    history: list[list[Any]] = [[client.submit(operator.getitem, f, 0) for f in made]]
+    tallies = client.gather([client.submit(operator.getitem, f, 1) for f in made])
+    del made
+    level_new = 0
+    for t in tallies:
+        total.add(t)
+        level_new += t.new
+    depth, complete, stopped = 0, True, False
+    try:
+        while level_new:
+            if total.new + level_new * 2 > limit // BYTES_PER_STATE:
+                complete, stopped = False, True  # the next level may not fit: say so, keep
+                break
+            d = len(history) - 1
+            expanded = [
+                client.submit(expand_level, spec_f, p, d, history[d][p], pure=False)
+                for p in range(parts)
+            ]
+            sent = [[client.submit(operator.getitem, e, q) for q in range(parts)] for e in expanded]
+            done = [client.submit(operator.getitem, e, parts) for e in expanded]
+            inserted = [
+                client.submit(
+                    insert_level,
+                    spec_f,
+                    q,
+                    d + 1,
+                    [sent[p][q] for p in range(parts)],
+                    [history[k][q] for k in range(d + 1)],
+                    pure=False,
+                )
+                for q in range(parts)
+            ]
+            if on_level is not None:
+                on_level(d)
+            history.append([client.submit(operator.getitem, f, 0) for f in inserted])
+            kept = [client.submit(operator.getitem, f, 1) for f in inserted]
+            level_new = 0
+            for t in client.gather(done) + client.gather(kept):
+                total.add(t)
+                level_new += t.new
+            del expanded, sent, done, inserted, kept
+            if level_new:
+                depth = d + 1
+            if progress is not None:
+                progress(total.new, total.transitions, depth, time.perf_counter() - t0)
+    except KeyboardInterrupt:
+        complete = False
+    ex = _result(client, spec, spec_f, history, total, depth, t0)
+    ex.complete = complete
+    if stopped:
+        need = _gib((total.new + 2 * level_new) * BYTES_PER_STATE)
+        ex.stopped = (
+            f"stopped before level {len(history)}: {total.new:,} states kept and "
+            f"~{2 * level_new:,} more expected need ~{need}, more than the cluster's {_gib(limit)}"
+        )
+    with contextlib.suppress(Exception):
+        client.run(_forget, spec.run)
+    return ex
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB"
+
+
+def _result(
+    client: Any,
+    spec: Spec,
+    spec_f: Any,
+    history: list[list[Any]],
+    total: Tally,
+    depth: int,
+    t0: float,
+) -> SpreadExploration:
+    """The exploration the driver hands on: counts, and each violated id's path walked back
+    through the owners (its worlds, parents and requests: what ``trace`` replays)."""
+    ex = SpreadExploration(spec.tables, spec.bound, spec.symmetry, [], [{}], {}, {})
+    parents: dict[int, tuple[int, Request]] = {}
+    ex.parents = [parents]
+    walked: dict[tuple[int, int, int], int] = {}  # (partition, level, place) → node here
+
+    def node_at(q: int, d: int, place: int) -> int:
+        n = walked.get((q, d, place))
+        if n is not None:
+            return n
+        w, up, at, req = client.submit(node, spec_f, history[d][q], place, pure=False).result()
+        n = walked[q, d, place] = len(ex.worlds)
+        ex.worlds.append(w)
+        if up >= 0:
+            assert req is not None
+            parents[n] = (node_at(up, d - 1, at), req)
+        return n
+
+    for rid, (_, where) in total.hits.items():
+        if where[0] == "state":
+            _, q, d, place = where
+            ex.first[rid] = (0, node_at(q, d, place), None)
+        else:
+            _, p, d, place, req = where
+            ex.first[rid] = (0, node_at(p, d, place), req)
+    ex.witness_at = dict.fromkeys(sorted(total.witnesses), 0)
+    ex.counted_states = total.new
+    ex.counted_edges = total.edges if spec.edges else None
+    ex.rows = total.rows
+    ex.transitions, ex.unsent, ex.cut, ex.depth = total.transitions, total.unsent, total.cut, depth
+    ex.per_scope = [{"states": total.new, "new_states": total.new}]
+    ex.seconds = time.perf_counter() - t0
+    return ex
+
+
+# ---- where a search runs ---------------------------------------------------------------------
+
+
+def explore_anywhere(
+    tables: Tables,
+    bound: Bound,
+    symmetry: bool = True,
+    checks: list[Check] | None = None,
+    witnesses: list[Witness] | None = None,
+    progress: Progress | None = None,
+    workers: int = 1,
+    keep: str = "graph",
+) -> Exploration:
+    """``explore``, on the attached cluster when there is one (``check`` calls this): a
+    one-scope bound spread out, a bound of several scopes a task per scope where the local
+    fan-out would merge them exactly; anything else (and everything without a cluster) here."""
+    from simulations.engines.explore import _last_report, explore
+    from simulations.engines.fanout import eligible
+
+    client = active()
+    if client is not None and len(bound.scopes) == 1:
+        spread = explore_spread(
+            client, tables, bound, symmetry, checks, witnesses, keep=keep, progress=progress
+        )
+        return _last_report(spread, progress)
+    if client is not None and keep == "graph" and eligible(bound, symmetry, 2, None):
+        options: dict[str, Any] = {"symmetry": symmetry, "checks": checks}
+        options |= {"witnesses": witnesses}
+        ex = Exploration(tables, bound, symmetry, [], [{} for _ in bound.scopes], {}, {})
+        return _last_report(explore_scopes(client, tables, ex, options, progress), progress)
+    return explore(
+        tables,
+        bound,
+        symmetry=symmetry,
+        checks=checks,
+        progress=progress,
+        workers=workers,
+        keep=keep,
+        witnesses=witnesses,
+    )
+
+
+# ---- searches as tasks ---------------------------------------------------------------------
+
+
+def _scope_part(tables: Tables, bound: Bound, i: int, options: dict[str, Any]) -> Any:
+    """Task: scope ``i`` of ``bound`` searched here, as the local fan-out's worker does."""
+    from simulations.engines.explore import explore
+    from simulations.engines.fanout import part_of
+
+    one = replace(bound, scopes=(bound.scopes[i],))
+    return part_of(i, explore.__wrapped__(tables, one, **options))  # type: ignore[attr-defined]
+
+
+def explore_scopes(
+    client: Any,
+    tables: Tables,
+    ex: Exploration,
+    options: dict[str, Any],
+    progress: Progress | None,
+) -> Exploration:
+    """Each scope of ``ex.bound`` one task (the local search of a one-scope bound with
+    ``options``), merged as the local fan-out merges them (``fanout.merge``): the sequential
+    result. A world's hash is computed again here: another process hashes enum members and
+    strings differently, and ``merge`` matches worlds by hash, then by equality."""
+    from simulations.engines.fanout import merge
+
+    t0 = time.perf_counter()
+    b = ex.bound
+    futures = [
+        client.submit(_scope_part, tables, b, i, options, pure=False) for i in range(len(b.scopes))
+    ]
+    parts = []
+    try:
+        for f in futures:
+            part = f.result()
+            part.hashes = [hash(w) for w in part.worlds]
+            parts.append(part)
+            if progress is not None:
+                states = sum(len(p.worlds) for p in parts)
+                progress(states, sum(p.transitions for p in parts), 0, time.perf_counter() - t0)
+    except KeyboardInterrupt:
+        ex.complete = False
+        for f in futures:
+            f.cancel()
+    merge(ex, parts)
+    if len(parts) < len(b.scopes):
+        ex.complete = False
+    ex.seconds = time.perf_counter() - t0
+    return ex
+
+
+class Tasks:
+    """Searches as tasks: ``fn(state, job)`` for each job on the cluster, ``state`` sent once
+    to every worker; answers as they finish (a population's ``judge`` merges them in its own
+    order, as it merges the local pool's)."""
+
+    def __init__(self, client: Any, fn: Callable[[Any, Any], Any], state: Any) -> None:
+        self.client, self.fn, self.state = client, fn, state
+        self.pending: list[Any] = []
+
+    def run(self, jobs: list[Any]) -> Iterator[tuple[Any, Any]]:
+        import importlib
+
+        as_completed = importlib.import_module("distributed").as_completed
+
+        [state] = self.client.scatter([self.state], broadcast=True, hash=False)
+        futures = {self.client.submit(self.fn, state, j, pure=False): j for j in jobs}
+        self.pending = list(futures)
+        for f in as_completed(futures):
+            self.pending.remove(f)
+            yield futures[f], f.result()
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = True) -> None:
+        for f in self.pending:
+            f.cancel()
+        self.pending = []
+
+
+def pid() -> int:
+    return os.getpid()

@@ -1,0 +1,172 @@
+"""``check --cluster``: the same answer spread over a Dask cluster (issue 42).
+
+Each search on ``local:2`` runs in a process of its own (a local cluster spawns its workers,
+which import the main module again: a pytest worker cannot be that module), through the
+command line or ``tests/fixtures/cluster_run.py``. The comparisons have teeth: a spread search
+that keeps the wrong BFS parent (``fault="greatest-key"``) has every count right and is caught
+by its counterexamples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model.tables import REFERENCE
+from simulations.engines import cluster
+from simulations.engines.bounds import BOUNDS, bound_toml
+from simulations.engines.explore import explore
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN = ROOT / "tests" / "fixtures" / "cluster_run.py"
+needs_engine = pytest.mark.skipif(not cluster.available(), reason="the cluster extra is absent")
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "ACP_SYSPROMPT_CACHE": "off", "PYTHONPATH": str(ROOT)}
+
+
+def _cli(*args: str, blocked: bool = False) -> subprocess.CompletedProcess[str]:
+    """``acp-sysprompt ARGS`` in a fresh process; ``blocked``: as if the extra were absent."""
+    code = "import sys; from simulations.cli import main; sys.exit(main(sys.argv[1:]))"
+    if blocked:  # an import of distributed fails, as where it is not installed
+        code = "import sys; sys.modules['distributed'] = None; " + code
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+
+
+def _untimed(x: Any) -> Any:
+    """A JSON answer without its clocks (the one thing a cluster may change)."""
+    if isinstance(x, dict):
+        return {k: _untimed(v) for k, v in x.items() if k not in ("clock", "seconds", "wall")}
+    if isinstance(x, list):
+        return [_untimed(v) for v in x]
+    return x
+
+
+def _spread(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(RUN), *args],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def test_without_the_extra_cluster_says_what_to_install_in_one_line() -> None:
+    done = _cli("check", "--bound", "tiny", "--cluster", "local:2", blocked=True)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        "acp-sysprompt: error: argument --cluster: the cluster engine is not installed: "
+        "pip install 'acp-sysprompt-model[cluster]'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("local:0", "local:N needs N from 1 to 256"),
+        ("local:two", "local:N needs N from 1 to 256"),
+        ("", "expected local:N or a scheduler address"),
+        ("host name", "expected local:N or a scheduler address"),
+    ],
+)
+def test_a_malformed_cluster_is_one_line_naming_the_flag(given: str, said: str) -> None:
+    with pytest.raises(cluster.UsageError, match=said) as e:
+        cluster.parse(given)
+    assert str(e.value).startswith("argument --cluster: ")
+
+
+def test_a_scheduler_address_gets_its_scheme() -> None:
+    assert cluster.parse("10.0.0.5:8786") == ("tcp://10.0.0.5:8786", 0)
+    assert cluster.parse("local:3") == ("local", 3)
+
+
+def test_worlds_cross_processes_whole_and_keep_their_owner() -> None:
+    """``pack``/``unpack`` give back equal worlds, and a world's owner is the same in a process
+    with another string-hash seed (``hash`` would not be)."""
+    ex = explore(REFERENCE, "tiny")
+    back = cluster.unpack(cluster.pack(ex.worlds), cluster.Interner())
+    assert back == ex.worlds
+    owners = [cluster.Interner().owner(w, 7) for w in ex.worlds]
+    assert len(set(owners)) > 1
+    code = (
+        "import sys, json; from model.tables import REFERENCE; "
+        "from simulations.engines.explore import explore; from simulations.engines import cluster; "
+        "ex = explore(REFERENCE, 'tiny'); i = cluster.Interner(); "
+        "print(json.dumps([i.owner(w, 7) for w in ex.worlds]))"
+    )
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**_env(), "PYTHONHASHSEED": seed},
+            check=True,
+        )
+        assert json.loads(done.stdout) == owners
+
+
+@needs_engine
+def test_population_on_choices_is_the_same_json_on_local_2() -> None:
+    args = ("check", "--revision", "v1-stable", "--bound", "choices", "--json", "--quiet")
+    here, spread = _cli(*args), _cli(*args, "--cluster", "local:2")
+    assert here.returncode == spread.returncode == 0, spread.stderr[-2000:]
+    a, b = json.loads(here.stdout), json.loads(spread.stdout)
+    assert len(a["members"]) == 144 and a["searches"] == 2
+    assert _untimed(a) == _untimed(b)
+
+
+@needs_engine
+def test_one_scope_of_small_spread_out_is_the_same_json(tmp_path: Path) -> None:
+    small = BOUNDS["small"]
+    one = replace(small, name="small-methods", scopes=(small.scopes[2],), envelope=())
+    path = tmp_path / "one.toml"
+    path.write_text(bound_toml(one), encoding="utf-8")
+    args = ("check", "--bound", str(path), "--json", "--quiet")
+    here, spread = _cli(*args), _cli(*args, "--cluster", "local:2")
+    assert here.returncode == spread.returncode == 0, spread.stderr[-2000:]  # P ids only
+    a, b = json.loads(here.stdout), json.loads(spread.stdout)
+    assert a["budget"]["states"] == 3120 and a["counterexamples"]
+    assert _untimed(a) == _untimed(b)
+
+
+@needs_engine
+@pytest.mark.parametrize(("bound", "scope"), [("small", 0), ("choices", 1)])
+def test_a_spread_search_keeping_the_wrong_parent_is_caught(bound: str, scope: int) -> None:
+    """Every count is right, the counterexamples are not: what the comparisons above read."""
+    right, wrong = _spread(bound, str(scope)), _spread(bound, str(scope), "--fault", "greatest-key")
+    assert right["here"] == right["spread"]
+    differs = [k for k in wrong["here"] if wrong["here"][k] != wrong["spread"][k]]
+    assert differs == ["traces"]
+
+
+@needs_engine
+def test_a_worker_killed_mid_search_gives_the_same_answer() -> None:
+    got = _spread("small", "2", "--kill-at", "4")
+    assert got["killed"] and got["killed"][0] not in got["after"]  # it died; a new one came
+    assert len(got["after"]) == 2
+    assert got["here"] == got["spread"]
+    assert got["spread"]["states"] == 3120 and got["spread"]["traces"]
