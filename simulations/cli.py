@@ -457,6 +457,10 @@ class _Interrupted(Exception):
     """Ctrl-C before a run started (while its size was estimated): exit 130, nothing written."""
 
 
+def _say(line: str) -> None:
+    print(f"acp-sysprompt: {line}", file=sys.stderr, flush=True)
+
+
 def _warn_size(
     bound: Bound, tables: Tables, symmetry: bool, keep: str | None = None, single: bool = False
 ) -> Estimate:
@@ -1403,7 +1407,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.cluster is not None:
             if args.engine != "bfs":
                 raise UsageError("argument --cluster: spreads the bfs engine's searches only")
-            _CLUSTER.enter_context(cluster.attached(args.cluster))
+            _CLUSTER.enter_context(cluster.attached(args.cluster, None if args.quiet else _say))
         if _population_run(args, profile, amendment):
             return _run_population(args, amendment, restarts)
         line = None

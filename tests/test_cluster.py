@@ -170,3 +170,22 @@ def test_a_worker_killed_mid_search_gives_the_same_answer() -> None:
     assert len(got["after"]) == 2
     assert got["here"] == got["spread"]
     assert got["spread"]["states"] == 3120 and got["spread"]["traces"]
+
+
+def test_a_bound_too_big_for_the_cluster_is_refused_with_the_number() -> None:
+    heard: list[str] = []
+    why = cluster.before_search(None, REFERENCE, BOUNDS["large"], True, 2, 64 << 20, heard.append)
+    assert why is not None
+    assert why.startswith("bound large: at least ~") and "more than the cluster's 64.0 MiB" in why
+    assert heard and heard[0].startswith("cluster: 2 workers, 64.0 MiB between them; bound large")
+    fits = cluster.before_search(None, REFERENCE, BOUNDS["large"], True, 2, 16 << 30, heard.append)
+    assert fits is None
+
+
+@needs_engine
+def test_a_level_that_would_not_fit_stops_the_search_and_says_why() -> None:
+    got = _spread("small", "2", "--budget", str(3200 * cluster.BYTES_PER_STATE))
+    assert got["spread"]["complete"] is False
+    assert 0 < got["spread"]["states"] < 3120
+    assert got["notes"][-1].startswith("stopped before level ")
+    assert "more than the cluster's" in got["notes"][-1]

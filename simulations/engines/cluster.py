@@ -70,6 +70,7 @@ from model.tables import Tables
 from model.types import Observed, Request, World, evolve, initial_world
 from model.witnesses import WITNESSES, Witness
 from simulations.engines.bounds import Bound
+from simulations.engines.collector import fewer_collections
 from simulations.engines.exploration import Exploration, Progress, Store
 from simulations.usage import UsageError
 
@@ -77,10 +78,10 @@ INSTALL = "pip install 'acp-sysprompt-model[cluster]'"
 # bytes a spread-out search keeps per state across the cluster (its packed level, the seen
 # set's key and the owner's indexes), measured on ``large`` (bench/RESULTS.md, issue 42)
 BYTES_PER_STATE = 420
-# a level's states are sent to their owners in batches of at most this many worlds
-BATCH = 20_000
+CANON_CACHE = 1 << 20  # as the local search's (``simulations.engines.explore``)
 
-_ACTIVE: list[Any] = []  # the attached Dask client, while ``attached`` is open
+# the attached Dask client and who hears its notes, while ``attached`` is open
+_ACTIVE: list[tuple[Any, Callable[[str], None] | None]] = []
 
 
 # ---- attaching -----------------------------------------------------------------------------
@@ -111,8 +112,9 @@ def available() -> bool:
 
 
 @contextlib.contextmanager
-def attached(text: str | None) -> Iterator[Any]:
-    """The Dask client ``--cluster`` names, active for the searches run inside (None: none)."""
+def attached(text: str | None, note: Callable[[str], None] | None = None) -> Iterator[Any]:
+    """The Dask client ``--cluster`` names, active for the searches run inside (None: none).
+    ``note`` gets the lines a spread-out search says before it starts and where it stops."""
     if text is None:
         yield None
         return
@@ -142,11 +144,11 @@ def attached(text: str | None) -> Iterator[Any]:
                 client = Client(where, timeout=20)
             except OSError as e:
                 raise UsageError(f"argument --cluster: no scheduler at {where}: {e}") from None
-        _ACTIVE.append(client)
+        _ACTIVE.append((client, note))
         try:
             yield client
         finally:
-            _ACTIVE.remove(client)
+            _ACTIVE.remove((client, note))
             with contextlib.suppress(Exception):
                 client.close()
     finally:
@@ -157,7 +159,11 @@ def attached(text: str | None) -> Iterator[Any]:
 
 def active() -> Any:
     """The client of the innermost ``attached`` (None: run here, as without a cluster)."""
-    return _ACTIVE[-1] if _ACTIVE else None
+    return _ACTIVE[-1][0] if _ACTIVE else None
+
+
+def _note() -> Callable[[str], None] | None:
+    return _ACTIVE[-1][1] if _ACTIVE else None
 
 
 def workers(client: Any) -> dict[str, dict[str, Any]]:
@@ -364,15 +370,29 @@ class _Context:
         self.interner = Interner()
         self.store = Store()  # exact keys of this process's worlds
         self.seen: dict[int, tuple[int, set[bytes]]] = {}  # partition → (levels in it, keys)
-        self.canon_cache: dict[World, World] = {}
+        # a world's key → its representative (None: it is one), as the local search's
+        # ``CANON_CACHE`` and index spare the renaming of a world met before; forgotten at
+        # ``CANON_CACHE`` entries (a function of the world: forgetting costs time only)
+        self.reps: dict[bytes, World | None] = {}
 
-    def rep(self, w: World) -> World:
-        r = self.canon_cache.get(w)
-        if r is None:
-            if len(self.canon_cache) >= 1 << 18:
-                self.canon_cache.clear()
-            r = self.canon_cache[w] = self.canon.canon(w)[0]
-        return r
+    def rep(self, w: World) -> tuple[World, bytes]:
+        """``w``'s representative and its key."""
+        key = self.store.key
+        k = key(w)
+        reps = self.reps
+        if k in reps:
+            r = reps[k]
+            return (w, k) if r is None else (r, key(r))
+        if len(reps) >= CANON_CACHE:
+            reps.clear()
+        r = self.canon.canon(w)[0]
+        if r is w or r == w:
+            reps[k] = None
+            return w, k
+        reps[k] = r
+        rk = key(r)
+        reps[rk] = None  # a representative is its own
+        return r, rk
 
     def counted(self, tally: Tally) -> None:
         """Move what the expander counted since the last task into ``tally``."""
@@ -403,6 +423,7 @@ def _place(i: int) -> bytes:
     return i.to_bytes(2, "big")
 
 
+@fewer_collections()
 def expand_level(spec: Spec, p: int, d: int, level: Level) -> list[Any]:
     """Task: partition ``p``'s level ``d`` expanded: one ``Batch`` per owner, then a ``Tally``."""
     ctx = _context(spec)
@@ -415,6 +436,9 @@ def expand_level(spec: Spec, p: int, d: int, level: Level) -> list[Any]:
     number: dict[Request, int] = {}
     owner, rep, judge = ctx.interner.owner, ctx.rep, ctx.judge
     last = spec.fault == "greatest-key"
+    # the owners' seen sets this worker holds at this very level (levels 0..d): a successor
+    # in one is dropped here, as its owner would drop it (a set at another level is not used)
+    known = {q: keys for q, (n, keys) in ctx.seen.items() if n == d + 1}
     for j, w in enumerate(worlds):
         key = level.keys[j]
         distinct: set[World] = set()
@@ -434,10 +458,14 @@ def expand_level(spec: Spec, p: int, d: int, level: Level) -> list[Any]:
                     tally.hit(rid, event, ("step", p, d, j, req))
                 tally.witnesses.update(wit)
                 continue
-            v = rep(after)
+            v, vk = rep(after)
             if spec.edges and v != w:
                 distinct.add(v)
-            batch = out[owner(v, parts)]
+            q = owner(v, parts)
+            seen = known.get(q)
+            if seen is not None and vk in seen:
+                continue
+            batch = out[q]
             if v not in batch or last:  # the first in this task's order has the least key
                 r = number.get(req)
                 if r is None:
@@ -462,6 +490,7 @@ def expand_level(spec: Spec, p: int, d: int, level: Level) -> list[Any]:
     return [*batches, tally]
 
 
+@fewer_collections()
 def insert_level(
     spec: Spec, q: int, d: int, batches: list[Batch | None], history: list[Level]
 ) -> tuple[Level, Tally]:
@@ -493,8 +522,11 @@ def insert_level(
     requests: list[Request] = []
     number: dict[Request, int] = {}
     up, at, via, keys_out, worlds = array("i"), array("I"), array("I"), [], []
+    reps = ctx.reps
     for place, (k, (pk, p, j, req, w)) in enumerate(chosen):
         seen.add(k)
+        if len(reps) < CANON_CACHE:
+            reps[k] = None  # a state is a representative
         r = 0
         if req is not None:
             got = number.get(req)
@@ -515,6 +547,7 @@ def insert_level(
     return Level(pack(worlds), up, at, via, requests, keys_out), tally
 
 
+@fewer_collections()
 def start_level(spec: Spec, q: int, starts: list[tuple[int, World]]) -> tuple[Level, Tally]:
     """Task: partition ``q``'s start worlds (``(profile place, world)``, duplicates dropped)."""
     b = Batch(
@@ -574,13 +607,16 @@ def explore_spread(
     on_level: Callable[[int], None] | None = None,
     budget: int | None = None,
     fault: str | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> SpreadExploration:
     """A one-scope ``bound`` searched level by level on ``client``'s cluster (module
     docstring): the local ``explore``'s verdicts, counterexamples, witnesses and counts.
 
     ``on_level(d)`` is called once level ``d``'s tasks are submitted (tests kill a worker
-    there); ``budget`` (bytes, default: the cluster's memory) stops the search before a level
-    whose states would not fit, with ``complete=False``."""
+    there); ``budget`` (bytes, default: the cluster's memory) refuses a bound whose estimated
+    states do not fit (``TooBig``) and stops the search before a level whose states would not,
+    with ``complete=False`` and the reason in ``stopped``; ``note`` hears the estimate before
+    the search and that reason."""
     if len(bound.scopes) != 1:
         raise ValueError("explore_spread: a one-scope bound (explore_scopes spreads scopes)")
     (scope,) = bound.scopes
@@ -599,6 +635,9 @@ def explore_spread(
         fault,
     )
     limit = memory(client) if budget is None else budget
+    need = before_search(client, tables, bound, symmetry, n_workers, limit, note)
+    if need is not None:
+        raise TooBig(need)
     t0 = time.perf_counter()
     [spec_f] = client.scatter([spec], broadcast=True, hash=False)
     total = Tally()
@@ -663,13 +702,49 @@ def explore_spread(
             f"stopped before level {len(history)}: {total.new:,} states kept and "
             f"~{2 * level_new:,} more expected need ~{need}, more than the cluster's {_gib(limit)}"
         )
+        if note is not None:
+            note(ex.stopped)
     with contextlib.suppress(Exception):
         client.run(_forget, spec.run)
     return ex
 
 
+class TooBig(UsageError):
+    """A bound whose estimated states do not fit the cluster's memory (refused before it starts)."""
+
+
+def before_search(
+    client: Any,
+    tables: Tables,
+    bound: Bound,
+    symmetry: bool,
+    n_workers: int,
+    limit: int,
+    note: Callable[[str], None] | None,
+) -> str | None:
+    """Say what the search will need per worker (``note``); the refusal where it cannot fit."""
+    from simulations.engines.size import estimate
+
+    est = estimate(tables, bound, symmetry, keep="verdicts", dimension=False, single=True)
+    need = est.states * BYTES_PER_STATE
+    about = "at least ~" if est.at_least else "~"
+    line = (
+        f"cluster: {n_workers} worker{'s' if n_workers != 1 else ''}, {_gib(limit)} between them;"
+        f" bound {bound.name} may have {about}{est.states:,} states: {about}"
+        f"{_gib(need // n_workers)} per worker ({BYTES_PER_STATE} bytes a state)"
+    )
+    if note is not None:
+        note(line)
+    if need > limit:
+        return (
+            f"bound {bound.name}: {about}{est.states:,} states need {about}{_gib(need)}, more "
+            f"than the cluster's {_gib(limit)}: add workers or memory, or a smaller bound"
+        )
+    return None
+
+
 def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.2f} GiB"
+    return f"{n / (1 << 30):,.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):,.1f} MiB"
 
 
 def _result(
@@ -739,7 +814,15 @@ def explore_anywhere(
     client = active()
     if client is not None and len(bound.scopes) == 1:
         spread = explore_spread(
-            client, tables, bound, symmetry, checks, witnesses, keep=keep, progress=progress
+            client,
+            tables,
+            bound,
+            symmetry,
+            checks,
+            witnesses,
+            keep=keep,
+            progress=progress,
+            note=_note(),
         )
         return _last_report(spread, progress)
     if client is not None and keep == "graph" and eligible(bound, symmetry, 2, None):
