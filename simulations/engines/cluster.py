@@ -419,6 +419,14 @@ def _forget(run: str) -> None:
     _CONTEXTS.pop(run, None)
 
 
+def _usage() -> tuple[float, int]:
+    """This worker process's CPU seconds so far (user and system) and peak resident bytes."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime, r.ru_maxrss * 1024
+
+
 def _place(i: int) -> bytes:
     return i.to_bytes(2, "big")
 
@@ -580,6 +588,8 @@ class SpreadExploration(Exploration):
     counted_states: int = 0
     counted_edges: int | None = None
     stopped: str | None = None  # why the search stopped before its end, where it did
+    worker_cpu: tuple[float, ...] = ()  # CPU seconds of each worker process (mostly this search)
+    worker_peak: tuple[int, ...] = ()  # peak resident bytes of each worker process
 
     @property
     def states(self) -> int:
@@ -646,7 +656,16 @@ def explore_spread(
     for i, profile in enumerate(scope.domain.profiles):
         w = initial_world(profile)
         starts[interner.owner(w, parts)].append((i, w))
-    made = [client.submit(start_level, spec_f, q, starts[q], pure=False) for q in range(parts)]
+    # partition q lives on worker q mod n: its tasks are asked there (and may move elsewhere
+    # when that worker dies); Dask's locality alone may put two partitions' levels on one
+    homes = sorted(workers(client))
+    near: list[dict[str, Any]] = [
+        {"workers": [homes[q % len(homes)]], "allow_other_workers": True} for q in range(parts)
+    ]
+    made = [
+        client.submit(start_level, spec_f, q, starts[q], pure=False, **near[q])
+        for q in range(parts)
+    ]
     history: list[list[Any]] = [[client.submit(operator.getitem, f, 0) for f in made]]
     tallies = client.gather([client.submit(operator.getitem, f, 1) for f in made])
     del made
@@ -662,7 +681,7 @@ def explore_spread(
                 break
             d = len(history) - 1
             expanded = [
-                client.submit(expand_level, spec_f, p, d, history[d][p], pure=False)
+                client.submit(expand_level, spec_f, p, d, history[d][p], pure=False, **near[p])
                 for p in range(parts)
             ]
             sent = [[client.submit(operator.getitem, e, q) for q in range(parts)] for e in expanded]
@@ -676,6 +695,7 @@ def explore_spread(
                     [sent[p][q] for p in range(parts)],
                     [history[k][q] for k in range(d + 1)],
                     pure=False,
+                    **near[q],
                 )
                 for q in range(parts)
             ]
@@ -696,6 +716,18 @@ def explore_spread(
         complete = False
     ex = _result(client, spec, spec_f, history, total, depth, t0)
     ex.complete = complete
+    with contextlib.suppress(Exception):
+        used = sorted(client.run(_usage).values())
+        ex.worker_cpu = tuple(c for c, _ in used)
+        ex.worker_peak = tuple(m for _, m in used)
+    if note is not None and ex.worker_cpu:
+        cpu = sum(ex.worker_cpu)
+        note(
+            f"cluster: {ex.states:,} states in {ex.seconds:,.1f}s; worker CPU "
+            f"{', '.join(f'{c:,.0f}' for c in ex.worker_cpu)} s "
+            f"({ex.states / cpu if cpu else 0:,.0f} states per worker CPU second); peak memory "
+            f"{', '.join(_gib(m) for m in ex.worker_peak)}"
+        )
     if stopped:
         need = _gib((total.new + 2 * level_new) * BYTES_PER_STATE)
         ex.stopped = (
