@@ -189,3 +189,13 @@ def test_a_level_that_would_not_fit_stops_the_search_and_says_why() -> None:
     assert 0 < got["spread"]["states"] < 3120
     assert got["notes"][-1].startswith("stopped before level ")
     assert "more than the cluster's" in got["notes"][-1]
+
+
+@needs_engine
+def test_no_scheduler_at_the_address_is_one_line_and_exit_2() -> None:
+    done = _cli("check", "--bound", "tiny", "--quiet", "--cluster", "127.0.0.1:9")
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(
+        "acp-sysprompt: error: argument --cluster: no scheduler at tcp://127.0.0.1:9"
+    )

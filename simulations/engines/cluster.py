@@ -56,6 +56,7 @@ import os
 import pickle
 import time
 import uuid
+import warnings
 import zlib
 from array import array
 from collections import Counter
@@ -130,14 +131,17 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
     cluster = None
     try:
         if where == "local":
-            cluster = LocalCluster(
-                n_workers=n,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-                host="127.0.0.1",
-            )
+            with warnings.catch_warnings():  # "port 8787 in use": another cluster's; any will do
+                warnings.simplefilter("ignore")
+                cluster = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address="127.0.0.1:0",
+                    worker_dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                    host="127.0.0.1",  # this machine's cluster listens on loopback only
+                )
             client = Client(cluster)
         else:
             try:

@@ -27,7 +27,8 @@ Abstractions
     ``SPLIT_BY`` names the choices whose values get searches of their own instead (none).
 
     ``searches`` counts the family searches (one per scope, or none where every member's
-    result is reused). They run in ``workers`` forked processes, one scope each. Ctrl-C
+    result is reused). They run in ``workers`` forked processes, one scope each, or as tasks
+    of the cluster ``check --cluster`` attached (``simulations.engines.cluster``). Ctrl-C
     keeps what finished (``complete=False``). ``share=False`` searches each member and
     scope on its own (``explore``), the reference the family searches are compared with.
 
