@@ -1,6 +1,6 @@
 """Benchmark: `acp-sysprompt check --bound large` (issue 15), pinned.
 
-Run: .venv/bin/python bench/large_bench.py [--revisions rfd-final,v1-stable] [--workers 1]
+Run: .venv/bin/python bench/large_bench.py [--revisions rfd-final,v1-stable] [--cluster local:2]
 
 For each revision it runs the command-line tool in a fresh process (`check --bound large
 --json --quiet`: the verdict-only search, ``Bound.keep``) and prints the distinct states,
@@ -41,12 +41,15 @@ PINNED: dict[str, tuple[int, int, dict[str, int]]] = {
 }
 
 
-def run(revision: str, bound: str) -> dict[str, object]:
-    """One `check` in a fresh process: its JSON, wall seconds and peak RSS (bytes)."""
+def run(revision: str, bound: str, cluster: str | None = None) -> dict[str, object]:
+    """One `check` in a fresh process: its JSON, wall seconds and peak RSS (bytes); with
+    ``cluster``, spread over it (``--cluster``), and the workers' CPU seconds and peak memory
+    as its last line on stderr says them."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
+    spread = ["--cluster", cluster, "--progress"] if cluster else ["--quiet"]
     done = subprocess.run(
-        [*CLI, "check", "--revision", revision, "--bound", bound, "--json", "--quiet"],
+        [*CLI, "check", "--revision", revision, "--bound", bound, "--json", *spread],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -61,6 +64,9 @@ def run(revision: str, bound: str) -> dict[str, object]:
     data = json.loads(done.stdout)
     data["wall"] = wall
     data["peak_bytes"] = peak * 1024
+    said = [x for x in done.stderr.replace("\r", "\n").splitlines() if "worker CPU" in x]
+    if said:
+        data["workers_said"] = said[-1].removeprefix("acp-sysprompt: ")
     return data
 
 
@@ -73,6 +79,7 @@ def lengths(data: dict[str, object]) -> dict[str, int]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--revisions", default="rfd-final")
+    p.add_argument("--cluster", default=None, help="local:N or a scheduler's address")
     args = p.parse_args()
     base = run("rfd-final", "tiny")  # the process's fixed cost, measured first (RSS is a max)
     floor = int(base["peak_bytes"])  # type: ignore[call-overload]
@@ -84,7 +91,7 @@ def main() -> int:
         file=sys.stderr,
     )
     for revision in args.revisions.split(","):
-        data = run(revision, "large")
+        data = run(revision, "large", args.cluster)
         budget = data["budget"]
         assert isinstance(budget, dict)
         states, depth, seconds = budget["states"], budget["depth"], float(data["seconds"])  # type: ignore[arg-type]
@@ -97,6 +104,8 @@ def main() -> int:
             + " ".join(f"{r}:{n}" for r, n in sorted(found.items())),
             file=sys.stderr,
         )
+        if "workers_said" in data:  # the driver's peak above; the workers' here
+            print(f"  {data['workers_said']}", file=sys.stderr)
         if not budget["complete"]:
             bad.append(f"{revision}: the search did not complete")
         if revision in PINNED and (states, depth, found) != PINNED[revision]:

@@ -316,6 +316,8 @@ class Tally:
     cut: int = 0
     edges: int = 0
     new: int = 0
+    sent: int = 0  # successors sent to their owners (after the sender's own dedup)
+    sent_bytes: int = 0  # their packed bytes
     rows: Counter[RowRef] = field(default_factory=Counter)
     hits: dict[str, tuple[Event, Where]] = field(default_factory=dict)
     witnesses: set[str] = field(default_factory=set)
@@ -331,6 +333,8 @@ class Tally:
         self.cut += other.cut
         self.edges += other.edges
         self.new += other.new
+        self.sent += other.sent
+        self.sent_bytes += other.sent_bytes
         self.rows.update(other.rows)
         for rid, (event, where) in other.hits.items():
             self.hit(rid, event, where)
@@ -490,9 +494,12 @@ def expand_level(spec: Spec, p: int, d: int, level: Level) -> list[Any]:
     for batch in out:
         vs = list(batch)
         vals = list(batch.values())
+        blob = pack(vs)
+        tally.sent += len(vs)
+        tally.sent_bytes += len(blob)
         batches.append(
             Batch(
-                pack(vs),
+                blob,
                 array("I", [x[0] for x in vals]),
                 array("I", [x[1] for x in vals]),
                 requests,
@@ -635,7 +642,9 @@ def explore_spread(
         raise ValueError("explore_spread: a one-scope bound (explore_scopes spreads scopes)")
     (scope,) = bound.scopes
     n_workers = max(1, len(workers(client)))
-    parts = partitions or 2 * n_workers
+    # two partitions a worker lets a dead worker's load spread; past 8 workers one each, since
+    # a level costs partitions² + 5·partitions scheduler tasks (bench/RESULTS.md, issue 42)
+    parts = partitions or (2 * n_workers if n_workers <= 8 else n_workers)
     spec = Spec(
         uuid.uuid4().hex,
         tables,
@@ -730,7 +739,8 @@ def explore_spread(
             f"cluster: {ex.states:,} states in {ex.seconds:,.1f}s; worker CPU "
             f"{', '.join(f'{c:,.0f}' for c in ex.worker_cpu)} s "
             f"({ex.states / cpu if cpu else 0:,.0f} states per worker CPU second); peak memory "
-            f"{', '.join(_gib(m) for m in ex.worker_peak)}"
+            f"{', '.join(_gib(m) for m in ex.worker_peak)}; {total.sent:,} successors sent to "
+            f"their owners ({_gib(total.sent_bytes)})"
         )
     if stopped:
         need = _gib((total.new + 2 * level_new) * BYTES_PER_STATE)
