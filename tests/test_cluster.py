@@ -199,3 +199,45 @@ def test_no_scheduler_at_the_address_is_one_line_and_exit_2() -> None:
     assert line.startswith(
         "acp-sysprompt: error: argument --cluster: no scheduler at tcp://127.0.0.1:9"
     )
+
+
+@needs_engine
+def test_ctrl_c_reaching_the_whole_group_keeps_the_partial_answer_and_leaves_no_process() -> None:
+    """A terminal's Ctrl-C reaches the workers too: they leave it to the command, which stops
+    the search, prints what it found (exit 130) and stops the cluster."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from simulations.cli import main; sys.exit(main(sys.argv[1:]))",
+            *("check", "--bound", "large", "--cluster", "local:2", "--json", "--progress"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+        start_new_session=True,  # its own group, as a terminal's foreground job
+    )
+    assert proc.stderr is not None
+    seen = ""
+    deadline = time.monotonic() + 300
+    while "depth 5" not in seen and time.monotonic() < deadline:  # five levels done
+        seen += proc.stderr.readline()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, (seen + err)[-2000:]
+    data = json.loads(out)
+    assert data["complete"] is False and data["budget"]["states"] >= 522
+    left = "?"
+    for _ in range(50):  # the group empties (multiprocessing's tracker goes last): no worker stays
+        time.sleep(0.2)
+        found = subprocess.run(["pgrep", "-g", str(proc.pid), "-a"], capture_output=True, text=True)
+        left = found.stdout.strip()
+        if not left:
+            break
+    assert left == ""

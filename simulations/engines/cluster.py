@@ -128,6 +128,8 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
     dist: Any = importlib.import_module("distributed")  # untyped: used through Any
     Client, LocalCluster = dist.Client, dist.LocalCluster
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    # a Ctrl-C cancels the gather it lands in; asyncio would log that task's end as an error
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     cluster = None
     try:
         if where == "local":
@@ -143,6 +145,9 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
                     host="127.0.0.1",  # this machine's cluster listens on loopback only
                 )
             client = Client(cluster)
+            from simulations.engines.cluster_quiet import QuietWorker
+
+            client.register_plugin(QuietWorker())  # Ctrl-C is the command's to handle
         else:
             try:
                 client = Client(where, timeout=20)
