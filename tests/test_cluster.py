@@ -154,6 +154,16 @@ def test_one_scope_of_small_spread_out_is_the_same_json(tmp_path: Path) -> None:
 
 
 @needs_engine
+def test_a_bound_of_several_scopes_is_a_task_per_scope_with_the_same_json() -> None:
+    args = ("check", "--bound", "small", "--json", "--quiet")
+    here, spread = _cli(*args), _cli(*args, "--cluster", "local:2")
+    assert here.returncode == spread.returncode == 0, spread.stderr[-2000:]
+    a, b = json.loads(here.stdout), json.loads(spread.stdout)
+    assert a["budget"]["states"] == 5262 and len(a["budget"]["scopes"]) == 4
+    assert _untimed(a) == _untimed(b)
+
+
+@needs_engine
 @pytest.mark.parametrize(("bound", "scope"), [("small", 0), ("choices", 1)])
 def test_a_spread_search_keeping_the_wrong_parent_is_caught(bound: str, scope: int) -> None:
     """Every count is right, the counterexamples are not: what the comparisons above read."""
