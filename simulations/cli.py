@@ -971,6 +971,14 @@ def _conform_parser(sub: Any) -> None:
     )
     c.add_argument("--jobs", type=_positive, default=1, help="tests run side by side (1)")
     c.add_argument(
+        "--repeat",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="run the plan N times (1): an id that fails in some runs and not in others is "
+        "reported unstable ('FAIL in 2 of 3 runs'); a FAIL in any run counts as today",
+    )
+    c.add_argument(
         "--model-endpoint",
         action="store_true",
         help="start a recording model API on 127.0.0.1 and read each turn's system slot from "
@@ -1078,6 +1086,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             budget=args.budget,
             progress=lambda line: print(f"{PROGRESS}{line}", file=sys.stderr, flush=True),
             wire_dir=None if args.out is None else args.out / "wire",
+            repeat=args.repeat,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None
