@@ -111,7 +111,10 @@ from simulations.outputs.population import (
 from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 if TYPE_CHECKING:
+    from simulations.live.expectations import Expectations
     from simulations.live.options import Interrupt
+    from simulations.live.recipes import Recipe
+    from simulations.live.report import Report
     from simulations.outputs.forms import Subject
 
 INTERRUPTED = 130
@@ -971,6 +974,14 @@ def _conform_parser(sub: Any) -> None:
     )
     c.add_argument("--jobs", type=_positive, default=1, help="tests run side by side (1)")
     c.add_argument(
+        "--repeat",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="run the plan N times (1): an id that fails in some runs and not in others is "
+        "reported unstable ('FAIL in 2 of 3 runs'); a FAIL in any run counts as today",
+    )
+    c.add_argument(
         "--model-endpoint",
         action="store_true",
         help="start a recording model API on 127.0.0.1 and read each turn's system slot from "
@@ -988,6 +999,14 @@ def _conform_parser(sub: Any) -> None:
         metavar="NAME|FILE",
         help="run a real agent by its recipe (a shipped name or a .toml file: command, "
         "environment, config files) through the model endpoint, instead of -- AGENT_CMD",
+    )
+    c.add_argument(
+        "--expect",
+        metavar="FILE",
+        type=Path,
+        help="with --recipe: compare what the run found with the pins of FILE for this recipe "
+        "and version (e.g. real-agents/expectations.toml): exit 0 where they match, 1 with "
+        "each difference printed",
     )
     c.add_argument(
         "--prefix",
@@ -1052,6 +1071,18 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         except RecipeError as e:
             raise UsageError(str(e)) from None
         args.agent = recipe.argv(args.prefix.resolve())
+    expected = None
+    if args.expect is not None:
+        from simulations.live.expectations import ExpectationsError, load_expectations
+
+        if recipe is None:
+            raise UsageError(
+                "argument --expect: needs --recipe (the pins are per recipe and version)"
+            )
+        try:
+            expected = load_expectations(args.expect)
+        except ExpectationsError as e:
+            raise UsageError(str(e)) from None
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     try:
         if args.report_json is not None:
@@ -1078,6 +1109,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             budget=args.budget,
             progress=lambda line: print(f"{PROGRESS}{line}", file=sys.stderr, flush=True),
             wire_dir=None if args.out is None else args.out / "wire",
+            repeat=args.repeat,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None
@@ -1119,7 +1151,28 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         raise unwritten
     if failed:
         return 2
-    return INTERRUPTED if interrupt.stopping else code
+    if interrupt.stopping:
+        return INTERRUPTED
+    if expected is not None and recipe is not None and code in (0, 1):
+        return _compare_pins(expected, recipe, args.prefix, report)
+    return code
+
+
+def _compare_pins(expected: Expectations, recipe: Recipe, prefix: Path, report: Report) -> int:
+    """``conform --expect``: what the run found against the pins of the recipe's installed
+    version (the recipe's own where none is installed); 0 where they match, 1 with each
+    difference."""
+    from simulations.live.expectations import differences, seen_in
+
+    version = recipe.installed(prefix.resolve()) or recipe.version
+    diffs = differences(expected, recipe.name, version, seen_in(report))
+    if not diffs:
+        print(f"expectations: {recipe.name} {version} as pinned in {expected.where}")
+        return 0
+    print(f"expectations: {len(diffs)} difference(s) from {expected.where}:")
+    for line in diffs:
+        print(f"  {line}")
+    return 1
 
 
 def _internal_error(code: int) -> int:

@@ -92,6 +92,8 @@ NULL_LOAD = os.environ.get("MODEL_AGENT_NULL_LOAD") == "1"  # a served load answ
 LATE = os.environ.get("MODEL_AGENT_LATE") == "1"  # a load's history after its answer
 REPLAYS = os.environ.get("MODEL_AGENT_REPLAYS") == "1"  # a resume replays history too
 PARSE = os.environ.get("MODEL_AGENT_PARSE", "")  # a line not JSON: crash, or silent (no answer)
+# racy: LATE on the 1st, 3rd, 5th, ... load it serves, counted in this file across processes
+LATE_ODD = os.environ.get("MODEL_AGENT_LATE_ODD", "")
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\\n")
@@ -167,7 +169,13 @@ for line in sys.stdin:
                       "content": {"type": "text", "text": "earlier"}}
             history.append({"jsonrpc": "2.0", "method": "session/update",
                             "params": {"sessionId": req.sid, "update": update}})
-    for note in [] if LATE else history:
+    late = LATE
+    if LATE_ODD and history:
+        counter = Path(LATE_ODD)
+        served = int(counter.read_text()) + 1 if counter.exists() else 1
+        counter.write_text(str(served))
+        late = served % 2 == 1
+    for note in [] if late else history:
         send(note)
     answer = _response(0, ReplayedStep(step, ()), wire)
     answer["id"] = msg["id"]
@@ -180,7 +188,7 @@ for line in sys.stdin:
     answer.get("result", {}).pop("_meta", None) if isinstance(answer.get("result"), dict) else None
     store.write_bytes(pickle.dumps((world, turns)))
     send(answer)
-    for note in history if LATE else []:
+    for note in history if late else []:
         send(note)
 """
 
@@ -645,6 +653,86 @@ def test_a_line_that_is_not_json_does_not_end_the_conversation(
     assert said in reqs["PARSE"]["outcomes"][0]["message"]
     assert (reqs["PARSE"]["status"] == FAIL) is (mode == "crash")
     assert bool(report.runs[0].transcript) is (mode == "crash")
+
+
+# Issue 43, item 2: a racy build (MODEL_AGENT_LATE_ODD: a load's history after its answer on
+# the 1st, 3rd, 5th, ... load it serves, counted in a file across its processes: the same runs
+# fail every time) beside a stable one (MODEL_AGENT_LATE), on the one test that reaches W12 (a
+# load of a session with a turn: one served load per run of the plan).
+def _racy(tmp_path: Path) -> list[str]:
+    counter = tmp_path / "loads-served"
+    return ["env", f"MODEL_AGENT_LATE_ODD={counter}", *_env_argv(model_agent(tmp_path))]
+
+
+def test_one_run_cannot_tell_a_racy_fault_from_a_stable_one(tmp_path: Path) -> None:
+    """Run once, the racy build fails S8 as a stable one would: nothing says it is unstable
+    (what --repeat is for)."""
+    report = conform(_racy(tmp_path), timeout=5, test_timeout=20, only=["W12"])
+    s8 = report.requirements()["S8"]
+    assert s8["status"] == FAIL and "runs" not in s8
+    assert report.unstable() == {} and to_json(report)["unstable"] == {}
+    assert "unstable" not in render(report) and report.exit_code() == 1
+
+
+def test_repeat_reports_a_racy_fault_as_unstable_and_keeps_its_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``conform --repeat 3``: S8 fails in runs 1 and 3 and passes in run 2; the table, the
+    JSON, --out's README and summary say S8 is unstable, FAIL in 2 of 3 runs; the first
+    failing run's folder and every run's wire are kept; the progress counts 3 test runs; a
+    FAIL in any run makes the exit 1, as before."""
+    from simulations.cli import main
+
+    out = tmp_path / "out"
+    args = ["conform", "--repeat", "3", "--only", "W12", "--timeout", "5", "--out", str(out)]
+    assert main([*args, "--", *_racy(tmp_path)]) == 1
+    printed, progress = capsys.readouterr()
+    assert f"  {'S8':18s} {FAIL:14s}  FAIL in 2 of 3 runs (unstable): step 5 " in printed
+    said = "repeated: the plan ran 3 times; unstable: S8 (FAIL in 2 of 3 runs)"
+    assert said in printed and "VERDICT: NOT CONFORMANT (S8)" in printed
+    assert "plan: 1 tests, 6 requests, 0 restarts, each run 3 times (3 test runs)" in progress
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["repeat"] == 3 and doc["unstable"] == {"S8": {"failed": 2, "runs": 3}}
+    s8 = doc["requirements"]["S8"]
+    assert s8["runs"] == [FAIL, PASS, FAIL]
+    assert [(o["nodeid"], o["run"], o["status"]) for o in s8["outcomes"]] == [
+        ("conform::W12", 1, FAIL),
+        ("conform::W12+run2", 2, PASS),
+        ("conform::W12+run3", 3, FAIL),
+    ]
+    # T15 is judged at the turn after the load: a run that stopped at the load never got there
+    assert doc["requirements"]["T15"]["runs"] == [None, PASS, None]
+    assert said in (out / "README.md").read_text() and said in (out / "summary.txt").read_text()
+    folder = (out / "S8" / "README.md").read_text()
+    assert folder.startswith("# S8: the first failing test, `W12` (run 1; FAIL in 2 of 3 runs")
+    assert (out / "S8" / "live.ndjson").stat().st_size > 0
+    wires = sorted(p.name for p in (out / "wire").iterdir())
+    assert wires == ["W12+run2.ndjson", "W12+run3.ndjson", "W12.ndjson"]
+
+
+def test_a_stable_fault_fails_in_every_run_and_is_not_unstable(tmp_path: Path) -> None:
+    argv = ["env", "MODEL_AGENT_LATE=1", *_env_argv(model_agent(tmp_path))]
+    report = conform(argv, timeout=5, test_timeout=20, only=["W12"], repeat=3)
+    assert report.requirements()["S8"]["runs"] == [FAIL, FAIL, FAIL]
+    assert report.unstable() == {} and to_json(report)["unstable"] == {}
+    text = render(report)
+    assert f"  {'S8':18s} {FAIL:14s}  FAIL in 3 of 3 runs: step 5 " in text
+    assert "(unstable)" not in text
+    assert "repeated: the plan ran 3 times; no id failed in some runs and passed in others" in text
+    assert report.exit_code() == 1
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "x"])
+def test_a_bad_repeat_count_is_one_line_exit_2(
+    bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from simulations.cli import main
+
+    assert main(["conform", "--repeat", bad, "--", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("acp-sysprompt: error: argument --repeat: ") and "\n" not in err, err
+    with pytest.raises(ConformError, match="argument --repeat: expected a whole number >= 1"):
+        conform(["true"], repeat=0)
 
 
 def test_a_null_load_result_is_advisory_as_the_kit_tiers_it(tmp_path: Path) -> None:

@@ -8,26 +8,38 @@ namespace of its own with only loopback (``simulations.live.sandbox``). Per agen
 each id's status with its evidence, the options of the spec's choices (T11, T15, T16) it takes,
 and what no option allows. The JSON reports go to ``--json-dir``.
 
+``--repeat N`` runs each plan N times (``conform --repeat``: an id failing in some runs only
+is unstable); ``--expect FILE`` compares what each agent showed with the pins of its recipe
+and version there (``simulations.live.expectations``): exit 1 naming each difference, after
+the page is written. Named recipes (``NAME ...``) are the only ones run, and the page keeps
+the sections of the others as they were.
+
     python tools/real_agents.py [--prefix real-agents] [--out docs/real-agents.md] [--jobs N]
-        [NAME ...]
+        [--repeat N] [--expect real-agents/expectations.toml] [NAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simulations.api import bound_for  # noqa: E402
 from simulations.live.conform import conform  # noqa: E402 - after the path is set
-from simulations.live.recipes import Recipe, load_recipe, shipped  # noqa: E402
-from simulations.live.report import Report, render, write_json  # noqa: E402
+from simulations.live.expectations import (  # noqa: E402
+    Expectations,
+    ExpectationsError,
+    differences,
+    load_expectations,
+    seen_in,
+)
+from simulations.live.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
+from simulations.live.report import Report, render, runs_note, write_json  # noqa: E402
 from simulations.live.results import FAIL, PASS  # noqa: E402
 from simulations.outputs.population import P_IDS, check_population  # noqa: E402
 
@@ -54,15 +66,6 @@ OPTION_VALUES = {
     ),
     "T11": ("on_empty", {"the reference's": "reject", 'empty_array = "absent"': "accept"}),
 }
-
-
-def installed(recipe: Recipe, prefix: Path) -> str | None:
-    """The installed version of the recipe's package (None: not installed)."""
-    manifest = prefix / "node_modules" / recipe.package / "package.json"
-    try:
-        return str(json.loads(manifest.read_text())["version"])
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 def _options(reqs: dict[str, Any], rid: str) -> list[str]:
@@ -135,9 +138,16 @@ def section(
         f"- advertises: {report.caps.label() if report.caps else '(no initialize answer)'}",
         f"- verdict: **{'CONFORMANT' if verdict['conformant'] else 'NOT CONFORMANT'}**"
         + ("" if verdict["conformant"] else f" ({', '.join(verdict['failing'])})"),
-        f"- {len(report.runs)} tests in {seconds:.0f} s; {report.model_calls} model calls; "
+        f"- {len(report.runs)} tests"
+        + (f" ({report.repeat} runs of the plan)" if report.repeat > 1 else "")
+        + f" in {seconds:.0f} s; {report.model_calls} model calls; "
         f"its own text: {report.base_lines} lines ({report.calibration})",
         f"- offline: {note}",
+        *(
+            ["- unstable (FAIL in some runs only): " + _unstable(report, reqs)]
+            if report.repeat > 1
+            else []
+        ),
         "",
         "Choices the spec leaves open (the options it was seen to take):",
         "",
@@ -155,6 +165,7 @@ def section(
     lines += ["", "What no option allows (each FAIL, with its evidence):", ""]
     lines += [
         f"- {rid} ({r['tier']}): "
+        + (f"{runs_note(r)}: " if report.repeat > 1 else "")
         + next((o["message"] for o in r["outcomes"] if o["status"] == FAIL), "")
         for rid, r in failed
     ] or ["- nothing"]
@@ -173,12 +184,71 @@ def section(
             continue
         worst = [o for o in r["outcomes"] if o["status"] == r["status"]]
         evidence = worst[0]["message"].replace("|", "\\|") if worst else ""
-        lines.append(f"| {rid} | {r['tier']} | {r['status']} | {evidence[:300]} |")
+        status = runs_note(r) or r["status"]  # a repeated plan: FAIL in 2 of 3 runs
+        lines.append(f"| {rid} | {r['tier']} | {status} | {evidence[:300]} |")
     return [*lines, ""]
 
 
+def _unstable(report: Report, reqs: dict[str, Any]) -> str:
+    said = [f"{rid} ({k} of {n} runs)" for rid, (k, n) in report.unstable(reqs).items()]
+    return ", ".join(said) or "none"
+
+
+HEADER = [
+    "# Real agents, judged by what their model receives",
+    "",
+    "Written by `make real-agents` (`tools/real_agents.py`): `conform --recipe NAME` for each",
+    f"shipped recipe, revision {REVISION}, each turn's system slot read from the agent's",
+    "model calls to the recording endpoint on 127.0.0.1 (README, 'Real agents'). A slot is",
+    "read by containment and order: the client's texts where they stand, the agent's own",
+    "text (BASE) by the lines it shares with the slots of sessions without a client prompt.",
+    "",
+    "How to run it: `make real-agents` (Node and npm) installs the agents that",
+    "`real-agents/package-lock.json` pins, runs each plan `REPEAT` times (3 unless told; why",
+    "3: [conform.md](conform.md#pinned-results---expect-file)) and compares what each agent",
+    "showed with the pins of `real-agents/expectations.toml`: exit 1, each difference named,",
+    'where they part. `make real-agents AGENTS="codex-acp zed-codex-acp" REPEAT=1` runs only',
+    "the recipes named and rewrites only their sections below. A section whose plan ran more",
+    "than once says so on its tests line, and names its unstable ids (FAIL in some runs only).",
+    "",
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        self.exit(2, f"real_agents: error: {message}\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def kept_sections(page: Path) -> dict[str, list[str]]:
+    """The agent sections of the page as it stands (``## NAME — …`` up to the next), by recipe
+    name: what a run of some recipes leaves as it was for the others."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            name = line[3:].split(" — ", 1)[0]
+            out[name] = []
+        if name is not None:
+            out[name].append(line)
+    return {k: v if v[-1:] == [""] else [*v, ""] for k, v in out.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", help="recipes to run (default: every shipped one)")
     p.add_argument("--prefix", type=Path, default=ROOT / "real-agents")
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "real-agents.md")
@@ -188,20 +258,33 @@ def main(argv: list[str] | None = None) -> int:
     # two agents side by side: a real agent's test waits mostly on its own start-up and on
     # the endpoint, so two at a time nearly halve the wall clock on 2 cores (bench/RESULTS.md)
     p.add_argument("--jobs", type=int, default=2, help="tests run side by side (2)")
+    p.add_argument("--repeat", type=_positive, default=1, help="runs of each plan (1)")
+    p.add_argument("--expect", type=Path, help="compare with these pins (exit 1 where they part)")
     args = p.parse_args(argv)
     names = args.names or sorted(shipped())
+    expected: Expectations | None = None
+    try:
+        recipes = [load_recipe(name) for name in names]
+        if args.expect is not None:
+            expected = load_expectations(args.expect)
+    except (RecipeError, ExpectationsError) as e:
+        said = str(e).replace("argument --recipe:", "argument NAME:", 1)
+        print(f"real_agents: error: {said}", file=sys.stderr)
+        return 2
     print(f"judging the population of {REVISION} (small bound): the choices' costs", flush=True)
     judged = check_population(REVISION, bound_for("small", REVISION, "any"), "any").judged
     args.json_dir.mkdir(parents=True, exist_ok=True)
     prefix = args.prefix.resolve()
-    body: list[str] = []
-    for name in names:
-        recipe = load_recipe(name)
-        version = installed(recipe, prefix)
+    sections = kept_sections(args.out)
+    diffs: list[str] = []
+    for name, recipe in zip(names, recipes, strict=True):
+        version = recipe.installed(prefix)
         if version != recipe.version:
             why = f"not run: {recipe.package}@{recipe.version} is not installed under {prefix}"
             print(why, file=sys.stderr)
-            body += section(recipe, None, 0, why)
+            if recipe.name not in sections:  # what an earlier run found stays on the page
+                sections[recipe.name] = section(recipe, None, 0, why)
+            diffs.append(f"{recipe.name} {recipe.version}: {why}")
             continue
         print(f"{name}: running conform ({REVISION}) through the model endpoint", flush=True)
         t0 = time.perf_counter()
@@ -213,25 +296,26 @@ def main(argv: list[str] | None = None) -> int:
             model_endpoint=True,
             recipe=recipe,
             jobs=max(1, args.jobs),
+            repeat=args.repeat,
         )
         seconds = time.perf_counter() - t0
-        write_json(report, args.json_dir / f"{name}.json")
+        write_json(report, args.json_dir / f"{recipe.name}.json")
         print(render(report).splitlines()[-1], f"({seconds:.0f} s)", flush=True)
-        body += section(recipe, report, seconds, report.isolation, judged)
-    text = [
-        "# Real agents, judged by what their model receives",
-        "",
-        "Written by `make real-agents` (`tools/real_agents.py`): `conform --recipe NAME` for each",
-        f"shipped recipe, revision {REVISION}, each turn's system slot read from the agent's",
-        "model calls to the recording endpoint on 127.0.0.1 (README, 'Real agents'). A slot is",
-        "read by containment and order: the client's texts where they stand, the agent's own",
-        "text (BASE) by the lines it shares with the slots of sessions without a client prompt.",
-        "",
-        *body,
-    ]
+        sections[recipe.name] = section(recipe, report, seconds, report.isolation, judged)
+        if expected is not None:
+            diffs += differences(expected, recipe.name, version, seen_in(report))
+    order = [*sorted(shipped()), *(r.name for r in recipes)]
+    body = [line for name in dict.fromkeys(order) for line in sections.get(name, [])]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(text), encoding="utf-8")
+    args.out.write_text("\n".join([*HEADER, *body]), encoding="utf-8")
     print(f"written: {args.out}")
+    if expected is None:
+        return 0
+    if diffs:
+        print(f"expectations: {len(diffs)} difference(s) from {expected.where}:")
+        print("\n".join(f"  {line}" for line in diffs))
+        return 1
+    print(f"expectations: every agent run as pinned in {expected.where}")
     return 0
 
 

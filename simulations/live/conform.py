@@ -53,7 +53,10 @@ Abstractions
     plan's order, whatever ended the others); each finished test is in ``report.runs`` as
     soon as it ends, so an interrupted run keeps them. Past ``budget`` seconds no test starts
     (the plan's order is its priority; the report names those dropped); the plan's size, a
-    first estimate of its time and a line every tenth of it go to ``progress``. A first
+    first estimate of its time and a line every tenth of it go to ``progress``. With
+    ``repeat`` N the plan runs N times, each test once before any test again (``TestRun.repeat``
+    says which run; the walks run once, after them), and the report names the ids that failed
+    in some runs and not in others (``Report.unstable``). A first
     session/new that stalls after its initialize was answered ends the run in one line: no
     later test can get further. With a model endpoint (``model_endpoint=True``) the run
     starts the recording endpoint (``simulations.live.endpoint``, on a Unix socket where each
@@ -302,29 +305,12 @@ async def _run_plan(
         opts.interrupt.check()
         report.calibration = await _calibrate(argv, opts)
     try:
-        if opts.jobs > 1:  # side by side; the report keeps the plan's order
-            await _side_by_side(argv, tests, tables, caps, opts, introspect, probe, report)
-        for test in tests if opts.jobs <= 1 else ():
-            opts.interrupt.check()
-            if _over_budget(opts, test, report):
-                continue
-            done = await run_test(argv, test, tables, caps, opts, introspect, probe)
-            report.runs.append(done)
-            _advance(opts, len(tests))
-            dead = _unanswered_new(done)
-            if dead is not None:  # every other test needs a session: ended here, in one line
-                report.startup_failure, report.startup_stderr = dead, done.stderr
-                return
-        advertised = _advertised_served(report.runs)
-        if advertised is not None:
-            report.summaries.append(advertised)
-        if not only or VERSION_ID in only:
-            opts.interrupt.check()
-            report.runs.append(await _version_test(argv, opts, caps))
-        if not only or PARSE_ID in only:
-            opts.interrupt.check()
-            report.runs.append(await _parse_test(argv, opts, caps))
+        for k in range(1, opts.repeat + 1):  # every test once, then again: the first run whole
+            opts.round = k
+            if not await _one_run(argv, tests, tables, caps, opts, introspect, probe, report, only):
+                return  # the agent takes no session: no later test gets further
         if walks:
+            opts.round = 0  # once, after the runs of the plan, counted in none of them
             opts.interrupt.check()
             b = live_bound(opts.revision, caps, big=big, bound=opts.bound)
             b = coverage_bound(b, opts.revision, caps)  # two sessions live at once too
@@ -344,6 +330,46 @@ async def _run_plan(
             report.coverage["run"] = run_coverage(coverage_of, ran, tables)
 
 
+async def _one_run(
+    argv: Sequence[str],
+    tests: Sequence[LiveTest],
+    tables: Tables,
+    caps: Caps,
+    opts: Options,
+    introspect: dict[str, bool],
+    probe: _Probe,
+    report: Report,
+    only: Sequence[str] | None,
+) -> bool:
+    """One run of the plan (``opts.round`` of ``opts.repeat``): its tests, the advertised
+    methods over them, the version and the parse tests, each in ``report.runs`` as it ends.
+    False where the agent took no session (the run ends: ``_unanswered_new``)."""
+    if opts.jobs > 1:  # side by side; the report keeps the plan's order
+        await _side_by_side(argv, tests, tables, caps, opts, introspect, probe, report)
+    for test in tests if opts.jobs <= 1 else ():
+        opts.interrupt.check()
+        if _over_budget(opts, test, report):
+            continue
+        done = await run_test(argv, test, tables, caps, opts, introspect, probe)
+        report.runs.append(done)
+        _advance(opts, len(tests) * opts.repeat)
+        dead = _unanswered_new(done)
+        if dead is not None:  # every other test needs a session: ended here, in one line
+            report.startup_failure, report.startup_stderr = dead, done.stderr
+            return False
+    advertised = _advertised_served([r for r in report.runs if r.repeat == opts.round])
+    if advertised is not None:
+        advertised.repeat = opts.round
+        report.summaries.append(advertised)
+    if not only or VERSION_ID in only:
+        opts.interrupt.check()
+        report.runs.append(await _version_test(argv, opts, caps))
+    if not only or PARSE_ID in only:
+        opts.interrupt.check()
+        report.runs.append(await _parse_test(argv, opts, caps))
+    return True
+
+
 def _reached(run: TestRun) -> int | None:
     """How far ``run`` went in the reference's graph: up to the first step it followed the
     agent past (``TestRun.followed``), as a test that stopped there; else up to where it
@@ -356,17 +382,21 @@ def _reached(run: TestRun) -> int | None:
 def _announce(opts: Options, tests: Sequence[LiveTest], probe: _Probe) -> None:
     """The plan's size and a first estimate of its time, before it runs: each test and each
     restart a fresh agent process, as long as the probe's start and initialize took, over
-    ``jobs`` side by side (the requests come on top; the progress lines measure them)."""
+    ``jobs`` side by side, times ``repeat`` (the requests come on top; the progress lines
+    measure them)."""
     opts.started = time.monotonic()
     if opts.progress is None:
         return
     n = sum(len(t.trace.requests) for t in tests)
     restarts = sum(1 for t in tests for r in t.trace.requests if r.method == "restart")
     start = probe.seconds[0]
-    eta = (len(tests) + restarts) * start / max(1, opts.jobs)
+    eta = (len(tests) + restarts) * start * opts.repeat / max(1, opts.jobs)
     budget = "" if opts.budget is None else f"; --budget {opts.budget:g} s"
+    runs = ""
+    if opts.repeat > 1:  # the progress lines below count every run of every test
+        runs = f", each run {opts.repeat} times ({len(tests) * opts.repeat:,} test runs)"
     opts.progress(
-        f"plan: {len(tests)} tests, {n:,} requests, {restarts} restarts; at least "
+        f"plan: {len(tests)} tests, {n:,} requests, {restarts} restarts{runs}; at least "
         f"{_duration(eta)} (each agent process at this agent's start-up of {start:.2f} s; "
         f"progress below){budget}"
     )
@@ -390,7 +420,7 @@ def _over_budget(opts: Options, test: LiveTest, report: Report) -> bool:
     """Past ``--budget``: ``test`` is not started, and the report names it."""
     if opts.budget is None or time.monotonic() - opts.started < opts.budget:
         return False
-    report.dropped.append(test.name)
+    report.dropped.append(test.name if opts.round <= 1 else f"{test.name}+run{opts.round}")
     return True
 
 
@@ -427,7 +457,7 @@ async def _side_by_side(
             if _over_budget(opts, test, report):
                 return
             done[k] = await run_test(argv, test, tables, caps, opts, introspect, probe)
-            _advance(opts, len(tests))
+            _advance(opts, len(tests) * opts.repeat)
 
     tasks = [asyncio.ensure_future(one(k, t)) for k, t in enumerate(tests)]
     if not tasks:
@@ -480,12 +510,16 @@ def conform(
     budget: float | None = None,
     progress: Callable[[str], None] | None = None,
     wire_dir: Path | None = None,
+    repeat: int = 1,
 ) -> Report:
     """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
     or SIGTERM end the run with what was found (``Report.interrupted``; handled through
     ``interrupt``, or one of its own while it runs), a fault of this tool with what was found
     and its traceback (``Report.internal_error``). ``wire_dir``: each test's wire is written
-    there as it ends (``WireFiles``; ``--out DIR/wire``). Bad arguments: ``ConformError``."""
+    there as it ends (``WireFiles``; ``--out DIR/wire``). ``repeat``: the plan runs that many
+    times, each test once before any test again (the walks once, after them); an id whose
+    status is FAIL in some runs and not in others is unstable (``Report.unstable``). Bad
+    arguments: ``ConformError``."""
     if not argv:
         raise ConformError("argument AGENT_CMD: give the agent's command after --")
     if revision not in REVISIONS:
@@ -495,6 +529,8 @@ def conform(
     tables = REVISIONS[revision].tables if tables is None else tables
     if jobs < 1:
         raise ConformError(f"argument --jobs: expected a number >= 1, got {jobs}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ConformError(f"argument --repeat: expected a whole number >= 1, got {repeat!r}")
     mutants = agent_mutants(revision)
     for x in only or ():
         if x.startswith(MUTANT_TEST) and x.removeprefix(MUTANT_TEST) not in mutants:
@@ -512,7 +548,7 @@ def conform(
         )
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     opts.recipe = recipe
-    opts.coverage, opts.progress = coverage, progress
+    opts.coverage, opts.progress, opts.repeat = coverage, progress, repeat
     if budget is not None:
         opts.budget = check_seconds("--budget", budget)
     try:
@@ -522,6 +558,7 @@ def conform(
     opts.bound = bound
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
     report.only, report.bound, report.big = (None if only is None else list(only)), bound, big
+    report.repeat = repeat
     if wire_dir is not None:
         opts.wire = report.wire = WireFiles(wire_dir)
     with interrupts(interrupt) as it:

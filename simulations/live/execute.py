@@ -461,7 +461,7 @@ async def run_test(
 ) -> TestRun:
     """Run ``test`` against a fresh agent — the run's first process (``probe``), already
     initialized, where the test opens as it did; always stops every process it used."""
-    out = TestRun(test)
+    out = TestRun(test, repeat=opts.round)
     run = _Run(tables, opts.revision, caps, introspect)
     run.observe_through(opts)
     if opts.endpoint is not None:

@@ -4,10 +4,10 @@ Scope
     ``Options`` is one run's settings and its running state, shared by every role of the run
     (the revision, the timeouts, where ``{store}`` and the working directories are made, how
     many tests run side by side, the model endpoint and the recipe, the plan's bound and
-    budget, the progress lines, the agent's own text learnt through the endpoint, the walks'
-    tally). ``interrupts`` installs SIGINT and SIGTERM handlers that set an ``Interrupt``;
-    ``_run_async`` runs the run's coroutine, in a worker thread with a loop of its own where
-    this thread already runs one (a notebook's kernel).
+    budget, how many times the plan runs, the progress lines, the agent's own text learnt
+    through the endpoint, the walks' tally). ``interrupts`` installs SIGINT and SIGTERM
+    handlers that set an ``Interrupt``; ``_run_async`` runs the run's coroutine, in a worker
+    thread with a loop of its own where this thread already runs one (a notebook's kernel).
 
 Abstractions
     An interrupt is a flag (``Interrupt``), never an exception raised wherever the signal
@@ -155,7 +155,9 @@ class Options:
     budget: float | None = None  # seconds: no test starts past them (plan order is priority)
     progress: Callable[[str], None] | None = None  # the plan, an estimate and progress, in lines
     started: float = 0.0  # when the plan began (``time.monotonic``)
-    done: int = 0  # tests finished
+    done: int = 0  # tests finished (over every run of the plan)
+    repeat: int = 1  # how many times the plan runs (``--repeat``)
+    round: int = 1  # the run of the plan under way (1 to ``repeat``; 0: the walks, after them)
     walk_tally: dict[str, Any] = field(default_factory=dict)  # walks asked, run, and why not
     wire: WireFiles | None = None  # --out: each test's wire written as it ends
 

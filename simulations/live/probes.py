@@ -137,7 +137,7 @@ async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestR
     (``UNSUPPORTED_VERSION``): its answer must name a version it supports, not echo the one
     asked for (``VERSION_ID``)."""
     test = LiveTest(VERSION_ID, Trace(caps, _OPEN), ())
-    out = TestRun(test)
+    out = TestRun(test, repeat=opts.round)
     agent = _fresh_agent(argv, opts)
     params = {
         **_run_params(Request("initialize"), opts.revision),
@@ -176,7 +176,7 @@ async def _parse_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun
     session/new: the session/new must be answered, by a result or an error (``PARSE_ID``).
     Whether the line itself got JSON-RPC's -32700 is said in the finding, not judged."""
     test = LiveTest(PARSE_ID, Trace(caps, _OPEN), ())
-    out = TestRun(test)
+    out = TestRun(test, repeat=opts.round)
     agent = _fresh_agent(argv, opts)
     t0 = time.perf_counter()
     said, sent = "a line that is not JSON", False
@@ -227,7 +227,7 @@ def _advertised_served(runs: Sequence[TestRun]) -> TestRun | None:
     for run in runs:
         for method, (ok, refused) in run.served.items():
             bad, good = tally.get(method, ([], 0))
-            bad = bad + [(run.test.name, i, code) for i, code in refused]
+            bad = bad + [(run.name, i, code) for i, code in refused]
             tally[method] = (bad, good + len(ok))
     if not tally:
         return None

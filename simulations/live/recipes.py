@@ -34,6 +34,7 @@ command.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -83,6 +84,17 @@ class Recipe:
             return command
         env = [f"{k}={v.replace(PREFIX_SLOT, fill)}" for k, v in self.env.items()]
         return [sys.executable, "-I", "-S", LAUNCHER, *env, "--", *command]
+
+    def installed(self, prefix: str | Path) -> str | None:
+        """The version of the recipe's package installed under ``prefix`` (its
+        ``node_modules/<package>/package.json``); None: no package named, or none there."""
+        if not self.package:
+            return None
+        manifest = Path(prefix) / "node_modules" / self.package / "package.json"
+        try:
+            return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def write_files(self, home: Path, endpoint: str) -> None:
         """Write ``[files]`` under ``home`` (a test's fresh home), ``{endpoint}`` and

@@ -115,6 +115,7 @@ class Report:
     bound: str = "small"
     big: bool = False
     wire: WireFiles | None = None  # --out: the tests' wires written as they ended
+    repeat: int = 1  # how many times the plan ran (``--repeat``; ``TestRun.repeat``)
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -131,12 +132,14 @@ class Report:
                 worst = _worst([f.status for f in found])
                 first = next(f for f in found if f.status == worst)
                 entry: dict[str, Any] = {
-                    "nodeid": f"conform::{run.test.name}",
+                    "nodeid": f"conform::{run.name}",
                     "status": worst,
                     "message": first.message,
                     "duration_s": round(run.seconds, 3),
                     "properties": first.properties,
                 }
+                if self.repeat > 1:  # which run of the plan (0: a walk, after them)
+                    entry["run"] = run.repeat
                 if worst == FAIL:
                     entry["transcript"] = run.report_transcript()
                     entry["stderr"] = run.stderr
@@ -163,6 +166,23 @@ class Report:
             }
             if not got:  # SKIPPED or NOT_TESTED: why, in one line
                 out[rid]["reason"] = self.not_run_reason(rid, rid in targeted)
+            if self.repeat > 1:
+                out[rid]["runs"] = per_run(got, self.repeat)
+        return out
+
+    def unstable(self, reqs: dict[str, dict[str, Any]] | None = None) -> dict[str, tuple[int, int]]:
+        """The ids whose verdict changed between runs of a repeated plan: FAIL in some of the
+        runs that judged it and not in the others, each with (runs it failed, runs that
+        judged it). Nothing when the plan ran once."""
+        if self.repeat <= 1:
+            return {}
+        reqs = self.requirements() if reqs is None else reqs
+        out = {}
+        for rid, r in reqs.items():
+            judged = [s for s in r.get("runs", ()) if s is not None]
+            failed = judged.count(FAIL)
+            if 0 < failed < len(judged):
+                out[rid] = (failed, len(judged))
         return out
 
     def not_run_reason(self, rid: str, targeted: bool) -> str:
@@ -242,6 +262,38 @@ class Report:
         return 0 if self.conformant else 1
 
 
+def per_run(outcomes: list[dict[str, Any]], repeat: int) -> list[str | None]:
+    """An id's status in each run of a repeated plan (the worst of its outcomes there; None
+    where no test of that run judged it); a walk's outcomes (run 0) are in none."""
+    statuses: list[str | None] = []
+    for k in range(1, repeat + 1):
+        mine = [o["status"] for o in outcomes if o.get("run") == k]
+        statuses.append(_worst(mine) if mine else None)
+    return statuses
+
+
+def runs_note(r: dict[str, Any]) -> str:
+    """How often a FAIL came in a repeated plan's runs (``FAIL in 2 of 3 runs``), with
+    ``unstable`` where it did not come in every one; "" for an id that failed in none, or a
+    plan that ran once."""
+    judged = [s for s in r.get("runs", ()) if s is not None]
+    failed = judged.count(FAIL)
+    if not failed:
+        return ""
+    note = f"FAIL in {failed} of {len(judged)} runs"
+    return note + (" (unstable)" if failed < len(judged) else "")
+
+
+def unstable_line(report: Report, reqs: dict[str, dict[str, Any]]) -> str:
+    """A repeated plan in one line: which ids were unstable, or that none was."""
+    unstable = report.unstable(reqs)
+    head = f"repeated: the plan ran {report.repeat} times"
+    if not unstable:
+        return f"{head}; no id failed in some runs and passed in others"
+    said = ", ".join(f"{rid} (FAIL in {k} of {n} runs)" for rid, (k, n) in unstable.items())
+    return f"{head}; unstable: {clip(said)}"
+
+
 def render(report: Report) -> str:
     """The terminal table: requirements by tier with status, then the verdict line. What the
     agent sent is clipped (``clip``): every line stays short, whatever it sent."""
@@ -249,7 +301,9 @@ def render(report: Report) -> str:
         f"acp-sysprompt conform: {' '.join(report.argv)}",
         f"revision {report.revision}; advertises "
         f"{report.caps.label() if report.caps else '(nothing: no initialize answer)'}; "
-        f"{len(report.runs)} tests; introspection "
+        f"{len(report.runs)} tests"
+        + (f" ({report.repeat} runs of the plan)" if report.repeat > 1 else "")
+        + "; introspection "
         + {True: "answered", False: "not implemented (-32601)", None: "not asked"}[
             report.introspection
         ],
@@ -289,8 +343,13 @@ def render(report: Report) -> str:
                 note = "  " + clip(worst[0]["message"])
             elif "reason" in r:  # SKIPPED or NOT_TESTED: why
                 note = "  " + clip(r["reason"])
+            runs = runs_note(r)
+            if runs:
+                note = f"  {runs}" + (f": {note.lstrip()}" if note else "")
             lines.append(f"  {rid:18s} {r['status']:14s}{note}")
     lines.append("\n" + coverage_line(report))
+    if report.repeat > 1:
+        lines.append(unstable_line(report, reqs))
     followed = followed_builds(report)
     if followed:
         tally = ", ".join(f"{label} ({n})" for label, n in followed.items())
@@ -357,6 +416,7 @@ def _last_line(text: str) -> str:
 def to_json(report: Report) -> dict[str, Any]:
     """The report with the official kit's field names where they mean the same; every field
     bounded (what the agent sent: ``REPORT_VALUE``, ``REPORT_TRANSCRIPT``, …)."""
+    reqs = report.requirements()
     return {
         "agent_command": report.argv,
         "agent_info": _bounded_value(report.agent_info),
@@ -393,8 +453,15 @@ def to_json(report: Report) -> dict[str, Any]:
             "calibration": report.calibration,
             "isolation": report.isolation,
         },
-        "requirements": report.requirements(),
+        "requirements": reqs,
         "verdict": report.verdict(),
+        # --repeat: how many times the plan ran; the ids FAIL in some runs and not in the
+        # others, each with the runs it failed and the runs that judged it (each
+        # requirement's ``runs`` lists its status in every run)
+        "repeat": report.repeat,
+        "unstable": {
+            rid: {"failed": k, "runs": n} for rid, (k, n) in report.unstable(reqs).items()
+        },
         "counterexamples": {k: str(v) for k, v in report.counterexamples.items()},
         # --out: each test's wire file (test name → file in wire/), and the tests left out
         "wire": None
@@ -503,6 +570,9 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
     from simulations.outputs.forms import write_counterexample
 
     written: dict[str, Path] = {}
+    runs: dict[str, str] = {}  # a repeated plan: how often each id failed
+    if report.repeat > 1:
+        runs = {rid: runs_note(r) for rid, r in report.requirements().items()}
     for rid, run, f in _counterexamples(report):
         d = out_dir / rid
         trace = run.test.trace
@@ -545,7 +615,8 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, Path]:
             "a conforming agent answers):\n\n" + model_text,
             encoding="utf-8",
         )
-        (d / "README.md").write_text(_folder_readme(rid, run, d, build), encoding="utf-8")
+        readme = _folder_readme(rid, run, d, build, runs.get(rid))
+        (d / "README.md").write_text(readme, encoding="utf-8")
         written[rid] = d
     report.counterexamples = written
     return written
@@ -570,11 +641,13 @@ _FILES = {
 }
 
 
-def _folder_readme(rid: str, run: TestRun, d: Path, build: str) -> str:
-    """A failure folder's README.md: which test failed ``rid`` and what each of its files is
-    (those written, in ``_FILES``' order)."""
+def _folder_readme(rid: str, run: TestRun, d: Path, build: str, runs: str | None) -> str:
+    """A failure folder's README.md: which test failed ``rid`` (in which run, and how often,
+    where the plan ran more than once: ``runs``) and what each of its files is (those
+    written, in ``_FILES``' order)."""
+    which = "" if runs is None else f" (run {run.repeat}; {runs or 'FAIL in a walk alone'})"
     lines = [
-        f"# {rid}: the first failing test, `{run.test.name}`",
+        f"# {rid}: the first failing test, `{run.test.name}`{which}",
         "",
         "Written by `acp-sysprompt conform --out`. The files of this folder:",
         "",
@@ -622,7 +695,13 @@ def _out_readme(report: Report, out_dir: Path) -> str:
             f"each test's wire, one file per test named after it ({len(wire.files)} written): "
             "every message conform sent (`send`) and the agent sent (`recv`), by agent "
             "process (a new process: a restart); the test's `nodeid` in report.json is "
-            "`conform::<name>`. `acp-sysprompt validate wire/<file>` judges one by the model "
+            "`conform::<name>`"
+            + (
+                f" (the plan ran {report.repeat} times: a test's later runs are `<name>+run2`, …)"
+                if report.repeat > 1
+                else ""
+            )
+            + ". `acp-sysprompt validate wire/<file>` judges one by the model "
             "(a test that sends what a client may not, to see what the agent answers, shows "
             "there as the client's finding: S1–S5, R3, R6)"
         )
@@ -642,6 +721,7 @@ def _out_readme(report: Report, out_dir: Path) -> str:
         f"Revision {report.revision}; {report.started_at} to {report.finished_at}; "
         f"{len(report.runs)} tests; **{verdict}**.",
         "",
+        *([unstable_line(report, report.requirements()) + ".", ""] if report.repeat > 1 else []),
         "| entry | what it is |",
         "|---|---|",
         *(f"| `{name}` | {text} |" for name, text in rows if (out_dir / name).exists()),

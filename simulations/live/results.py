@@ -197,11 +197,20 @@ class TestRun:
     omitted: tuple[int, int] = (0, 0)  # notifications (messages, bytes) left out past the cap
     # per advertised method the model serves: [served by the agent, refused by it] (step, code)
     served: dict[str, list[list[tuple[int, int | None]]]] = field(default_factory=dict)
+    # which run of the plan it belongs to (``conform(repeat=N)``: 1 to N; 0: a walk, run once
+    # after them and in no run's count)
+    repeat: int = 1
     _bounded: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.status == FAIL]
+
+    @property
+    def name(self) -> str:
+        """The test's name, and past the first run of a repeated plan which run it was
+        (``W12+run2``): what ``wire/`` and the list of tests ``--budget`` left out say."""
+        return self.test.name if self.repeat <= 1 else f"{self.test.name}+run{self.repeat}"
 
     def report_transcript(self) -> list[dict[str, Any]]:
         """The transcript as the JSON report holds it: at most ``REPORT_TRANSCRIPT`` bytes
@@ -330,7 +339,7 @@ class WireFiles:
         self.error: OSError | None = None
 
     def write(self, run: TestRun) -> None:
-        name = run.test.name
+        name = run.name
         if not run.transcript:
             return
         lines = list(wire_lines(run.transcript))

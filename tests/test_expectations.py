@@ -1,0 +1,271 @@
+"""Pinned expectations of real agents (issue 43, item 3): ``real-agents/expectations.toml``,
+``conform --recipe NAME --expect FILE`` and ``tools/real_agents.py --expect FILE``.
+
+What was seen is compared with the pins of the recipe and version: each kind of difference is
+named (a new failure, a pinned failure that passed, an id newly unstable, a pinned-unstable id
+that failed in no run, an agent or a version not pinned), exit 1; nothing differs, exit 0; a
+pins file with a bad field is one line naming it, exit 2, before any agent runs. The live
+cases run the reference agent through a recipe, as a real agent is run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from simulations.live.expectations import (
+    Expectations,
+    ExpectationsError,
+    Pins,
+    Seen,
+    differences,
+    load_expectations,
+)
+from simulations.live.recipes import load_recipe, shipped
+from simulations.live.results import FAIL, PASS
+
+ROOT = Path(__file__).resolve().parent.parent
+PINS = ROOT / "real-agents" / "expectations.toml"
+
+
+def _pinned(pins: Pins) -> Expectations:
+    return Expectations("pins.toml", {"agent": {"1.0": pins}})
+
+
+def _seen(runs: int = 3, **failed: tuple[int, int]) -> Seen:
+    statuses = {"T13": PASS, "S8": PASS, "T15": PASS, **{rid: FAIL for rid in failed}}
+    return Seen(statuses, failed, runs)
+
+
+def test_what_matches_its_pins_differs_in_nothing() -> None:
+    pins = _pinned(Pins(fail=frozenset({"T13"}), unstable=frozenset({"S8"})))
+    assert differences(pins, "agent", "1.0", _seen(T13=(3, 3), S8=(2, 3))) == []
+    # an intermittent id may fail in every one of a few runs: still as pinned
+    assert differences(pins, "agent", "1.0", _seen(T13=(3, 3), S8=(3, 3))) == []
+
+
+@pytest.mark.parametrize(
+    ("pins", "seen", "said"),
+    [
+        (Pins(), _seen(T13=(3, 3)), "agent 1.0: T13: new failure (FAIL in 3 of 3 runs)"),
+        (
+            Pins(),
+            _seen(S8=(1, 3)),
+            "agent 1.0: S8: new failure, unstable (FAIL in 1 of 3 runs)",
+        ),
+        (
+            Pins(fail=frozenset({"S8"})),
+            _seen(S8=(2, 3)),
+            "agent 1.0: S8: newly unstable: pinned to fail in every run, FAIL in 2 of 3 runs",
+        ),
+        (
+            Pins(fail=frozenset({"T13"})),
+            _seen(),
+            "agent 1.0: T13: pinned to fail, now PASS (in 3 run(s))",
+        ),
+        (
+            Pins(unstable=frozenset({"S8"})),
+            _seen(),
+            "agent 1.0: S8: pinned unstable, failed in none of 3 run(s) (now PASS): fixed, or "
+            "it did not show this time",
+        ),
+        (
+            Pins(fail=frozenset({"T9"})),
+            _seen(),
+            "agent 1.0: T9: pinned to fail, now not judged (in 3 run(s))",
+        ),
+    ],
+)
+def test_each_kind_of_difference_is_named(pins: Pins, seen: Seen, said: str) -> None:
+    assert differences(_pinned(pins), "agent", "1.0", seen) == [said]
+
+
+def test_an_agent_or_version_not_pinned_is_named_with_what_was_seen() -> None:
+    pins = _pinned(Pins())
+    seen = _seen(T13=(3, 3), S8=(1, 3))
+    assert differences(pins, "agent", "2.0", seen) == [
+        "agent 2.0: no pins for this version in pins.toml (pinned versions: 1.0; seen: fail = "
+        '["T13"], unstable = ["S8"])'
+    ]
+    assert differences(pins, "other", "1.0", seen) == [
+        'other 1.0: not pinned in pins.toml (seen: fail = ["T13"], unstable = ["S8"])'
+    ]
+
+
+def test_the_shipped_pins_name_each_shipped_recipe_at_its_version() -> None:
+    """The pins seeded from docs/real-agents.md: claude-agent-acp fails T13 (and P1), the
+    zed claude adapter's S8 is unstable; a recipe moved to another version without its pins
+    fails here, before `make real-agents` would say so after an hour."""
+    pins = load_expectations(PINS)
+    for name in shipped():
+        recipe = load_recipe(name)
+        assert list(pins.agents.get(name, {})) == [recipe.version], name
+    assert pins.agents["claude-agent-acp"]["0.101.0"].fail == {"P1", "T13"}
+    assert pins.agents["zed-claude-agent-acp"]["0.23.1"].unstable == {"S8"}
+    assert set(pins.agents) == set(shipped())
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[agent\n", "pins.toml: not valid TOML"),
+        ('agent = "1.0"\n', "pins.toml: agent: a table of versions is needed"),
+        ('[agent]\n"1.0" = 3\n', 'pins.toml: agent."1.0": a table with fail, unstable'),
+        ('[agent."1.0"]\nfails = []\n', 'pins.toml: agent."1.0".fails: unknown key'),
+        ('[agent."1.0"]\nfail = "T13"\n', 'pins.toml: agent."1.0".fail: a list of ids is needed'),
+        ('[agent."1.0"]\nfail = [13]\n', 'agent."1.0".fail[0]: an id (a string) is needed'),
+        (
+            '[agent."1.0"]\nfail = ["T13", "T99"]\n',
+            "agent.\"1.0\".fail[1]: 'T99' is no id conform reports",
+        ),
+        ('[agent."1.0"]\nfail = ["S8", "S8"]\n', 'agent."1.0".fail[1]: S8 is named twice'),
+        (
+            '[agent."1.0"]\nfail = ["S8"]\nunstable = ["S8"]\n',
+            'agent."1.0".unstable: S8 is pinned to fail too',
+        ),
+        ('[agent."1.0"]\nwhy = 1\n', 'agent."1.0".why: a string is needed'),
+    ],
+)
+def test_a_bad_pins_file_is_one_line_naming_the_field(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "pins.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ExpectationsError) as e:
+        load_expectations(path)
+    message = str(e.value)
+    assert message.startswith("argument --expect: ") and said in message, message
+    assert "\n" not in message
+
+
+def test_a_pins_file_that_is_no_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ExpectationsError, match="not a regular file"):
+        load_expectations(tmp_path)
+    with pytest.raises(ExpectationsError, match="No such file"):
+        load_expectations(tmp_path / "none.toml")
+
+
+# ---- the command line ---------------------------------------------------------------------
+
+
+def _recipe(tmp_path: Path) -> Path:
+    """The reference agent as a recipe (version 1.0), run through the model endpoint."""
+    recipe = tmp_path / "reference.toml"
+    script = (
+        f"exec {sys.executable} -m simulations.agent --revision v1-stable --model-api chat "
+        "--store {home}/store --model-endpoint $(cat {home}/conf/url)"
+    )
+    recipe.write_text(
+        textwrap.dedent(
+            f"""\
+            name = "reference"
+            version = "1.0"
+            api = "chat"
+            command = ["sh", "-c", "{script}"]
+            [files]
+            "conf/url" = "{{endpoint}}"
+            """
+        )
+    )
+    return recipe
+
+
+def _conform(tmp_path: Path, pins: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "pins.toml"
+    path.write_text(pins, encoding="utf-8")
+    argv = [sys.executable, "-m", "simulations", "conform", "--recipe", str(_recipe(tmp_path))]
+    argv += ["--timeout", "5", "--bound", "tiny", "--only", "ROW-new_session.9"]
+    argv += ["--expect", str(path)]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=180)
+
+
+@pytest.mark.parametrize(
+    ("pins", "code", "said"),
+    [
+        (
+            '["reference"."1.0"]\nfail = []\n',
+            0,
+            ["expectations: reference 1.0 as pinned in "],
+        ),
+        (
+            '["reference"."1.0"]\nfail = ["T13"]\n',
+            1,
+            [
+                "expectations: 1 difference(s) from ",
+                "  reference 1.0: T13: pinned to fail, now PASS (in 1 run(s))",
+            ],
+        ),
+    ],
+    ids=["matches", "differs"],
+)
+def test_conform_expect_exits_by_the_pins_not_the_verdict(
+    tmp_path: Path, pins: str, code: int, said: list[str]
+) -> None:
+    """The reference agent conforms (exit 0 by its verdict): pinned to conform it exits 0;
+    pinned to fail T13 it exits 1 and names the pin it no longer keeps."""
+    done = _conform(tmp_path, pins)
+    assert done.returncode == code, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "VERDICT: CONFORMANT" in done.stdout
+    lines = done.stdout.splitlines()
+    for line in said:
+        assert any(x.startswith(line) for x in lines), (line, done.stdout[-1000:])
+
+
+@pytest.mark.parametrize(
+    ("pins", "said"),
+    [
+        ('["reference"."1.0"]\nfail = ["T99"]\n', "fail[0]: 'T99' is no id conform reports"),
+        ("[reference\n", "not valid TOML"),
+    ],
+)
+def test_a_bad_pins_file_ends_conform_before_any_agent_runs(
+    tmp_path: Path, pins: str, said: str
+) -> None:
+    done = _conform(tmp_path, pins)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    err = done.stderr.strip()
+    assert err.startswith("acp-sysprompt: error: argument --expect: ") and said in err, err
+    assert "\n" not in err
+
+
+def test_expect_needs_a_recipe(tmp_path: Path) -> None:
+    from simulations.cli import main
+
+    path = tmp_path / "pins.toml"
+    path.write_text("", encoding="utf-8")
+    assert main(["conform", "--expect", str(path), "--", "true"]) == 2
+
+
+def test_real_agents_refuses_a_bad_pins_file_or_name_in_one_line(tmp_path: Path) -> None:
+    """``make real-agents``' script checks its pins and names before the hour it takes."""
+    path = tmp_path / "pins.toml"
+    path.write_text('["codex-acp"."2.6.0"]\nunstable = "S8"\n', encoding="utf-8")
+    tool = [sys.executable, str(ROOT / "tools" / "real_agents.py")]
+    for args, said in (
+        (["--expect", str(path)], 'codex-acp."2.6.0".unstable: a list of ids is needed'),
+        (["no-such-agent"], "argument NAME: 'no-such-agent': neither a shipped recipe"),
+        (["--repeat", "0"], "argument --repeat: expected a number >= 1, got 0"),
+    ):
+        done = subprocess.run([*tool, *args], capture_output=True, text=True, timeout=120)
+        err = done.stderr.strip()
+        assert done.returncode == 2 and done.stdout == "", done.stdout + err
+        assert err.startswith("real_agents: error: ") and said in err and "\n" not in err, err
+
+
+def test_real_agents_keeps_the_sections_it_does_not_rerun() -> None:
+    """``make real-agents AGENTS=…`` rewrites the sections of the agents it runs and keeps the
+    others (measured results are not lost): the committed page is exactly the script's header
+    around the sections it keeps, so a run of no agent would write it unchanged."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import real_agents
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    page = ROOT / "docs" / "real-agents.md"
+    kept = real_agents.kept_sections(page)
+    assert list(kept) == sorted(shipped())
+    body = [line for name in sorted(shipped()) for line in kept[name]]
+    assert "\n".join([*real_agents.HEADER, *body]) == page.read_text(encoding="utf-8")
+    assert kept["zed-claude-agent-acp"][0].startswith("## zed-claude-agent-acp — ")
