@@ -306,6 +306,13 @@ def test_the_reference_agent_takes_a_loopback_endpoint_only() -> None:
         "python -m simulations.agent: error: argument --model-endpoint: http://example.com: "
         "only http://127.0.0.1:PORT (loopback) is allowed"
     ]
+    alone = [sys.executable, "-m", "simulations.agent", "--model-keeps-identity"]
+    out = subprocess.run(alone, capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "python -m simulations.agent: error: argument --model-keeps-identity: only with "
+        "--model-endpoint"
+    ]
 
 
 # ---- recipes (issue 28, item 2) ----------------------------------------------------------------
