@@ -1094,7 +1094,10 @@ def test_the_reference_agent_conforms_through_the_model_endpoint(
     assert report.conformant and report.exit_code() == 0, failed
     assert report.introspection is True and report.model_calls > len(report.runs)
     assert report.requirements()["SLOT-AGREE"]["status"] == PASS  # both read, one slot
-    assert report.base_lines == 3 and report.calibration.startswith("learnt from 2 turns")
+    assert report.base_lines == 3 and report.calibration == (
+        "learnt from 3 turns of sessions without a client prompt in two working directories; "
+        "none of its 3 lines is context"
+    )
     messages = [f.message for run in report.runs for f in run.findings]
     assert any("(seen in the model call of step" in m for m in messages)
     assert not [f for run in report.runs for f in run.findings if f.status == NOT_OBSERVABLE]

@@ -21,6 +21,7 @@ from simulations.live.endpoint import (
     ANTHROPIC,
     APIS,
     CHAT,
+    GEMINI,
     RESPONSES,
     BaseText,
     ModelEndpoint,
@@ -289,8 +290,8 @@ def test_the_reference_agent_sends_each_turn_with_its_slot(api: str) -> None:
         assert "failed" not in out.stderr
         calls = ep.calls
     assert [c.user for c in calls] == ["turn one", "turn two", "turn three"]
-    assert all(c.api == api and c.tools for c in calls)
-    if api != CHAT:
+    assert all(c.api == api and c.tools and not c.side for c in calls)
+    if api not in (CHAT, GEMINI):  # neither API names a session: the prompt finds the call
         assert [c.session for c in calls] == ["s1", "s2", "s3"]
     base = BaseText()
     base.learn(calls[0].slot_text)
@@ -305,6 +306,13 @@ def test_the_reference_agent_takes_a_loopback_endpoint_only() -> None:
     assert out.stderr.strip().splitlines() == [
         "python -m simulations.agent: error: argument --model-endpoint: http://example.com: "
         "only http://127.0.0.1:PORT (loopback) is allowed"
+    ]
+    alone = [sys.executable, "-m", "simulations.agent", "--model-keeps-identity"]
+    out = subprocess.run(alone, capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "python -m simulations.agent: error: argument --model-keeps-identity: only with "
+        "--model-endpoint"
     ]
 
 
@@ -349,7 +357,7 @@ def test_a_recipe_writes_its_files_into_the_agents_home(tmp_path: Path) -> None:
     ("text", "error"),
     [
         ('name = "x"\napi = "anthropic"\ncommand = ["a"]\nextra = 1\n', "extra: unknown key"),
-        ('name = "x"\napi = "gemini"\ncommand = ["a"]\n', "api: expected one of"),
+        ('name = "x"\napi = "palm"\ncommand = ["a"]\n', "api: expected one of"),
         ('name = "x"\napi = "chat"\ncommand = []\n', "command: a non-empty list"),
         ('name = "x"\napi = "chat"\ncommand = ["a"]\n[files]\n"../x" = "y"\n', "files: '../x'"),
         ('name = "x"\napi = "chat"\ncommand = ["a"]\n[env]\nA = 1\n', "env: a table of strings"),

@@ -18,7 +18,11 @@ Scope
     session would run under now, read from the model by stepping a prompt on a copy of the
     world. With a model endpoint (``--model-endpoint``) each turn the model serves is also
     sent to that model API as real agents send theirs: the slot as the system text, ``BASE``
-    as ``BASE_TEXT``.
+    as ``BASE_TEXT``; with ``environment`` (``--model-environment``) an ``# Environment``
+    section after it (the session's working directory, the date, the platform), in every
+    mode, as an agent supplies context from its environment (T13 lets it stay under
+    override); with ``keeps_identity`` (``--model-keeps-identity``, a faulty build) the first
+    line of ``BASE_TEXT`` stays under override, an instruction T13 says must go.
 
 Abstractions
     One process is one agent process of the model and its stdio connection is the model's
@@ -397,10 +401,17 @@ class ReferenceAgent:
     """One agent process of the model: its world, its tables and (optionally) its store."""
 
     def __init__(
-        self, build: Build, store: Path | None = None, model: tuple[str, str] | None = None
+        self,
+        build: Build,
+        store: Path | None = None,
+        model: tuple[str, str] | None = None,
+        environment: bool = False,
+        keeps_identity: bool = False,
     ) -> None:
         self.build = build
         self.model = model  # (base URL, API): each turn goes to that model endpoint too
+        self.environment = environment  # an ``# Environment`` section in every model call
+        self.keeps_identity = keeps_identity  # its identity line kept under override: a fault
         self.calls = 0  # calls made to it
         self.system = System(build.tables)
         self.store = None if store is None else store / STORE_FILE
@@ -479,6 +490,10 @@ class ReferenceAgent:
         own = f"{BASE_TEXT}\nRequest header: call {self.calls} of this agent process."
         slot = step.reply.slot or ()
         system = [own if s == BASE else s for s in slot]
+        if self.keeps_identity and BASE not in slot:
+            system.insert(0, BASE_TEXT.splitlines()[0])
+        if self.environment:
+            system.append(self._environment(step.request.sid))
         blocks = prompt if isinstance(prompt, list) else []
         user = "\n".join(
             str(b.get("text")) for b in blocks if isinstance(b, Mapping) and "text" in b
@@ -487,6 +502,25 @@ class ReferenceAgent:
             call_model(url, api, system, user, str(step.request.sid))
         except (OSError, ValueError) as e:
             print(f"{PROG}: the model endpoint {url} failed: {e}", file=sys.stderr)
+
+    def _environment(self, sid: str | None) -> str:
+        """The context a session's model calls carry with ``environment``: its working
+        directory, and what any session here shares (the date, the platform)."""
+        import datetime
+        import platform
+
+        cwd = self.cwds.get(sid or "", os.getcwd())
+        return "\n".join(
+            [
+                "# Environment",
+                f"Working directory of this session: {cwd}",
+                "Is the working directory a git repository: no",
+                "Shell of the agent's commands: /bin/sh",
+                f"Platform: {sys.platform}",
+                f"OS version: {platform.system()} {platform.release()}",
+                f"Today's date: {datetime.date.today().isoformat()}",
+            ]
+        )
 
     def _with_cwds(self, response: dict[str, Any], step: Step, params: object) -> dict[str, Any]:
         """Working directories, which the model leaves out (its transcripts name one, the

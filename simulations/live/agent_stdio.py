@@ -504,6 +504,19 @@ def parser() -> argparse.ArgumentParser:
         help="the API it speaks to --model-endpoint (default: anthropic)",
     )
     p.add_argument(
+        "--model-environment",
+        action="store_true",
+        help="with --model-endpoint: each model call also carries an '# Environment' section "
+        "(the session's working directory, the date, the platform) after its own instructions, "
+        "in every mode (context from its environment: T13 lets it stay under override)",
+    )
+    p.add_argument(
+        "--model-keeps-identity",
+        action="store_true",
+        help="with --model-endpoint, a faulty build: under override its model calls keep the "
+        "first line of its own instructions (T13 says they must go)",
+    )
+    p.add_argument(
         "--caps",
         metavar="LIST",
         help="what it advertises, a comma list: systemPrompt=none|append|override (replace "
@@ -533,7 +546,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "http://127.0.0.1:PORT (loopback) is allowed"
                 )
             model = (args.model_endpoint, args.model_api)
-        agent = ReferenceAgent(build, store, model)
+        if model is None and (args.model_environment or args.model_keeps_identity):
+            flag = "--model-environment" if args.model_environment else "--model-keeps-identity"
+            raise UsageError(f"argument {flag}: only with --model-endpoint")
+        agent = ReferenceAgent(
+            build, store, model, args.model_environment, args.model_keeps_identity
+        )
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2

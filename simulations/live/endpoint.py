@@ -4,8 +4,9 @@ Every ACP agent sends each turn to a model API. Pointed at this endpoint instead
 setting: ``ANTHROPIC_BASE_URL``, a Codex provider's ``base_url``, or the reference agent's
 ``--model-endpoint``), the agent gets a short text back for every call, and each call is kept
 as a ``ModelCall``: which API, the system slot's text pieces in order, the newest user
-message (the turn's prompt), whether it offers tools, and the ACP session it names where the
-request carries one. Three APIs, streamed (Server-Sent Events) or not, as the agents call them:
+message (the turn's prompt), how many tools it offers, the ACP session it names where the
+request carries one, and whether the request shows itself a side call (``side``). Four APIs,
+streamed (Server-Sent Events) or not, as the agents call them:
 
 * Anthropic Messages, ``POST …/messages``: the slot is the top-level ``system`` (a string or
   text blocks) and any ``role: "system"`` item of ``messages``; the session is
@@ -15,7 +16,20 @@ request carries one. Three APIs, streamed (Server-Sent Events) or not, as the ag
   items of ``input``; the session is the ``session_id`` or ``conversation_id`` header, else
   ``prompt_cache_key``;
 * OpenAI Chat Completions, ``POST …/chat/completions``: the ``system`` and ``developer``
-  messages.
+  messages;
+* the Gemini API as @google/gemini-cli calls it, ``POST …/models/MODEL:streamGenerateContent``
+  (``?alt=sse``: a turn) and ``…:generateContent``: the slot is ``systemInstruction`` alone
+  (its ``parts[].text``; gemini-cli puts its environment context in the first user content,
+  which is no part of the slot), the prompt the newest ``contents[]`` item of role ``user``;
+  no session is named. ``…:countTokens`` is a side call (``SIDE_COUNT``, answered a count),
+  and so is a ``generateContent`` that offers no tools and asks for JSON
+  (``generationConfig.responseMimeType`` ``application/json``: gemini-cli's routing and
+  next-speaker checks; ``SIDE_JSON``, answered a small JSON object).
+
+Where a request names no session (Chat Completions, Gemini), a call is the turn's by its prompt:
+conform sends each turn's prompt as a numbered marker, and ``turn_call`` takes the call whose
+newest user message holds it, never a side call, and of several the one offering the most
+tools (a title call offers none; a memory extraction after the turn, fewer than the turn).
 
 What a slot means is read by ``symbols``: the client's texts by containment and order, the
 agent's own text (``BASE``) by the lines it shares with the slots of sessions the client gave
@@ -43,8 +57,9 @@ server (``ModelEndpoint``). What the fake model answers is ``simulations.live.mo
 (``answer``, ``REPLY``); what a slot means, ``simulations.live.slot_reading`` (``symbols``,
 ``BaseText``); the calling side, what the reference agent sends in its model-endpoint mode,
 ``simulations.live.model_client`` (``model_request``, ``call_model``, and the APIs' names
-``ANTHROPIC``, ``RESPONSES``, ``CHAT``, ``APIS``, ``MODEL``). Their names are re-exported
-here, so ``from simulations.live.endpoint import …`` keeps working for each of them.
+``ANTHROPIC``, ``RESPONSES``, ``CHAT``, ``GEMINI``, ``APIS``, ``MODEL``). Their names are
+re-exported here, so ``from simulations.live.endpoint import …`` keeps working for each of
+them.
 """
 
 from __future__ import annotations
@@ -62,11 +77,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from simulations.live.model_answers import JSON_REPLY as JSON_REPLY
 from simulations.live.model_answers import REPLY as REPLY
+from simulations.live.model_answers import SIDE_COUNT as SIDE_COUNT
+from simulations.live.model_answers import SIDE_JSON as SIDE_JSON
 from simulations.live.model_answers import answer as answer
 from simulations.live.model_client import ANTHROPIC as ANTHROPIC
 from simulations.live.model_client import APIS as APIS
 from simulations.live.model_client import CHAT as CHAT
+from simulations.live.model_client import GEMINI as GEMINI
 from simulations.live.model_client import MODEL as MODEL
 from simulations.live.model_client import RESPONSES as RESPONSES
 from simulations.live.model_client import call_model as call_model
@@ -100,6 +119,8 @@ _CALL_BYTES = 512  # what a kept call holds besides its texts (the object, its f
 _LINE_LIMIT = 4096  # bytes of a chunk-size or trailer line
 _TRAILERS = 64  # trailer lines after a chunked body
 _SESSION_IN_ID = re.compile(r"session_([0-9A-Za-z-]{8,})")
+# a Gemini API method: POST …/models/MODEL:METHOD (the model's name may hold no slash)
+_GEMINI_PATH = re.compile(r"/models/[^/:]+:(streamGenerateContent|generateContent|countTokens)$")
 
 
 @dataclass(frozen=True)
@@ -110,13 +131,18 @@ class ModelCall:
     path: str
     system: tuple[str, ...]  # the system slot's text pieces, in the order the request has them
     user: str  # the newest user message's text ("" where it has none)
-    tools: bool  # the call offers tools: a turn's own call (side calls, titles, offer none)
+    # how many tools the call offers (0: none): a turn's own call offers the agent's tools;
+    # side calls offer none (a title) or fewer (a memory extraction after the turn)
+    tools: int
     session: str | None  # the ACP session the request names, where it names one
     stream: bool
     seq: int  # 1, 2, … in arrival order
     at: float = 0.0  # time.monotonic() at arrival
     clipped: int = 0  # characters left out of the slot, the user message and the session
     slot_clipped: int = 0  # of those, the slot's: its middle is not seen, so it is not judged
+    # what the request shows itself to be besides a turn ("": nothing; ``SIDE_COUNT``, a
+    # token count; ``SIDE_JSON``, a tool-less call asking for JSON): never a turn's call
+    side: str = ""
 
     @property
     def slot_text(self) -> str:
@@ -142,6 +168,8 @@ def _clip(text: str, limit: int = TEXT_KEPT) -> tuple[str, int]:
 def api_of(path: str) -> str | None:
     """The API a POST to ``path`` speaks (None: not a model call)."""
     bare = path.split("?", 1)[0].rstrip("/")
+    if _GEMINI_PATH.search(bare):
+        return GEMINI
     if bare.endswith("/messages") and not bare.endswith("/count_tokens"):
         return ANTHROPIC
     if bare.endswith("/responses"):
@@ -163,6 +191,73 @@ def _texts(content: object, kinds: Iterable[str] = ("text", "input_text")) -> li
         for b in content
         if isinstance(b, Mapping) and b.get("type") in wanted and isinstance(b.get("text"), str)
     ]
+
+
+def _parts(content: object) -> list[str]:
+    """The texts of a Gemini content: a string, a ``Content`` (``parts[].text``) or a list of
+    parts; thoughts left out."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, Mapping):
+        content = content.get("parts")
+    if not isinstance(content, list):
+        return []
+    return [
+        p["text"]
+        for p in content
+        if isinstance(p, Mapping)
+        and isinstance(p.get("text"), str)
+        and p.get("thought") is not True
+    ]
+
+
+def _gemini_user(contents: object) -> str:
+    """The newest ``contents[]`` item of role ``user`` (a role left out is the user's), as
+    text."""
+    if isinstance(contents, Mapping | str):
+        contents = [contents]
+    if not isinstance(contents, list):
+        return ""
+    for item in reversed(contents):
+        if isinstance(item, str):
+            return item
+        if isinstance(item, Mapping) and item.get("role", "user") == "user":
+            return "\n".join(_parts(item))
+    return ""
+
+
+def _tool_count(api: str, tools: object) -> int:
+    """How many tools a request offers: the entries of ``tools``; in the Gemini API each
+    ``functionDeclarations`` entry of a tool (a tool without them, a search say, is one)."""
+    if not isinstance(tools, list):
+        return 0
+    if api != GEMINI:
+        return len(tools)
+    count = 0
+    for tool in tools:
+        declared = (
+            tool.get("functionDeclarations", tool.get("function_declarations"))
+            if isinstance(tool, Mapping)
+            else None
+        )
+        count += len(declared) if isinstance(declared, list) else 1
+    return count
+
+
+def _gemini_side(method: str, tools: int, body: Mapping[str, Any]) -> str:
+    """What a Gemini API call shows itself to be besides a turn: a token count, or a
+    ``generateContent`` offering no tools that asks for JSON back (``SIDE_JSON``); else ""."""
+    if method == "countTokens":
+        return SIDE_COUNT
+    config = body.get("generationConfig", body.get("generation_config"))
+    mime = (
+        config.get("responseMimeType", config.get("response_mime_type"))
+        if isinstance(config, Mapping)
+        else None
+    )
+    if method == "generateContent" and not tools and mime == "application/json":
+        return SIDE_JSON
+    return ""
 
 
 def _last_user(items: object, key: str = "role") -> str:
@@ -193,7 +288,20 @@ def parse_call(
     """What a request body of ``api`` shows (headers with lower-case names)."""
     system: list[str] = []
     session: str | None = None
-    if api == ANTHROPIC:
+    tools = _tool_count(api, body.get("tools"))
+    stream, side = body.get("stream") is True, ""
+    if api == GEMINI:
+        found = _GEMINI_PATH.search(path.split("?", 1)[0].rstrip("/"))
+        method = found.group(1) if found else ""
+        instruction = body.get("systemInstruction", body.get("system_instruction"))
+        system += _parts(instruction)
+        contents = body.get("contents")
+        request = body.get("generateContentRequest")  # countTokens may wrap a whole request
+        if contents is None and isinstance(request, Mapping):
+            contents = request.get("contents")
+        user = _gemini_user(contents)
+        stream, side = method == "streamGenerateContent", _gemini_side(method, tools, body)
+    elif api == ANTHROPIC:
         system += _texts(body.get("system"))
         messages = body.get("messages")
         for m in messages if isinstance(messages, list) else ():
@@ -227,7 +335,6 @@ def parse_call(
             if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
                 system += _texts(m.get("content"))
         user = _last_user(messages)
-    tools = body.get("tools")
     pieces, slot_clipped = tuple(system), 0
     if sum(len(p) for p in pieces) + len(pieces) - 1 > TEXT_KEPT:
         slot, slot_clipped = _clip("\n".join(pieces), TEXT_KEPT)
@@ -243,13 +350,14 @@ def parse_call(
         path=path,
         system=pieces,
         user=user,
-        tools=isinstance(tools, list) and bool(tools),
+        tools=tools,
         session=session,
-        stream=body.get("stream") is True,
+        stream=stream,
         seq=seq,
         at=time.monotonic(),
         clipped=clipped + user_clipped,
         slot_clipped=slot_clipped,
+        side=side,
     )
 
 
@@ -359,7 +467,7 @@ def _server_class() -> Any:
             if call is None:
                 self._empty(404, b'{"error": "not a model API path"}')
                 return
-            kind, chunks = answer(call.api, call.stream, call.seq, endpoint.reply)
+            kind, chunks = answer(call.api, call.stream, call.seq, endpoint.reply, call.side)
             self.send_response(200)
             self.send_header("Content-Type", kind)
             if call.stream:
@@ -730,9 +838,12 @@ class ModelEndpoint:
 
 def turn_call(calls: Sequence[ModelCall], marker: str) -> ModelCall | None:
     """Of ``calls``, the turn's own: the newest user message holds ``marker`` (the turn's
-    prompt text), and of those the first that offers tools, else the first (a side call, a
-    title say, may quote the prompt too, and offers none)."""
-    mine = [c for c in calls if marker in c.user]
-    with_tools = [c for c in mine if c.tools]
-    chosen = with_tools or mine
-    return chosen[0] if chosen else None
+    prompt text), the request shows itself no side call (``side``: a token count, a routing
+    call asking for JSON), and of those the first that offers the most tools (a side call may
+    quote the prompt too: a title call offers no tool, a memory extraction after the turn
+    fewer than the turn, and either may arrive first)."""
+    mine = [c for c in calls if marker in c.user and not c.side]
+    if not mine:
+        return None
+    most = max(c.tools for c in mine)
+    return next(c for c in mine if c.tools == most)

@@ -149,11 +149,11 @@ def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
     return out
 
 
-def _fresh_agent(argv: Sequence[str], opts: Options) -> LiveAgent:
-    """A new agent process (not started) with its own store and working directory, its wire
-    recorded in a bounded log."""
+def _fresh_agent(argv: Sequence[str], opts: Options, cwd: str | None = None) -> LiveAgent:
+    """A new agent process (not started) with its own store and working directory (``cwd``,
+    else ``_work_dir``), its wire recorded in a bounded log."""
     command = _fresh_store(argv, opts)
-    cwd = _work_dir(opts)
+    cwd = cwd or _work_dir(opts)
     endpoint = opts.endpoint
     if endpoint is not None and endpoint.socket_path is not None:  # offline by construction
         with contextlib.suppress(AgentFailure):  # else named when the agent starts

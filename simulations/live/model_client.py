@@ -6,19 +6,23 @@ Scope
     body): the slot's pieces as the API's system text, the turn's prompt as the newest user
     message, the session named where that API's agents name it, one tool offered;
     ``call_model`` sends it to an endpoint and reads the whole answer. The APIs' names
-    (``ANTHROPIC``, ``RESPONSES``, ``CHAT``; ``APIS``) and the model a call names (``MODEL``)
+    (``ANTHROPIC``, ``RESPONSES``, ``CHAT``, ``GEMINI``; ``APIS``) and the model a call names
+    (``MODEL``)
     are kept here, the lowest of the endpoint's modules, and re-exported by
     ``simulations.live.endpoint``: the reference agent's process imports this module at every
     start, and neither the server nor the answers.
 
 Abstractions
-    A call is one POST of a JSON object, streamed (``"stream": true``) as agents call, with a
-    fake key; ``urllib.request`` is imported when a call is sent, not with the module. An
-    unreachable endpoint raises ``OSError``; any answer is read whole and its status returned.
+    A call is one POST of a JSON object, streamed as agents call (``"stream": true``; the
+    Gemini API's streaming method, with Server-Sent Events), with a fake key;
+    ``urllib.request`` is imported when a call is sent, not with the module. An unreachable
+    endpoint raises ``OSError``; any answer is read whole and its status returned.
 
 Source
-    The request shapes of the Anthropic Messages API and the OpenAI Responses and Chat
-    Completions APIs, as ``simulations.live.endpoint`` (``parse_call``) reads them.
+    The request shapes of the Anthropic Messages API, the OpenAI Responses and Chat
+    Completions APIs and the Gemini API (``streamGenerateContent`` with ``alt=sse``, as
+    @google/gemini-cli calls it), as ``simulations.live.endpoint`` (``parse_call``) reads
+    them.
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-ANTHROPIC, RESPONSES, CHAT = "anthropic", "responses", "chat"
-APIS = (ANTHROPIC, RESPONSES, CHAT)
+ANTHROPIC, RESPONSES, CHAT, GEMINI = "anthropic", "responses", "chat", "gemini"
+APIS = (ANTHROPIC, RESPONSES, CHAT, GEMINI)
 MODEL = "fake-model"
 
 _TOOL = {"name": "noop", "description": "does nothing", "input_schema": {"type": "object"}}
@@ -38,9 +42,10 @@ def model_request(
     api: str, system: Sequence[str], user: str, session: str
 ) -> tuple[str, dict[str, str], dict[str, Any]]:
     """The path, headers and body of one turn's call as an agent of ``api`` sends it: the
-    slot's pieces as the API's system text (Anthropic: one text block each; Responses and Chat
-    Completions: joined into one string, as agents do), the turn's prompt as the newest user
-    message, the session named where the API's agents name it, one tool offered."""
+    slot's pieces as the API's system text (Anthropic: one text block each, Gemini: one part
+    each; Responses and Chat Completions: joined into one string, as agents do), the turn's
+    prompt as the newest user message, the session named where the API's agents name it (the
+    Gemini API's do not), one tool offered."""
     joined = "\n\n".join(system)
     if api == ANTHROPIC:
         body: dict[str, Any] = {
@@ -64,6 +69,16 @@ def model_request(
             "tools": [{"type": "function", "name": "noop", "parameters": {"type": "object"}}],
         }
         return "/v1/responses", {"authorization": "Bearer fake", "session_id": session}, body
+    if api == GEMINI:
+        declaration = {"name": "noop", "description": "does nothing", "parameters": {}}
+        body = {
+            "contents": [{"role": "user", "parts": [{"text": user}]}],
+            "systemInstruction": {"role": "user", "parts": [{"text": p} for p in system]},
+            "tools": [{"functionDeclarations": [declaration]}],
+            "generationConfig": {"temperature": 0},
+        }
+        path = f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
+        return path, {"x-goog-api-key": "fake"}, body
     function = {"name": "noop", "parameters": {"type": "object"}}
     body = {
         "model": MODEL,

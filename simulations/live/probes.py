@@ -11,8 +11,10 @@ Scope
     that is not JSON (``NOT_JSON``) and then a session/new, which must be answered by a
     result or an error (``PARSE_ID``; whether the line got JSON-RPC's -32700 is said in the
     finding, not judged). Through a model endpoint, before the plan, ``_calibrate`` turns
-    ``BASE_SAMPLES`` times on a session without a client prompt, and the model calls teach the
-    run the agent's own text (``BaseText.learn``). ``_advertised_served`` is
+    ``BASE_SAMPLES`` times on a session without a client prompt, then once more on such a
+    session of a second agent process in a second fresh working directory, and the model
+    calls teach the run the agent's own text and which of it is context that changes with
+    the directory (``BaseText.learn``). ``_advertised_served`` is
     ``ADVERTISED_ID`` over the runs so far: an advertised method the model serves somewhere
     and the agent refused every time is not there.
 
@@ -32,6 +34,8 @@ Source
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -104,28 +108,52 @@ def _run_params(req: Request, revision: str) -> dict[str, Any]:
 
 async def _calibrate(argv: Sequence[str], opts: Options) -> str:
     """Through a model endpoint, before the plan: a fresh agent, a session without a client
-    prompt and ``BASE_SAMPLES`` turns on it; their model calls teach ``opts.base`` the agent's
-    own text. What happened, in one line (the report shows it)."""
-    agent = _fresh_agent(argv, opts)
+    prompt and ``BASE_SAMPLES`` turns on it, then a second fresh agent in a second fresh
+    working directory and one turn on such a session; their model calls teach ``opts.base``
+    the agent's own text, and which of it changes with the directory (its context). What
+    happened, in one line (the report shows it)."""
+    failed = await _learn_in(argv, opts, None, BASE_SAMPLES)
+    if failed is not None:
+        return failed
+    first = f"learnt from {BASE_SAMPLES} turns of a session without a client prompt"
+    second = tempfile.mkdtemp(prefix="cwd-", dir=opts.scratch)
+    try:
+        failed = await _learn_in(argv, opts, second, 1)
+    finally:
+        shutil.rmtree(second, ignore_errors=True)
+    if failed is not None:
+        return f"{first}; in a second working directory: {failed}"
+    return (
+        f"learnt from {BASE_SAMPLES + 1} turns of sessions without a client prompt in two "
+        f"working directories; {opts.base.allowed()}"
+    )
+
+
+async def _learn_in(argv: Sequence[str], opts: Options, cwd: str | None, turns: int) -> str | None:
+    """A fresh agent in ``cwd`` (None: the run's working directory for a test), a session
+    there without a client prompt, ``turns`` turns on it, each turn's model call learnt by
+    ``opts.base``; what went wrong, in a few words (None: nothing)."""
+    agent = _fresh_agent(argv, opts, cwd)
     run = _Run(REVISIONS[opts.revision].tables, opts.revision, Caps(), {})
     run.observe_through(opts)
     try:
         await agent.start()
         await agent.request("initialize", _run_params(Request("initialize"), opts.revision))
-        params = {**_run_params(Request("session_new"), opts.revision), "cwd": agent.cwd or CWD}
+        where = agent.cwd or CWD
+        params = {**_run_params(Request("session_new"), opts.revision), "cwd": where}
         answer = await agent.request("session/new", params)
         sid = answer.result.get("sessionId") if isinstance(answer.result, dict) else None
         if answer.error is not None or not isinstance(sid, str):
             return f"session/new without a prompt answered {_answer_text(answer)}"
-        for _ in range(BASE_SAMPLES):
+        for _ in range(turns):
             turn = run.params(Request("session_prompt", sid="s1"))
             turn["sessionId"] = sid
             await agent.request("session/prompt", turn)
             call = await run.model_call()
             if call is None:
                 return "no model call carried the turn's prompt"
-            opts.base.learn(call.slot_text, run.marks.values())
-        return f"learnt from {BASE_SAMPLES} turns of a session without a client prompt"
+            opts.base.learn(call.system, run.marks.values(), cwd=where)
+        return None
     except AgentFailure as e:
         return f"the agent failed: {clip(str(e), TEXT_LIMIT)}"
     finally:

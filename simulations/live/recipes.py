@@ -4,7 +4,7 @@ A recipe is a small TOML file (the shipped ones are in ``simulations/live/recipe
 
 * ``name``, ``package`` and ``version``: what it runs (the npm package and the version the
   repository's ``real-agents/package-lock.json`` pins);
-* ``api``: the model API the agent calls (``anthropic``, ``responses`` or ``chat``);
+* ``api``: the model API the agent calls (``anthropic``, ``responses``, ``chat`` or ``gemini``);
 * ``command``: the agent's command line;
 * ``[env]``: the environment that points it at the endpoint and keeps it quiet;
 * ``[files]``: configuration files to write, by path under the agent's home.

@@ -23,8 +23,14 @@ Abstractions
     judged by ``_judge``. Through an endpoint a slot is read by ``symbols`` (containment and
     order): the empty text and texts that are not marked cannot be found in one and are left
     out of both sides, and until the agent's own text is learnt (``BaseText``) only the
-    client's texts are judged. The slot a model call showed is kept with the wire (a
-    ``MODEL_DIRECTION`` record), where validate reads it back as slot evidence.
+    client's texts are judged. Where the model's slot has no ``BASE`` (override), ``BASE`` is
+    read from the agent's built-in instructions alone (``symbols(…, instructions_only=True)``):
+    one kept instruction line is ``BASE`` kept, and the finding quotes the kept lines
+    (``BaseText.kept``: at most ``QUOTED_LINES`` of ``QUOTED_CHARS``; in the JSON too,
+    ``kept_instructions``); the context the agent supplies from its environment may stay, as
+    T13 lets it, and the finding says what was allowed. The slot a model call showed is kept
+    with the wire (a ``MODEL_DIRECTION`` record), where validate reads it back as slot
+    evidence.
 
 Source
     The introspection extension: README, "A live agent"; a slot read from a model call:
@@ -32,6 +38,9 @@ Source
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from model.spec import REQUIREMENTS
 from model.types import BASE
@@ -43,6 +52,7 @@ from simulations.live.results import (
     FAIL,
     NOT_OBSERVABLE,
     PASS,
+    REPORT_VALUE,
     Finding,
     TestRun,
 )
@@ -99,16 +109,20 @@ def _judge_slot(
     rids: list[str],
     out: TestRun,
     method: str,
+    detail: str = "",
+    evidence: dict[str, Any] | None = None,
 ) -> bool:
     """The slot ``got`` the agent showed for session ``sid`` after step ``rs`` against the
     model's ``expected``: a slot other than the model's fails the ids the model's checks find
     broken by it (``broken_by``), or, where they find no rule broken, ``rids`` (the rows that
-    set it) and the P ids they find; each judged by ``_judge``."""
+    set it) and the P ids they find; each judged by ``_judge``. ``detail`` (a PASS says it
+    after the step, a FAIL after the slots) and ``evidence`` (a FAIL's properties) tell what
+    the agent kept of its own text."""
     if got == expected:
-        _passed(out, rids, i, method + " (system slot)")
+        _passed(out, rids, i, method + " (system slot)" + detail)
         return True
-    message = f"system slot [{', '.join(got)}], the model's [{', '.join(expected)}]"
-    props = {"observed": list(got), "reference": list(expected)}
+    message = f"system slot [{', '.join(got)}], the model's [{', '.join(expected)}]" + detail
+    props = {"observed": list(got), "reference": list(expected), **(evidence or {})}
     broken = broken_by(run.revision, run.tables, rs.step, shown_slot(rs.step, sid, got))
     forgot = shown_forgotten(run.tables, rs.step, got)
     if forgot is not None:  # or the store lost the prompt before (R18, A18)
@@ -159,7 +173,10 @@ async def _check_turn_slot(
     seen = set(run.marks) | {BASE}
     want = tuple(s for s in expected if s in seen)
     unseen = [s for s in expected if s not in seen]  # the empty text adds nothing to a slot
-    got = symbols(call.slot_text, run.marks, run.base)
+    # where the model's slot has no BASE (override), the agent's instructions alone are BASE
+    strict = run.base.known and BASE not in want
+    evidence: dict[str, Any]
+    got = symbols(call.slot_text, run.marks, run.base, instructions_only=strict)
     if run.base.known and not unseen:  # kept with the wire: validate reads it as slot evidence
         texts = tuple(run.marks.get(x, x) for x in got)
         record = {"sessionId": run.sid(sid), "systemSlot": list(texts), "api": call.api}
@@ -172,11 +189,39 @@ async def _check_turn_slot(
         label = "session/prompt (model call)"
     if unseen:
         label += f"; not seen in a model call: {unseen}"
-    if (BASE in got) != (BASE in want):  # the evidence for the agent's own text, or its absence
+    detail, evidence = "", {}
+    if strict:
+        detail, evidence = _kept_evidence(run, call.slot_text)
+    elif (BASE in got) != (BASE in want):  # the evidence for the agent's own text, or its absence
         found, total = run.base.share(call.slot_text)
         label += f"; {found} of the {total} lines of the agent's own text are in the slot"
     await _agree(agent, run, i, sid, got, out)
-    return _judge_slot(run, at, attach, sid, want, got, rids, out, label)
+    return _judge_slot(run, at, attach, sid, want, got, rids, out, label, detail, evidence)
+
+
+def _kept_evidence(run: _Run, slot: str) -> tuple[str, dict[str, Any]]:
+    """Where the model's slot has no BASE: what the slot kept of the agent's own text, in
+    words (its instruction lines quoted, its context and what was allowed as context) and as
+    a FAIL's properties (``kept_instructions``, at most ``QUOTED_LINES`` lines, as many as
+    the JSON report keeps whole; ``context_allowed``)."""
+    kept = run.base.kept(slot, run.marks.values())
+    words = ""
+    evidence: dict[str, Any] = {}
+    if kept.instructions:
+        quoted = kept.quoted()
+        more = len(kept.instructions) - len(quoted)
+        total = len(run.base.instructions)
+        words = (
+            f"; it kept {len(kept.instructions)} of the {total} lines of its built-in "
+            f"instructions: {' | '.join(repr(q) for q in quoted)}"
+            + (f" and {more} more" if more else "")
+        )
+        while len(json.dumps(quoted)) > REPORT_VALUE:
+            quoted = quoted[:-1]
+        evidence = {"kept_instructions": quoted, "context_allowed": run.base.allowed()}
+    if kept.context:
+        words += f"; it kept {kept.context} lines of its context (allowed: {run.base.allowed()})"
+    return words, evidence
 
 
 async def _introspect(agent: LiveAgent, run: _Run, sid: str | None) -> Answer | None:
