@@ -76,9 +76,10 @@ from simulations.engines.exploration import Exploration, Progress, Store
 from simulations.usage import UsageError
 
 INSTALL = "pip install 'acp-sysprompt-model[cluster]'"
-# bytes a spread-out search keeps per state across the cluster (its packed level, the seen
-# set's key and the owner's indexes), measured on ``large`` (bench/RESULTS.md, issue 42)
-BYTES_PER_STATE = 420
+# bytes a spread-out search keeps per state across the cluster (its packed levels, the seen
+# sets, each worker's caches): the workers' peak memory over the states of ``large`` on
+# ``local:2`` (2.3 + 2.4 GiB for 3,703,488 states; bench/RESULTS.md, issue 42)
+BYTES_PER_STATE = 1400
 CANON_CACHE = 1 << 20  # as the local search's (``simulations.engines.explore``)
 
 # the attached Dask client and who hears its notes, while ``attached`` is open
@@ -133,6 +134,12 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
     cluster = None
     try:
         if where == "local":
+            # no work stealing: a partition's tasks stay with the worker that holds its seen
+            # set (stolen, they rebuild it from every earlier level); a dead worker's still go
+            # elsewhere (loose restrictions). A scheduler you start: see docs/cluster.md.
+            importlib.import_module("dask").config.set(
+                {"distributed.scheduler.work-stealing": False}
+            )
             with warnings.catch_warnings():  # "port 8787 in use": another cluster's; any will do
                 warnings.simplefilter("ignore")
                 cluster = LocalCluster(
@@ -323,6 +330,7 @@ class Tally:
     new: int = 0
     sent: int = 0  # successors sent to their owners (after the sender's own dedup)
     sent_bytes: int = 0  # their packed bytes
+    rebuilt: int = 0  # insertions that found no seen set at their level (another worker's)
     rows: Counter[RowRef] = field(default_factory=Counter)
     hits: dict[str, tuple[Event, Where]] = field(default_factory=dict)
     witnesses: set[str] = field(default_factory=set)
@@ -340,6 +348,7 @@ class Tally:
         self.new += other.new
         self.sent += other.sent
         self.sent_bytes += other.sent_bytes
+        self.rebuilt += other.rebuilt
         self.rows.update(other.rows)
         for rid, (event, where) in other.hits.items():
             self.hit(rid, event, where)
@@ -523,7 +532,8 @@ def insert_level(
     ctx = _context(spec)
     key_of = ctx.store.key
     have = ctx.seen.pop(q, None)  # put back only once this level is whole
-    if have is None or have[0] != len(history):  # a cache not at this level: rebuilt
+    rebuilt = have is None or have[0] != len(history)
+    if have is None or rebuilt:  # a cache not at this level: rebuilt from the earlier levels
         keys: set[bytes] = set()
         for earlier in history:
             keys.update(key_of(w) for w in unpack(earlier.worlds, ctx.interner))
@@ -542,7 +552,7 @@ def insert_level(
             if old is None or (pk > old[0] if spec.fault == "greatest-key" else pk < old[0]):
                 best[k] = (pk, p, b.at[j], b.requests[b.via[j]] if b.requests else None, w)
     chosen = sorted(best.items(), key=lambda kv: kv[1][0])  # the local BFS's order
-    tally = Tally(new=len(chosen))
+    tally = Tally(new=len(chosen), rebuilt=int(rebuilt and bool(history)))
     requests: list[Request] = []
     number: dict[Request, int] = {}
     up, at, via, keys_out, worlds = array("i"), array("I"), array("I"), [], []
@@ -745,7 +755,7 @@ def explore_spread(
             f"{', '.join(f'{c:,.0f}' for c in ex.worker_cpu)} s "
             f"({ex.states / cpu if cpu else 0:,.0f} states per worker CPU second); peak memory "
             f"{', '.join(_gib(m) for m in ex.worker_peak)}; {total.sent:,} successors sent to "
-            f"their owners ({_gib(total.sent_bytes)})"
+            f"their owners ({_gib(total.sent_bytes)}); {total.rebuilt} seen sets rebuilt"
         )
     if stopped:
         need = _gib((total.new + 2 * level_new) * BYTES_PER_STATE)
