@@ -44,6 +44,7 @@ from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
 from simulations.engines.cluster import explore_anywhere
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain, profile_domain
 from simulations.engines.exploration import Exploration, Progress
+from simulations.engines.explore import explore
 from simulations.engines.scenarios import scenarios_for
 from simulations.engines.trace import PromptFields, Trace, render_steps, replay, trace_json
 from simulations.usage import UsageError as UsageError
@@ -222,6 +223,7 @@ def check(
                 workers=workers,
                 keep=b.keep,
                 witnesses=premise_witnesses(rev.states),
+                local=explore,
             ),
             revision,
             mutant,

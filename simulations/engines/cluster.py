@@ -865,10 +865,13 @@ def explore_anywhere(
     progress: Progress | None = None,
     workers: int = 1,
     keep: str = "graph",
+    local: Callable[..., Exploration] | None = None,
 ) -> Exploration:
     """``explore``, on the attached cluster when there is one (``check`` calls this): a
     one-scope bound spread out, a bound of several scopes a task per scope where the local
-    fan-out would merge them exactly; anything else (and everything without a cluster) here."""
+    fan-out would merge them exactly; anything else (and everything without a cluster) here,
+    by ``local`` (default ``explore``; ``simulations.api`` passes its own name for it, which
+    tests replace)."""
     from simulations.engines.explore import _last_report, explore
     from simulations.engines.fanout import eligible
 
@@ -891,7 +894,7 @@ def explore_anywhere(
         options |= {"witnesses": witnesses}
         ex = Exploration(tables, bound, symmetry, [], [{} for _ in bound.scopes], {}, {})
         return _last_report(explore_scopes(client, tables, ex, options, progress), progress)
-    return explore(
+    return (explore if local is None else local)(
         tables,
         bound,
         symmetry=symmetry,

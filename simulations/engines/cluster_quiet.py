@@ -21,10 +21,10 @@ import contextlib
 import signal
 from typing import Any
 
-from distributed import WorkerPlugin
+from distributed import WorkerPlugin  # an Any where the extra is absent (mypy)
 
 
-class QuietWorker(WorkerPlugin):
+class QuietWorker(WorkerPlugin):  # type: ignore[misc,unused-ignore]
     name = "acp-sysprompt-quiet-worker"
 
     def setup(self, worker: Any) -> None:
