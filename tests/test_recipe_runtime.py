@@ -12,7 +12,8 @@ agent (``simulations.live.recipes``, ``simulations.live.runtimes``).
   exits 0, ``make real-agents`` (``tools/real_agents.py``) counts it as no difference, whereas
   an agent whose runtime is here and whose package is not installed is one;
 * ``{venv}`` is ``PREFIX/venvs/NAME``, and the installed version is read from its
-  ``*.dist-info``.
+  ``*.dist-info``;
+* the shipped requirements files pin every package with hashes.
 """
 
 from __future__ import annotations
@@ -179,3 +180,18 @@ def test_a_missing_runtime_is_skipped_never_failed(tmp_path: Path) -> None:
         del os.environ[ENV_VAR]
     assert why == f"not run: some-agent@1.0 is not installed under {tmp_path}/venvs/py" and counts
 
+
+def test_the_shipped_requirements_pin_every_package_with_hashes() -> None:
+    """Each PyPI agent's requirements file pins each package to one version with at least one
+    hash (``pip install --require-hashes`` refuses anything else), its own package at the
+    recipe's version."""
+    for name in ("fast-agent", "mistral-vibe"):
+        recipe = load_recipe(name)
+        assert recipe.python == (3, 12), name
+        text = (ROOT / "real-agents" / recipe.requirements).read_text(encoding="utf-8")
+        entries = [e for e in text.replace("\\\n", " ").splitlines() if e and e[0].isalnum()]
+        assert len(entries) > 10, name
+        for entry in entries:
+            pin = entry.split(";")[0].split()[0]
+            assert "==" in pin and "--hash=sha256:" in entry, (name, entry[:120])
+        assert f"{recipe.package}=={recipe.version}" in [e.split()[0] for e in entries], name
