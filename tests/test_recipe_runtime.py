@@ -195,3 +195,26 @@ def test_the_shipped_requirements_pin_every_package_with_hashes() -> None:
             pin = entry.split(";")[0].split()[0]
             assert "==" in pin and "--hash=sha256:" in entry, (name, entry[:120])
         assert f"{recipe.package}=={recipe.version}" in [e.split()[0] for e in entries], name
+
+
+def test_the_sandbox_names_a_pypi_agents_venv_and_the_python_it_was_made_with(
+    tmp_path: Path,
+) -> None:
+    """A PyPI agent's entry point is a script in its venv whose ``python`` links into the
+    install the venv was made with (pyenv's, under ``/root``, 0700 here): the sandbox must
+    mount both back, or the agent cannot start as uid 65530."""
+    from simulations.live import sandbox
+
+    base = tmp_path / "pythons" / "3.13.0"
+    (base / "bin").mkdir(parents=True)
+    venv = tmp_path / "venvs" / "agent"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\nversion = 3.13.0\n")
+    script = venv / "bin" / "agent-acp"
+    script.write_text("#!/bin/sh\n")
+    opts = sandbox._Options(["0", "sock", "--", sys.executable, "-I", str(script)])
+    needed = sandbox._needed(opts, sys.executable, str(tmp_path))
+    assert str(venv) in needed and str(base) in needed, needed
+    (venv / "pyvenv.cfg").write_text("version = 3.13.0\n")  # no home: the venv alone
+    needed = sandbox._needed(opts, sys.executable, str(tmp_path))
+    assert str(venv) in needed and str(base) not in needed, needed
