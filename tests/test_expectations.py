@@ -96,17 +96,26 @@ def test_an_agent_or_version_not_pinned_is_named_with_what_was_seen() -> None:
     ]
 
 
+# shipped recipes with no pins yet (none now: the seven of issue 43 are pinned from their runs
+# on the tiny bound, docs/recipes.md); `make real-agents` names each such as not pinned
+UNPINNED: set[str] = set()
+
+
 def test_the_shipped_pins_name_each_shipped_recipe_at_its_version() -> None:
     """The pins seeded from docs/real-agents.md: claude-agent-acp fails T13 (and P1), the
     zed claude adapter's S8 is unstable; a recipe moved to another version without its pins
-    fails here, before `make real-agents` would say so after an hour."""
+    fails here, before `make real-agents` would say so after an hour. Every shipped recipe is
+    pinned at its version but those of ``UNPINNED``, and nothing else is pinned."""
     pins = load_expectations(PINS)
-    for name in shipped():
+    assert set(shipped()) >= UNPINNED
+    for name in set(shipped()) - UNPINNED:
         recipe = load_recipe(name)
         assert list(pins.agents.get(name, {})) == [recipe.version], name
     assert pins.agents["claude-agent-acp"]["0.101.0"].fail == {"P1", "T13"}
     assert pins.agents["zed-claude-agent-acp"]["0.23.1"].unstable == {"S8"}
-    assert set(pins.agents) == set(shipped())
+    assert pins.agents["fast-agent"]["0.10.48"].fail == {"S8", "VERSION"}
+    assert pins.agents["gemini-cli"]["0.61.0"].fail == {"ADVERTISED"}
+    assert set(pins.agents) == set(shipped()) - UNPINNED
 
 
 @pytest.mark.parametrize(
@@ -265,7 +274,8 @@ def test_real_agents_keeps_the_sections_it_does_not_rerun() -> None:
         sys.path.remove(str(ROOT / "tools"))
     page = ROOT / "docs" / "real-agents.md"
     kept = real_agents.kept_sections(page)
-    assert list(kept) == sorted(shipped())
-    body = [line for name in sorted(shipped()) for line in kept[name]]
+    order = [name for name in sorted(shipped()) if name in kept]  # the agents run in full
+    assert list(kept) == order and len(order) >= 4
+    body = [line for name in order for line in kept[name]]
     assert "\n".join([*real_agents.HEADER, *body]) == page.read_text(encoding="utf-8")
     assert kept["zed-claude-agent-acp"][0].startswith("## zed-claude-agent-acp — ")

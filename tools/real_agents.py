@@ -253,6 +253,19 @@ def kept_sections(page: Path) -> dict[str, list[str]]:
     return {k: v if v[-1:] == [""] else [*v, ""] for k, v in out.items()}
 
 
+def not_run(recipe: Recipe, prefix: Path) -> tuple[str | None, bool]:
+    """Why ``recipe``'s agent is not run (None: it is), and whether that is a difference
+    from the pins: its runtime missing on this machine (no Python of the version it needs) is
+    SKIPPED, no difference; its package not installed at the recipe's version is one."""
+    skipped = recipe.skipped()
+    if skipped is not None:
+        return f"SKIPPED: {skipped}", False
+    if recipe.installed(prefix) != recipe.version:
+        where = recipe.venv(prefix) if recipe.python is not None else prefix
+        return f"not run: {recipe.package}@{recipe.version} is not installed under {where}", True
+    return None, False
+
+
 def main(argv: list[str] | None = None) -> int:
     p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", help="recipes to run (default: every shipped one)")
@@ -284,14 +297,15 @@ def main(argv: list[str] | None = None) -> int:
     sections = kept_sections(args.out)
     diffs: list[str] = []
     for name, recipe in zip(names, recipes, strict=True):
-        version = recipe.installed(prefix)
-        if version != recipe.version:
-            why = f"not run: {recipe.package}@{recipe.version} is not installed under {prefix}"
-            print(why, file=sys.stderr)
+        why, counts = not_run(recipe, prefix)
+        if why is not None:
+            print(f"{recipe.name}: {why}", file=sys.stderr)
             if recipe.name not in sections:  # what an earlier run found stays on the page
                 sections[recipe.name] = section(recipe, None, 0, why)
-            diffs.append(f"{recipe.name} {recipe.version}: {why}")
+            if counts:
+                diffs.append(f"{recipe.name} {recipe.version}: {why}")
             continue
+        version = recipe.installed(prefix)
         print(f"{name}: running conform ({REVISION}) through the model endpoint", flush=True)
         t0 = time.perf_counter()
         report = conform(

@@ -7,13 +7,20 @@ A recipe is a small TOML file (the shipped ones are in ``simulations/live/recipe
 * ``api``: the model API the agent calls (``anthropic``, ``responses``, ``chat`` or ``gemini``);
 * ``command``: the agent's command line;
 * ``[env]``: the environment that points it at the endpoint and keeps it quiet;
-* ``[files]``: configuration files to write, by path under the agent's home.
+* ``[files]``: configuration files to write, by path under the agent's home;
+* ``runtime`` and ``requirements`` (a PyPI agent): ``runtime = "python>=3.12"`` says the agent
+  needs a Python of at least that version (``simulations.live.runtimes`` finds one), and
+  ``requirements`` names its pinned requirements file with hashes, a path under the prefix;
+  the agent is installed into its own virtual environment, ``{venv}`` (``PREFIX/venvs/NAME``).
+  Where no such Python is found the agent is skipped (``Recipe.skipped`` says why), never
+  failed. Without ``runtime``: an npm agent, run on the ``node`` of ``PATH`` or the Node its
+  command names.
 
 In each string, ``{endpoint}`` is the model endpoint's base URL (``http://127.0.0.1:PORT``),
 ``{home}`` the agent's home directory — fresh for each test, kept across that test's restarts,
-with ``[files]`` written into it — and ``{prefix}`` where ``make real-agents`` installed the
-packages. The working directory (the sessions' cwd) is conform's own: fresh per test, kept
-across its restarts.
+with ``[files]`` written into it — ``{prefix}`` where ``make real-agents`` installed the
+packages, and ``{venv}`` a PyPI agent's virtual environment there. The working directory (the
+sessions' cwd) is conform's own: fresh per test, kept across its restarts.
 
 A recipe is read as any file a user hands the tool is (``model.files``): a regular file of at
 most ``MAX_BYTES``, UTF-8, nested at most ``MAX_DEPTH`` deep. It is refused in one line naming
@@ -23,7 +30,9 @@ the field, every value it repeats clipped (``shown``), when
   ``command`` word holds a NUL;
 * a ``[files]`` path is not a normalised relative path inside the home (empty, absolute, a
   ``.``, ``..`` or empty part, a NUL, a part longer than ``NAME_MAX`` bytes or the whole
-  longer than ``PATH_BYTES``), or names a file that another path needs as a folder.
+  longer than ``PATH_BYTES``), or names a file that another path needs as a folder;
+* ``runtime`` is not ``python>=X.Y``, ``requirements`` is not such a path (under the
+  prefix) or one is given without the other.
 
 The environment reaches the agent as its process environment, never as words ``env(1)`` could
 take for options (``--split-string`` would run a shell, ``--chdir`` move it out of its cwd):
@@ -50,8 +59,8 @@ if __name__ != "__main__":  # as the launcher (``Recipe.argv``) it runs on the s
     from model.files import MAX_DEPTH, InputError, check_depth, read_text, shown
     from simulations.live.endpoint import APIS
 
-HOME_SLOT, PREFIX_SLOT = "{home}", "{prefix}"
-_KEYS = {"name", "package", "version", "api", "command", "env", "files"}
+HOME_SLOT, PREFIX_SLOT, VENV_SLOT = "{home}", "{prefix}", "{venv}"
+_KEYS = {"name", "package", "version", "api", "command", "env", "files", "runtime", "requirements"}
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an [env] key: a variable name, nothing else
 NAME_MAX = 255  # bytes in one part of a [files] path (the file systems' own limit)
 PATH_BYTES = 1024  # bytes in a whole [files] path (the home's own path comes before it)
@@ -72,24 +81,52 @@ class Recipe:
     files: Mapping[str, str] = field(default_factory=dict)  # path under {home} → content
     package: str = ""
     version: str = ""
+    python: tuple[int, int] | None = None  # ``runtime = "python>=X.Y"``: a PyPI agent
+    requirements: str = ""  # its pinned requirements file, under the prefix
+
+    def venv(self, prefix: str | Path) -> Path:
+        """A PyPI agent's virtual environment: ``PREFIX/venvs/NAME``."""
+        from simulations.live.runtimes import venv_of
+
+        return venv_of(prefix, self.name)
+
+    def skipped(self, env: Mapping[str, str] | None = None) -> str | None:
+        """Why the agent cannot be run on this machine at all (its runtime is missing: no
+        Python of the version it needs), or None. An agent whose runtime is here but whose
+        package is not installed is no skip: ``installed`` says that."""
+        if self.python is None:
+            return None
+        from simulations.live.runtimes import find_python, missing
+
+        found = find_python(self.python, env)
+        return None if found.path else missing(self.python, found)
 
     def argv(self, prefix: str | Path) -> list[str]:
         """The agent command for conform: this file as the launcher with the recipe's
         variables (``NAME=VALUE``, each name checked), ``--``, then the command; ``{prefix}``
         filled in, ``{endpoint}`` and ``{home}`` left for each test (conform fills them in
         every word). No ``[env]``: the command alone."""
-        fill = str(prefix)
-        command = [c.replace(PREFIX_SLOT, fill) for c in self.command]
+        fill, venv = str(prefix), str(self.venv(prefix))
+
+        def filled(word: str) -> str:
+            return word.replace(VENV_SLOT, venv).replace(PREFIX_SLOT, fill)
+
+        command = [filled(c) for c in self.command]
         if not self.env:
             return command
-        env = [f"{k}={v.replace(PREFIX_SLOT, fill)}" for k, v in self.env.items()]
+        env = [f"{k}={filled(v)}" for k, v in self.env.items()]
         return [sys.executable, "-I", "-S", LAUNCHER, *env, "--", *command]
 
     def installed(self, prefix: str | Path) -> str | None:
         """The version of the recipe's package installed under ``prefix`` (its
-        ``node_modules/<package>/package.json``); None: no package named, or none there."""
+        ``node_modules/<package>/package.json``, or for a PyPI agent its ``*.dist-info`` in
+        ``{venv}``); None: no package named, or none there."""
         if not self.package:
             return None
+        if self.python is not None:
+            from simulations.live.runtimes import installed_version
+
+            return installed_version(self.venv(prefix), self.package)
         manifest = Path(prefix) / "node_modules" / self.package / "package.json"
         try:
             return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
@@ -257,6 +294,7 @@ def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
         why = file_error(rel, paths)
         if why is not None:
             raise bad("files", f"{shown(rel)}: {why}")
+    python, requirements = _runtime(data, bad)
     return Recipe(
         name=name,
         api=str(api),
@@ -265,7 +303,35 @@ def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
         files=tables["files"],
         package=data.get("package", ""),
         version=data.get("version", ""),
+        python=python,
+        requirements=requirements,
     )
+
+
+def _runtime(
+    data: Mapping[str, Any], bad: Callable[[str, str], ValueError]
+) -> tuple[tuple[int, int] | None, str]:
+    """A recipe's ``runtime`` (the minimum Python version, None: none asked) and its
+    ``requirements`` path: both or neither."""
+    from simulations.live.runtimes import parse_runtime
+
+    runtime, requirements = data.get("runtime"), data.get("requirements")
+    if runtime is None:
+        if requirements is not None:
+            raise bad("requirements", 'only with runtime = "python>=X.Y" (a PyPI agent)')
+        return None, ""
+    python = parse_runtime(runtime) if isinstance(runtime, str) else None
+    if python is None:
+        raise bad("runtime", f'expected "python>=X.Y" (e.g. "python>=3.12"), got {shown(runtime)}')
+    if requirements is None:
+        raise bad("requirements", "missing: a PyPI agent needs its pinned requirements file")
+    if not isinstance(requirements, str):
+        raise bad("requirements", "a string is needed (a path under the prefix)")
+    why = file_error(requirements, {requirements})
+    if why is not None:
+        where = why.replace("the agent's home", "the prefix")
+        raise bad("requirements", f"{shown(requirements)}: {where}")
+    return python, requirements
 
 
 def _launch(words: list[str]) -> int:

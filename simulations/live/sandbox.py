@@ -469,7 +469,9 @@ def _needed(opts: _Options, program: str, cwd: str) -> list[str]:
     or regular files inside them (a script in a test's ``/tmp`` folder, read-only; a host socket
     or a folder there named on its command line stays out of reach). A project cloned under
     ``/tmp`` stays visible: this project's folder, and the virtual environment of the program and
-    of this Python (``-S`` leaves ``sys.prefix`` the base one), are named too."""
+    of this Python (``-S`` leaves ``sys.prefix`` the base one), are named too; so are the venv of
+    a script its command line names (a PyPI agent's entry point) and the Python install each of
+    those venvs was made with (its ``python`` is a link into it)."""
     private = (*PRIVATE_TMP, *PRIVATE_RUN)
     project = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     named = [program, *opts.readable, cwd, sys.base_prefix, sys.prefix, project]
@@ -481,6 +483,10 @@ def _needed(opts: _Options, program: str, cwd: str) -> list[str]:
         real = os.path.realpath(value)
         if not _inside(real, private) or os.path.isfile(real):
             named.append(value)
+    for path in list(named):  # a PyPI agent's venv (its script named) and the Python it is of
+        venv = _venv(path) if path.startswith("/") else None
+        if venv:
+            named += [venv, *[b for b in (_venv_base(venv),) if b]]
     out = {os.path.realpath(p): None for p in named if p.startswith("/")}
     return [p for p in out if os.path.isdir(p) or os.path.isfile(p)]
 
@@ -492,6 +498,20 @@ def _venv(executable: str) -> str | None:
         return None
     top = os.path.dirname(os.path.dirname(os.path.abspath(executable)))
     return top if os.path.isfile(os.path.join(top, "pyvenv.cfg")) else None
+
+
+def _venv_base(venv: str) -> str | None:
+    """The Python install virtual environment ``venv`` was made with (its ``pyvenv.cfg``'s
+    ``home``, that install's ``bin``, names it): a venv's ``python`` is a link into it."""
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8") as f:
+            for line in f:
+                key, eq, value = line.partition("=")
+                if eq and key.strip() == "home" and value.strip().startswith("/"):
+                    return os.path.dirname(value.strip().rstrip("/"))
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _inside(path: str, tops: Sequence[str]) -> bool:

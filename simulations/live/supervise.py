@@ -132,8 +132,9 @@ def _exit_as(status: list[int]) -> None:
     st = status[0] if status else 0
     if os.WIFSIGNALED(st):
         sig = os.WTERMSIG(st)
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those take no handler (EINVAL)
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)
     os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 1)
