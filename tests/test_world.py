@@ -80,6 +80,8 @@ def test_a_conforming_pair_reaches_the_slot_in_every_way_and_step(
     assert "![client × agent × way × step](p.png)" in page
     assert "| scripted (conforming) 0 | reference 0 |" in page
     assert "None: every prompt reached the slot in its mode." in page
+    again = [w.cell_from_json(w.cell_json(c)) for c in cells]  # the page redrawn from JSON
+    assert [w.cell_json(c) for c in again] == [w.cell_json(c) for c in cells]
     draw_picture([cells], tmp_path / "p.png")
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert list(tmp_root.iterdir()) == []  # every way's folder removed
@@ -136,7 +138,8 @@ def test_an_override_that_keeps_the_agents_instructions_is_reached_otherwise(
     )
     out = _by_way(cells)["override"].outcome
     assert out.status == w.OTHERWISE and out.name == "turn", out
-    assert out.where.startswith("appended, not in place: 1 of the")
+    assert out.where.startswith("in the system slot, but 1 of the 3 lines")
+    assert "You are the reference agent of acp-sysprompt-model" in out.where
     assert out.rule.startswith("T13 (MUST)")
 
 
@@ -161,3 +164,28 @@ def test_why_names_the_rule(status: str, way: str, channel: str, in_field: bool,
     said = w.why(status, way, PromptCap.OVERRIDE, attach, attach, None, where)
     assert rule in said
     assert w.why(w.REACHED, way, PromptCap.OVERRIDE, attach, attach, None, "") == ""
+
+
+def test_a_first_turn_on_a_second_session_is_a_finding() -> None:
+    """A client whose first turn re-opens the session, is refused and opens another: the page
+    names it (acpx with each real agent), from the turn's record alone."""
+    from simulations.live.world_report import second_sessions
+
+    where = (
+        "in the system slot beside the agent's own text (3 lines) (on a second session: the "
+        "client's session/resume was refused, error -32002: not found, and it opened a new one)"
+    )
+    steps = [
+        w.Step("new", w.SENT, "_meta.systemPrompt ({append})"),
+        w.Step("turn", w.REACHED, where),
+        w.Step("reopen", w.REACHED, "in the system slot"),
+        w.Step("fork", w.NOT_OFFERED, "the client has no fork"),
+    ]
+    cell = w.Cell("acpx", "1", "agent", "2", "append", "systemPrompt=none", steps, 1.0)
+    found = second_sessions([[cell]])
+    assert len(found) == 1 and found[0].startswith("**acpx 1: the session its `new` step")
+    assert "agent 2 (the client's session/resume was refused, error -32002: not found" in found[0]
+    assert second_sessions([[w.cell_from_json(w.cell_json(cell))]]) == found
+    same = [steps[0], w.Step("turn", w.REACHED, "in the system slot"), *steps[2:]]
+    plain = w.Cell("acpx", "1", "agent", "2", "append", "", same, 1.0)
+    assert second_sessions([[plain]]) == []

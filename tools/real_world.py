@@ -12,6 +12,7 @@ installed is named on the page and skipped. The cells also go to ``--json`` as J
 
     python tools/real_world.py [--clients NAME ...] [--agents NAME ...] [--ways append override]
         [--out docs/real-world.md] [--png docs/real-world.png] [--json out/real-world/world.json]
+    python tools/real_world.py --from-json out/real-world/world.json   # no run: redrawn
 
 Exit 0 once the page is written; 2 a recipe that cannot be read (one line).
 """
@@ -34,7 +35,7 @@ from simulations.live.client_recipe import (  # noqa: E402
     load_client_recipe,
 )
 from simulations.live.recipes import RecipeError, load_recipe, shipped  # noqa: E402
-from simulations.live.world import Cell, cell_json, world  # noqa: E402
+from simulations.live.world import Cell, cell_from_json, cell_json, world  # noqa: E402
 from simulations.live.world_report import draw_picture, render_page  # noqa: E402
 
 CLIENTS = tuple(n for n in sorted(shipped(FOLDER)) if n != "scripted")
@@ -60,7 +61,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "real-world.md")
     p.add_argument("--png", type=Path, default=ROOT / "docs" / "real-world.png")
     p.add_argument("--json", type=Path, default=ROOT / "out" / "real-world" / "world.json")
+    p.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="FILE",
+        help="no run: the page and the picture again from a run's --json",
+    )
     args = p.parse_args(argv)
+    if args.from_json is not None:
+        data = json.loads(args.from_json.read_text(encoding="utf-8"))
+        cells = [cell_from_json(c) for c in data["cells"]]
+        grouped: dict[tuple[str, str], list[Cell]] = {}
+        for c in cells:
+            grouped.setdefault((c.client, c.agent), []).append(c)
+        _write(args, list(grouped.values()), data["seconds"], data.get("skipped", []))
+        return 0
     try:
         clients = [load_client_recipe(n) for n in args.clients]
         agents = [load_recipe(n) for n in args.agents]
@@ -108,6 +123,20 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     seconds = time.monotonic() - start
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "seconds": round(seconds, 1),
+        "skipped": skipped,
+        "cells": [cell_json(c) for p_ in pairs for c in p_],
+    }
+    args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    _write(args, pairs, seconds, skipped)
+    return 0
+
+
+def _write(
+    args: argparse.Namespace, pairs: list[list[Cell]], seconds: float, skipped: list[str]
+) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.png.parent.mkdir(parents=True, exist_ok=True)
     draw_picture(pairs, args.png)
@@ -115,11 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(
         render_page(pairs, seconds, sandbox.note(), skipped, picture), encoding="utf-8"
     )
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    data = {"seconds": round(seconds, 1), "cells": [cell_json(c) for p_ in pairs for c in p_]}
-    args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    print(f"real-world: wrote {args.out} and {args.png} in {seconds:.0f} s", file=sys.stderr)
-    return 0
+    print(f"real-world: wrote {args.out} and {args.png} ({seconds:.0f} s)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,7 @@ _ENDED = 20.0  # seconds the agent processes get to end before a reopen (acpx: -
 _AFTER = 5.0  # seconds a way's processes get to end after its last step
 _GRACE = 2.0  # seconds an agent process gets to end once its connection is shut
 WORLD_PREFIX = "acp-sysprompt-world-"
+_QUOTED = 3  # kept instruction lines a departure quotes
 
 
 # ---- one way, driven ---------------------------------------------------------------------------
@@ -439,9 +440,12 @@ def _slot(call: ModelCall, way: str, base: BaseText) -> tuple[str, str]:
     context = f"; {kept.context} line(s) of its context stayed" if kept.context else ""
     if way == "override":
         if kept.instructions:
+            quoted = "; ".join(repr(q[:120]) for q in kept.quoted()[:_QUOTED])
+            more = len(kept.instructions) - _QUOTED
+            quoted += f" and {more} more" if more > 0 else ""
             return OTHERWISE, (
-                f"appended, not in place: {len(kept.instructions)} of the {total} lines of the "
-                f"agent's instructions stayed (first: {kept.quoted()[0]!r}){context}"
+                f"in the system slot, but {len(kept.instructions)} of the {total} lines of the "
+                f"agent's instructions stayed ({quoted}){context}"
             )
         return REACHED, f"in the system slot in place of the agent's instructions{context}"
     if base.place(slot) is None:
@@ -474,11 +478,16 @@ def why(
         return f"the agent refused {attach.method} ({attach.answer}): T9"
     if status == LOST and not attach.carries:
         if attach.method != "session/new":
-            carried = f" (it had sent it in {first.channel})" if first and first.carries else ""
+            if first is not None and first.carries and not first.field:
+                return (
+                    f"the client re-sent nothing on {attach.method} (its prompt had gone in "
+                    f"{first.channel} at creation) and the agent did not keep it: for the "
+                    "standard field T6 asks the client to re-send and T15 lets the agent take "
+                    "its default"
+                )
             return (
-                f"T15 and T6: the client re-sent no prompt on {attach.method}{carried} "
-                "(T6, a SHOULD) and the agent ran the session under its default instructions "
-                "(T15 lets it)"
+                f"T15 and T6: the client re-sent no prompt on {attach.method} (T6, a SHOULD) "
+                "and the agent ran the session under its default instructions (T15 lets it)"
             )
         if first is not None and attach is not first and first.carries:
             return (
@@ -529,8 +538,9 @@ def why(
     if way == "override":
         if outside:
             return (
-                f"the client's channel: {attach.channel}, read by the agent as append "
-                "(no standard field: T13 does not bind it)"
+                f"the client's channel: {attach.channel}: the agent's own handling of it kept "
+                "some of its instructions (no standard field, so T13 does not bind it; through "
+                "the field it would)"
             )
         if not override_ok:
             return "T3: the client asked for override, which the agent did not advertise"
@@ -612,6 +622,13 @@ def judge(d: Drive, base: BaseText) -> Cell:
         if at is not None:
             attach = next((o for k, o in reversed(opens) if k < at), None)
         rule = why(status, way, cap, attach, first, before, where)
+        refused = [o for k, o in opens if o.step == name and o.answer != "ok" and k < (at or 0)]
+        second = attach is not None and attach.method == "session/new" and attach.step == name
+        if second and refused:
+            where += (
+                f" (on a second session: the client's {refused[-1].method} was refused, "
+                f"{refused[-1].answer}, and it opened a new one)"
+            )
         steps.append(Step(name, status, where, rule, mine, ran))
         before = status
     return Cell(
@@ -715,3 +732,21 @@ def cell_json(cell: Cell) -> dict[str, Any]:
         ],
         "seconds": round(cell.seconds, 1),
     }
+
+
+def cell_from_json(data: dict[str, Any]) -> Cell:
+    """A cell back from ``cell_json`` (the page and the picture redrawn without a run)."""
+    steps = [
+        Step(s["step"], s["status"], s["where"], s["rule"], list(s["requests"]), s["ran"])
+        for s in data["steps"]
+    ]
+    return Cell(
+        data["client"],
+        data["client_version"],
+        data["agent"],
+        data["agent_version"],
+        data["way"],
+        data["advertised"],
+        steps,
+        float(data["seconds"]),
+    )

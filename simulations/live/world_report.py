@@ -83,6 +83,31 @@ def finding(pair: Sequence[Cell]) -> str | None:
     )
 
 
+def second_sessions(pairs: Sequence[Sequence[Cell]]) -> list[str]:
+    """One paragraph per client whose first turn ran on a session other than the one its new
+    step made (the reopen refused, a new session opened), naming the agents."""
+    by: dict[str, dict[str, str]] = {}  # client → agent → how its reopen was refused
+    for pair in pairs:
+        for c in pair:
+            turn = next(s for s in c.steps if s.name == "turn")
+            if "on a second session" not in turn.where:
+                continue
+            how = turn.where.split("on a second session: ", 1)[1].rstrip(")")
+            agents = by.setdefault(f"{c.client} {c.client_version}", {})
+            agents.setdefault(f"{c.agent} {c.agent_version}", how)
+    return [
+        f"**{client}: the session its `new` step creates is not the one the first turn runs "
+        f"on.** With {len(agents)} agent(s) — "
+        + "; ".join(f"{agent} ({how})" for agent, how in agents.items())
+        + " — the turn's client process "
+        "re-opened the session, the agent refused, and the client opened a new session for "
+        "the turn (re-sending what it sent at creation). A user who reads the session's id "
+        "from the new step is then talking to another session. Shown by "
+        f"`{TOOL} --clients {client.split()[0]}` (the 'What each step sent' table below)."
+        for client, agents in by.items()
+    ]
+
+
 def render_page(
     pairs: Sequence[Sequence[Cell]],
     seconds: float,
@@ -137,7 +162,7 @@ def render_page(
                 + " | ".join(_step(c, s) for s in STEPS)
                 + f" | {outcome} |"
             )
-    found = [f for f in (finding(p) for p in pairs) if f]
+    found = [f for f in (finding(p) for p in pairs) if f] + second_sessions(pairs)
     lines += ["", "## Findings", ""]
     lines += [f"- {f}" for f in found] or ["None: every prompt reached the slot in its mode."]
     lines += [
@@ -179,6 +204,8 @@ def draw_picture(pairs: Sequence[Sequence[Cell]], path: Path) -> None:
         for j, name in enumerate(STEPS):
             s = next(x for x in c.steps if x.name == name)
             mark, colour = SHOWN.get(s.status, (s.status, "#ffffff"))
+            if s.status == SENT:  # where it went: the standard field, or elsewhere
+                mark = "→ in the field" if s.where.startswith("systemPrompt") else "→ in _meta"
             ax.add_patch(Rectangle((j, y), 1, 1, facecolor=colour, edgecolor="white", lw=2))
             ax.text(j + 0.5, y + 0.5, mark, ha="center", va="center", fontsize=8)
     ax.set_xlim(0, len(STEPS))
