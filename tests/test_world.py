@@ -138,7 +138,7 @@ def test_an_override_that_keeps_the_agents_instructions_is_reached_otherwise(
     )
     out = _by_way(cells)["override"].outcome
     assert out.status == w.OTHERWISE and out.name == "turn", out
-    assert out.where.startswith("in the system slot, but 1 of the 3 lines")
+    assert out.where.startswith("in the system slot, but 1 of the ")
     assert "You are the reference agent of acp-sysprompt-model" in out.where
     assert out.rule.startswith("T13 (MUST)")
 
