@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # seconds of `make test`, bench/RESULTS.md). The installed packages' bytecode is pip's.
 RUN    := PYTHONDONTWRITEBYTECODE= PYTHONHASHSEED=0
 
-.PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check real-agents real-clients clean
+.PHONY: demo test lint typecheck pytest exhaustive notebooks itf-check real-agents real-clients real-world clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -104,6 +104,19 @@ real-agents: $(STAMP)
 real-clients: $(STAMP)
 	cd real-clients && npm install --no-save --silent --no-audit --no-fund
 	$(RUN) $(BIN)/python tools/real_clients.py
+
+# Real client × real agent (needs Node and npm; not part of `make test`, which runs the same
+# code on the repository's scripted client and the reference agent in its model-endpoint mode,
+# faulty pairings included: tests/test_world.py): each client of the shipped client recipes
+# drives each agent of the shipped agent recipes, the user's prompt given in each way the client
+# offers, through a new session, a turn, a reopen in a new client process and a fork where both
+# have one; each agent offline against the recording model endpoint. Writes docs/real-world.md,
+# its picture docs/real-world.png and out/real-world/world.json. AGENTS="codex-acp" runs only
+# those agent recipes (the page then holds only them).
+real-world: $(STAMP)
+	cd real-agents && npm ci --silent --no-audit --no-fund
+	cd real-clients && npm install --no-save --silent --no-audit --no-fund
+	$(RUN) $(BIN)/python tools/real_world.py $(if $(AGENTS),--agents $(AGENTS))
 
 clean:
 	rm -rf $(VENV) build *.egg-info
