@@ -114,7 +114,8 @@ real-clients: $(STAMP)
 # its picture docs/real-world.png and out/real-world/world.json. AGENTS="codex-acp" runs only
 # those agent recipes (the page then holds only them).
 real-world: $(STAMP)
-	cd real-agents && npm ci --silent --no-audit --no-fund
+	cd real-agents && npm install --no-save --silent --no-audit --no-fund
+	$(RUN) $(BIN)/python tools/python_agents.py $(AGENTS)
 	cd real-clients && npm install --no-save --silent --no-audit --no-fund
 	$(RUN) $(BIN)/python tools/real_world.py $(if $(AGENTS),--agents $(AGENTS))
 
