@@ -38,8 +38,12 @@ def _cli(*args: str, blocked: bool = False) -> subprocess.CompletedProcess[str]:
     code = "import sys; from simulations.cli import main; sys.exit(main(sys.argv[1:]))"
     if blocked:  # an import of distributed fails, as where it is not installed
         code = "import sys; sys.modules['distributed'] = None; " + code
+    return _python("-c", code, *args)
+
+
+def _python(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, *argv],
         capture_output=True,
         text=True,
         env=_env(),
@@ -59,15 +63,7 @@ def _untimed(x: Any) -> Any:
 
 
 def _spread(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(RUN), *args],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=ROOT,
-        timeout=600,
-        check=False,
-    )
+    done = _python(str(RUN), *args)
     assert done.returncode == 0, done.stderr[-2000:]
     out: dict[str, Any] = json.loads(done.stdout)
     return out

@@ -184,6 +184,18 @@ def _socket_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="acp-sysprompt-agent-", dir=base))
 
 
+def listening(recorder: Recorder) -> tuple[int, str, Path | None]:
+    """The recorder listening where the client's connector will reach it: inside the sandbox a
+    port of its own network relayed to a Unix socket in a folder of the tool's own (returned,
+    for the caller to remove), else a TCP port on 127.0.0.1. (port, socket path or "", folder)"""
+    if not sandbox.available():
+        return recorder.listen_tcp(), "", None
+    sock = _socket_folder()
+    port, socket_path = _free_port(), str(sock / "agent.sock")
+    recorder.listen_unix(socket_path, port)
+    return port, socket_path, sock
+
+
 def _settle(processes: reaper.Adopting, recorder: Recorder, wait: float) -> None:
     """Wait up to ``wait`` s for the test's processes to end and its connections to close."""
     deadline = time.monotonic() + wait
@@ -204,12 +216,7 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
     try:
         with reaper.adopting() as processes:
             try:
-                if sandbox.available():  # the connector's port, relayed to the tool's socket
-                    sock = _socket_folder()
-                    port, socket_path = _free_port(), str(sock / "agent.sock")
-                    recorder.listen_unix(socket_path, port)
-                else:
-                    port, socket_path = recorder.listen_tcp(), ""
+                port, socket_path, sock = listening(recorder)
                 home, cwd = tmp / "home", tmp / "cwd"
                 for d in (home, cwd, home / "tmp"):
                     d.mkdir()

@@ -67,11 +67,11 @@ from model.types import PromptCap
 from simulations.live import reaper, sandbox
 from simulations.live.client_recipe import PROMPT_TEXT, ClientRecipe, _fill
 from simulations.live.client_run import (
-    _free_port,
     _run_step,
     _settle,
     _socket_folder,
     exit_text,
+    listening,
 )
 from simulations.live.endpoint import ModelCall, ModelEndpoint, turn_call
 from simulations.live.judge import caps_of
@@ -174,12 +174,7 @@ def drive(
     try:
         with reaper.adopting() as processes:
             try:
-                if sandbox.available():  # the connector's port, relayed to the tool's socket
-                    sock = _socket_folder()
-                    port, socket_path = _free_port(), str(sock / "agent.sock")
-                    recorder.listen_unix(socket_path, port)
-                else:
-                    port, socket_path = recorder.listen_tcp(), ""
+                port, socket_path, sock = listening(recorder)
                 slots = {
                     "agent": shlex.join(recorder.command()),
                     "home": str(home),
