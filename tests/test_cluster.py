@@ -41,12 +41,12 @@ def _cli(*args: str, blocked: bool = False) -> subprocess.CompletedProcess[str]:
     return _python("-c", code, *args)
 
 
-def _python(*argv: str) -> subprocess.CompletedProcess[str]:
+def _python(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *argv],
         capture_output=True,
         text=True,
-        env=_env(),
+        env=env or _env(),
         cwd=ROOT,
         timeout=600,
         check=False,
@@ -247,3 +247,15 @@ def test_ctrl_c_reaching_the_whole_group_keeps_the_partial_answer_and_leaves_no_
         if not left:
             break
     assert left == ""
+
+
+@needs_engine
+def test_a_local_cluster_leaves_nothing_in_the_temporary_folder(tmp_path: Path) -> None:
+    """Dask's servers keep a work folder each (by default a shared ``dask-scratch-space`` in
+    the temporary folder): a local cluster's is its own, and goes with it."""
+    code = "import sys; from simulations.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = ("check", "--bound", "tiny", "--cluster", "local:2", "--quiet")
+    done = _python("-c", code, *argv, env={**_env(), "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "52 states" in done.stdout
+    assert list(tmp_path.iterdir()) == []

@@ -54,6 +54,8 @@ import contextlib
 import operator
 import os
 import pickle
+import shutil
+import tempfile
 import time
 import uuid
 import warnings
@@ -132,13 +134,18 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
     # a Ctrl-C cancels the gather it lands in; asyncio would log that task's end as an error
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     cluster = None
+    scratch = None  # the local workers' own folder (Dask's default is a shared one in /tmp)
     try:
         if where == "local":
+            scratch = tempfile.mkdtemp(prefix="acp-sysprompt-dask-")
             # no work stealing: a partition's tasks stay with the worker that holds its seen
             # set (stolen, they rebuild it from every earlier level); a dead worker's still go
             # elsewhere (loose restrictions). A scheduler you start: see docs/cluster.md.
             importlib.import_module("dask").config.set(
-                {"distributed.scheduler.work-stealing": False}
+                {
+                    "distributed.scheduler.work-stealing": False,
+                    "temporary-directory": scratch,  # the scheduler's and nannies' folders too
+                }
             )
             with warnings.catch_warnings():  # "port 8787 in use": another cluster's; any will do
                 warnings.simplefilter("ignore")
@@ -150,6 +157,7 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
                     worker_dashboard_address=None,
                     silence_logs=logging.ERROR,
                     host="127.0.0.1",  # this machine's cluster listens on loopback only
+                    local_directory=scratch,
                 )
             client = Client(cluster)
             from simulations.engines.cluster_quiet import QuietWorker
@@ -171,6 +179,8 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def active() -> Any:
