@@ -636,9 +636,6 @@ class SpreadExploration(Exploration):
         return self.counted_edges
 
 
-Stop = Callable[[], bool]
-
-
 def explore_spread(
     client: Any,
     tables: Tables,
@@ -991,7 +988,3 @@ class Tasks:
         for f in self.pending:
             f.cancel()
         self.pending = []
-
-
-def pid() -> int:
-    return os.getpid()
