@@ -71,7 +71,8 @@ itf-check: $(STAMP)
 # Real agents (needs Node and npm; not part of `make test`, which runs the same conform paths
 # against the reference agent's --model-endpoint mode): the eleven agents the shipped recipes name
 # (simulations/live/recipes). The nine npm agents, and the Node 22 qwen-code needs, are installed
-# from real-agents/package-lock.json: `npm install --no-save`, not `npm ci`, since the lockfile
+# from real-agents/package-lock.json (tools/npm_install.sh: an install script runs with a scratch
+# HOME, so opencode-ai's postinstall writes nothing in yours): `npm install --no-save`, not `npm ci`, since the lockfile
 # pins every package it installs (versions and integrity hashes, and it is left unchanged) but
 # cannot list the optional binaries of opencode-ai and qwen-code for other platforms, which the
 # registry here does not serve, and `npm ci` refuses that. The two PyPI agents go each into its
@@ -88,7 +89,7 @@ itf-check: $(STAMP)
 AGENTS ?=
 REPEAT ?= 3
 real-agents: $(STAMP)
-	cd real-agents && npm install --no-save --silent --no-audit --no-fund
+	sh tools/npm_install.sh real-agents
 	$(RUN) $(BIN)/python tools/python_agents.py $(AGENTS)
 	$(RUN) $(BIN)/python tools/real_agents.py --repeat $(REPEAT) \
 		--expect real-agents/expectations.toml $(AGENTS)
@@ -102,7 +103,7 @@ real-agents: $(STAMP)
 # integrity hashes, and it is left unchanged), but it cannot list @openclaw/fs-safe's optional
 # binaries for other platforms, which the registry does not serve, and `npm ci` refuses that.
 real-clients: $(STAMP)
-	cd real-clients && npm install --no-save --silent --no-audit --no-fund
+	sh tools/npm_install.sh real-clients
 	$(RUN) $(BIN)/python tools/real_clients.py
 
 # Real client × real agent (needs Node and npm; not part of `make test`, which runs the same
@@ -114,9 +115,9 @@ real-clients: $(STAMP)
 # its picture docs/real-world.png and out/real-world/world.json. AGENTS="codex-acp" runs only
 # those agent recipes (the page then holds only them).
 real-world: $(STAMP)
-	cd real-agents && npm install --no-save --silent --no-audit --no-fund
+	sh tools/npm_install.sh real-agents
 	$(RUN) $(BIN)/python tools/python_agents.py $(AGENTS)
-	cd real-clients && npm install --no-save --silent --no-audit --no-fund
+	sh tools/npm_install.sh real-clients
 	$(RUN) $(BIN)/python tools/real_world.py $(if $(AGENTS),--agents $(AGENTS))
 
 clean:

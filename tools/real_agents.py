@@ -266,6 +266,14 @@ def not_run(recipe: Recipe, prefix: Path) -> tuple[str | None, bool]:
     return None, False
 
 
+def _write(out: Path, sections: dict[str, list[str]], recipes: list[Recipe]) -> None:
+    """The page: the shipped recipes' sections in their order, then any other recipe's."""
+    order = [*sorted(shipped()), *(r.name for r in recipes)]
+    body = [line for name in dict.fromkeys(order) for line in sections.get(name, [])]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join([*HEADER, *body]), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", help="recipes to run (default: every shipped one)")
@@ -324,10 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         sections[recipe.name] = section(recipe, report, seconds, report.isolation, judged)
         if expected is not None:
             diffs += differences(expected, recipe.name, version, seen_in(report))
-    order = [*sorted(shipped()), *(r.name for r in recipes)]
-    body = [line for name in dict.fromkeys(order) for line in sections.get(name, [])]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join([*HEADER, *body]), encoding="utf-8")
+        _write(args.out, sections, recipes)  # each agent's section kept as soon as it is judged
+    _write(args.out, sections, recipes)
     print(f"written: {args.out}")
     if expected is None:
         return 0

@@ -1,0 +1,15 @@
+#!/bin/sh
+# npm install --no-save in DIR from its package-lock.json, with HOME pointed at a scratch folder
+# of its own for the length of the install: an install script (opencode-ai's postinstall, say)
+# writes there, never in the real home, and the folder is removed after. npm's package cache
+# stays where npm keeps it (`npm config get cache`), so a second install is as quick as before.
+#     sh tools/npm_install.sh DIR
+set -eu
+dir=$1
+cache=$(npm config get cache)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT INT TERM
+cd "$dir"
+HOME="$scratch" XDG_CONFIG_HOME="$scratch/.config" XDG_DATA_HOME="$scratch/.local/share" \
+	XDG_CACHE_HOME="$scratch/.cache" npm_config_cache="$cache" \
+	npm install --no-save --silent --no-audit --no-fund
