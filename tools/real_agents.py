@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simulations.api import bound_for  # noqa: E402
+from simulations.live import agents_page  # noqa: E402
 from simulations.live.conform import conform  # noqa: E402 - after the path is set
 from simulations.live.expectations import (  # noqa: E402
     Expectations,
@@ -39,7 +40,7 @@ from simulations.live.expectations import (  # noqa: E402
     seen_in,
 )
 from simulations.live.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
-from simulations.live.report import Report, render, runs_note, write_json  # noqa: E402
+from simulations.live.report import Report, render, runs_note, to_json, write_json  # noqa: E402
 from simulations.live.results import FAIL, PASS  # noqa: E402
 from simulations.outputs.population import P_IDS, check_population  # noqa: E402
 
@@ -266,12 +267,35 @@ def not_run(recipe: Recipe, prefix: Path) -> tuple[str | None, bool]:
     return None, False
 
 
-def _write(out: Path, sections: dict[str, list[str]], recipes: list[Recipe]) -> None:
-    """The page: the shipped recipes' sections in their order, then any other recipe's."""
+def _write(
+    out: Path,
+    sections: dict[str, list[str]],
+    recipes: list[Recipe],
+    summaries: dict[str, dict[str, Any]],
+) -> None:
+    """The page: its picture and findings (of every agent summarised), then the shipped
+    recipes' sections in their order, then any other recipe's; the summaries and the picture
+    beside it (``simulations.live.agents_page``)."""
     order = [*sorted(shipped()), *(r.name for r in recipes)]
     body = [line for name in dict.fromkeys(order) for line in sections.get(name, [])]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join([*HEADER, *body]), encoding="utf-8")
+    picture = out.with_suffix(".png")
+    agents_page.save(out.with_suffix(".json"), summaries)
+    opening: list[str] = []
+    if summaries:
+        agents_page.draw(summaries, picture)
+        opening = [
+            f"![every agent judged: agents × ids]({picture.name})",
+            "",
+            "## Findings",
+            "",
+            "Each FAIL below is one an upstream issue can take as it stands (the agent's",
+            "section has the rest of its run):",
+            "",
+            *agents_page.findings(summaries, REVISION),
+            "",
+        ]
+    out.write_text("\n".join([*HEADER, *opening, *body]), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     args.json_dir.mkdir(parents=True, exist_ok=True)
     prefix = args.prefix.resolve()
     sections = kept_sections(args.out)
+    summaries = agents_page.load(args.out.with_suffix(".json"))
     diffs: list[str] = []
     for name, recipe in zip(names, recipes, strict=True):
         why, counts = not_run(recipe, prefix)
@@ -330,10 +355,13 @@ def main(argv: list[str] | None = None) -> int:
         write_json(report, args.json_dir / f"{recipe.name}.json")
         print(render(report).splitlines()[-1], f"({seconds:.0f} s)", flush=True)
         sections[recipe.name] = section(recipe, report, seconds, report.isolation, judged)
+        summaries[recipe.name] = agents_page.summary(
+            to_json(report), recipe.package, version, seconds, len(report.runs)
+        )
         if expected is not None:
             diffs += differences(expected, recipe.name, version, seen_in(report))
-        _write(args.out, sections, recipes)  # each agent's section kept as soon as it is judged
-    _write(args.out, sections, recipes)
+        _write(args.out, sections, recipes, summaries)  # each agent's, as soon as it is judged
+    _write(args.out, sections, recipes, summaries)
     print(f"written: {args.out}")
     if expected is None:
         return 0
