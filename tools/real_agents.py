@@ -361,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
         if expected is not None:
             diffs += differences(expected, recipe.name, version, seen_in(report))
         _write(args.out, sections, recipes, summaries)  # each agent's, as soon as it is judged
+        if report.interrupted:  # Ctrl-C or SIGTERM: the agent's run so far is on the page
+            print(f"real_agents: interrupted during {recipe.name}: no later agent is run")
+            return 130
     _write(args.out, sections, recipes, summaries)
     print(f"written: {args.out}")
     if expected is None:
