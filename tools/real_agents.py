@@ -246,9 +246,10 @@ def kept_sections(page: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     name = None
     for line in text.splitlines():
-        if line.startswith("## "):
-            name = line[3:].split(" — ", 1)[0]
-            out[name] = []
+        if line.startswith("## "):  # an agent's (``## NAME — `package@version```), or not one
+            name = line[3:].split(" — ", 1)[0] if " — " in line else None
+            if name is not None:
+                out[name] = []
         if name is not None:
             out[name].append(line)
     return {k: v if v[-1:] == [""] else [*v, ""] for k, v in out.items()}
@@ -267,25 +268,20 @@ def not_run(recipe: Recipe, prefix: Path) -> tuple[str | None, bool]:
     return None, False
 
 
-def _write(
-    out: Path,
+def page(
     sections: dict[str, list[str]],
-    recipes: list[Recipe],
+    names: list[str],
     summaries: dict[str, dict[str, Any]],
-) -> None:
+    picture: str,
+) -> str:
     """The page: its picture and findings (of every agent summarised), then the shipped
-    recipes' sections in their order, then any other recipe's; the summaries and the picture
-    beside it (``simulations.live.agents_page``)."""
-    order = [*sorted(shipped()), *(r.name for r in recipes)]
+    recipes' sections in their order, then those of the other recipes ``names``."""
+    order = [*sorted(shipped()), *names]
     body = [line for name in dict.fromkeys(order) for line in sections.get(name, [])]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    picture = out.with_suffix(".png")
-    agents_page.save(out.with_suffix(".json"), summaries)
     opening: list[str] = []
     if summaries:
-        agents_page.draw(summaries, picture)
         opening = [
-            f"![every agent judged: agents × ids]({picture.name})",
+            f"![every agent judged: agents × ids]({picture})",
             "",
             "## Findings",
             "",
@@ -295,7 +291,23 @@ def _write(
             *agents_page.findings(summaries, REVISION),
             "",
         ]
-    out.write_text("\n".join([*HEADER, *opening, *body]), encoding="utf-8")
+    return "\n".join([*HEADER, *opening, *body])
+
+
+def _write(
+    out: Path,
+    sections: dict[str, list[str]],
+    recipes: list[Recipe],
+    summaries: dict[str, dict[str, Any]],
+) -> None:
+    """The page, and beside it the summaries and the picture (``simulations.live.agents_page``)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    picture = out.with_suffix(".png")
+    agents_page.save(out.with_suffix(".json"), summaries)
+    if summaries:
+        agents_page.draw(summaries, picture)
+    text = page(sections, [r.name for r in recipes], summaries, picture.name)
+    out.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
