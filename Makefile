@@ -81,9 +81,10 @@ itf-check: $(STAMP)
 # where there is none they are SKIPPED, never failed. Each is judged by conform through the
 # recording model endpoint, offline (each agent process in the sandbox of docs/sandbox.md: its
 # own user, network, mount and PID namespaces); writes docs/real-agents.md and
-# out/real-agents/*.json. Each plan runs REPEAT times (3: an agent that fails an id in 3 of 5
-# runs shows it unstable in about 7 of 10 such runs; docs/conform.md, "Pinned results"), and
-# what each agent showed is compared with the pins of real-agents/expectations.toml (exit 1,
+# out/real-agents/*.json, and the page's picture and summaries (docs/real-agents.png, .json).
+# Each plan runs REPEAT times, its coverage tests once (--repeat-rows; 3: an agent that fails an
+# id in 3 of 5 runs shows it unstable in about 7 of 10 such runs; docs/conform.md, "Pinned
+# results"), and what each agent showed is compared with the pins of real-agents/expectations.toml (exit 1,
 # each difference named). AGENTS="codex-acp zed-codex-acp" runs only those recipes (default:
 # every shipped one); the page keeps the other agents' sections as they were.
 AGENTS ?=
@@ -91,7 +92,7 @@ REPEAT ?= 3
 real-agents: $(STAMP)
 	sh tools/npm_install.sh real-agents
 	$(RUN) $(BIN)/python tools/python_agents.py $(AGENTS)
-	$(RUN) $(BIN)/python tools/real_agents.py --repeat $(REPEAT) \
+	$(RUN) $(BIN)/python tools/real_agents.py --repeat $(REPEAT) --repeat-rows \
 		--expect real-agents/expectations.toml $(AGENTS)
 
 # Real clients (needs npm; not part of `make test`, which runs conform-client on the repository's

@@ -982,6 +982,12 @@ def _conform_parser(sub: Any) -> None:
         "reported unstable ('FAIL in 2 of 3 runs'); a FAIL in any run counts as today",
     )
     c.add_argument(
+        "--repeat-rows",
+        action="store_true",
+        help="with --repeat N: the coverage tests run once, the rest of the plan (rows, "
+        "mutants, the reopen matrix) N times; an id is judged unstable on those",
+    )
+    c.add_argument(
         "--model-endpoint",
         action="store_true",
         help="start a recording model API on 127.0.0.1 and read each turn's system slot from "
@@ -1114,6 +1120,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             progress=lambda line: print(f"{PROGRESS}{line}", file=sys.stderr, flush=True),
             wire_dir=None if args.out is None else args.out / "wire",
             repeat=args.repeat,
+            repeat_rows=args.repeat_rows,
         )
     except ConformError as e:
         raise UsageError(str(e)) from None

@@ -19,6 +19,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,7 @@ from simulations.live.results import (
     NOT_OBSERVABLE,
     PASS,
     ConformError,
+    LiveTest,
 )
 from simulations.live.validate import validate_messages
 from simulations.wire.acp import INTROSPECTION_METHOD, _agent_capabilities, revision_wire
@@ -1368,3 +1370,46 @@ def test_an_advertised_method_refused_every_time_is_a_mandatory_failure(tmp_path
         only=["ROW-session.7"],
     )
     assert good.requirements()["ADVERTISED"]["status"] == PASS and good.conformant
+
+
+def test_repeat_rows_runs_the_coverage_tests_once_and_judges_runs_on_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--repeat 3 --repeat-rows`` (what ``make real-agents`` runs): a coverage test runs in
+    the first run alone, the rest of the plan in all three; the stable fault fails S8 in each
+    run, judged on the tests every run ran, and is not unstable. (The plan is W12's test and a
+    copy of it named as a coverage test: the whole coverage plan is minutes of tests.)"""
+    import simulations.live.conform as live
+
+    chosen = live.select
+
+    def with_a_cover_test(tests: Any, only: Any, tables: Any, revision: str) -> Any:
+        picked = chosen(tests, only, tables, revision)
+        return [*picked, LiveTest("COVER+1", picked[0].trace, ())]
+
+    monkeypatch.setattr(live, "select", with_a_cover_test)
+    argv = ["env", "MODEL_AGENT_LATE=1", *_env_argv(model_agent(tmp_path))]
+    kw: dict[str, Any] = {"timeout": 5, "test_timeout": 20, "only": ["W12"]}
+    report = conform(argv, repeat=3, repeat_rows=True, **kw)
+    names = [r.name for r in report.runs if r.test.name in ("W12", "COVER+1")]
+    assert names == ["W12", "COVER+1", "W12+run2", "W12+run3"], names
+    s8 = report.requirements()["S8"]
+    assert s8["runs"] == [FAIL, FAIL, FAIL] and len(s8["outcomes"]) == 4
+    assert report.unstable() == {} and to_json(report)["repeat_rows"] is True
+    assert "(its coverage tests once: ids judged unstable on the other tests)" in render(report)
+
+
+def test_repeat_rows_compares_runs_on_the_tests_each_ran() -> None:
+    """An id judged FAIL by a coverage test in the first run and PASS by the rows tests of every
+    run is no unstable id with ``--repeat-rows`` (the runs differ in their tests, not in the
+    agent); without it the same outcomes would read as FAIL in 1 of 3 runs."""
+    from simulations.live.report import per_run
+
+    outcomes = [
+        {"nodeid": "conform::COVER+4", "run": 1, "status": FAIL},
+        {"nodeid": "conform::W12", "run": 1, "status": PASS},
+        {"nodeid": "conform::W12+run2", "run": 2, "status": PASS},
+        {"nodeid": "conform::W12+run3", "run": 3, "status": PASS},
+    ]
+    assert per_run(outcomes, 3, rows_only=True) == [PASS, PASS, PASS]
+    assert per_run(outcomes, 3) == [FAIL, PASS, PASS]

@@ -9,13 +9,14 @@ each id's status with its evidence, the options of the spec's choices (T11, T15,
 and what no option allows. The JSON reports go to ``--json-dir``.
 
 ``--repeat N`` runs each plan N times (``conform --repeat``: an id failing in some runs only
-is unstable); ``--expect FILE`` compares what each agent showed with the pins of its recipe
-and version there (``simulations.live.expectations``): exit 1 naming each difference, after
-the page is written. Named recipes (``NAME ...``) are the only ones run, and the page keeps
-the sections of the others as they were.
+is unstable; with ``--repeat-rows`` its coverage tests run once); ``--expect FILE`` compares
+what each agent showed with the pins of its recipe and version there
+(``simulations.live.expectations``): exit 1 naming each difference, after the page is written.
+Named recipes (``NAME ...``) are the only ones run, and the page keeps the sections of the
+others as they were.
 
     python tools/real_agents.py [--prefix real-agents] [--out docs/real-agents.md] [--jobs N]
-        [--repeat N] [--expect real-agents/expectations.toml] [NAME ...]
+        [--repeat N [--repeat-rows]] [--expect real-agents/expectations.toml] [NAME ...]
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def section(
         f"- verdict: **{'CONFORMANT' if verdict['conformant'] else 'NOT CONFORMANT'}**"
         + ("" if verdict["conformant"] else f" ({', '.join(verdict['failing'])})"),
         f"- {len(report.runs)} tests"
-        + (f" ({report.repeat} runs of the plan)" if report.repeat > 1 else "")
+        + (f" ({report.repeat} runs of the plan{_once(report)})" if report.repeat > 1 else "")
         + f" in {seconds:.0f} s; {report.model_calls} model calls; "
         f"its own text: {report.base_lines} lines ({report.calibration})",
         f"- offline: {note}",
@@ -188,6 +189,10 @@ def section(
         status = runs_note(r) or r["status"]  # a repeated plan: FAIL in 2 of 3 runs
         lines.append(f"| {rid} | {r['tier']} | {status} | {evidence[:300]} |")
     return [*lines, ""]
+
+
+def _once(report: Report) -> str:
+    return ", its coverage tests once" if report.repeat_rows else ""
 
 
 def _unstable(report: Report, reqs: dict[str, Any]) -> str:
@@ -322,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
     # the endpoint, so two at a time nearly halve the wall clock on 2 cores (bench/RESULTS.md)
     p.add_argument("--jobs", type=int, default=2, help="tests run side by side (2)")
     p.add_argument("--repeat", type=_positive, default=1, help="runs of each plan (1)")
+    p.add_argument(
+        "--repeat-rows",
+        action="store_true",
+        help="with --repeat: the coverage tests once, the rest of the plan --repeat times",
+    )
     p.add_argument("--expect", type=Path, help="compare with these pins (exit 1 where they part)")
     args = p.parse_args(argv)
     names = args.names or sorted(shipped())
@@ -362,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             recipe=recipe,
             jobs=max(1, args.jobs),
             repeat=args.repeat,
+            repeat_rows=args.repeat_rows,
         )
         seconds = time.perf_counter() - t0
         write_json(report, args.json_dir / f"{recipe.name}.json")

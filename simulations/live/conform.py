@@ -89,7 +89,14 @@ from model.revisions import REVISIONS
 from model.tables import Tables
 from model.types import Caps, PromptCap
 from simulations.live import sandbox
-from simulations.live.coverage import COVER_TEST, CRITERION, Plan, coverage_bound, run_coverage
+from simulations.live.coverage import (
+    COVER_TEST,
+    CRITERION,
+    Plan,
+    coverage_bound,
+    is_cover,
+    run_coverage,
+)
 from simulations.live.endpoint import ModelEndpoint
 from simulations.live.execute import _OPENING, _Probe, run_test
 from simulations.live.options import Interrupt, Interrupted, Options, _run_async, interrupts
@@ -307,7 +314,8 @@ async def _run_plan(
     try:
         for k in range(1, opts.repeat + 1):  # every test once, then again: the first run whole
             opts.round = k
-            if not await _one_run(argv, tests, tables, caps, opts, introspect, probe, report, only):
+            mine = tests if k == 1 else repeated(tests, opts.repeat_rows)
+            if not await _one_run(argv, mine, tables, caps, opts, introspect, probe, report, only):
                 return  # the agent takes no session: no later test gets further
         if walks:
             opts.round = 0  # once, after the runs of the plan, counted in none of them
@@ -352,7 +360,7 @@ async def _one_run(
             continue
         done = await run_test(argv, test, tables, caps, opts, introspect, probe)
         report.runs.append(done)
-        _advance(opts, len(tests) * opts.repeat)
+        _advance(opts, opts.total or len(tests))
         dead = _unanswered_new(done)
         if dead is not None:  # every other test needs a session: ended here, in one line
             report.startup_failure, report.startup_stderr = dead, done.stderr
@@ -379,22 +387,37 @@ def _reached(run: TestRun) -> int | None:
     return run.stopped_at
 
 
+def repeated(tests: Sequence[LiveTest], rows_only: bool) -> list[LiveTest]:
+    """The tests a run after the first runs: all of them, or (``--repeat-rows``) all but the
+    coverage tests (``COVER+<n>``), which then run once."""
+    return [t for t in tests if not (rows_only and is_cover(t.name))]
+
+
 def _announce(opts: Options, tests: Sequence[LiveTest], probe: _Probe) -> None:
     """The plan's size and a first estimate of its time, before it runs: each test and each
     restart a fresh agent process, as long as the probe's start and initialize took, over
     ``jobs`` side by side, times ``repeat`` (the requests come on top; the progress lines
     measure them)."""
     opts.started = time.monotonic()
+    again = repeated(tests, opts.repeat_rows)
+    opts.total = len(tests) + (opts.repeat - 1) * len(again)
     if opts.progress is None:
         return
     n = sum(len(t.trace.requests) for t in tests)
     restarts = sum(1 for t in tests for r in t.trace.requests if r.method == "restart")
     start = probe.seconds[0]
-    eta = (len(tests) + restarts) * start * opts.repeat / max(1, opts.jobs)
+    processes = (
+        len(tests)
+        + restarts
+        + (opts.repeat - 1)
+        * sum(1 + sum(1 for r in t.trace.requests if r.method == "restart") for t in again)
+    )
+    eta = processes * start / max(1, opts.jobs)
     budget = "" if opts.budget is None else f"; --budget {opts.budget:g} s"
     runs = ""
     if opts.repeat > 1:  # the progress lines below count every run of every test
-        runs = f", each run {opts.repeat} times ({len(tests) * opts.repeat:,} test runs)"
+        which = " (the coverage tests once)" if len(again) < len(tests) else ""
+        runs = f", each run {opts.repeat} times{which} ({opts.total:,} test runs)"
     opts.progress(
         f"plan: {len(tests)} tests, {n:,} requests, {restarts} restarts{runs}; at least "
         f"{_duration(eta)} (each agent process at this agent's start-up of {start:.2f} s; "
@@ -457,7 +480,7 @@ async def _side_by_side(
             if _over_budget(opts, test, report):
                 return
             done[k] = await run_test(argv, test, tables, caps, opts, introspect, probe)
-            _advance(opts, len(tests) * opts.repeat)
+            _advance(opts, opts.total or len(tests))
 
     tasks = [asyncio.ensure_future(one(k, t)) for k, t in enumerate(tests)]
     if not tasks:
@@ -511,6 +534,7 @@ def conform(
     progress: Callable[[str], None] | None = None,
     wire_dir: Path | None = None,
     repeat: int = 1,
+    repeat_rows: bool = False,
 ) -> Report:
     """Run the model's tests against the agent ``argv``. It always returns a report: Ctrl-C
     or SIGTERM end the run with what was found (``Report.interrupted``; handled through
@@ -518,8 +542,9 @@ def conform(
     and its traceback (``Report.internal_error``). ``wire_dir``: each test's wire is written
     there as it ends (``WireFiles``; ``--out DIR/wire``). ``repeat``: the plan runs that many
     times, each test once before any test again (the walks once, after them); an id whose
-    status is FAIL in some runs and not in others is unstable (``Report.unstable``). Bad
-    arguments: ``ConformError``."""
+    status is FAIL in some runs and not in others is unstable (``Report.unstable``);
+    ``repeat_rows``: the runs after the first leave out the coverage tests (they run once),
+    and an id is judged unstable on the tests every run ran. Bad arguments: ``ConformError``."""
     if not argv:
         raise ConformError("argument AGENT_CMD: give the agent's command after --")
     if revision not in REVISIONS:
@@ -549,6 +574,7 @@ def conform(
     opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
     opts.recipe = recipe
     opts.coverage, opts.progress, opts.repeat = coverage, progress, repeat
+    opts.repeat_rows = repeat_rows and repeat > 1
     if budget is not None:
         opts.budget = check_seconds("--budget", budget)
     try:
@@ -558,7 +584,7 @@ def conform(
     opts.bound = bound
     report = Report(list(argv), revision, None, None, None, [], tables, [], _now())
     report.only, report.bound, report.big = (None if only is None else list(only)), bound, big
-    report.repeat = repeat
+    report.repeat, report.repeat_rows = repeat, opts.repeat_rows
     if wire_dir is not None:
         opts.wire = report.wire = WireFiles(wire_dir)
     with interrupts(interrupt) as it:

@@ -91,6 +91,11 @@ RESTART_FORKS = "restart-forks"  # the scope of forks across a restart under ove
 Situation = tuple[object, ...]
 
 
+def is_cover(name: str) -> bool:
+    """Whether the test (or a test run: ``COVER+3+run2``) named ``name`` is a coverage test."""
+    return name.startswith(COVER_TEST + "+")
+
+
 def _prompt_kind(blocks: tuple[object, ...] | None) -> str:
     if blocks is None:
         return "none"

@@ -157,6 +157,8 @@ class Options:
     started: float = 0.0  # when the plan began (``time.monotonic``)
     done: int = 0  # tests finished (over every run of the plan)
     repeat: int = 1  # how many times the plan runs (``--repeat``)
+    repeat_rows: bool = False  # runs after the first: the rows plan only (``--repeat-rows``)
+    total: int = 0  # test runs over every run of the plan (the progress lines' count)
     round: int = 1  # the run of the plan under way (1 to ``repeat``; 0: the walks, after them)
     walk_tally: dict[str, Any] = field(default_factory=dict)  # walks asked, run, and why not
     wire: WireFiles | None = None  # --out: each test's wire written as it ends

@@ -23,6 +23,7 @@ from simulations.engines.trace import (
     render_steps,
     replay,
 )
+from simulations.live.coverage import is_cover
 from simulations.live.judge import (
     build_of,
     citation,
@@ -116,6 +117,7 @@ class Report:
     big: bool = False
     wire: WireFiles | None = None  # --out: the tests' wires written as they ended
     repeat: int = 1  # how many times the plan ran (``--repeat``; ``TestRun.repeat``)
+    repeat_rows: bool = False  # the coverage tests ran once, the rest ``repeat`` times
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         """id → {tier, citation, status, outcomes}: every id the revision's run judges
@@ -167,7 +169,7 @@ class Report:
             if not got:  # SKIPPED or NOT_TESTED: why, in one line
                 out[rid]["reason"] = self.not_run_reason(rid, rid in targeted)
             if self.repeat > 1:
-                out[rid]["runs"] = per_run(got, self.repeat)
+                out[rid]["runs"] = per_run(got, self.repeat, self.repeat_rows)
         return out
 
     def unstable(self, reqs: dict[str, dict[str, Any]] | None = None) -> dict[str, tuple[int, int]]:
@@ -262,12 +264,21 @@ class Report:
         return 0 if self.conformant else 1
 
 
-def per_run(outcomes: list[dict[str, Any]], repeat: int) -> list[str | None]:
+def per_run(
+    outcomes: list[dict[str, Any]], repeat: int, rows_only: bool = False
+) -> list[str | None]:
     """An id's status in each run of a repeated plan (the worst of its outcomes there; None
-    where no test of that run judged it); a walk's outcomes (run 0) are in none."""
+    where no test of that run judged it); a walk's outcomes (run 0) are in none. With
+    ``rows_only`` (``--repeat-rows``) the coverage tests, which ran in the first run alone,
+    count in none either: a run is compared with another on the same tests."""
     statuses: list[str | None] = []
     for k in range(1, repeat + 1):
-        mine = [o["status"] for o in outcomes if o.get("run") == k]
+        mine = [
+            o["status"]
+            for o in outcomes
+            if o.get("run") == k
+            and not (rows_only and is_cover(str(o.get("nodeid", "")).removeprefix("conform::")))
+        ]
         statuses.append(_worst(mine) if mine else None)
     return statuses
 
@@ -288,6 +299,8 @@ def unstable_line(report: Report, reqs: dict[str, dict[str, Any]]) -> str:
     """A repeated plan in one line: which ids were unstable, or that none was."""
     unstable = report.unstable(reqs)
     head = f"repeated: the plan ran {report.repeat} times"
+    if report.repeat_rows:
+        head += " (its coverage tests once: ids judged unstable on the other tests)"
     if not unstable:
         return f"{head}; no id failed in some runs and passed in others"
     said = ", ".join(f"{rid} (FAIL in {k} of {n} runs)" for rid, (k, n) in unstable.items())
@@ -459,6 +472,7 @@ def to_json(report: Report) -> dict[str, Any]:
         # others, each with the runs it failed and the runs that judged it (each
         # requirement's ``runs`` lists its status in every run)
         "repeat": report.repeat,
+        "repeat_rows": report.repeat_rows,
         "unstable": {
             rid: {"failed": k, "runs": n} for rid, (k, n) in report.unstable(reqs).items()
         },
