@@ -272,10 +272,16 @@ def test_real_agents_keeps_the_sections_it_does_not_rerun() -> None:
         import real_agents
     finally:
         sys.path.remove(str(ROOT / "tools"))
+    from simulations.live import agents_page
+
     page = ROOT / "docs" / "real-agents.md"
     kept = real_agents.kept_sections(page)
     order = [name for name in sorted(shipped()) if name in kept]  # the agents run in full
     assert list(kept) == order and len(order) >= 4
-    body = [line for name in order for line in kept[name]]
-    assert "\n".join([*real_agents.HEADER, *body]) == page.read_text(encoding="utf-8")
+    summaries = agents_page.load(page.with_suffix(".json"))
+    written = real_agents.page(kept, [], summaries, "real-agents.png")
+    assert written == page.read_text(encoding="utf-8")
+    assert (ROOT / "docs" / "real-agents.png").is_file()
+    # the picture and the findings are of the agents the page has a section for
+    assert set(summaries) == set(order)
     assert kept["zed-claude-agent-acp"][0].startswith("## zed-claude-agent-acp — ")
