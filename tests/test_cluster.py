@@ -9,6 +9,7 @@ by its counterexamples.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -229,24 +230,35 @@ def test_ctrl_c_reaching_the_whole_group_keeps_the_partial_answer_and_leaves_no_
         cwd=ROOT,
         start_new_session=True,  # its own group, as a terminal's foreground job
     )
-    assert proc.stderr is not None
-    seen = ""
-    deadline = time.monotonic() + 300
-    while "depth 5" not in seen and time.monotonic() < deadline:  # five levels done
-        seen += proc.stderr.readline()
-    os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 130, (seen + err)[-2000:]
-    data = json.loads(out)
-    assert data["complete"] is False and data["budget"]["states"] >= 522
-    left = "?"
-    for _ in range(50):  # the group empties (multiprocessing's tracker goes last): no worker stays
-        time.sleep(0.2)
-        found = subprocess.run(["pgrep", "-g", str(proc.pid), "-a"], capture_output=True, text=True)
-        left = found.stdout.strip()
-        if not left:
-            break
-    assert left == ""
+    passed = False
+    try:
+        assert proc.stderr is not None
+        seen = ""
+        deadline = time.monotonic() + 300
+        while "depth 5" not in seen and time.monotonic() < deadline:  # five levels done
+            seen += proc.stderr.readline()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 130, (seen + err)[-2000:]
+        data = json.loads(out)
+        assert data["complete"] is False and data["budget"]["states"] >= 522
+        left = "?"
+        # the group empties (multiprocessing's tracker goes last): no worker stays
+        for _ in range(50):
+            time.sleep(0.2)
+            found = subprocess.run(
+                ["pgrep", "-g", str(proc.pid), "-a"], capture_output=True, text=True
+            )
+            left = found.stdout.strip()
+            if not left:
+                break
+        assert left == ""
+        passed = True
+    finally:
+        if not passed:  # a failed or hung run: nothing of it outlives the test
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
 
 
 @needs_engine
