@@ -271,3 +271,28 @@ def test_a_local_cluster_leaves_nothing_in_the_temporary_folder(tmp_path: Path) 
     assert done.returncode == 0, done.stderr[-2000:]
     assert "52 states" in done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_ctrl_c_lost_where_python_drops_it_is_raised_at_the_next_look() -> None:
+    """Python drops an exception raised in a garbage-collection callback, and ``distributed``
+    installs one: a Ctrl-C landing there would be lost and the search go on. While a cluster is
+    attached the Ctrl-C is remembered too, and ``heard`` raises it where the search next looks
+    (once); the handler is put back after."""
+    import signal
+    import time
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with cluster._listening():
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)
+            except KeyboardInterrupt:
+                pass  # dropped, as a gc callback's exception is
+            with pytest.raises(KeyboardInterrupt):
+                cluster.heard()
+            cluster.heard()  # raised once: nothing more to say
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        cluster.heard()  # no cluster attached: nothing remembered
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -310,7 +310,12 @@ def test_ctrl_c_while_validate_waits_is_one_line_and_130(tmp_path: Path) -> None
     fifo = tmp_path / "waits.fifo"
     os.mkfifo(fifo)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = "from simulations.cli import main; import sys; print('up', flush=True); sys.exit(main())"
+    # Ctrl-C as a terminal delivers it: a child of a job started in the background inherits
+    # SIGINT ignored, and Python then sets no handler of its own (the signal would do nothing)
+    code = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from simulations.cli import main; print('up', flush=True); sys.exit(main())"
+    )
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "validate", str(fifo)],
         stdout=subprocess.PIPE,

@@ -55,7 +55,9 @@ import operator
 import os
 import pickle
 import shutil
+import signal
 import tempfile
+import threading
 import time
 import uuid
 import warnings
@@ -65,7 +67,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, RowRef
@@ -83,6 +85,7 @@ INSTALL = "pip install 'acp-sysprompt-model[cluster]'"
 # ``local:2`` (2.3 + 2.4 GiB for 3,703,488 states; bench/RESULTS.md, issue 42)
 BYTES_PER_STATE = 1400
 CANON_CACHE = 1 << 20  # as the local search's (``simulations.engines.explore``)
+_T = TypeVar("_T")
 
 # the attached Dask client and who hears its notes, while ``attached`` is open
 _ACTIVE: list[tuple[Any, Callable[[str], None] | None]] = []
@@ -170,7 +173,8 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
                 raise UsageError(f"argument --cluster: no scheduler at {where}: {e}") from None
         _ACTIVE.append((client, note))
         try:
-            yield client
+            with _listening():
+                yield client
         finally:
             _ACTIVE.remove((client, note))
             with contextlib.suppress(Exception):
@@ -183,9 +187,56 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+_HEARD: list[bool] = []  # a Ctrl-C came while a cluster was attached (``heard``)
+
+
+@contextlib.contextmanager
+def _listening() -> Iterator[None]:
+    """While a cluster is attached, a Ctrl-C is also remembered, not only raised: Python drops
+    an exception raised inside a garbage-collection callback (``distributed`` installs one in
+    this process, with the local cluster's scheduler), so the KeyboardInterrupt a Ctrl-C raises
+    there is lost; ``heard`` raises it again where the search next looks (each level, each
+    finished task)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+
+    def on_int(signum: int, frame: Any) -> None:
+        _HEARD.append(True)
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_int)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _HEARD.clear()
+
+
+def heard() -> None:
+    """Raise KeyboardInterrupt where a Ctrl-C came and its own was lost (``_listening``)."""
+    if _HEARD:
+        _HEARD.clear()
+        raise KeyboardInterrupt
+
+
 def active() -> Any:
     """The client of the innermost ``attached`` (None: run here, as without a cluster)."""
     return _ACTIVE[-1][0] if _ACTIVE else None
+
+
+def _same(x: _T) -> _T:
+    return x
+
+
+def held(client: Any, value: _T) -> Any:
+    """``value`` on the cluster as the result of a task, not as scattered data: a worker that
+    dies holding it loses nothing, the scheduler runs the task again from its lineage (data
+    scattered has none: Dask reports it lost, and every task that needs it fails)."""
+    return client.submit(_same, value, pure=False)
 
 
 def _note() -> Callable[[str], None] | None:
@@ -684,7 +735,7 @@ def explore_spread(
     if need is not None:
         raise TooBig(need)
     t0 = time.perf_counter()
-    [spec_f] = client.scatter([spec], broadcast=True, hash=False)
+    spec_f = held(client, spec)
     total = Tally()
     interner = Interner()
     starts: list[list[tuple[int, World]]] = [[] for _ in range(parts)]
@@ -711,6 +762,7 @@ def explore_spread(
     depth, complete, stopped = 0, True, False
     try:
         while level_new:
+            heard()
             if total.new + level_new * 2 > limit // BYTES_PER_STATE:
                 complete, stopped = False, True  # the next level may not fit: say so, keep
                 break
@@ -742,6 +794,7 @@ def explore_spread(
             for t in client.gather(done) + client.gather(kept):
                 total.add(t)
                 level_new += t.new
+            heard()  # a Ctrl-C lost while the level was gathered: stop with it done
             del expanded, sent, done, inserted, kept
             if level_new:
                 depth = d + 1
@@ -749,6 +802,7 @@ def explore_spread(
                 progress(total.new, total.transitions, depth, time.perf_counter() - t0)
     except KeyboardInterrupt:
         complete = False
+        _HEARD.clear()  # answered here: no later look raises it again
     ex = _result(client, spec, spec_f, history, total, depth, t0)
     ex.complete = complete
     with contextlib.suppress(Exception):
@@ -946,6 +1000,7 @@ def explore_scopes(
     parts = []
     try:
         for f in futures:
+            heard()
             part = f.result()
             part.hashes = [hash(w) for w in part.worlds]
             parts.append(part)
@@ -954,6 +1009,7 @@ def explore_scopes(
                 progress(states, sum(p.transitions for p in parts), 0, time.perf_counter() - t0)
     except KeyboardInterrupt:
         ex.complete = False
+        _HEARD.clear()
         for f in futures:
             f.cancel()
     merge(ex, parts)
@@ -977,10 +1033,11 @@ class Tasks:
 
         as_completed = importlib.import_module("distributed").as_completed
 
-        [state] = self.client.scatter([self.state], broadcast=True, hash=False)
+        state = held(self.client, self.state)
         futures = {self.client.submit(self.fn, state, j, pure=False): j for j in jobs}
         self.pending = list(futures)
         for f in as_completed(futures):
+            heard()
             self.pending.remove(f)
             yield futures[f], f.result()
 
