@@ -39,14 +39,14 @@ def test_a_summary_keeps_each_id_and_the_evidence_of_each_fail() -> None:
         12,
     )
     assert s["statuses"] == {"S8": PASS, "T13": FAIL, "T7": SKIPPED}  # rows no MUST decides: out
-    assert s["evidence"] == {"T13": "evidence of T13"}
+    assert s["evidence"] == {"T13": "1 of the 1 tests that judged it failed it: evidence of T13"}
     assert (s["conformant"], s["failing"], s["seconds"], s["tests"]) == (False, ["T13"], 61, 12)
 
 
 def test_an_id_that_failed_in_some_runs_only_is_unstable_and_says_how_often() -> None:
     s = agents_page.summary(_report({"S8": FAIL, "T13": PASS}, {"S8": (2, 3)}), "a", "1", 1, 1)
     assert s["statuses"]["S8"] == agents_page.UNSTABLE
-    assert s["evidence"]["S8"].startswith("FAIL in 2 of 3 runs: evidence of S8")
+    assert s["evidence"]["S8"].startswith("FAIL in 2 of 3 runs; 1 of the 1 tests that judged")
 
 
 def _two() -> dict[str, dict[str, Any]]:

@@ -102,8 +102,8 @@ UNPINNED: set[str] = set()
 
 
 def test_the_shipped_pins_name_each_shipped_recipe_at_its_version() -> None:
-    """The pins seeded from docs/real-agents.md: claude-agent-acp fails T13 (and P1), the
-    zed claude adapter's S8 is unstable; a recipe moved to another version without its pins
+    """The pins of docs/real-agents.md: claude-agent-acp fails T13 (and P1), the zed claude
+    adapter's S8 is unstable; a recipe moved to another version without its pins
     fails here, before `make real-agents` would say so after an hour. Every shipped recipe is
     pinned at its version but those of ``UNPINNED``, and nothing else is pinned."""
     pins = load_expectations(PINS)
@@ -114,8 +114,24 @@ def test_the_shipped_pins_name_each_shipped_recipe_at_its_version() -> None:
     assert pins.agents["claude-agent-acp"]["0.101.0"].fail == {"P1", "T13"}
     assert pins.agents["zed-claude-agent-acp"]["0.23.1"].unstable == {"S8"}
     assert pins.agents["fast-agent"]["0.10.48"].fail == {"S8", "VERSION"}
-    assert pins.agents["gemini-cli"]["0.61.0"].fail == {"ADVERTISED"}
     assert set(pins.agents) == set(shipped()) - UNPINNED
+
+
+def test_the_pins_say_what_the_committed_page_shows() -> None:
+    """docs/real-agents.md (its summaries, docs/real-agents.json) and the pins agree: every id an
+    agent failed on the page is pinned (to fail, or unstable), and every id pinned to fail in
+    every run failed there. A page and pins that part would make `make real-agents` report a
+    difference nobody wrote down."""
+    from simulations.live import agents_page
+
+    pins = load_expectations(PINS)
+    summaries = agents_page.load(ROOT / "docs" / "real-agents.json")
+    assert set(summaries) == set(shipped()) - UNPINNED
+    for name, s in summaries.items():
+        pin = pins.agents[name][s["version"]]
+        failed = {r for r, st in s["statuses"].items() if st in (FAIL, agents_page.UNSTABLE)}
+        assert failed <= pin.fail | pin.unstable, (name, failed - pin.fail - pin.unstable)
+        assert pin.fail <= failed, (name, pin.fail - failed)
 
 
 @pytest.mark.parametrize(

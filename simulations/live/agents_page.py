@@ -55,10 +55,11 @@ def summary(
         status = r["status"]
         statuses[rid] = UNSTABLE if rid in unstable else status
         if status == FAIL:
-            first = next((o["message"] for o in r["outcomes"] if o["status"] == FAIL), "")
+            failed = [o["message"] for o in r["outcomes"] if o["status"] == FAIL]
             runs = unstable.get(rid)
-            note = f"FAIL in {runs['failed']} of {runs['runs']} runs: " if runs else ""
-            evidence[rid] = note + first[:EVIDENCE]
+            note = f"FAIL in {runs['failed']} of {runs['runs']} runs; " if runs else ""
+            note += f"{len(failed)} of the {len(r['outcomes'])} tests that judged it failed it"
+            evidence[rid] = f"{note}: {(failed or [''])[0][:EVIDENCE]}"
     verdict = report["verdict"]
     return {
         "package": package,
@@ -112,7 +113,8 @@ def findings(summaries: Mapping[str, Mapping[str, Any]], revision: str) -> list[
             how = "fails" if status == FAIL else "fails in some runs only:"
             out.append(
                 f"- **{s['package']} {s['version']} {how} {rid}** ({s['tiers'][rid]}, revision "
-                f"{revision}). {s['evidence'].get(rid, '').strip()} Shown by: `make real-agents "
+                f"{revision}): {s['evidence'].get(rid, '').strip().rstrip('.')}. Shown by: "
+                "`make real-agents "
                 f"AGENTS={name}`, or `acp-sysprompt conform --recipe {name} --prefix real-agents "
                 f"--only {rid}` once it is installed."
             )
