@@ -184,6 +184,33 @@ def _socket_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="acp-sysprompt-agent-", dir=base))
 
 
+def client_setting(
+    recorder: Recorder, home: Path, prefix: Path, recipe: ClientRecipe, **more: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The slots a client recipe's commands are filled from (the agent's command through the
+    recorder, the client's home and install prefix, this Python, PATH, and ``more``), and the
+    environment the client runs in: its own home, PATH, PYTHONPATH where the caller has one
+    (the client's modules, where the caller found them), then the recipe's own variables."""
+    slots = {
+        "agent": shlex.join(recorder.command()),
+        "home": str(home),
+        "prefix": str(prefix.resolve()),
+        "python": sys.executable,
+        "PATH": os.environ.get("PATH", ""),
+        **more,
+    }
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "HOME": str(home),
+        "TMPDIR": str(home / "tmp"),
+    }
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    env.update({k: _fill(v, slots) for k, v in recipe.env.items()})
+    return slots, env
+
+
 def listening(recorder: Recorder) -> tuple[int, str, Path | None]:
     """The recorder listening where the client's connector will reach it: inside the sandbox a
     port of its own network relayed to a Unix socket in a folder of the tool's own (returned,
@@ -220,23 +247,7 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
                 home, cwd = tmp / "home", tmp / "cwd"
                 for d in (home, cwd, home / "tmp"):
                     d.mkdir()
-                slots = {
-                    "agent": shlex.join(recorder.command()),
-                    "home": str(home),
-                    "prefix": str(prefix.resolve()),
-                    "python": sys.executable,
-                    "PATH": os.environ.get("PATH", ""),
-                    "text": TURN_TEXT,
-                }
-                env = {
-                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                    "LANG": "C.UTF-8",
-                    "HOME": str(home),
-                    "TMPDIR": str(home / "tmp"),
-                }
-                if "PYTHONPATH" in os.environ:  # the client's modules, where the caller found them
-                    env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-                env.update({k: _fill(v, slots) for k, v in recipe.env.items()})
+                slots, env = client_setting(recorder, home, prefix, recipe, text=TURN_TEXT)
                 for step in test.steps:
                     if step not in recipe.steps:
                         steps.append((step, [], None, f"the recipe has no {step} step"))

@@ -51,9 +51,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import shutil
-import sys
 import tempfile
 import time
 import uuid
@@ -65,11 +63,12 @@ from typing import Any
 from model.revisions import REVISIONS
 from model.types import PromptCap
 from simulations.live import reaper, sandbox
-from simulations.live.client_recipe import PROMPT_TEXT, ClientRecipe, _fill
+from simulations.live.client_recipe import PROMPT_TEXT, ClientRecipe
 from simulations.live.client_run import (
     _run_step,
     _settle,
     _socket_folder,
+    client_setting,
     exit_text,
     listening,
 )
@@ -175,22 +174,7 @@ def drive(
         with reaper.adopting() as processes:
             try:
                 port, socket_path, sock = listening(recorder)
-                slots = {
-                    "agent": shlex.join(recorder.command()),
-                    "home": str(home),
-                    "prefix": str(client_prefix.resolve()),
-                    "python": sys.executable,
-                    "PATH": os.environ.get("PATH", ""),
-                }
-                env = {
-                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                    "LANG": "C.UTF-8",
-                    "HOME": str(home),
-                    "TMPDIR": str(home / "tmp"),
-                }
-                if "PYTHONPATH" in os.environ:
-                    env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-                env.update({k: _fill(v, slots) for k, v in client.env.items()})
+                slots, env = client_setting(recorder, home, client_prefix, client)
                 turns = 0
                 for step in steps:
                     commands = _commands(step, client)
