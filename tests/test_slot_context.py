@@ -268,3 +268,34 @@ def test_conform_judges_t13_on_the_instructions_alone(fault: bool) -> None:
     )
     assert first["properties"]["kept_instructions"] == [identity]
     assert first["properties"]["context_allowed"].startswith("4 of its 7 lines are context")
+
+
+def test_a_header_line_the_same_in_every_request_is_no_instruction() -> None:
+    """claude-agent-acp's Claude Code starts its slot with a billing header whose values come
+    from the version and the first user message: the same in every request where the first
+    messages agree (real-world's calibration, acpx × claude-agent-acp 0.101.0, counted it as
+    one of the agent's instructions and quoted it as kept under override). It is request
+    metadata for the API server: never learnt, so an override slot that keeps it (and the
+    environment) passes T13, and one that keeps the identity line still fails."""
+    header = "x-anthropic-billing-header: cc_version=2.1.318.4a3; cc_entrypoint=sdk-ts;"
+
+    def fixed(cwd: str, n: int, system: list[str] | None = None) -> ModelCall:
+        call = claude(cwd, n, system)
+        blocks = [header, *(call.system[1:])]
+        body = {"system": [{"type": "text", "text": t} for t in blocks], "messages": []}
+        return parse_call(ANTHROPIC, "/v1/messages", {}, body, n)
+
+    base = learnt(fixed)
+    assert header not in (base.lines or ())
+    assert base.instructions == {IDENTITY, *(line for line in INSTRUCTIONS if line)}
+    env_only = fixed(TEST, 9, [TEXT_A, "\n".join(environment(TEST))])
+    assert env_only.system[0] == header
+    assert t13(base, env_only) == "PASS"
+    assert base.kept(env_only.slot_text, TEXTS.values()).instructions == ()
+    kept_identity = fixed(TEST, 9, [IDENTITY, TEXT_A, "\n".join(environment(TEST))])
+    assert t13(base, kept_identity) == "FAIL"
+    assert base.kept(kept_identity.slot_text, TEXTS.values()).quoted() == [IDENTITY]
+    # a line that only looks like one (no name=value;) is text as any other
+    assert slot_reading._lines("x-note: keep answers short, always.") == [
+        "x-note: keep answers short, always."
+    ]

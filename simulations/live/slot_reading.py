@@ -19,7 +19,11 @@ Abstractions
     and identity lines. A line of at least ``_LINE_MIN`` characters marks the agent's own
     text (every line that is not blank, in a text that has none that long); a slot holds
     ``BASE`` where at least half the learnt lines are in it, and until a slot is learnt
-    ``BASE`` is never found. An empty client text is never looked for.
+    ``BASE`` is never found. An empty client text is never looked for. A line shaped as an
+    HTTP header named ``x-…`` (``x-anthropic-billing-header: cc_version=…; cc_entrypoint=…;``,
+    which Claude Code puts first in its slot for the API server to read: a version, an entry
+    point and a hash of the first user message) is request metadata, not text: never learnt as
+    the agent's own, so never an instruction T13 could find kept (``_is_header``).
 
     A line changes with the environment where it holds the session's working directory (or
     its last part), the day's date or the platform (``_holds_value``), or where it stands in
@@ -59,14 +63,22 @@ _HEADING = re.compile(r" {0,3}#{1,6}\s+\S")
 _OPEN_TAG = re.compile(r"<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][\w.:-]*)\s*>")
 _FENCE = re.compile(r"\s*(```|~~~)")
+# "x-anthropic-billing-header: cc_version=2.1.318.4a3; cc_entrypoint=sdk-ts;": metadata for the
+# API server in the slot (a name of the x- kind, a colon, then values separated by semicolons)
+_HEADER_LINE = re.compile(r"x-[a-z0-9]+(?:-[a-z0-9]+)*:\s*[^\s;]+=[^;]*;", re.I)
 # "Platform: linux", "- OS Version: Linux 6.8": a line that names the platform as a value
 _PLATFORM_KEY = re.compile(r"[-*\s]*(platform|os|os version|operating system)\s*:\s*\S", re.I)
 
 
+def _is_header(line: str) -> bool:
+    """``line`` (stripped) is request metadata shaped as an HTTP header named ``x-…``."""
+    return _HEADER_LINE.match(line) is not None
+
+
 def _lines(text: str) -> list[str]:
     """The lines of ``text`` that mark it: those of at least ``_LINE_MIN`` characters, or, in
-    a text that has none, every line that is not blank."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    a text that has none, every line that is not blank; header lines (``_is_header``) never."""
+    lines = [s for line in text.splitlines() if (s := line.strip()) and not _is_header(s)]
     long = [line for line in lines if len(line) >= _LINE_MIN]
     return long or lines
 
