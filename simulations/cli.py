@@ -1173,10 +1173,13 @@ def _compare_pins(expected: Expectations, recipe: Recipe, prefix: Path, report: 
     """``conform --expect``: what the run found against the pins of the recipe's installed
     version (the recipe's own where none is installed); 0 where they match, 1 with each
     difference."""
-    from simulations.live.expectations import differences, seen_in
+    from simulations.live.expectations import differences, seen_in, unseen
 
     version = recipe.installed(prefix.resolve()) or recipe.version
-    diffs = differences(expected, recipe.name, version, seen_in(report))
+    seen = seen_in(report)
+    diffs = differences(expected, recipe.name, version, seen)
+    for line in unseen(expected, recipe.name, version, seen):
+        print(f"expectations: note: {line}")
     if not diffs:
         print(f"expectations: {recipe.name} {version} as pinned in {expected.where}")
         return 0

@@ -2,8 +2,9 @@
 ``conform --recipe NAME --expect FILE`` and ``tools/real_agents.py --expect FILE``.
 
 What was seen is compared with the pins of the recipe and version: each kind of difference is
-named (a new failure, a pinned failure that passed, an id newly unstable, a pinned-unstable id
-that failed in no run, an agent or a version not pinned), exit 1; nothing differs, exit 0; a
+named (a new failure, a pinned failure that passed, an id newly unstable, an agent or a
+version not pinned), exit 1; nothing differs, exit 0 (a pinned-unstable id that failed in no
+run is a note, no difference); a
 pins file with a bad field is one line naming it, exit 2, before any agent runs. The live
 cases run the reference agent through a recipe, as a real agent is run.
 """
@@ -24,6 +25,7 @@ from simulations.live.expectations import (
     Seen,
     differences,
     load_expectations,
+    unseen,
 )
 from simulations.live.recipes import load_recipe, shipped
 from simulations.live.results import FAIL, PASS
@@ -68,12 +70,6 @@ def test_what_matches_its_pins_differs_in_nothing() -> None:
             "agent 1.0: T13: pinned to fail, now PASS (in 3 run(s))",
         ),
         (
-            Pins(unstable=frozenset({"S8"})),
-            _seen(),
-            "agent 1.0: S8: pinned unstable, failed in none of 3 run(s) (now PASS): fixed, or "
-            "it did not show this time",
-        ),
-        (
             Pins(fail=frozenset({"T9"})),
             _seen(),
             "agent 1.0: T9: pinned to fail, now not judged (in 3 run(s))",
@@ -82,6 +78,23 @@ def test_what_matches_its_pins_differs_in_nothing() -> None:
 )
 def test_each_kind_of_difference_is_named(pins: Pins, seen: Seen, said: str) -> None:
     assert differences(_pinned(pins), "agent", "1.0", seen) == [said]
+
+
+def test_a_pinned_unstable_id_that_did_not_show_is_a_note_not_a_difference() -> None:
+    """A race seen in one test of a hundred does not show in every three runs: no
+    difference (exit 0), but said, so a fix is seen; an id pinned to fail that passes still
+    differs."""
+    pins = _pinned(Pins(fail=frozenset({"T13"}), unstable=frozenset({"S8"})))
+    assert differences(pins, "agent", "1.0", _seen(T13=(3, 3))) == []
+    assert unseen(pins, "agent", "1.0", _seen(T13=(3, 3))) == [
+        "agent 1.0: S8: pinned unstable, failed in none of 3 run(s) (now PASS): fixed, or it "
+        "did not show this time; unpin it once it stays away"
+    ]
+    assert unseen(pins, "agent", "1.0", _seen(T13=(3, 3), S8=(1, 3))) == []
+    assert unseen(pins, "agent", "2.0", _seen()) == []  # not pinned: differences says so
+    assert differences(pins, "agent", "1.0", _seen(S8=(1, 3))) == [
+        "agent 1.0: T13: pinned to fail, now PASS (in 3 run(s))"
+    ]
 
 
 def test_an_agent_or_version_not_pinned_is_named_with_what_was_seen() -> None:
@@ -222,14 +235,24 @@ def _conform(tmp_path: Path, pins: str) -> subprocess.CompletedProcess[str]:
                 "  reference 1.0: T13: pinned to fail, now PASS (in 1 run(s))",
             ],
         ),
+        (
+            '["reference"."1.0"]\nfail = []\nunstable = ["T13"]\n',
+            0,
+            [
+                "expectations: note: reference 1.0: T13: pinned unstable, failed in none of 1 "
+                "run(s) (now PASS): fixed, or it did not show this time",
+                "expectations: reference 1.0 as pinned in ",
+            ],
+        ),
     ],
-    ids=["matches", "differs"],
+    ids=["matches", "differs", "unstable-unseen"],
 )
 def test_conform_expect_exits_by_the_pins_not_the_verdict(
     tmp_path: Path, pins: str, code: int, said: list[str]
 ) -> None:
     """The reference agent conforms (exit 0 by its verdict): pinned to conform it exits 0;
-    pinned to fail T13 it exits 1 and names the pin it no longer keeps."""
+    pinned to fail T13 it exits 1 and names the pin it no longer keeps; pinned unstable on T13
+    it exits 0 and notes that T13 did not fail."""
     done = _conform(tmp_path, pins)
     assert done.returncode == code, done.stdout[-2000:] + done.stderr[-2000:]
     assert "VERDICT: CONFORMANT" in done.stdout

@@ -39,6 +39,7 @@ from simulations.live.expectations import (  # noqa: E402
     differences,
     load_expectations,
     seen_in,
+    unseen,
 )
 from simulations.live.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
 from simulations.live.report import Report, render, runs_note, to_json, write_json  # noqa: E402
@@ -352,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     sections = kept_sections(args.out)
     summaries = agents_page.load(args.out.with_suffix(".json"))
     diffs: list[str] = []
+    notes: list[str] = []  # pinned-unstable ids that did not show: said, no difference
     for name, recipe in zip(names, recipes, strict=True):
         why, counts = not_run(recipe, prefix)
         if why is not None:
@@ -383,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
             to_json(report), recipe.package, version, seconds, len(report.runs)
         )
         if expected is not None:
-            diffs += differences(expected, recipe.name, version, seen_in(report))
+            seen = seen_in(report)
+            diffs += differences(expected, recipe.name, version, seen)
+            notes += unseen(expected, recipe.name, version, seen)
         _write(args.out, sections, recipes, summaries)  # each agent's, as soon as it is judged
         if report.interrupted:  # Ctrl-C or SIGTERM: the agent's run so far is on the page
             print(f"real_agents: interrupted during {recipe.name}: no later agent is run")
@@ -392,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"written: {args.out}")
     if expected is None:
         return 0
+    for line in notes:
+        print(f"expectations: note: {line}")
     if diffs:
         print(f"expectations: {len(diffs)} difference(s) from {expected.where}:")
         print("\n".join(f"  {line}" for line in diffs))

@@ -14,13 +14,17 @@ Scope
     ``load_expectations`` reads it (a bad field: ``ExpectationsError``, one line naming the
     field); ``seen_in`` takes what a run found from its ``Report``; ``differences`` says, one
     line each, where the two part: a new failure, a failure pinned and not seen, an id newly
-    unstable, a pinned-unstable id that failed in no run, an agent or version the file does not
-    pin. ``conform --recipe NAME --expect FILE`` and ``tools/real_agents.py --expect FILE``
-    (``make real-agents``) use them: exit 0 when nothing differs, 1 with the lines otherwise.
+    unstable, an agent or version the file does not pin; ``unseen`` names each pinned-unstable
+    id that failed in no run, a note and no difference. ``conform --recipe NAME --expect FILE``
+    and ``tools/real_agents.py --expect FILE`` (``make real-agents``) use them: exit 0 when
+    nothing differs, 1 with the lines otherwise; the notes are printed either way.
 
 Abstractions
-    An id pinned ``unstable`` matches a run where it failed in some runs or in all of them (a
-    few runs of an intermittent fault may all fail); it differs only where it failed in none.
+    An id pinned ``unstable`` matches a run where it failed in some runs, in all of them (a
+    few runs of an intermittent fault may all fail) or in none (a race seen in one test of a
+    hundred does not show in every few runs: zed-codex-acp's UPDATE-ID showed in two runs of
+    six) — the last said as a note, so a fix is seen, but no difference, so a rare race does
+    not fail every other ``make real-agents``.
     An id pinned ``fail`` matches where it failed in every run that judged it. Any other FAIL
     differs. An id is named as ``conform`` reports it: a registry id, a pseudo-id (``SCHEMA``,
     ``LIVENESS``, …) or ``ROW-<table>.<index>``; a name that is none of those is refused, so
@@ -231,16 +235,28 @@ def differences(expected: Expectations, name: str, version: str, seen: Seen) -> 
             out.append(f"{head} {rid}: new failure (FAIL in {failed} of {judged} runs)")
         else:
             out.append(f"{head} {rid}: new failure, unstable (FAIL in {failed} of {judged} runs)")
-    for rid in sorted(pins.fail | pins.unstable):
+    for rid in sorted(pins.fail):
         status = seen.statuses.get(rid)
-        if status == FAIL:
-            continue
-        now = "not judged" if status is None else status
-        if rid in pins.fail:
+        if status != FAIL:
+            now = "not judged" if status is None else status
             out.append(f"{head} {rid}: pinned to fail, now {now} (in {runs} run(s))")
-        else:
+    return out
+
+
+def unseen(expected: Expectations, name: str, version: str, seen: Seen) -> list[str]:
+    """The ids pinned unstable for ``name`` at ``version`` that failed in none of ``seen``'s
+    runs, one note each (no difference: see the module's Abstractions)."""
+    pins = expected.agents.get(name, {}).get(version)
+    if pins is None:
+        return []
+    out = []
+    for rid in sorted(pins.unstable):
+        status = seen.statuses.get(rid)
+        if status != FAIL:
+            now = "not judged" if status is None else status
             out.append(
-                f"{head} {rid}: pinned unstable, failed in none of {runs} run(s) (now {now}): "
-                "fixed, or it did not show this time"
+                f"{name} {version}: {rid}: pinned unstable, failed in none of {seen.runs} "
+                f"run(s) (now {now}): fixed, or it did not show this time; unpin it once it "
+                "stays away"
             )
     return out
