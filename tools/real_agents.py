@@ -220,10 +220,11 @@ HEADER = [
     "`real-agents/package-lock.json` pins, runs each plan `REPEAT` times (3 unless told, its",
     "coverage tests once; why 3: [conform.md](conform.md#pinned-results---expect-file)) and",
     "compares what each agent showed with the pins of `real-agents/expectations.toml`: exit",
-    '1, each difference named, where they part. `make real-agents AGENTS="codex-acp',
-    'zed-codex-acp" REPEAT=1` runs only the recipes named and rewrites only their sections',
-    "below. A section whose plan ran more than once says so on its tests line, and names its",
-    "unstable ids (FAIL in some runs only); one whose tests line says nothing of runs ran once.",
+    "1, each difference named, where they part (an id pinned unstable that failed in no run is",
+    'a note, not a difference). `make real-agents AGENTS="codex-acp zed-codex-acp" REPEAT=1`',
+    "runs only the recipes named and rewrites only their sections below. A section whose plan",
+    "ran more than once says so on its tests line, and names its unstable ids (FAIL in some",
+    "runs only); one whose tests line says nothing of runs ran once.",
     "",
 ]
 
