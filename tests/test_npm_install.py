@@ -1,6 +1,7 @@
 """``tools/npm_install.sh`` (the make targets' npm installs): the install runs with a scratch HOME
-of its own, so an install script that writes into the home it finds (opencode-ai's postinstall
-did) leaves the real one alone; npm's cache stays where npm keeps it; the scratch folder goes."""
+and TMPDIR of its own, so an install script that writes into the home or the temporary folder it
+finds (opencode-ai's postinstall did both: `~/.config/opencode`, `/tmp/opencode`) leaves the real
+ones alone; npm's cache stays where npm keeps it; the scratch folder goes."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_an_install_script_writes_in_a_scratch_home_that_is_removed(tmp_path: Pa
             #!/bin/sh
             if [ "$1" = config ]; then echo {tmp_path}/npm-cache; exit 0; fi
             mkdir -p "$HOME/.config/opencode" && echo x > "$HOME/.config/opencode/written"
-            printf '%s\\n' "$HOME" "$npm_config_cache" "$PWD" "$*" > {seen}
+            mkdir -p "${{TMPDIR:-/tmp}}/opencode"
+            printf '%s\\n' "$HOME" "$npm_config_cache" "$PWD" "$*" "$TMPDIR" > {seen}
             """
         )
     )
@@ -33,11 +35,13 @@ def test_an_install_script_writes_in_a_scratch_home_that_is_removed(tmp_path: Pa
     home.mkdir()
     project = tmp_path / "agents"
     project.mkdir()
+    shared_tmp = tmp_path / "tmp"  # the temporary folder everyone shares
+    shared_tmp.mkdir()
     env = {
         **os.environ,
         "PATH": f"{fake}:{os.environ['PATH']}",
         "HOME": str(home),
-        "TMPDIR": str(tmp_path),
+        "TMPDIR": str(shared_tmp),
     }
     done = subprocess.run(
         ["sh", str(ROOT / "tools" / "npm_install.sh"), str(project)],
@@ -47,9 +51,11 @@ def test_an_install_script_writes_in_a_scratch_home_that_is_removed(tmp_path: Pa
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    scratch, cache, cwd, args = seen.read_text().splitlines()
-    assert scratch != str(home) and scratch.startswith(str(tmp_path))
+    scratch, cache, cwd, args, tmpdir = seen.read_text().splitlines()
+    assert scratch != str(home) and scratch.startswith(str(shared_tmp))
+    assert tmpdir.startswith(scratch + "/")  # the install's temporary folder: in the scratch
     assert cache == f"{tmp_path}/npm-cache" and cwd == str(project)
     assert args == "install --no-save --silent --no-audit --no-fund"
     assert list(home.iterdir()) == []  # the real home: nothing written
     assert not Path(scratch).exists()  # the scratch home: removed
+    assert list(shared_tmp.iterdir()) == []  # the shared temporary folder: nothing left
