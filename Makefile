@@ -72,9 +72,9 @@ itf-check: $(STAMP)
 # against the reference agent's --model-endpoint mode): the eleven agents the shipped recipes name
 # (simulations/live/recipes). The nine npm agents, and the Node 22 qwen-code needs, are installed
 # from real-agents/package-lock.json (tools/npm_install.sh: an install script runs with a scratch
-# HOME and TMPDIR, so opencode-ai's postinstall writes nothing in yours or the shared /tmp): `npm install --no-save`, not `npm ci`, since the lockfile
-# pins every package it installs (versions and integrity hashes, and it is left unchanged) but
-# cannot list the optional binaries of opencode-ai and qwen-code for other platforms, which the
+# HOME and TMPDIR, so opencode-ai's postinstall writes nothing in yours or the shared /tmp):
+# `npm install --no-save`, not `npm ci`, since the lockfile pins every package it installs
+# (versions and integrity hashes, and it is left unchanged) but cannot list the optional binaries of opencode-ai and qwen-code for other platforms, which the
 # registry here does not serve, and `npm ci` refuses that. The two PyPI agents go each into its
 # own venv, real-agents/venvs/NAME, from real-agents/python/*.txt (hashes required), on a Python
 # >= 3.12 found on this machine (tools/python_agents.py; docs/recipes.md says where it looks):

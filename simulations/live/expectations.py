@@ -235,11 +235,19 @@ def differences(expected: Expectations, name: str, version: str, seen: Seen) -> 
             out.append(f"{head} {rid}: new failure (FAIL in {failed} of {judged} runs)")
         else:
             out.append(f"{head} {rid}: new failure, unstable (FAIL in {failed} of {judged} runs)")
-    for rid in sorted(pins.fail):
+    for rid, now in _not_failed(seen, pins.fail):
+        out.append(f"{head} {rid}: pinned to fail, now {now} (in {runs} run(s))")
+    return out
+
+
+def _not_failed(seen: Seen, ids: frozenset[str]) -> list[tuple[str, str]]:
+    """Of ``ids`` (sorted), those that failed in no run of ``seen``, each with its status now
+    ("not judged" where no test judged it)."""
+    out = []
+    for rid in sorted(ids):
         status = seen.statuses.get(rid)
         if status != FAIL:
-            now = "not judged" if status is None else status
-            out.append(f"{head} {rid}: pinned to fail, now {now} (in {runs} run(s))")
+            out.append((rid, "not judged" if status is None else status))
     return out
 
 
@@ -249,14 +257,8 @@ def unseen(expected: Expectations, name: str, version: str, seen: Seen) -> list[
     pins = expected.agents.get(name, {}).get(version)
     if pins is None:
         return []
-    out = []
-    for rid in sorted(pins.unstable):
-        status = seen.statuses.get(rid)
-        if status != FAIL:
-            now = "not judged" if status is None else status
-            out.append(
-                f"{name} {version}: {rid}: pinned unstable, failed in none of {seen.runs} "
-                f"run(s) (now {now}): fixed, or it did not show this time; unpin it once it "
-                "stays away"
-            )
-    return out
+    return [
+        f"{name} {version}: {rid}: pinned unstable, failed in none of {seen.runs} run(s) (now "
+        f"{now}): fixed, or it did not show this time; unpin it once it stays away"
+        for rid, now in _not_failed(seen, pins.unstable)
+    ]
