@@ -44,9 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from model.files import InputError, close_match, parse_toml, read_text, shown
-from model.population import CHOICES, POPULATIONS, Population
+from model.population import CHOICES, POPULATIONS, Population, population_of
+from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family
-from model.tables import Tables
+from model.tables import REPLY_TRIGGERS, REPLY_WIRES, Tables
+from model.types import Request
 
 __all__ = [
     "AMENDABLE",
@@ -63,9 +65,14 @@ class AmendmentError(ValueError):
     """A malformed amendment; the message is one line naming the field."""
 
 
-# revisions whose text leaves choices open: the ones an amendment can edit
+# revisions whose text leaves choices open: the ones ``[must]``, ``[[rules]]`` and
+# ``[reference]`` can edit; a ``[wire]`` edit alone may take any revision as its base (a
+# revision that leaves nothing open is a population of one: its reference build)
 AMENDABLE: dict[str, Population] = dict(POPULATIONS)
-_FIELDS = ("name", "base", "summary", "sentence", "fixes", "must", "reference", "rules")
+_FIELDS = ("name", "base", "summary", "sentence", "fixes", "must", "reference", "rules", "wire")
+_WIRE_FIELDS = {"echo": "effective_prompt"}  # [wire] key → the answer field it adds
+# the ACP method names a [wire] edit takes, and the model's triggers
+_METHODS = {t.replace("_", "/", 1): t for t in REPLY_TRIGGERS}
 _RULE_FIELDS = ("id", "text", "choice", "value")
 _RULE_ID = re.compile(r"[A-Z]{1,3}[0-9]{1,3}")
 
@@ -91,10 +98,12 @@ class Amendment:
     sentence: str = ""  # the text the amendment adds to the spec
     fixes: tuple[str, ...] = ()  # P ids it claims hold for every pair of the amended text
     source: str = ""  # the file it was read from ("" for one built in code)
+    # a wire change: what the agent's answers carry (``Tables.replies``: (trigger, field))
+    wire: tuple[tuple[str, str], ...] = ()
 
     def population(self) -> Population:
         """The agents and clients the amended text allows, and its reference build."""
-        base = AMENDABLE[self.base]
+        base = population_of(self.base).with_replies(self.wire)
         narrowed = dict(self.must)
         for r in self.rules:
             narrowed[r.choice] = tuple(
@@ -118,6 +127,7 @@ class Amendment:
             *((f"must.{k}", " | ".join(v)) for k, v in self.must),
             *((f"rule {r.rid}", f"{r.choice} = {r.value}") for r in self.rules),
             *((f"reference.{k}", v) for k, v in self.reference),
+            *((f"wire.{k}", ", ".join(v)) for k, v in self.wire_by_key()),
         )
 
     def edit_lines(self) -> list[str]:
@@ -126,7 +136,17 @@ class Amendment:
             *(f"must {k} = {' | '.join(v)}" for k, v in self.must),
             *(f"rule {r.rid}: {r.choice} = {r.value}" for r in self.rules),
             *(f"reference {k} = {v}" for k, v in self.reference),
+            *(f"wire {k} on {', '.join(v)}" for k, v in self.wire_by_key()),
         ]
+
+    def wire_by_key(self) -> list[tuple[str, list[str]]]:
+        """The ``[wire]`` edit as written: each key with the ACP methods it names."""
+        out = []
+        for key, name in _WIRE_FIELDS.items():
+            methods = [m for m, t in _METHODS.items() if (t, name) in self.wire]
+            if methods:
+                out.append((key, methods))
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -140,6 +160,7 @@ class Amendment:
                 for r in self.rules
             ],
             "reference": dict(self.reference),
+            "wire": dict(self.wire_by_key()),
             "fixes": list(self.fixes),
         }
 
@@ -225,6 +246,42 @@ def _rules(where: str, data: Mapping[str, Any], base: Population) -> tuple[NewRu
     return tuple(out)
 
 
+def _wire(where: str, data: Mapping[str, Any], base: str) -> tuple[tuple[str, str], ...]:
+    """``[wire]``: ``echo = ["session/load", ...]``, the answers that carry the session's
+    effective prompt; each method must be one the base revision's wire has."""
+    out: list[tuple[str, str]] = []
+    wire = _table(where, data, "wire")
+    if wire and REVISIONS[base].wire not in REPLY_WIRES:
+        raise AmendmentError(
+            f"{where}: wire: {base}'s {REVISIONS[base].wire} wire has no way to carry a "
+            f"session's prompt in an answer (a [wire] edit takes "
+            f"{', '.join(n for n, r in REVISIONS.items() if r.wire in REPLY_WIRES)})"
+        )
+    for key, value in wire.items():
+        if key not in _WIRE_FIELDS:
+            raise AmendmentError(
+                f"{where}: wire: unknown field {shown(key)}" + _suggest(str(key), [*_WIRE_FIELDS])
+            )
+        if not isinstance(value, list) or not value:
+            raise AmendmentError(
+                f"{where}: wire.{key}: expected a list of methods "
+                f"({', '.join(_METHODS)}), got {shown(value)}"
+            )
+        for m in value:
+            trigger = _METHODS.get(m) if isinstance(m, str) else None
+            if trigger is None:
+                raise AmendmentError(
+                    f"{where}: wire.{key}: {shown(m)} is not one of {', '.join(_METHODS)}"
+                )
+            if not REVISIONS[base].admits(Request(trigger)):
+                raise AmendmentError(f"{where}: wire.{key}: {base} has no {m}")
+            pair = (trigger, _WIRE_FIELDS[key])
+            if pair in out:
+                raise AmendmentError(f"{where}: wire.{key}: {m} named twice")
+            out.append(pair)
+    return tuple(out)
+
+
 def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
     """An amendment from parsed TOML; ``where`` names it in errors (a file or a shipped name)."""
     if not isinstance(data, Mapping) or not data:
@@ -244,12 +301,18 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
         if key in data and not isinstance(data[key], str):
             raise AmendmentError(f"{where}: {key}: expected a string, got {shown(data[key])}")
     base_name = data["base"]
-    if base_name not in AMENDABLE:
+    if base_name not in REVISIONS:
         raise AmendmentError(
-            f"{where}: base: {shown(base_name)} leaves no choice open "
-            f"(amendable: {', '.join(AMENDABLE)})"
+            f"{where}: base: unknown revision {shown(base_name)}"
+            + _suggest(str(base_name), [*REVISIONS])
         )
-    base = AMENDABLE[base_name]
+    wire = _wire(where, data, base_name)
+    if base_name not in AMENDABLE and any(k in data for k in ("must", "rules", "reference")):
+        raise AmendmentError(
+            f"{where}: base: {base_name} leaves no choice open, so only [wire] can edit it "
+            f"([must], [[rules]] and [reference] take {', '.join(AMENDABLE)})"
+        )
+    base = population_of(base_name)
     must = _must(where, data, base)
     rules = _rules(where, data, base)
     reference: list[tuple[str, str]] = []
@@ -257,8 +320,8 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
         choice = _choice(where, "reference", key, base)
         value = _value(where, f"reference.{choice}", choice, value)
         reference.append((choice, value))
-    if not (must or rules or reference):
-        raise AmendmentError(f"{where}: no edit: give [must], [[rules]] or [reference]")
+    if not (must or rules or reference or wire):
+        raise AmendmentError(f"{where}: no edit: give [must], [[rules]], [reference] or [wire]")
     fixes = data.get("fixes", [])
     if not isinstance(fixes, list):
         raise AmendmentError(f"{where}: fixes: expected a list of P ids, got {shown(fixes)}")
@@ -276,6 +339,7 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
         sentence=data.get("sentence", ""),
         fixes=tuple(fixes),
         source=where,
+        wire=wire,
     )
     pop = a.population()
     allowed = dict(pop.allowed)

@@ -680,10 +680,17 @@ def _knows(w: World, o: Observed, conn: int) -> bool:
 
 @invariant("P9")
 def client_can_tell_the_prompt(w: World) -> bool:
-    """P9 (reported): the client using a session saw, on its own wire, what prompt it runs under."""
+    """P9 (reported): the client using a session saw, on its own wire, what prompt it runs under:
+    it created the session there, or the answer that attached it there said the prompt
+    (``Observed.told``: a proposal's echo, true to what the agent runs)."""
     for o, s in _live(w):
         c = w.conn(s.conn if s.conn is not None else -1)
-        if c is not None and c.client is ClientKind.CONFORMING and not _knows(w, o, s.conn or 0):
+        if (
+            c is not None
+            and c.client is ClientKind.CONFORMING
+            and not o.told
+            and not _knows(w, o, s.conn or 0)
+        ):
             return False
     return True
 

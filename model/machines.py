@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 from transitions import EventData, Machine
 
 from model.context import Ctx
-from model.effects import EFFECTS, allocate_sid
+from model.effects import EFFECTS, allocate_sid, compose
 from model.guards import GUARDS
 from model.monitor import observe
 from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Row, Tables, row_config
@@ -42,6 +42,7 @@ from model.types import (
     SEALED,
     AgentProcess,
     ClientKind,
+    Mode,
     MonitorRead,
     Phase,
     Reply,
@@ -172,7 +173,10 @@ class _Engine:
                 "the tables may read only the agent, the connections and the restart count"
             ) from e
         assert ctx.reply is not None, f"no reply to {req}"
-        return Move(before, req, ctx.reply, ctx.world, tuple(self._fired))
+        reply = ctx.reply
+        if self.tables.replies and reply.ok:
+            reply = _with_fields(self.tables.replies, req, reply, ctx.world)
+        return Move(before, req, reply, ctx.world, tuple(self._fired))
 
     def step(self, world: World, req: Request) -> Step:
         m = self.move(world, req)
@@ -215,6 +219,28 @@ class _Engine:
             ctx.world = evolve(
                 ctx.world, agent=ctx.world.agent.with_session(evolve(s, status=status))
             )
+
+
+def _with_fields(
+    fields: tuple[tuple[str, str], ...], req: Request, reply: Reply, after: World
+) -> Reply:
+    """``reply`` with what ``Tables.replies`` adds to a successful answer to ``req``."""
+    for trigger, name in fields:
+        if trigger != req.method:
+            continue
+        sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
+        s = after.agent.session(sid)
+        if s is None or s.live is None:
+            continue
+        if name == "effective_prompt":
+            reply = evolve(reply, echo=s.live)
+        elif name == "requested_prompt":
+            texts = None if req.system_prompt is None else tuple(b.text for b in req.system_prompt)
+            mode = Mode.OVERRIDE if req.mode == Mode.OVERRIDE.value else Mode.APPEND
+            reply = evolve(reply, echo=compose(after.agent.base, texts, mode))
+        else:
+            raise ModelError(f"replies: {trigger}: unknown field {name!r}")
+    return reply
 
 
 class System(_Engine):

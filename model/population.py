@@ -34,10 +34,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from model.revisions import REVISIONS, envelope_tables
+from model.revisions import REVISIONS, envelope_tables, v2_tables
 from model.tables import Tables
 
 __all__ = [
@@ -129,6 +129,12 @@ def _envelope(member: Mapping[str, str]) -> Tables:
     return envelope_tables(on_omit="keep" if on_omit == "stored" else on_omit, **values)
 
 
+def _envelope_v2(member: Mapping[str, str]) -> Tables:
+    values = dict(member)
+    on_omit = values.pop("on_omit", "stored")
+    return v2_tables(on_omit="keep" if on_omit == "stored" else on_omit, **values)
+
+
 @dataclass(frozen=True)
 class Population:
     """The agents × clients a revision (or an amended one) allows."""
@@ -137,6 +143,9 @@ class Population:
     allowed: tuple[tuple[str, tuple[str, ...]], ...] = ()  # choice → values allowed
     reference: tuple[tuple[str, str], ...] = ()  # the reference build's value of each
     build: Callable[[Mapping[str, str]], Tables] | None = field(default=None, compare=False)
+    # what every member's answers carry beyond the revision's wire (``Tables.replies``): a
+    # proposal's wire change, the same for every agent it allows
+    replies: tuple[tuple[str, str], ...] = ()
 
     @property
     def choices(self) -> list[Choice]:
@@ -157,9 +166,8 @@ class Population:
         return tuple(self.reference)
 
     def tables(self, member: Member) -> Tables:
-        if self.build is None:
-            return REVISIONS[self.revision].tables
-        return self.build(dict(member))
+        t = REVISIONS[self.revision].tables if self.build is None else self.build(dict(member))
+        return replace(t, replies=self.replies) if self.replies else t
 
     def departures(self, member: Member) -> int:
         """How many choices ``member`` makes otherwise than the reference build."""
@@ -177,36 +185,49 @@ class Population:
         for name, values in self.allowed:
             keep = tuple(v for v in values if v in set(must.get(name, values)))
             allowed.append((name, keep))
-        return Population(self.revision, tuple(allowed), self.reference, self.build)
+        return replace(self, allowed=tuple(allowed))
 
     def with_reference(self, values: Mapping[str, str]) -> Population:
         ref = tuple((name, values.get(name, v)) for name, v in self.reference)
-        return Population(self.revision, self.allowed, ref, self.build)
+        return replace(self, reference=ref)
+
+    def with_replies(self, replies: tuple[tuple[str, str], ...]) -> Population:
+        """Every member answering with ``replies`` too (a proposal's wire change)."""
+        return replace(self, replies=replies)
 
 
 def _count(values: Iterable[tuple[str, ...]]) -> int:
     return math.prod(len(v) for v in values)
 
 
-def _v1() -> Population:
-    names = (
-        "on_omit",
-        "on_differ",
-        "on_empty",
-        "without_capability",
-        "active_reopen",
-        "client_resends",
-    )
+_ENVELOPE_CHOICES = (
+    "on_omit",
+    "on_differ",
+    "on_empty",
+    "without_capability",
+    "active_reopen",
+    "client_resends",
+)
+
+
+def _of_envelope(revision: str, build: Callable[[Mapping[str, str]], Tables]) -> Population:
+    """The six choices the envelope leaves open, each with every value the text allows."""
     return Population(
-        "v1-stable",
-        tuple((n, CHOICES[n].values) for n in names),
-        tuple((n, CHOICES[n].reference) for n in names),
-        _envelope,
+        revision,
+        tuple((n, CHOICES[n].values) for n in _ENVELOPE_CHOICES),
+        tuple((n, CHOICES[n].reference) for n in _ENVELOPE_CHOICES),
+        build,
     )
 
 
-# revisions built from choices; every other revision is a population of one
-POPULATIONS: dict[str, Population] = {"v1-stable": _v1()}
+# revisions built from choices; every other revision is a population of one. v2-draft states
+# the same T ids over the envelope (model.revisions.v2_tables): the same six choices, with no
+# session/load (on_omit, on_differ and active_reopen decide at resume and fork) and resume a
+# baseline method
+POPULATIONS: dict[str, Population] = {
+    "v1-stable": _of_envelope("v1-stable", _envelope),
+    "v2-draft": _of_envelope("v2-draft", _envelope_v2),
+}
 
 
 def population_of(revision: str) -> Population:

@@ -187,6 +187,10 @@ class Tables:
     connection: Table = CONNECTION
     new_session: Table = NEW_SESSION
     session: Table = SESSION
+    # what a successful answer carries beyond the revision's wire, as (trigger, field) pairs
+    # (``REPLY_FIELDS``): a proposal's wire change (``model.amend``, ``[wire]``). Every
+    # published revision's is empty; ``model.machines`` fills the answer from it
+    replies: tuple[tuple[str, str], ...] = ()
 
     NAMES = ("client", "agent", "connection", "new_session", "session")
 
@@ -200,10 +204,26 @@ class Tables:
                 yield name, i, row
 
     def edit(self, name: str, new: Table) -> Tables:
-        return replace(self, **{name: new})
+        changes: dict[str, Any] = {name: new}  # one of the row tables (NAMES)
+        return replace(self, **changes)
 
 
 REFERENCE = Tables()
+
+# the fields a ``Tables.replies`` pair may name, and what the answer then carries
+REPLY_FIELDS = {
+    # the prompt the session runs under from this answer on, as the agent holds it
+    # (``Reply.echo``): the envelope, or null for the agent's default
+    "effective_prompt": "the session's effective systemPrompt",
+    # the prompt the request carried, whatever the agent put in effect: a faulty echo (the
+    # proposal's mutant, ``model.mutants``); an answer to a request without one carries null
+    "requested_prompt": "the request's own systemPrompt, whatever was applied",
+}
+# the requests whose answer may carry the session's prompt: they create or attach one
+REPLY_TRIGGERS = ("session_new", "session_load", "session_resume", "session_fork")
+# the revisions' wires (``Revision.wire``) whose answers can carry a prompt: the string and
+# instructions wires have no prompt shape but a request's (``simulations.wire.acp``)
+REPLY_WIRES = ("blocks", "envelope", "envelope-v2")
 
 
 def row_config(row: Row, **callbacks: Any) -> dict[str, Any]:

@@ -284,6 +284,11 @@ class Reply:
     replayed: bool = False  # session/load streamed the history before answering (S8)
     slot: Slot | None = None  # session/prompt: what the model's system slot held for the turn
     sent: bool = True  # False: a conforming client declined to send the request
+    # a new/load/resume/fork result that carries the session's effective prompt (a proposal's
+    # wire change, ``Tables.replies``): the slot the agent says the session now runs under
+    # (the wire shows it as the envelope ``{mode, content}``, or null for the agent's default).
+    # None: the answer carries no prompt (every published revision)
+    echo: Slot | None = None
 
     @property
     def ok(self) -> bool:
@@ -376,6 +381,10 @@ class Observed:
     # gives back the prompt set, not the one it was created with, so R16 and R17 (for its
     # forks) no longer judge it
     prompt_set: bool = False
+    # the answer that attached it where it is now active (new, fork, load, resume) told its
+    # client the prompt it runs under, truly (``Reply.echo`` equal to its live slot); cleared
+    # when it leaves the connection or a later operation changes its slot (P9)
+    told: bool = False
 
 
 @_hash_once

@@ -663,7 +663,13 @@ def _subject(
             f"member `{describe(member)}`{ref} of {of}",
             (("amendment", args.amend),) * (amendment is not None) + (("member", dict(member)),),
             f"The trace names the member; `replay` rebuilds its tables from {revision}'s choices"
-            + (" (the amendment only narrows them)." if amendment is not None else "."),
+            + (
+                "."
+                if amendment is None
+                else " and the amendment's wire change (read from the amendment it names)."
+                if amendment.wire
+                else " (the amendment only narrows them)."
+            ),
         )
     if profile is None:
         return None
@@ -846,12 +852,29 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _itf_member(value: object, revision: str) -> Member | None:
+def _itf_population(meta: dict[str, Any], revision: str) -> Population:
+    """The population a trace was found in: the amendment its ``#meta.amendment`` names (a
+    shipped name or its file), where that amends ``revision`` and changes the wire (its
+    answers carry what the base's do not), else ``revision``'s own. An amendment that cannot
+    be read is one line, exit 2."""
+    named = meta.get("amendment")
+    if not isinstance(named, str):
+        return population_of(revision)
+    try:
+        amendment = load_amendment(named)
+    except AmendmentError as e:
+        raise UsageError(f"argument file: #meta.amendment: {e}") from None
+    if amendment.base != revision or not amendment.wire:
+        return population_of(revision)
+    return amendment.population()
+
+
+def _itf_member(value: object, revision: str, pop: Population | None = None) -> Member | None:
     """The population member a trace's ``#meta.member`` names, where ``revision`` (the one
     replayed against) leaves choices open; None where it names none, or the revision is one
     build. A member that is none of the revision's is one line, exit 2."""
-    pop = population_of(revision)
-    if value is None or pop.build is None:
+    pop = pop or population_of(revision)
+    if value is None or (pop.build is None and not pop.replies):
         return None
     if isinstance(value, dict):
         for m in pop.members():
@@ -896,9 +919,10 @@ def _run_replay(args: argparse.Namespace) -> int:
         methods = meta_methods(profile)
     member = None  # a member of a population: its tables
     if mutant is None and not (profile_name or client_name):
-        member = _itf_member(meta.get("member"), revision)
-    if member is not None:
-        tables = population_of(revision).tables(member)
+        pop = _itf_population(meta, revision)
+        member = _itf_member(meta.get("member"), revision, pop)
+        if member is not None:
+            tables = pop.tables(member)
     rid = meta.get("requirement")
     keep = REVISIONS[revision].states
     steps = replay(trace, tables, keep)

@@ -157,7 +157,10 @@ BAD = {
     ),
     "value.toml": ('name="x"\nbase="v1-stable"\n[must]\non_differ="rejct"\n', "must.on_differ"),
     "nobase.toml": ('name="x"\n[must]\non_differ="reject"\n', "base: missing"),
-    "rfd.toml": ('name="x"\nbase="rfd-final"\n[must]\non_differ="reject"\n', "base: 'rfd-final'"),
+    "rfd.toml": (
+        'name="x"\nbase="rfd-final"\n[must]\non_differ="reject"\n',
+        "base: rfd-final leaves no choice open, so only [wire]",
+    ),
     "empty.toml": ("", "empty"),
     "noedits.toml": ('name="x"\nbase="v1-stable"\n', "no edit"),
     "same.toml": ('name="x"\nbase="v1-stable"\n[reference]\non_differ="apply"\n', "no change"),

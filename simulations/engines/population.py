@@ -356,6 +356,7 @@ def judge(
     key = (
         population.revision,
         population.build,
+        population.replies,
         bound,
         tuple(checks),
         tuple(_STATE["witnesses"]),

@@ -27,7 +27,7 @@ from typing import Any
 from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
 from model.tables import REFERENCE, Tables
-from model.types import BlockKind, Caps, Reply, Request, World, initial_world
+from model.types import BASE, BlockKind, Caps, Reply, Request, Slot, World, initial_world
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,15 @@ def request_text(req: Request, fields: PromptFields = blocks_fields) -> str:
     return f"{wire_method(req.method)}({', '.join(args)})"
 
 
+def echo_text(slot: Slot) -> str:
+    """An answer's echo of the session's prompt (``Reply.echo``) as the client reads it:
+    ``null`` for the agent's default, else the envelope, ``{mode="append", content=[text "a"]}``."""
+    if slot == (BASE,):
+        return "null"
+    mode, texts = ("append", slot[1:]) if slot[:1] == (BASE,) else ("override", slot)
+    return f'{{mode="{mode}", content=[' + ", ".join(f'text "{t}"' for t in texts) + "]}"
+
+
 def reply_text(reply: Reply) -> str:
     if not reply.sent:
         return "(not sent)"
@@ -149,6 +158,8 @@ def reply_text(reply: Reply) -> str:
         parts.append(f"sessionId={reply.sid}")
     if reply.slot is not None:
         parts.append("system slot=[" + ", ".join(reply.slot) + "]")
+    if reply.echo is not None:
+        parts.append(f"systemPrompt={echo_text(reply.echo)}")
     if reply.replayed:
         parts.append("history replayed")
     if reply.listed:

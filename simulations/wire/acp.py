@@ -98,7 +98,14 @@ from typing import TYPE_CHECKING, Any
 from model.machines import Step
 from model.profiles import Profile
 from model.revisions import REVISIONS
-from model.tables import CLIENT_REQUESTS, COMPACT, ENVIRONMENT_EVENTS, SET_PROMPT, Tables
+from model.tables import (
+    CLIENT_REQUESTS,
+    COMPACT,
+    ENVIRONMENT_EVENTS,
+    REPLY_WIRES,
+    SET_PROMPT,
+    Tables,
+)
 from model.types import (
     Block,
     BlockKind,
@@ -107,6 +114,7 @@ from model.types import (
     PromptCap,
     Reply,
     Request,
+    Slot,
 )
 from simulations.engines.conversation import USER_PROMPT, History, Update, converse
 from simulations.engines.observe import attached_slot
@@ -460,19 +468,41 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
     )
 
 
-def _with_slot(result: dict[str, Any], step: Step) -> dict[str, Any]:
+def _with_slot(result: dict[str, Any], step: Step, wire: str) -> dict[str, Any]:
+    if step.reply.echo is not None:
+        result.update(echo_fields(step.reply.echo, step.after.agent.base, wire))
     slot = attached_slot(step)
     if slot is not None:
         result["_meta"] = {"systemSlot": list(slot)}
     return result
 
 
+# the wires whose answers can carry a proposal's echo of the session's prompt (``echo_fields``)
+ECHO_WIRES = REPLY_WIRES
+
+
+def echo_fields(slot: Slot, base: str, wire: str) -> dict[str, Any]:
+    """A result's fields that tell the client the prompt a session runs under (a proposal's
+    wire change, ``model.tables.REPLY_FIELDS``): the slot read back as what the client would
+    have sent for it — ``systemPrompt`` null for the agent's default, else the envelope
+    (``{mode, content}``) or, on the blocks wire, the blocks and ``systemPromptMode``."""
+    if wire not in ECHO_WIRES:
+        raise ValueError(f"the {wire} wire has no way to carry a session's prompt in an answer")
+    if slot == (base,):
+        return {"systemPrompt": None}
+    mode, texts = ("append", slot[1:]) if slot[:1] == (base,) else ("override", slot)
+    content = [{"type": "text", "text": t} for t in texts]
+    if wire == "blocks":
+        return {"systemPrompt": content, "systemPromptMode": mode}
+    return {"systemPrompt": {"mode": mode, "content": content}}
+
+
 def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
     req, reply = step.step.request, step.step.reply
     if req.method in ("session_new", "session_fork"):
-        return _with_slot({"sessionId": reply.sid}, step.step)
+        return _with_slot({"sessionId": reply.sid}, step.step, wire)
     if req.method in ("session_load", "session_resume"):
-        return _with_slot({}, step.step)
+        return _with_slot({}, step.step, wire)
     if req.method == "initialize" and wire == V2_WIRE:
         conn = step.step.after.conn(req.conn)
         return {
@@ -564,6 +594,12 @@ def transcript(
         out += [notification(u) for u in updates]
         out.append(_response(n, r, wire))
     return out
+
+
+def echo_methods(tables: Tables) -> tuple[str, ...]:
+    """The ACP methods whose results carry the session's prompt under ``tables`` (a proposal's
+    ``Tables.replies``), for ``validate_transcript``'s ``echo``."""
+    return tuple(dict.fromkeys(wire_method(t) for t, _ in tables.replies))
 
 
 def _dumps(obj: Any) -> str:
@@ -803,8 +839,18 @@ def _envelope(base: str, kind: str, uri: str = _STABLE, **properties: Any) -> di
     }
 
 
+def _echo_result(wire: str) -> dict[str, Any]:
+    """A result's echo of the session's prompt (``echo_fields``): null, or the wire's own
+    shape of a prompt (the official ``SystemPrompt`` on the envelope wires)."""
+    null = {"type": "null"}
+    if wire == "blocks":
+        blocks = _FIELD_SCHEMAS["blocks"]["systemPrompt"]
+        return _object(systemPrompt={"oneOf": [blocks, null]}, systemPromptMode={"type": "string"})
+    return _object(systemPrompt={"oneOf": [_FIELD_SCHEMAS[wire]["systemPrompt"], null]})
+
+
 @lru_cache(maxsize=128)
-def _validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
+def _validator(directory: str | None, method: str, kind: str, wire: str, echo: bool = False) -> Any:
     ms = _methods(directory, wire)[method]
     base = _SDK_V2 if wire == V2_WIRE else _STABLE  # the JSON-RPC envelopes: v2's own on v2
     if kind == "request":
@@ -814,6 +860,8 @@ def _validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
         result: dict[str, Any] = {"allOf": [{"$ref": f"{ms.uri}#/$defs/{ms.response}"}]}
         if method == "initialize":
             result["allOf"].append(_rfd_initialize_result(wire))
+        if echo:  # a proposal puts the session's prompt in this answer: its shape is checked
+            result["allOf"].append(_echo_result(wire))
         schema = _envelope("AgentResponse", kind, base, result=result, error={})
     return _draft_2020_12(schema, directory, wire)
 
@@ -866,7 +914,11 @@ def _problem(i: int, method: str, kind: str, wire: str, error: ValidationError) 
 
 
 def validate_transcript(
-    messages: Iterable[Mapping[str, Any]], spec_dir: Path | None = None, *, wire: str = "blocks"
+    messages: Iterable[Mapping[str, Any]],
+    spec_dir: Path | None = None,
+    *,
+    wire: str = "blocks",
+    echo: Collection[str] = (),
 ) -> list[str]:
     """Problems found checking each message against the ACP v1 schema (empty: all valid).
 
@@ -879,6 +931,8 @@ def validate_transcript(
     An agent→client notification (``session/update``) is checked against the
     AgentNotification envelope and its params ``$def``.
     The schemas are the vendored ones unless ``spec_dir`` (laid out like them) is given.
+    ``echo`` names the methods (ACP names) whose results a proposal makes carry the session's
+    prompt (``echo_methods``): there the field's shape is checked too.
     """
     _check_wire(wire)
     directory = _dir(spec_dir)
@@ -916,7 +970,8 @@ def validate_transcript(
             )
             problems.append(f"message {i}: method {method!r} {where}")
             continue
-        for error in _validator(directory, method, kind, wire).iter_errors(dict(msg)):
+        carries = kind == "response" and method in echo
+        for error in _validator(directory, method, kind, wire, carries).iter_errors(dict(msg)):
             problems.append(_problem(i, method, kind, wire, error))
     for mid, method in pending.items():
         problems.append(f"request id {mid!r} ({method}) has no response")
