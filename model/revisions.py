@@ -34,7 +34,8 @@ Abstractions
     "omitted"), so its verdicts equal the draft's; it is listed so a reviewer can see that.
 
 Source
-    agentclientprotocol/agent-client-protocol PR #1237 and PR #1494; the SystemPrompt definitions
+    agentclientprotocol/agent-client-protocol PR #1237 (its review thread and force-pushes give
+    the dates and heads) and PR #1494; the SystemPrompt definitions
     of the v1 and v2 schemas shipped in @agentclientprotocol/sdk 2.4.0;
     rfd-client-system-prompt.draft1.mdx; rfd-client-system-prompt.final.mdx;
     docs/rfds/session-system-prompt.mdx@8c977541 (the alternative RFD).
