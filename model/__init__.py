@@ -3,7 +3,8 @@
 It covers every revision of the feature (``model.revisions.REVISIONS``): ACP v1 as stabilised
 on 2026-11-06 (``v1-stable``: ``systemPrompt {mode, content}`` on new, load, resume and fork),
 the ACP v2 draft (``v2-draft``), the RFD of PR #1237 at its final revision 4969bbbf
-(``rfd-final``) and its string-valued first design (``rfd-draft`` 0b902f18, ``pr-1494``), and the
+(``rfd-final``) and its string-valued designs (``rfd-should``: the text as opened on 2026-05-18;
+``rfd-draft``: the text of 2026-05-21, cb74b20, rebased as 0b902f18; ``pr-1494``), and the
 alternative "Session-Scoped Instructions" RFD that was not adopted (``alt-instructions``).
 
 The public API: the requirement registry, the world state, the tables and the engine that runs

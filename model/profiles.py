@@ -1137,17 +1137,19 @@ PROFILES: dict[str, Profile] = {
     for p in (
         Profile(
             "buzz-agent",
-            "Block's Rust agent implementing the first draft: a string on session/new, no "
-            "capability; a non-blank string takes the place of its default prompt (the "
-            "harness sends base prompt and persona as the whole prompt), a blank one leaves the "
+            "Block's Rust agent implementing the RFD's 2026-05-21 text (block/buzz#981, "
+            "2026-06-11): a string on session/new, no capability; a non-blank string takes the "
+            "place of its default prompt (the harness sends base prompt and persona as the "
+            "whole prompt), a blank one leaves the "
             "default, -32602 over its 512 KB limit; it offers no session/load nor any other "
-            "session method",
+            "session method; it answers protocolVersion 2, which its harness reads as support "
+            "(that detection is not modelled: the string wire carries no version)",
             "block/sprout crates/buzz-agent/src/lib.rs@04578ee7: initialize (loadSession "
             "false, no sessionCapabilities; other methods -32601) and session_new (a systemPrompt "
             "that is not blank is used in place of the configured default, a combined prompt "
             "over MAX_SYSTEM_PROMPT_BYTES answered INVALID_PARAMS); the implementation named in "
             "agentclientprotocol/agent-client-protocol#1237, comment of 2026-06-11 by "
-            "wpfleger96 (block/sprout#981)",
+            "wpfleger96 (block/sprout#981, since renamed block/buzz#981)",
             revision="rfd-draft",
             blank_text="absent",
             bare_prompt="replace",  # the client's string replaces the default (lib.rs, session_new)

@@ -1,10 +1,15 @@
 """Spec revisions as data: each names its tables, the rules it states and what its wire can carry.
 
 Scope
-    ``rfd-final`` (4969bbbf) is the foundation model. ``rfd-draft`` (0b902f18) and ``pr-1494``
-    (implementation commit eefd6439) are the string-valued first design: ``systemPrompt`` is
-    one string on session/new, there is no capability and no mode, the prompt is additive, and
-    an agent that predates the field ignores it. ``v1-stable`` is ACP v1 as stabilised on
+    ``rfd-final`` (4969bbbf) is the foundation model. ``rfd-draft`` (the RFD as of 2026-05-21,
+    head cb74b20, rebased unchanged as 0b902f18) and ``pr-1494`` (implementation commit
+    eefd6439) are the string-valued design with the error clause: ``systemPrompt`` is one
+    string on session/new, there is no capability and no mode, the prompt is additive, an
+    agent that cannot incorporate it answers an error and creates no session, and an agent
+    that predates the field ignores it. ``rfd-should`` is the text as opened on 2026-05-18
+    (reconstructed: the agent only SHOULD incorporate the prompt, and nothing answers a
+    failure); the thread's designs in date order are in docs/verdicts.md "The thread's
+    designs, dated". ``v1-stable`` is ACP v1 as stabilised on
     2026-11-06: an envelope ``{mode, content}`` on new, load, resume and fork that the client
     re-sends, judged by its own rules T1–T16 (``schema-2026-11``, the SDK 2.4.0 schema it was
     first modelled from, is an alias). What the stable text leaves open (T6, T11, T15, T16)
@@ -29,7 +34,8 @@ Abstractions
     "omitted"), so its verdicts equal the draft's; it is listed so a reviewer can see that.
 
 Source
-    agentclientprotocol/agent-client-protocol PR #1237 and PR #1494; the SystemPrompt definitions
+    agentclientprotocol/agent-client-protocol PR #1237 (its review thread and force-pushes give
+    the dates and heads) and PR #1494; the SystemPrompt definitions
     of the v1 and v2 schemas shipped in @agentclientprotocol/sdk 2.4.0;
     rfd-client-system-prompt.draft1.mdx; rfd-client-system-prompt.final.mdx;
     docs/rfds/session-system-prompt.mdx@8c977541 (the alternative RFD).
@@ -45,7 +51,8 @@ from model.types import BlockKind, Caps, Phase, PromptCap, Request, Stage, Statu
 
 _BASE_RULES = frozenset({"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"})
 _FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
-# what the first draft states, in the final RFD's numbering (digest §6.2 "Agent duties"):
+# what the string text of 2026-05-21 (cb74b20 = 0b902f18) states, in the final RFD's numbering
+# (digest §6.2 "Agent duties"):
 # additive incorporation that keeps guardrails (R8), no prompt required (R10), an error and no
 # session when it cannot incorporate (R11), immutability (R18), the default without one (R20)
 _DRAFT_RULES = _BASE_RULES | {"R8", "R10", "R11", "R18", "R20"}
@@ -359,9 +366,12 @@ REVISIONS: dict[str, Revision] = {
     for r in (
         Revision(
             "rfd-draft",
-            "Client-Provided System Prompt RFD, first draft 0b902f18: systemPrompt is a string, "
-            "no capability, additive",
-            "docs/rfds/client-system-prompt.mdx@0b902f18 (PR #1237, first draft)",
+            "Client-Provided System Prompt RFD as of 2026-05-21 (head cb74b20, rebased unchanged "
+            "as 0b902f18 on 2026-07-21): systemPrompt is a string, no capability, additive; an "
+            "agent that cannot incorporate it answers a JSON-RPC error and creates no session",
+            "docs/rfds/client-system-prompt.mdx@0b902f18 (PR #1237: the first of the final "
+            "head's two commits, authored 2026-05-18, committed 2026-07-21; its text is the "
+            "2026-05-21 revision that replaced systemPromptStatus with the error)",
             _STRING,
             _DRAFT_RULES,
             _string_only,
@@ -369,9 +379,9 @@ REVISIONS: dict[str, Revision] = {
         ),
         Revision(
             "pr-1494",
-            "PR #1494 (eefd6439): systemPrompt: string | null on session/new, no capability, "
-            "no mode",
-            "agentclientprotocol/agent-client-protocol PR #1494, commit eefd6439",
+            "PR #1494 (eefd6439, 2026-06-23): systemPrompt: string | null on session/new, no "
+            "capability, no mode; the 2026-05-21 text's duties in its doc comment",
+            "agentclientprotocol/agent-client-protocol PR #1494 (closed), commit eefd6439",
             _STRING,
             _DRAFT_RULES,
             _string_only,
@@ -379,7 +389,8 @@ REVISIONS: dict[str, Revision] = {
         ),
         Revision(
             "rfd-final",
-            "Client-Provided System Prompt RFD, final revision 4969bbbf (2026-07-21)",
+            "Client-Provided System Prompt RFD, final revision 4969bbbf (authored 2026-07-21, "
+            "pushed 2026-07-22)",
             "docs/rfds/client-system-prompt.mdx@4969bbbf (PR #1237)",
             REFERENCE,
         ),
@@ -650,3 +661,46 @@ ALT_INSTRUCTIONS = Revision(
     "instructions",
 )
 REVISIONS[ALT_INSTRUCTIONS.name] = ALT_INSTRUCTIONS
+
+
+# ---- the thread's designs, dated (issue 55, item 2) -----------------------------------------
+#
+# PR #1237's review thread and its force-pushes, in date order (docs/verdicts.md "The thread's
+# designs, dated" has the table): the text as opened on 2026-05-18 (heads b93753b, 68a1067,
+# 3cf1268), where the agent only SHOULD put the prompt in the system slot; 2026-05-19 (4e4a566,
+# 2331a57): MUST, and a ``systemPromptStatus`` (accepted | rejected, with a reason) on the
+# session/new result; 2026-05-21 (cb74b20): the status dropped for a JSON-RPC error and no
+# session (``rfd-draft``; the final head's first commit 0b902f18 is this text rebased on
+# 2026-07-21); 2026-07-21/22 (526537e, c2189e4, 4969bbbf): the capability, ContentBlock[] and
+# the modes (``rfd-final``). The status design and buzz-agent's detection by protocol version
+# need wire the model does not have; they are specified for the proposal form, not here.
+#
+# ``rfd-should``, the 2026-05-18 text, is not in any stored commit. Its wording is
+# reconstructed from the thread: alexhancock (2026-05-19) reads it as a SHOULD for agents to
+# thread the prompt to the system slot and asks for a way to report failures, and 0b902f18's
+# revision history names the 2026-05-19 change "Upgraded to MUST with response
+# acknowledgment". So it is the 2026-05-21 string design less the duty to incorporate or fail
+# (R11 in the final numbering: the model's check of R11 is also what flags a prompt accepted
+# and not incorporated) and with no acknowledgement at all; additivity (R8), no required
+# prompt (R10), immutability (R18) and the default without one (R20) are taken as unchanged,
+# since the history names no other change. The tables are the string tables: the reference
+# build still refuses a prompt over its limit, one answer the SHOULD allows; an agent that
+# drops it, or ignores every prompt, breaks no rule of this revision (a profile with
+# ``size_limit = "drop"`` or ``reads_prompt = "nowhere"`` says so), where under ``rfd-draft``
+# it breaks R11.
+_SHOULD_RULES = _DRAFT_RULES - {"R11"}
+
+REVISIONS["rfd-should"] = Revision(
+    "rfd-should",
+    "Client-Provided System Prompt RFD as opened on 2026-05-18 (heads b93753b, 68a1067, "
+    "3cf1268; reconstructed): systemPrompt is a string, no capability, additive; the agent "
+    "SHOULD incorporate it, and no error or status reports that it did not",
+    "agentclientprotocol/agent-client-protocol PR #1237: review by alexhancock, 2026-05-19 "
+    '("if it is to remain a SHOULD"); docs/rfds/client-system-prompt.mdx@0b902f18, '
+    "Revision history (2026-05-18 initial draft; 2026-05-19 upgraded to MUST with response "
+    "acknowledgment); the 2026-05-18 heads are not in the stored mirror",
+    _STRING,
+    _SHOULD_RULES,
+    _string_only,
+    "string",
+)

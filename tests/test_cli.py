@@ -41,6 +41,7 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
         "v1-stable",
         "v2-draft",
         "alt-instructions",
+        "rfd-should",
     ]
     assert data["revisions"][3]["aliases"] == ["schema-2026-11"]
     assert {f"T{i}" for i in range(1, 17)} <= set(data["revisions"][3]["rules"])

@@ -102,14 +102,14 @@ def test_shipped_profiles_build_and_cite_a_source() -> None:
 
 
 # The knobs that are about validation or modes the draft's string wire does not have: on
-# rfd-draft and pr-1494 they have no row to edit and are refused.
+# rfd-draft, pr-1494 and rfd-should they have no row to edit and are refused.
 RFD_FINAL_ON = ("empty_array", "mode_alone", "unsupported_blocks", "unadvertised_override")
 RFD_FINAL_ON += ("text_blocks", "override_mode")
 # where a knob is refused because the revision's wire cannot say what it is about, or has no
 # row it edits (every other knob, value and revision is accepted)
-DRAFTS = ("rfd-draft", "pr-1494")
+DRAFTS = ("rfd-draft", "pr-1494", "rfd-should")  # the string revisions share their tables
 REFUSED = {
-    **{(k, r): "no row" for k in RFD_FINAL_ON for r in ("rfd-draft", "pr-1494")},
+    **{(k, r): "no row" for k in RFD_FINAL_ON for r in DRAFTS},
     **{("bare_prompt", r): "wire" for r in ("v1-stable", "v2-draft", "alt-instructions")},
     **{("mode_alone", r): "wire" for r in ("v1-stable", "v2-draft", "alt-instructions")},
     ("empty_array", "alt-instructions"): "wire",

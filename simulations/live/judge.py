@@ -54,9 +54,9 @@ from simulations.wire.acp import (
 
 def caps_of(result: object, wire: str, unseen: PromptCap = PromptCap.APPEND) -> Caps:
     """The model's ``Caps`` for a raw initialize result on ``wire`` (what it advertises). The
-    string wire (rfd-draft, pr-1494) has no capability: the agent is taken to be ``unseen``
-    (by default the draft's additive agent, which takes the field; ``none``: one that
-    predates it)."""
+    string wire (rfd-should, rfd-draft, pr-1494) has no capability: the agent is taken to be
+    ``unseen`` (by default the draft's additive agent, which takes the field; ``none``: one
+    that predates it)."""
     if not isinstance(result, dict):
         raise ValueError(f"initialize result: expected an object, got {result!r}")
     if wire == V2_WIRE:

@@ -77,9 +77,9 @@ Source
     ACP schema v1: agentclientprotocol/agent-client-protocol ``main`` at b7f0005 (2026-08-22),
     ``schema/v1/schema.json`` and ``schema/v1/schema.unstable.json``; the RFD's
     SessionCapabilities / NewSessionRequest additions (the RFD docs/rfds/client-system-prompt.mdx
-    at revision 4969bbbf, "Schema changes"); the first draft's string field (the same RFD at
-    revision 0b902f18, and PR #1494's commit eefd6439, "add optional systemPrompt field to
-    session/new"); the 2026-11 envelope (npm @agentclientprotocol/sdk 2.4.0,
+    at revision 4969bbbf, "Schema changes"); the string field of its earlier text (the same RFD
+    at revision 0b902f18, the 2026-05-21 text, and PR #1494's commit eefd6439, "add optional
+    systemPrompt field to session/new"); the 2026-11 envelope (npm @agentclientprotocol/sdk 2.4.0,
     ``schema/v1/schema.unstable.json``, ``$defs/SystemPrompt``).
 """
 
