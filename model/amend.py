@@ -5,7 +5,7 @@ Scope
     What the stabilised text leaves open (T6 the client's re-send, a SHOULD; T11 an empty
     array, a MAY; T15 an omitted prompt, either answer; T16 a prompt that differs, silent; and
     reopening a prompted session where the capability is gone, silent) are the choices of
-    ``model.population``. An amendment edits the text in three ways:
+    ``model.population``. An amendment edits the text in four ways:
 
     * ``[must]`` narrows an open choice (a MAY or a silence becomes a MUST): the values left
       are the only ones the amended population allows ("the agent MUST keep the stored prompt
@@ -15,6 +15,10 @@ Scope
       that choice's decision point: the agent must answer as one taking that value would.
     * ``[reference]`` changes the reference build's value (the one ``check --reference``
       judges); the population is unchanged.
+    * ``[wire]`` changes what the agent's answers carry, for every agent the text allows
+      (``echo``: the methods whose result says the session's effective prompt,
+      ``model.tables.REPLY_FIELDS``). It is the one edit a revision that leaves nothing open
+      takes (a population of one); v1-stable and v2-draft take all four.
 
     ``check --amend`` judges the base and the amended population and holds the amendment to
     its ``fixes``: each P id named must hold for every pair the amended text allows, and the
@@ -22,8 +26,8 @@ Scope
     gives the verdict diff a spec author pastes into an upstream issue.
 
 Abstractions
-    An ``Amendment``: a name, a base revision with a population (``AMENDABLE``), the three
-    kinds of edit, the sentence it adds to the spec and the P ids it claims (``fixes``).
+    An ``Amendment``: a name, a base revision with a population (``AMENDABLE``; any revision
+    for a ``[wire]`` edit alone), the four kinds of edit, the sentence it adds to the spec and the P ids it claims (``fixes``).
     Amendments are TOML files: the shipped ones live in ``model/amendments/`` (package data)
     and ``load_amendment`` takes a shipped name or a path. Every malformed file gets one
     ``AmendmentError`` line naming the field. The README documents the format key by key.

@@ -5,9 +5,10 @@ Scope
     or silence) every answer is conforming, so "what does the revision guarantee?" is a
     question about every agent × client pair it allows, not about the reference build.
     ``Population`` lists the open choices of a revision built from choices (v1-stable:
-    ``model.revisions.envelope_tables``) and the values each may take; its ``members`` are
-    the combinations. A revision not built from choices is a population of one: its
-    reference build.
+    ``model.revisions.envelope_tables``; v2-draft: ``v2_tables``, the same six choices) and
+    the values each may take; its ``members`` are the combinations. A revision not built from
+    choices is a population of one: its reference build. A proposal's wire change
+    (``replies``) is made by every member alike.
 
 Abstractions
     ``Choice``: a name (the same word in amendments, populations and reports), its values,

@@ -86,3 +86,32 @@ def test_verdicts_md_dates_every_design_and_names_every_commit_the_labels_cite()
         assert date in section, date
     # the designs with no revision are named with where they are specified
     assert "systemPromptStatus" in section and "protocol version" in section
+
+
+ARCHITECTURE_MD = VERDICTS_MD.parent / "architecture.md"
+
+
+def test_adding_a_revision_names_the_places_that_hold_what_it_says() -> None:
+    """docs/architecture.md "Adding a revision": each file it names exists and still holds the
+    names the row tells a reader to edit; each revision is named where the list says."""
+    import re as _re
+
+    root = VERDICTS_MD.parents[1]
+    text = ARCHITECTURE_MD.read_text(encoding="utf-8")
+    section = text.split("## Adding a revision", 1)[1].split("\n## ", 1)[0]
+    rows = _re.findall(r"^\| `([^`]+)` \| (.*) \|$", section, _re.M)
+    assert [f for f, _ in rows] == [
+        "model/revisions.py",
+        "model/population.py",
+        "simulations/wire/acp.py",
+        "docs/verdicts.md",
+        "tests/test_designs.py",
+        "tests/test_cli.py",
+    ]
+    for path, what in rows:
+        source = (root / path).read_text(encoding="utf-8")
+        for name in _re.findall(r"`([A-Z_][A-Za-z_]+)`", what):
+            assert name in source, f"{path} no longer holds {name}"
+    for name in REVISIONS:
+        assert f"`{name}`" in VERDICTS_MD.read_text(encoding="utf-8"), name
+        assert f'"{name}"' in (root / "tests" / "test_cli.py").read_text(encoding="utf-8"), name
