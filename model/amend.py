@@ -27,7 +27,8 @@ Scope
 
 Abstractions
     An ``Amendment``: a name, a base revision with a population (``AMENDABLE``; any revision
-    for a ``[wire]`` edit alone), the four kinds of edit, the sentence it adds to the spec and the P ids it claims (``fixes``).
+    for a ``[wire]`` edit alone), the four kinds of edit, the sentence it adds to the spec
+    and the P ids it claims (``fixes``).
     Amendments are TOML files: the shipped ones live in ``model/amendments/`` (package data)
     and ``load_amendment`` takes a shipped name or a path. Every malformed file gets one
     ``AmendmentError`` line naming the field. The README documents the format key by key.
