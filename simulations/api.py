@@ -47,6 +47,7 @@ from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore
 from simulations.engines.scenarios import scenarios_for
 from simulations.engines.trace import PromptFields, Trace, render_steps, replay, trace_json
+from simulations.outputs.compare import Share, share_change
 from simulations.usage import UsageError as UsageError
 from simulations.usage import refuse_other_revision as refuse_other_revision
 from simulations.usage import revision_for as revision_for
@@ -657,7 +658,7 @@ def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> 
             note = f"a {len(c.trace)}-step counterexample appears:"
         else:
             note = ""
-        lines.append(f"  {c.rid:4s} {c.before} → {c.after}  {note}")
+        lines.append(f"  {c.rid:4s} {_change(c.before, c.after)}  {note}")
         if c.trace is not None:
             tables = base.tables if c.before == VIOLATED else amended.tables
             shown = render_steps(c.trace, tables, REVISIONS[base.revision].states, _fields(base))
@@ -666,6 +667,14 @@ def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> 
     verdict = "kept" if keeps_promise(a, diff) else "NOT kept"
     lines.append(f"  claims to fix {claimed}: {verdict}")
     return "\n".join(lines)
+
+
+def _change(before: str, after: str) -> str:
+    """``violated → holds: from all to none``: one build's change in the words a population's
+    share change is said in (``share_change``); n/a on either side as the verdicts alone."""
+    if NA in (before, after):
+        return f"{before} → {after}"
+    return share_change(Share(before == VIOLATED, 1, True), Share(after == VIOLATED, 1, True))
 
 
 def diff_json(diff: list[Change], base: CheckResult, amended: CheckResult) -> list[Any]:

@@ -212,6 +212,15 @@ def parser() -> argparse.ArgumentParser:
         help="a spec amendment: a shipped name (see 'list') or a .toml file; prints the "
         "verdict diff against its base and exits 1 if it does not keep its claims",
     )
+    c.add_argument(
+        "--compare",
+        nargs=2,
+        default=None,
+        metavar=("A", "B"),
+        help="two designs side by side on the same bound, per P id: each a revision (one that "
+        "leaves choices open over its population), an amendment or a profile (a shipped name "
+        "or a .toml file); exits 0 once both are judged (docs/cli.md)",
+    )
     c.add_argument("--engine", default="bfs", help=f"{', '.join(ENGINES)} (default bfs)")
     bfs(c)
     c.add_argument("--seed", type=_seed, default=0)
@@ -1439,6 +1448,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 raise UsageError(
                     f"argument --cluster: the cluster engine is not installed: {cluster.INSTALL}"
                 )
+        if args.compare is not None:
+            return _run_compare(args)
         if args.client is not None and args.amend is not None:
             _agent_profile(argparse.Namespace(**{**vars(args), "client": None}))  # its errors first
             raise UsageError(
@@ -1570,6 +1581,40 @@ def _main(argv: Sequence[str] | None) -> int:
     if not result.complete:
         return INTERRUPTED
     return result.exit_code(args.strict)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    """``check --compare A B``: both judged on one bound (``simulations.compare``), put side
+    by side (``simulations.outputs.compare``); 0 once both are judged, 130 if interrupted."""
+    from simulations.compare import compare_side
+    from simulations.outputs.compare import comparison_json, render_comparison
+
+    alone = [f"--{k}" for k in ("revision", "mutant", "profile", "client", "amend", "out")]
+    given = [a for a in alone if getattr(args, a[2:]) is not None]
+    given += [a for a, on in (("--reference", args.reference), ("--through", args.through)) if on]
+    if given or args.engine != "bfs":
+        raise UsageError(
+            f"argument --compare: compares its two subjects alone on --bound (drop "
+            f"{', '.join(given) or '--engine'})"
+        )
+    line = None if args.quiet else _PopulationLine(bool(args.progress))
+    run = partial(
+        compare_side,
+        bound=args.bound,
+        restarts=args.restarts,
+        workers=args.workers,
+        symmetry=not args.no_symmetry,
+        progress=line,
+    )
+    a, b = run(args.compare[0]), run(args.compare[1])
+    if line is not None:
+        line.done()
+    bound = bound_for(args.bound, "v1-stable").name
+    if args.json:
+        print(json.dumps(comparison_json(a, b, bound), indent=2))
+    else:
+        print(_noted(render_comparison(a, b, bound)))
+    return 0 if a.complete and b.complete else INTERRUPTED
 
 
 def _written(args: argparse.Namespace, folders: list[Path], what: str) -> None:
