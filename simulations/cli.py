@@ -104,6 +104,7 @@ from simulations.outputs.population import (
     Clock,
     PopulationCheck,
     check_population,
+    member_named,
     population_json,
     render_population,
     rule_checks,
@@ -296,8 +297,9 @@ def parser() -> argparse.ArgumentParser:
         "--member",
         default=None,
         help="a member of the population of --amend or of a revision that leaves choices open, "
-        "named as check prints it: 'on_omit=stored, on_differ=keep, ...' (choices that name one "
-        "member are enough; 'reference': the reference build)",
+        "named as check prints it: 'on_omit=stored, on_differ=keep, ...'; the choices that "
+        "matter are enough: a choice not named takes the reference build's value ('reference': "
+        "the reference build)",
     )
     x.add_argument(
         "--profile", default=None, help="an implementation profile: a shipped name or a file"
@@ -562,35 +564,6 @@ def _run_explore(args: argparse.Namespace) -> int:
     return 0 if ex.complete else INTERRUPTED
 
 
-def _member_named(pop: Population, text: str, what: str) -> Member:
-    """The member of ``pop`` that ``--member`` names: ``choice=value`` pairs as ``check``
-    prints them (``member: on_omit=stored, on_differ=apply, ...``), as many as name one
-    member; ``reference``: the reference build."""
-    members = pop.members()
-    if text.strip() in ("reference", "the reference build"):
-        return pop.reference_member
-    given: dict[str, str] = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if not (sep and key.strip() and value.strip()):
-            given = {}
-            break
-        given[key.strip()] = value.strip()
-    matching = [m for m in members if given and given.items() <= dict(m).items()]
-    if len(matching) == 1:
-        return matching[0]
-    shown_ = "; ".join(describe(m) for m in (matching or members)[:3])
-    if matching:
-        raise UsageError(
-            f"argument --member: {shown(text, 80)} names {len(matching)} members of {what}; "
-            f"name more choices (e.g. {shown_})"
-        )
-    raise UsageError(
-        f"argument --member: {shown(text, 80)} is no member of {what} ({len(members)} members, "
-        f"named as check prints them, e.g. {shown_})"
-    )
-
-
 def _counterexample_inputs(args: argparse.Namespace) -> tuple[Profile | None, Amendment | None]:
     """``counterexample``'s agent profile (paired with ``--client``, over ``--mutant``) or
     amendment; a combination that names no one build is one line, exit 2."""
@@ -776,7 +749,11 @@ def _run_counterexample(args: argparse.Namespace) -> int:
                 f"--amend or a revision with a population: {', '.join(POPULATIONS)})"
             )
     what = f"amendment {amendment.name} of {args.revision}" if amendment else args.revision
-    member = None if pop is None or args.member is None else _member_named(pop, args.member, what)
+    member = None
+    if pop is not None and args.member is not None:
+        member, filled = member_named(pop, args.member, what)
+        if filled:  # said: the member checked is not the one the words alone name
+            print(f"member: {describe(member)} ({', '.join(filled)}: the reference build's)")
     bound = advertised(
         bound_for(
             args.bound,

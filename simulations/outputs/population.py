@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from model.amend import AMENDABLE, Amendment
+from model.files import shown as shown_text
 from model.invariants import CHECKS, Check
 from model.population import (
     CHOICES,
@@ -58,6 +59,7 @@ from simulations.engines.population import (
 from simulations.engines.trace import render_steps
 from simulations.outputs.compare import P_IDS as P_IDS
 from simulations.outputs.compare import Share, share_change
+from simulations.usage import UsageError
 from simulations.wire.acp import revision_wire, wire_fields
 
 
@@ -482,3 +484,36 @@ def rule_checks(amendment: Amendment) -> list[Check]:
     amendment narrows answered as no allowed agent would, and was counted too)."""
     pop = AMENDABLE[amendment.base]
     return [rule_check(r.rid, r.choice, r.value, pop) for r in amendment.rules]
+
+
+def member_named(pop: Population, text: str, what: str) -> tuple[Member, list[str]]:
+    """The member of ``pop`` that ``--member`` names, and the choices it did not name that
+    were filled in. ``text`` is ``choice=value`` pairs as ``check`` prints them (``on_omit=
+    stored, on_differ=apply, ...``), in any order, or ``reference`` (the reference build).
+    Only the choices that matter need naming: where the pairs leave more than one member, each
+    choice not named takes the reference build's value. A pair that names no choice of
+    ``pop``, or a value it does not allow, is a ``UsageError`` naming a few members."""
+    members = pop.members()
+    if text.strip() in ("reference", "the reference build"):
+        return pop.reference_member, []
+    given: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not (sep and key.strip() and value.strip()):
+            given = {}
+            break
+        given[key.strip()] = value.strip()
+    matching = [m for m in members if given and given.items() <= dict(m).items()]
+    if len(matching) == 1:
+        return matching[0], []
+    if matching:
+        ref = pop.reference_member
+        filled = [k for k, _ in ref if k not in given]
+        member = tuple((k, given.get(k, v)) for k, v in ref)
+        assert member in matching  # a population is every combination of its allowed values
+        return member, filled
+    examples = "; ".join(describe(m) for m in members[:3])
+    raise UsageError(
+        f"argument --member: {shown_text(text, 80)} is no member of {what} "
+        f"({len(members)} members, named as check prints them, e.g. {examples})"
+    )

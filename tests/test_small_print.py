@@ -1,0 +1,45 @@
+"""Honest small print (issue 55, item 8): an amendment rule's "broken by N of M" counts only
+the base members that break the rule itself; a profile's idle knob is named with why; the
+cause under a knob's counterexample is the knob, not the revision."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.amend import amendment_from_mapping
+from model.population import population_of
+from simulations.api import bound_for
+from simulations.outputs.population import AmendmentReport, check_population, rule_checks
+
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
+# a rule on one choice (on_omit) beside a MUST on another that shares its decision point (a
+# load of a session live on the connection is a decision of on_omit and of active_reopen)
+NARROWS_OTHER = amendment_from_mapping(
+    {
+        "name": "rule-beside-must",
+        "base": "v1-stable",
+        "must": {"active_reopen": "refuse"},
+        "rules": [{"id": "X1", "text": "keep when omitted", "choice": "on_omit", "value": "stored"}],
+    },
+    "test",
+)
+
+
+def test_a_rule_is_broken_only_by_base_members_that_break_it() -> None:
+    """Over the base's 144 pairs, "on_omit MUST be stored" is broken by members with
+    on_omit=default only (48 within the choices bound). Built over the amended population
+    (active_reopen=refuse only), the check also counted the 48 on_omit=stored members that
+    serve a live reopen as their text allows: 96."""
+    a = NARROWS_OTHER
+    b = bound_for("choices", "v1-stable", "any")
+    rules = rule_checks(a)
+    base = check_population("v1-stable", b, "any", population_of("v1-stable"), extra=rules)
+    amended = check_population("v1-stable", b, "any", a.population(), extra=rules)
+    report = AmendmentReport(a, base, amended)
+    broken_amended, broken_base = report.new_rules()["X1"]
+    assert broken_base and all(dict(m)["on_omit"] == "default" for m in broken_base)
+    assert (len(broken_base), len(broken_amended)) == (48, 0)
+    assert "rule X1 (on_omit MUST be stored): broken by 48 of 144 pairs of v1-stable, 0 of " in (
+        report.render()
+    )
