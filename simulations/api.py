@@ -306,7 +306,11 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
     engine). For an id no single reset fixes, ``cause_notes`` says why: ``REVISION_ITSELF`` when
     the revision's reference agent, advertising what the profile advertises (``ADVERTISING``),
     violates it as well; ``EACH_ALONE`` when several knobs each break it on their own (with
-    the same advertisements; they are listed, and all must be reset); else ``TOGETHER``.
+    the same advertisements; they are listed, and all must be reset); else ``TOGETHER``. A
+    note that blames the revision (or the mutant) under a counterexample its reference agent
+    does not break (the id replayed on it holds) names the departures behind that
+    counterexample instead: those whose reset alone makes it hold, "(this counterexample; the
+    revision itself breaks it too, another way)".
 
     A profile has few departures: this costs one run per departure, and only for an id left
     without a cause one run of the reference agent and one per knob alone (runs of the same
@@ -355,8 +359,25 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
             causes[rid], notes[rid] = alone, EACH_ALONE if alone else TOGETHER
     except _Incomplete:
         return result
+    for rid, note in notes.items():  # the counterexample shown may be the knobs', not its own
+        trace = result.counterexamples.get(rid)
+        if note in (EACH_ALONE, TOGETHER) or trace is None or _breaks(trace, rid, p, shown):
+            continue
+        behind = [
+            k
+            for k in departures
+            if k not in shown
+            and not _breaks(trace, rid, p, {j: v for j, v in departures.items() if j != k})
+        ]
+        named = ", ".join(f"{k} = {json.dumps(departures[k])}" for k in behind) or TOGETHER
+        notes[rid] = f"{named} (this counterexample; {note} breaks it too, another way)"
     result.causes, result.cause_notes = causes, notes
     return result
+
+
+def _breaks(trace: Trace, rid: str, p: Profile, knobs: dict[str, Any]) -> bool:
+    """``trace`` violates ``rid`` on the reference agent with ``knobs`` set as ``p`` sets them."""
+    return any(rid in s.violated for s in replay(trace, p.reference_with(knobs).tables()))
 
 
 class _Incomplete(Exception):

@@ -20,7 +20,9 @@ NARROWS_OTHER = amendment_from_mapping(
         "name": "rule-beside-must",
         "base": "v1-stable",
         "must": {"active_reopen": "refuse"},
-        "rules": [{"id": "X1", "text": "keep when omitted", "choice": "on_omit", "value": "stored"}],
+        "rules": [
+            {"id": "X1", "text": "keep when omitted", "choice": "on_omit", "value": "stored"}
+        ],
     },
     "test",
 )
@@ -43,3 +45,26 @@ def test_a_rule_is_broken_only_by_base_members_that_break_it() -> None:
     assert "rule X1 (on_omit MUST be stored): broken by 48 of 144 pairs of v1-stable, 0 of " in (
         report.render()
     )
+
+
+def test_the_cause_under_a_knobs_counterexample_is_the_knob() -> None:
+    """v1-default-on-load on the choices bound: its reference agent loses P1 too, so no reset
+    makes P1 hold, but the 5-step counterexample shown is on_load's (replayed on the reference
+    agent, P1 holds): the cause line names on_load, not the revision alone."""
+    from model.profiles import PROFILES
+    from simulations.api import REVISION_ITSELF, check, with_causes
+    from simulations.engines.trace import replay
+
+    p = PROFILES["v1-default-on-load"]
+    result = with_causes(
+        check(profile=p, bound="choices"), lambda q: check(profile=q, bound="choices")
+    )
+    trace = result.counterexamples["P1"]
+    assert not any("P1" in s.violated for s in replay(trace, p.reference_with({}).tables()))
+    assert result.cause_notes["P1"] == (
+        f'on_load = "default" (this counterexample; {REVISION_ITSELF} breaks it too, another way)'
+    )
+    # where the counterexample is the revision's own, the revision is still named
+    p4 = result.counterexamples["P4"]
+    assert any("P4" in s.violated for s in replay(p4, p.reference_with({}).tables()))
+    assert result.cause_notes["P4"] == REVISION_ITSELF
