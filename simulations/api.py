@@ -78,6 +78,8 @@ class CheckResult:
     # (``with_causes``); an id with none has a note in ``cause_notes``
     causes: dict[str, list[str]] = field(default_factory=dict)
     cause_notes: dict[str, str] = field(default_factory=dict)
+    # the table rows some step of the search used (bfs: its coverage; None: not known)
+    fired: frozenset[tuple[str, int]] | None = None
 
     @property
     def tables(self) -> Tables:
@@ -485,6 +487,7 @@ def from_exploration(
         set(ex.witness_at),
         ex.complete,
         profile,
+        fired=frozenset(ref for ref, n in ex.rows.items() if n),
     )
 
 

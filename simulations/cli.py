@@ -1510,6 +1510,8 @@ def _main(argv: Sequence[str] | None) -> int:
             line.done()
         if profile is not None:  # which departure breaks which id: a re-run per departure
             with_causes(result, lambda q: run_check(profile=q, progress=None))
+            if result.fired is not None:  # a knob no step reached: said, with why
+                _idle_warnings(profile, result.fired, args.bound, run_check)
         events = combined(bound, args.through) if args.engine == "bfs" and not amendment else ()
         none: list[str] | None = None  # the ids with no counterexample through the events
         if events and result.complete:  # each counterexample: the shortest through the events
@@ -1592,6 +1594,17 @@ def _run_compare(args: argparse.Namespace) -> int:
     else:
         print(_noted(render_comparison(a, b, bound)))
     return 0 if a.complete and b.complete else INTERRUPTED
+
+
+def _idle_warnings(
+    profile: Profile, fired: frozenset[tuple[str, int]], bound: str, run: Any
+) -> None:
+    """One warning line per knob whose rows no step of the check used (``idle_knobs``)."""
+    from simulations.outputs.knobs import idle_knobs
+
+    used = idle_knobs(profile, fired, bound, lambda q: run(profile=q, progress=None).fired)
+    for line in used.values():
+        print(f"acp-sysprompt: warning: {line}", file=sys.stderr)
 
 
 def _written(args: argparse.Namespace, folders: list[Path], what: str) -> None:

@@ -4,6 +4,8 @@ cause under a knob's counterexample is the knob, not the revision."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from model.amend import amendment_from_mapping
@@ -68,3 +70,32 @@ def test_the_cause_under_a_knobs_counterexample_is_the_knob() -> None:
     p4 = result.counterexamples["P4"]
     assert any("P4" in s.violated for s in replay(p4, p.reference_with({}).tables()))
     assert result.cause_notes["P4"] == REVISION_ITSELF
+
+
+@pytest.mark.parametrize(
+    ("advertises", "warning"),
+    [
+        (
+            "none",
+            "acp-sysprompt: warning: `size_limit` never fires: the agent advertises no "
+            "systemPrompt",
+        ),
+        ("as_bound", None),  # the same knob fires where the prompt is advertised: no warning
+    ],
+)
+def test_an_idle_knob_is_named_with_why(
+    advertises: str, warning: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """size_limit = "drop" edits the over-limit row of session/new; an agent that advertises
+    no systemPrompt never reaches it (the small bound sends an over-limit prompt)."""
+    from simulations.cli import main
+
+    f = tmp_path / "p.toml"
+    f.write_text(
+        f'name = "q"\nrevision = "rfd-final"\nadvertises_prompt = "{advertises}"\n'
+        'size_limit = "drop"\n'
+    )
+    main(["check", "--profile", str(f), "--bound", "small", "--quiet"])
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if "never fires" in x]
+    assert lines == ([warning] if warning else []), err
