@@ -47,6 +47,7 @@ from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore
 from simulations.engines.scenarios import scenarios_for
 from simulations.engines.trace import PromptFields, Trace, render_steps, replay, trace_json
+from simulations.outputs.compare import Share, share_change
 from simulations.usage import UsageError as UsageError
 from simulations.usage import refuse_other_revision as refuse_other_revision
 from simulations.usage import revision_for as revision_for
@@ -77,6 +78,8 @@ class CheckResult:
     # (``with_causes``); an id with none has a note in ``cause_notes``
     causes: dict[str, list[str]] = field(default_factory=dict)
     cause_notes: dict[str, str] = field(default_factory=dict)
+    # the table rows some step of the search used (bfs: its coverage; None: not known)
+    fired: frozenset[tuple[str, int]] | None = None
 
     @property
     def tables(self) -> Tables:
@@ -305,7 +308,11 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
     engine). For an id no single reset fixes, ``cause_notes`` says why: ``REVISION_ITSELF`` when
     the revision's reference agent, advertising what the profile advertises (``ADVERTISING``),
     violates it as well; ``EACH_ALONE`` when several knobs each break it on their own (with
-    the same advertisements; they are listed, and all must be reset); else ``TOGETHER``.
+    the same advertisements; they are listed, and all must be reset); else ``TOGETHER``. A
+    note that blames the revision (or the mutant) under a counterexample its reference agent
+    does not break (the id replayed on it holds) names the departures behind that
+    counterexample instead: those whose reset alone makes it hold, "(this counterexample; the
+    revision itself breaks it too, another way)".
 
     A profile has few departures: this costs one run per departure, and only for an id left
     without a cause one run of the reference agent and one per knob alone (runs of the same
@@ -354,8 +361,25 @@ def with_causes(result: CheckResult, rerun: Callable[[Profile], CheckResult]) ->
             causes[rid], notes[rid] = alone, EACH_ALONE if alone else TOGETHER
     except _Incomplete:
         return result
+    for rid, note in notes.items():  # the counterexample shown may be the knobs', not its own
+        trace = result.counterexamples.get(rid)
+        if note in (EACH_ALONE, TOGETHER) or trace is None or _breaks(trace, rid, p, shown):
+            continue
+        behind = [
+            k
+            for k in departures
+            if k not in shown
+            and not _breaks(trace, rid, p, {j: v for j, v in departures.items() if j != k})
+        ]
+        named = ", ".join(f"{k} = {json.dumps(departures[k])}" for k in behind) or TOGETHER
+        notes[rid] = f"{named} (this counterexample; {note} breaks it too, another way)"
     result.causes, result.cause_notes = causes, notes
     return result
+
+
+def _breaks(trace: Trace, rid: str, p: Profile, knobs: dict[str, Any]) -> bool:
+    """``trace`` violates ``rid`` on the reference agent with ``knobs`` set as ``p`` sets them."""
+    return any(rid in s.violated for s in replay(trace, p.reference_with(knobs).tables()))
 
 
 class _Incomplete(Exception):
@@ -463,6 +487,7 @@ def from_exploration(
         set(ex.witness_at),
         ex.complete,
         profile,
+        fired=frozenset(ref for ref, n in ex.rows.items() if n),
     )
 
 
@@ -657,7 +682,7 @@ def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> 
             note = f"a {len(c.trace)}-step counterexample appears:"
         else:
             note = ""
-        lines.append(f"  {c.rid:4s} {c.before} → {c.after}  {note}")
+        lines.append(f"  {c.rid:4s} {_change(c.before, c.after)}  {note}")
         if c.trace is not None:
             tables = base.tables if c.before == VIOLATED else amended.tables
             shown = render_steps(c.trace, tables, REVISIONS[base.revision].states, _fields(base))
@@ -666,6 +691,14 @@ def render_diff(base: CheckResult, amended: CheckResult, diff: list[Change]) -> 
     verdict = "kept" if keeps_promise(a, diff) else "NOT kept"
     lines.append(f"  claims to fix {claimed}: {verdict}")
     return "\n".join(lines)
+
+
+def _change(before: str, after: str) -> str:
+    """``violated → holds: from all to none``: one build's change in the words a population's
+    share change is said in (``share_change``); n/a on either side as the verdicts alone."""
+    if NA in (before, after):
+        return f"{before} → {after}"
+    return share_change(Share(before == VIOLATED, 1, True), Share(after == VIOLATED, 1, True))
 
 
 def diff_json(diff: list[Change], base: CheckResult, amended: CheckResult) -> list[Any]:

@@ -104,6 +104,7 @@ from simulations.outputs.population import (
     Clock,
     PopulationCheck,
     check_population,
+    member_named,
     population_json,
     render_population,
     rule_checks,
@@ -212,6 +213,15 @@ def parser() -> argparse.ArgumentParser:
         help="a spec amendment: a shipped name (see 'list') or a .toml file; prints the "
         "verdict diff against its base and exits 1 if it does not keep its claims",
     )
+    c.add_argument(
+        "--compare",
+        nargs=2,
+        default=None,
+        metavar=("A", "B"),
+        help="two designs side by side on the same bound, per P id: each a revision (one that "
+        "leaves choices open over its population), an amendment or a profile (a shipped name "
+        "or a .toml file); exits 0 once both are judged (docs/cli.md)",
+    )
     c.add_argument("--engine", default="bfs", help=f"{', '.join(ENGINES)} (default bfs)")
     bfs(c)
     c.add_argument("--seed", type=_seed, default=0)
@@ -287,8 +297,9 @@ def parser() -> argparse.ArgumentParser:
         "--member",
         default=None,
         help="a member of the population of --amend or of a revision that leaves choices open, "
-        "named as check prints it: 'on_omit=stored, on_differ=keep, ...' (choices that name one "
-        "member are enough; 'reference': the reference build)",
+        "named as check prints it: 'on_omit=stored, on_differ=keep, ...'; the choices that "
+        "matter are enough: a choice not named takes the reference build's value ('reference': "
+        "the reference build)",
     )
     x.add_argument(
         "--profile", default=None, help="an implementation profile: a shipped name or a file"
@@ -553,35 +564,6 @@ def _run_explore(args: argparse.Namespace) -> int:
     return 0 if ex.complete else INTERRUPTED
 
 
-def _member_named(pop: Population, text: str, what: str) -> Member:
-    """The member of ``pop`` that ``--member`` names: ``choice=value`` pairs as ``check``
-    prints them (``member: on_omit=stored, on_differ=apply, ...``), as many as name one
-    member; ``reference``: the reference build."""
-    members = pop.members()
-    if text.strip() in ("reference", "the reference build"):
-        return pop.reference_member
-    given: dict[str, str] = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if not (sep and key.strip() and value.strip()):
-            given = {}
-            break
-        given[key.strip()] = value.strip()
-    matching = [m for m in members if given and given.items() <= dict(m).items()]
-    if len(matching) == 1:
-        return matching[0]
-    shown_ = "; ".join(describe(m) for m in (matching or members)[:3])
-    if matching:
-        raise UsageError(
-            f"argument --member: {shown(text, 80)} names {len(matching)} members of {what}; "
-            f"name more choices (e.g. {shown_})"
-        )
-    raise UsageError(
-        f"argument --member: {shown(text, 80)} is no member of {what} ({len(members)} members, "
-        f"named as check prints them, e.g. {shown_})"
-    )
-
-
 def _counterexample_inputs(args: argparse.Namespace) -> tuple[Profile | None, Amendment | None]:
     """``counterexample``'s agent profile (paired with ``--client``, over ``--mutant``) or
     amendment; a combination that names no one build is one line, exit 2."""
@@ -773,7 +755,11 @@ def _run_counterexample(args: argparse.Namespace) -> int:
                 f"--amend or a revision with a population: {', '.join(POPULATIONS)})"
             )
     what = f"amendment {amendment.name} of {args.revision}" if amendment else args.revision
-    member = None if pop is None or args.member is None else _member_named(pop, args.member, what)
+    member = None
+    if pop is not None and args.member is not None:
+        member, filled = member_named(pop, args.member, what)
+        if filled:  # said: the member checked is not the one the words alone name
+            print(f"member: {describe(member)} ({', '.join(filled)}: the reference build's)")
     bound = advertised(
         bound_for(
             args.bound,
@@ -1463,6 +1449,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 raise UsageError(
                     f"argument --cluster: the cluster engine is not installed: {cluster.INSTALL}"
                 )
+        if args.compare is not None:
+            return _run_compare(args)
         if args.client is not None and args.amend is not None:
             _agent_profile(argparse.Namespace(**{**vars(args), "client": None}))  # its errors first
             raise UsageError(
@@ -1546,6 +1534,8 @@ def _main(argv: Sequence[str] | None) -> int:
             line.done()
         if profile is not None:  # which departure breaks which id: a re-run per departure
             with_causes(result, lambda q: run_check(profile=q, progress=None))
+            if result.fired is not None:  # a knob no step reached: said, with why
+                _idle_warnings(profile, result.fired, args.bound, run_check)
         events = combined(bound, args.through) if args.engine == "bfs" and not amendment else ()
         none: list[str] | None = None  # the ids with no counterexample through the events
         if events and result.complete:  # each counterexample: the shortest through the events
@@ -1594,6 +1584,51 @@ def _main(argv: Sequence[str] | None) -> int:
     if not result.complete:
         return INTERRUPTED
     return result.exit_code(args.strict)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    """``check --compare A B``: both judged on one bound (``simulations.compare``), put side
+    by side (``simulations.outputs.compare``); 0 once both are judged, 130 if interrupted."""
+    from simulations.compare import compare_side
+    from simulations.outputs.compare import comparison_json, render_comparison
+
+    alone = [f"--{k}" for k in ("revision", "mutant", "profile", "client", "amend", "out")]
+    given = [a for a in alone if getattr(args, a[2:]) is not None]
+    given += [a for a, on in (("--reference", args.reference), ("--through", args.through)) if on]
+    if given or args.engine != "bfs":
+        raise UsageError(
+            f"argument --compare: compares its two subjects alone on --bound (drop "
+            f"{', '.join(given) or '--engine'})"
+        )
+    line = None if args.quiet else _PopulationLine(bool(args.progress))
+    run = partial(
+        compare_side,
+        bound=args.bound,
+        restarts=args.restarts,
+        workers=args.workers,
+        symmetry=not args.no_symmetry,
+        progress=line,
+    )
+    a, b = run(args.compare[0]), run(args.compare[1])
+    if line is not None:
+        line.done()
+    bound = bound_for(args.bound, "v1-stable").name
+    if args.json:
+        print(json.dumps(comparison_json(a, b, bound), indent=2))
+    else:
+        print(_noted(render_comparison(a, b, bound)))
+    return 0 if a.complete and b.complete else INTERRUPTED
+
+
+def _idle_warnings(
+    profile: Profile, fired: frozenset[tuple[str, int]], bound: str, run: Any
+) -> None:
+    """One warning line per knob whose rows no step of the check used (``idle_knobs``)."""
+    from simulations.outputs.knobs import idle_knobs
+
+    used = idle_knobs(profile, fired, bound, lambda q: run(profile=q, progress=None).fired)
+    for line in used.values():
+        print(f"acp-sysprompt: warning: {line}", file=sys.stderr)
 
 
 def _written(args: argparse.Namespace, folders: list[Path], what: str) -> None:

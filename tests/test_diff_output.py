@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from simulations.engines.population import (
     Outcome,
 )
 from simulations.engines.trace import render_steps
+from simulations.outputs.compare import change_words
 from simulations.outputs.population import (
     P_IDS,
     AmendmentReport,
@@ -75,10 +77,14 @@ def test_a_count_that_changes_alone_is_said_in_words_without_the_mark(
 ) -> None:
     lines = counts_only.render().splitlines()
     by_id = {line.split()[0]: line for line in lines if line.startswith("  P")}
-    assert by_id["P9"] == "  P9   lost by all (144 pairs → 48 pairs; verdict unchanged)"
-    assert by_id["P6"] == "  P6   holds for every pair (144 pairs → 48 pairs; verdict unchanged)"
+    assert by_id["P9"] == (
+        "  P9   lost by all (144 of 144 → 48 of 48: all before and after; verdict unchanged)"
+    )
+    assert by_id["P6"] == (
+        "  P6   holds for every pair (0 of 144 → 0 of 48: none before and after; verdict unchanged)"
+    )
     assert by_id["P5"] == (
-        "  P5   lost by some (16 of 144 pairs) → holds for every pair (48 pairs)  ←"
+        "  P5   lost by some → holds for every pair (16 of 144 → 0 of 48: from some to none)  ←"
     )
     assert [line for line in lines if "←" in line] == [
         "  verdict diff (← marks the 1 id whose verdict changes: P5; a count that changes "
@@ -133,8 +139,9 @@ def test_check_amend_marks_no_verdict_that_stays(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "←" not in out
     assert (
-        f"  P4   lost by some ({p4['lost_by_before']} of 144 pairs → {p4['lost_by_after']} of 36 "
-        "pairs; verdict unchanged)\n"
+        f"  P4   lost by some ({p4['lost_by_before']} of 144 → {p4['lost_by_after']} of 36: "
+        f"{change_words(Fraction(p4['lost_by_before'], 144), Fraction(p4['lost_by_after'], 36))}"
+        "; verdict unchanged)\n"
     ) in out
 
 

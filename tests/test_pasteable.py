@@ -144,10 +144,15 @@ def test_member_picks_a_member_and_a_bad_one_is_one_line(
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "argument --member: 'on_differ=apply' is no member of amendment keeps-claims-p4" in err
     assert err.count("on_omit=") == 3
+    assert not (tmp_path / "d").exists()
+    # issue 55, item 8: the choices that matter are enough; the others are the reference
+    # build's (on_differ=keep: the amended text's), and a line says which were filled in
     many = ["--member", "on_omit=default", "--out", str(tmp_path / "e")]
     code, out, err = _run(capsys, *base, *many)
-    assert code == 2 and err.count("\n") == 1 and "names 24 members" in err
-    assert not (tmp_path / "d").exists() and not (tmp_path / "e").exists()
+    assert code == 0, err
+    filled = "on_differ, on_empty, without_capability, active_reopen, client_resends"
+    assert f"member: {FIRST_P4} ({filled}: the reference build's)" in out
+    assert f"member `{FIRST_P4}` of amendment" in _heading(tmp_path / "e")
 
 
 def test_member_of_a_revision_that_leaves_choices_open(

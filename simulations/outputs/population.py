@@ -9,7 +9,8 @@ Scope
     printed once under all of them. ``population_json`` is the same as data (each heading
     keeps its counterexample and names the headings it shares it with). ``AmendmentReport``
     compares a base's population with the amended one: only a verdict that changes is
-    marked ``←``; a count of losing pairs that changes alone is said in words. The reference
+    marked ``←``; a share of losing pairs that changes is said in words (``share_change``,
+    shared with ``check --compare``). The reference
     build alone is still ``check --reference``.
 
 Abstractions
@@ -32,7 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from model.amend import Amendment
+from model.amend import AMENDABLE, Amendment
+from model.files import shown as shown_text
 from model.invariants import CHECKS, Check
 from model.population import (
     CHOICES,
@@ -50,15 +52,15 @@ from simulations.engines.exploration import id_order
 from simulations.engines.population import (
     HELD_BY_ALL,
     LOST_BY_ALL,
-    LOST_BY_SOME,
     Judged,
     Outcome,
     judge,
 )
 from simulations.engines.trace import render_steps
+from simulations.outputs.compare import P_IDS as P_IDS
+from simulations.outputs.compare import Share, share_change
+from simulations.usage import UsageError
 from simulations.wire.acp import revision_wire, wire_fields
-
-P_IDS = tuple(f"P{i}" for i in range(1, 10))
 
 
 @dataclass
@@ -461,24 +463,57 @@ class AmendmentReport:
         }
 
 
-def _pairs(verdict: str, lost: int, pairs: int) -> str:
-    """The pairs a verdict speaks of: those that lose it (lost by some), or all of them."""
-    return f"{lost} of {pairs} pairs" if verdict == LOST_BY_SOME else f"{pairs} pairs"
-
-
 def _diff_line(d: dict[str, Any]) -> str:
-    """``lost by some (16 of 144 pairs) → holds for every pair (48 pairs)  ←`` for a verdict
-    that changes; ``lost by all (144 pairs → 48 pairs; verdict unchanged)`` for one that does
-    not, whatever its counts do."""
-    before = _pairs(d["before"], d["lost_by_before"], d["pairs_before"])
-    after = _pairs(d["after"], d["lost_by_after"], d["pairs_after"])
+    """``lost by some → holds for every pair (16 of 144 → 0 of 48: from some to none)  ←`` for
+    a verdict that changes; ``lost by some (28 of 144 → 28 of 72: the share doubled; verdict
+    unchanged)`` for one that does not: the share of losing pairs said in words
+    (``simulations.outputs.compare.share_change``, as ``check --compare`` says it)."""
+    shares = share_change(
+        Share(d["lost_by_before"], d["pairs_before"]), Share(d["lost_by_after"], d["pairs_after"])
+    )
     if d["changed"]:
-        return f"{d['before']} ({before}) → {d['after']} ({after})  ←"
-    counts = before if before == after else f"{before} → {after}"
-    return f"{d['before']} ({counts}; verdict unchanged)"
+        return f"{d['before']} → {d['after']} ({shares})  ←"
+    return f"{d['before']} ({shares}; verdict unchanged)"
 
 
 def rule_checks(amendment: Amendment) -> list[Check]:
-    """The checks of the rules ``amendment`` adds (``model.population.rule_check``)."""
-    pop = amendment.population()
+    """The checks of the rules ``amendment`` adds (``model.population.rule_check``), over its
+    base's population: a rule binds one choice, so the agent's other choices are free as the
+    base text leaves them, and "broken by N of M pairs" of the base counts only members that
+    break the rule itself (over the amended population, a base member whose other choice the
+    amendment narrows answered as no allowed agent would, and was counted too)."""
+    pop = AMENDABLE[amendment.base]
     return [rule_check(r.rid, r.choice, r.value, pop) for r in amendment.rules]
+
+
+def member_named(pop: Population, text: str, what: str) -> tuple[Member, list[str]]:
+    """The member of ``pop`` that ``--member`` names, and the choices it did not name that
+    were filled in. ``text`` is ``choice=value`` pairs as ``check`` prints them (``on_omit=
+    stored, on_differ=apply, ...``), in any order, or ``reference`` (the reference build).
+    Only the choices that matter need naming: where the pairs leave more than one member, each
+    choice not named takes the reference build's value. A pair that names no choice of
+    ``pop``, or a value it does not allow, is a ``UsageError`` naming a few members."""
+    members = pop.members()
+    if text.strip() in ("reference", "the reference build"):
+        return pop.reference_member, []
+    given: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not (sep and key.strip() and value.strip()):
+            given = {}
+            break
+        given[key.strip()] = value.strip()
+    matching = [m for m in members if given and given.items() <= dict(m).items()]
+    if len(matching) == 1:
+        return matching[0], []
+    if matching:
+        ref = pop.reference_member
+        filled = [k for k, _ in ref if k not in given]
+        member = tuple((k, given.get(k, v)) for k, v in ref)
+        assert member in matching  # a population is every combination of its allowed values
+        return member, filled
+    examples = "; ".join(describe(m) for m in members[:3])
+    raise UsageError(
+        f"argument --member: {shown_text(text, 80)} is no member of {what} "
+        f"({len(members)} members, named as check prints them, e.g. {examples})"
+    )
