@@ -1687,10 +1687,8 @@ def _write_population_out(
     """``check --out`` of a population (an amendment's: the amended one, its claims among
     them): one folder per heading ``<id> lost where <choices>``, ``DIR/<id>-<choices>/``,
     with the counterexample of the member that heading prints."""
-    from dataclasses import replace
-
     from simulations.outputs.forms import folder_name, write_counterexample
-    from simulations.outputs.population import P_IDS
+    from simulations.outputs.population import P_IDS, lost_where_subject
 
     j, pop = pc.judged, pc.population
     folders: list[Path] = []
@@ -1703,13 +1701,7 @@ def _write_population_out(
                     name = f"{first}-{len(folders)}"
                 subject = _subject(args, pc.revision, None, amendment, o.member)
                 assert subject is not None
-                lost = (
-                    f"{rid} is lost where {where} ({len(j.losers(rid))} of {len(j.outcomes)} "
-                    f"pairs within bound {j.bound.name}); this member loses it through those "
-                    "choices."
-                )
-                if amendment is not None and rid in amendment.fixes:
-                    lost = f"Claim {rid} of amendment `{amendment.name}`: **NOT kept**. {lost}"
+                amended = None if amendment is None else (amendment, args.amend)
                 d = args.out / name
                 write_counterexample(
                     d,
@@ -1718,7 +1710,9 @@ def _write_population_out(
                     rid,
                     pc.revision,
                     None,
-                    subject=replace(subject, note=f"{lost} {subject.note}"),
+                    subject=lost_where_subject(
+                        subject, pc, rid, p, o.member, amended, str(args.bound)
+                    ),
                 )
                 folders.append(d)
     except OSError as e:

@@ -258,7 +258,8 @@ def test_check_out_of_a_population_writes_one_folder_per_heading(
     assert {d.name for d in folders} == set(headings)
     for d in folders:
         rid, member = headings[d.name]
-        assert _heading(d).startswith(f"### {rid} violated — member `")
+        assert _heading(d).startswith(f"### {rid} violated — ")  # the member in words
+        assert _heading(d).endswith("; revision `v1-stable`")
         assert _meta(d)["member"] == member
     first = folders[0]
     assert _replays(capsys, first, headings[first.name][0])
@@ -280,7 +281,8 @@ def test_check_out_of_an_amendment_writes_its_failing_claim(
     for d in folders:
         review = (d / "review.md").read_text(encoding="utf-8")
         assert "Claim P4 of amendment `keeps-claims-p4`: **NOT kept**" in review
-        assert "of amendment `keeps-claims-p4`" in _heading(d)
+        assert "; amendment `keeps-claims-p4` of revision `v1-stable`" in _heading(d)
+        assert "--amend " + amend in review  # the command that writes it again
         assert _replays(capsys, d, "P4")
     # an --out that exists is written into, as every command's --out is
     code, _, _ = _run(capsys, "check", "--amend", amend, *TINY, "--out", str(out_dir))

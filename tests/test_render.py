@@ -363,7 +363,11 @@ def test_review_block_names_the_requirement_and_the_replay() -> None:
     assert MUTANTS[mutant].summary in md
     assert "exhaustive BFS: 4 steps, the shortest within the bound" in md
     assert "```sh\n" + replay_command("ce/trace.itf.json", "rfd-final", mutant) + "\n```" in md
-    assert steps_markdown(trace, tables, rid, keep=REVISIONS["rfd-final"].states).strip() in md
+    keep = REVISIONS["rfd-final"].states
+    assert "```mermaid\n" + mermaid(trace, tables, rid, keep=keep) + "```\n" in md
+    assert md.endswith(
+        "```sh\n" + replay_command("ce/trace.itf.json", "rfd-final", mutant) + "\n```\n"
+    )
 
 
 def test_review_block_does_not_claim_a_violation_replay_does_not_show() -> None:
@@ -683,7 +687,7 @@ def test_labels_follow_the_wire() -> None:
     table = steps_markdown(STRING_TRACE, REFERENCE, "P1", wire="string")
     assert '`session/new(conn=0, systemPrompt="a")`' in table
     mm = mermaid(STRING_TRACE, REFERENCE, "P1", wire="string")
-    assert 'c0->>Agent: 3. session/new(conn=0, systemPrompt="a")' in mm
+    assert 'c0->>Agent: 3. session/new(systemPrompt="a")' in mm
     assert "advertising {systemPrompt=none load_session" in mm
     assert "advertising {systemPrompt=override" in mermaid(STRING_TRACE, REFERENCE, "P1")
 

@@ -5,11 +5,13 @@ Scope
     writes what a reviewer needs to read and re-run it: ``steps_markdown`` (a table whose
     "what changed" column lists only the parts of the world a step touched), the JSON-RPC
     transcript (``simulations.wire.acp.transcript``, checked against the official schemas),
-    ``mermaid`` (a sequence diagram), ``review_markdown`` (a block to paste into a
-    pull-request review) and ``itf`` (an Informal Trace Format file that ``load_itf`` reads
-    back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run it; a file that is
-    not one — over ITF_LIMIT bytes, not UTF-8, not JSON, nested too deeply, a member missing
-    or of the wrong type — is a ValueError saying why, never another exception).
+    ``mermaid`` (a sequence diagram), ``review_markdown`` (a block to paste as it is into a
+    pull-request review: the rule in words, the diagram, the command last; ``paste_body``, its
+    middle, which the report's upstream blocks share) and ``itf`` (an Informal Trace Format
+    file that ``load_itf`` reads back into the same ``Trace``, so ``acp-sysprompt replay`` can
+    re-run it; a file that is not one — over ITF_LIMIT bytes, not UTF-8, not JSON, nested too
+    deeply, a member missing or of the wrong type — is a ValueError saying why, never another
+    exception).
     ``write_counterexample`` writes all five files; a mutant's counterexample goes on with
     its observing epilogue (``shown_on_the_wire``: the steps after which the wire shows the
     mutant answering otherwise than its revision's reference agent), and every form says
@@ -47,9 +49,9 @@ from typing import Any
 from model.invariants import violated_state
 from model.machines import Step
 from model.mutants import MUTANTS
+from model.population import Member
 from model.profiles import PROFILES
 from model.revisions import REVISIONS
-from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import (
     Block,
@@ -75,6 +77,7 @@ from simulations.engines.trace import (
     replay,
     reply_text,
 )
+from simulations.outputs.paste import choice_ids, path_rules, quote, v1_source
 from simulations.wire.acp import (
     V2_WIRE,
     meta_methods,
@@ -93,6 +96,7 @@ __all__ = [
     "itf",
     "load_itf",
     "mermaid",
+    "paste_body",
     "replay_command",
     "review_markdown",
     "shown_on_the_wire",
@@ -257,6 +261,9 @@ def _mm(text: str) -> str:
     return text.replace("#", "#35;").replace(";", "#59;")
 
 
+_CONN = re.compile(r"\(conn=\d+(, )?")
+
+
 def _participant(epoch: int, conn: int) -> tuple[str, str]:
     pid = f"c{conn}" if epoch == 0 else f"c{conn}r{epoch}"
     label = f"Client c{conn}" if epoch == 0 else f"Client c{conn} (after restart {epoch})"
@@ -283,7 +290,8 @@ def mermaid(
     meta: Collection[str] = (),
 ) -> str:
     """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply (with
-    ``counterexample``, a note where the counterexample ends and its epilogue begins)."""
+    ``counterexample``, a note where the counterexample ends and its epilogue begins). A
+    request's connection is its participant (``c0``), so its label leaves ``conn=`` out."""
     steps = replay(trace, tables, keep)
     first = _first_violation(steps, rid)
     participants: dict[str, str] = {}
@@ -311,7 +319,7 @@ def mermaid(
             pid, label = _participant(epoch, req.conn)
             participants.setdefault(pid, label)
             where = f"{pid},Agent"
-            label = request_label(req, wire, meta)
+            label = _CONN.sub("(", request_label(req, wire, meta))  # the arrow's client says it
             if not step.sent:
                 body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
             else:
@@ -362,12 +370,17 @@ class Subject:
     tables ``replay`` rebuilds; ``amendment``; ``client_profile``: the client ``replay``
     pairs with the agent); ``note``: a paragraph under the verdict (what ``replay`` needs);
     ``methods``: where the prompt travels in ``_meta`` (``meta_methods`` of a profile that is
-    not shipped)."""
+    not shipped); ``where``: the choices that matter to the path (a heading "lost where" of a
+    population: review.md says where T ids leave them open and reads the v1 rules' source);
+    ``command``: the command that reproduces it from a fresh clone, in place of the replay of
+    the ITF file."""
 
     title: str
     meta: tuple[tuple[str, Any], ...] = ()
     note: str = ""
     methods: tuple[str, ...] | None = None
+    where: tuple[tuple[str, str], ...] | None = None
+    command: str = ""
 
 
 def subject_of(revision: str, mutant: str | None = None, profile: str | None = None) -> str:
@@ -399,6 +412,36 @@ def folder_name(rid: str, detail: str = "") -> str:
     return f"{name[: FOLDER_LIMIT - 11].rstrip('-')}-{digest}"
 
 
+def paste_body(
+    trace: Trace,
+    tables: Tables,
+    rid: str,
+    *,
+    where: Member = (),
+    wire: str = "blocks",
+    keep: Callable[[str], bool] | None = None,
+    counterexample: int | None = None,
+    meta: Collection[str] = (),
+) -> list[str]:
+    """The middle of a pasted block (review.md, a report's upstream block), each part followed
+    by a blank line: each rule the path broke in words, where the v1 rules are read from
+    where a T id is named (``rid``, a rule on the path, a choice of ``where``), and the steps
+    with their replies as an inline Mermaid block."""
+    rules = path_rules(replay(trace, tables, keep), rid)
+    source = v1_source([rid, *(r for r, _ in rules), *choice_ids(where)])
+    sequence = mermaid(
+        trace, tables, rid, wire=wire, keep=keep, counterexample=counterexample, meta=meta
+    )
+    return [
+        *([*(line for _, line in rules), ""] if rules else []),
+        *([source, ""] if source else []),
+        "```mermaid",
+        sequence.rstrip("\n"),
+        "```",
+        "",
+    ]
+
+
 def review_markdown(
     trace: Trace,
     tables: Tables,
@@ -414,7 +457,11 @@ def review_markdown(
     counterexample: int | None = None,
     subject: Subject | None = None,
 ) -> str:
-    """A Markdown block for a PR review: the requirement, the verdict, the steps, the replay.
+    """A Markdown block to paste into a PR review as it is (``simulations.outputs.paste``):
+    the requirement quoted with its keyword in words and its source, the verdict, each rule
+    the path broke in words, where the v1 rules are read from (where a T id is named), the
+    steps with their replies as an inline Mermaid diagram, and last the command that
+    reproduces it (``Subject.command``, else the replay of ``path``).
 
     The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
     ``counterexample``: how many steps are the counterexample, where the trace goes on with
@@ -423,7 +470,6 @@ def review_markdown(
     """
     wire = wire_for(revision, wire)
     keep = keep_for(revision)
-    req = REQUIREMENTS[rid]
     steps = replay(trace, tables, keep)
     first = _first_violation(steps, rid)
     title = subject.title if subject is not None else subject_of(revision, mutant, profile)
@@ -443,30 +489,30 @@ def review_markdown(
             verdict += " " + _epilogue_note(counterexample, len(steps)).strip("*")
         elif first < len(steps):
             verdict += f" (The trace goes on to step {len(steps)}.)"
+    where = subject.where if subject is not None and subject.where is not None else ()
+    command = subject.command if subject is not None and subject.command else None
     lines = [
         f"### {rid} {status} — {title}",
         "",
-        f"> **{rid}** ({req.keyword.value}, binds {req.binds}): {req.text}",
-        ">",
-        f"> Source: `{req.source}`",
+        *quote(rid),
         "",
         verdict,
         "",
         *([subject.note, ""] if subject is not None and subject.note else []),
-        steps_markdown(
+        *paste_body(
             trace,
             tables,
             rid,
+            where=where,
             wire=wire,
             keep=keep,
             counterexample=counterexample,
             meta=methods,
-        ).rstrip("\n"),
-        "",
-        "Replay:",
+        ),
+        "Reproduce:" if command else "Replay:",
         "",
         "```sh",
-        replay_command(path, revision, mutant, profile),
+        command or replay_command(path, revision, mutant, profile),
         "```",
     ]
     return "\n".join(lines) + "\n"

@@ -27,11 +27,12 @@ Source
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model.amend import AMENDABLE, Amendment
 from model.files import shown as shown_text
@@ -61,6 +62,9 @@ from simulations.outputs.compare import P_IDS as P_IDS
 from simulations.outputs.compare import Share, share_change
 from simulations.usage import UsageError
 from simulations.wire.acp import revision_wire, wire_fields
+
+if TYPE_CHECKING:
+    from simulations.outputs.forms import Subject
 
 
 @dataclass
@@ -250,6 +254,54 @@ def _headings(
     if len(heads) > 1:
         lines.append(f"{indent}  one counterexample answers these {len(heads)} headings:")
     return lines
+
+
+def lost_where_subject(
+    subject: Subject,
+    pc: PopulationCheck,
+    rid: str,
+    where: Member,
+    member: Member,
+    amendment: tuple[Amendment, str] | None = None,
+    bound: str = "default",
+) -> Subject:
+    """What the review.md of one heading "``rid`` lost where ``where``" says (``check
+    --out``): ``subject`` (what ``replay`` needs in the ITF) with the member named only by
+    the choices that matter to its path, in words (``paste.member_words``), how many pairs
+    lose ``rid``, and last the command that writes the same counterexample from a fresh
+    clone (``counterexample --member``; ``amendment``: the amendment and its name or file as
+    given; ``bound``: the bound as given)."""
+    from dataclasses import replace
+
+    from simulations.outputs.forms import subject_of
+    from simulations.outputs.paste import member_words
+
+    j = pc.judged
+    of = subject_of(pc.revision).split(" (", 1)[0]  # revision `v1-stable`
+    which = ["--revision", pc.revision]
+    if amendment is not None:
+        of = f"amendment `{amendment[0].name}` of {of}"
+        which = ["--amend", amendment[1]]
+    words = member_words(where, pc.revision)
+    note = (
+        f"Lost by {len(j.losers(rid))} of the {len(j.outcomes)} pairs {pc.title} allows "
+        f"(bound `{j.bound.name}`), every such pair among them."
+        if where
+        else f"Lost by every pair (bound `{j.bound.name}`)."
+    )
+    if amendment is not None and rid in amendment[0].fixes:
+        note = f"Claim {rid} of amendment `{amendment[0].name}`: **NOT kept**. {note}"
+    argv = [
+        "acp-sysprompt", "counterexample", *which, "--bound", bound, "--id", rid,
+        "--member", describe(member), "--out", rid,
+    ]  # fmt: skip
+    return replace(
+        subject,
+        title=f"{words}; {of}",
+        note=note,
+        where=where,
+        command=" ".join(shlex.quote(a) for a in argv),
+    )
 
 
 def population_json(pc: PopulationCheck) -> dict[str, Any]:

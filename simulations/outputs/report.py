@@ -22,6 +22,7 @@ Source
 from __future__ import annotations
 
 import multiprocessing
+import shlex
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -29,8 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from model.amend import AMENDMENTS
+from model.amend import AMENDMENTS, Amendment
 from model.mutants import MUTANTS
+from model.population import describe
 from model.profiles import PROFILES
 from model.questions import QUESTIONS, Witness
 from model.revisions import REVISIONS
@@ -42,7 +44,7 @@ from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import domain_for, profile_domain
 from simulations.engines.exploration import Exploration
 from simulations.engines.explore import explore, labelled, smallest_bound_showing
-from simulations.engines.population import HELD_BY_ALL
+from simulations.engines.population import HELD_BY_ALL, Judged
 from simulations.engines.stateful import findings_of, machine_class, run
 from simulations.engines.trace import Trace, replay, request_text
 from simulations.outputs.population import check_population, rule_checks
@@ -264,10 +266,9 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
 
 
 _P9_GAP = (
-    "no shipped amendment: every revision leaves it open. A client that loads or forks a "
-    "session it did not create on its own connection has seen nothing naming the prompt; "
-    "closing it takes a wire change (the agent echoing the session's systemPrompt in the "
-    "load/resume/fork result), which choices over the v1 tables cannot express."
+    "every revision leaves it open; closing it takes a wire change (the agent echoing the "
+    "session's systemPrompt in its load, resume and fork answers), which choices over the v1 "
+    "tables cannot express."
 )
 
 
@@ -339,67 +340,83 @@ def _stable_sections(
             f"| `{a.name}` | {edits} | {len(r.outcomes)} | {', '.join(held) or '—'} | "
             f"{', '.join(left) or '—'} | {'yes' if kept else '**NO**'} |"
         )
+    lines += ["", "Their sentences:", ""]
+    lines += [f"- `{a.name}`: {a.sentence}" for a in AMENDMENTS.values()]
     lines += [
         "",
         "## Findings to take upstream (ACP v1 as stabilised)",
         "",
-        "One block per guarantee the stabilised text does not give, ready to paste into an "
-        "issue on agentclientprotocol/agent-client-protocol: the property, the shortest "
-        "counterexample (its JSON-RPC transcript validates against the SDK 2.4.0 v1 schema), "
-        "and the smallest shipped amendment that closes it with its verdict diff.",
+        "One block per guarantee the stabilised text does not give, ready to paste as it is "
+        "into an issue on agentclientprotocol/agent-client-protocol: the property, the pairs "
+        "that lose it named by the choices that matter, the shortest counterexample of the "
+        "reference build's way of losing it as a diagram with every reply, the first shipped "
+        "amendment that closes it, and the command that writes the counterexample (its "
+        "JSON-RPC transcript validates against the SDK 2.4.0 v1 schema).",
     ]
     for p in P_IDS:
         if base.verdicts[p] != "violated":
             continue
-        d = _write_counterexample(base, p, out)
-        n = base.exploration.length(p)
         fix = next(
             (a for a in AMENDMENTS.values() if amended[a.name].judged.verdict(p) == HELD_BY_ALL),
             None,
         )
-        where = "; ".join(f"{_choices(x) or 'every pair'} ({o.lengths[p]})" for x, o in j.losing(p))
-        lines += [
-            "",
-            f"### {p}: {REQUIREMENTS[p].text}",
-            "",
-            f"Lost by {len(j.losers(p))} of the {len(j.outcomes)} pairs v1-stable allows, where "
-            f"{where}. The reference build's shortest counterexample: {n} steps "
-            f"([review block]({d.relative_to(out).as_posix()}/review.md), "
-            f"[JSON-RPC transcript]({d.relative_to(out).as_posix()}/transcript.ndjson)).",
-            "",
-            "```",
-            request_steps(base.exploration.trace(p), base.subject.revision),
-            "```",
-            "",
-        ]
-        if fix is None:
-            lines.append(f"Amendment: {_P9_GAP if p == 'P9' else 'no shipped amendment.'}")
-            continue
-        r = amended[fix.name].judged
-        changes = [
-            f"{q} {len(j.losers(q))}→{len(r.losers(q))}"
-            for q in P_IDS
-            if j.verdict(q) != HELD_BY_ALL and r.verdict(q) == HELD_BY_ALL
-        ]
-        lines += [
-            f"Amendment `{fix.name}` ({'; '.join(fix.edit_lines())}):",
-            "",
-            f"> {fix.sentence}",
-            "",
-            f"Pairs that lose each property it closes, v1-stable → amended: {', '.join(changes)}.",
-        ]
+        lines += ["", upstream_block(p, j, fix, amended[fix.name].judged if fix else None, bound)]
     return lines
+
+
+def upstream_block(
+    p: str, j: Judged, fix: Amendment | None, fixed: Judged | None, bound: str
+) -> str:
+    """One finding to take upstream, to paste as it is (``simulations.outputs.paste``): the
+    property quoted, how many pairs of ``j`` lose it and the way the reference build loses it
+    (its heading "lost where" with the shortest counterexample, named by its choices in
+    words), the rules that path breaks, the diagram with every reply, the amendment ``fix``
+    that closes it (``fixed``: its population judged) and last the command that writes it."""
+    from simulations.outputs.forms import paste_body
+    from simulations.outputs.paste import member_words, quote
+
+    ref = j.population.reference_member
+    ways = j.losing(p)
+    where, o = min(ways, key=lambda w: (not set(w[0]) <= set(ref), w[1].lengths[p]))
+    trace, tables = o.traces[p], j.population.tables(o.member)
+    others = len(ways) - 1
+    lines = [
+        f"### {p} lost by {len(j.losers(p))} of the {len(j.outcomes)} pairs v1-stable allows",
+        "",
+        *quote(p),
+        "",
+        f"Lost by {member_words(where, 'v1-stable')} ({len(trace)} steps"
+        + (f"; {others} other way{'s' * (others > 1)} in `check`)." if others else ")."),
+        "",
+        *paste_body(
+            trace,
+            tables,
+            p,
+            where=where,
+            wire=revision_wire("v1-stable"),
+            keep=REVISIONS["v1-stable"].states,
+        ),
+    ]
+    if fix is None:
+        lines += [f"No shipped amendment closes it{': ' + _P9_GAP if p == 'P9' else '.'}", ""]
+    else:  # its sentence: under the report's table of amendments, or `check --amend NAME`
+        assert fixed is not None
+        lines += [
+            f"Closed by the amendment `{fix.name}` (pairs that lose {p}: {len(j.losers(p))}→"
+            f"{len(fixed.losers(p))}; its sentence: `acp-sysprompt check --amend {fix.name}`).",
+            "",
+        ]
+    argv = [
+        "acp-sysprompt", "counterexample", "--revision", "v1-stable",
+        *(["--bound", bound] if bound != "default" else []),
+        "--id", p, "--member", describe(o.member), "--out", p,
+    ]  # fmt: skip
+    lines += ["```sh", " ".join(shlex.quote(a) for a in argv), "```"]
+    return "\n".join(lines)
 
 
 def _choices(pattern: tuple[tuple[str, str], ...]) -> str:
     return ", ".join(f"`{k} = {v}`" for k, v in pattern)
-
-
-def request_steps(trace: Trace, revision: str) -> str:
-    """The trace's requests, one per line, as ``revision``'s wire carries them (the reply
-    column is in the linked review block)."""
-    fields = wire_fields(revision_wire(revision))
-    return "\n".join(f"{i}. {request_text(r, fields)}" for i, r in enumerate(trace.requests, 1))
 
 
 def build_report(

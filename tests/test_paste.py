@@ -1,0 +1,141 @@
+"""Ready to paste (issue 55, item 5): review.md of ``check --out`` and the report's upstream blocks.
+
+Each such block can be pasted as it is into a GitHub review: the rule quoted with its keyword
+in words and its source, the member named only by the choices that matter to its path (in
+words), each rule its path broke in words ("the client skipped a SHOULD"), where the v1 rules
+are read from, the steps with their replies (the turn's system slot) as an inline Mermaid
+block, no tool-internal ``_meta``, at most PASTE_LIMIT characters, and last the command that
+reproduces it from a fresh clone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from model.population import CHOICES, describe
+from model.spec import REQUIREMENTS
+from simulations.cli import main
+from simulations.outputs.paste import CHOICE_WORDS, PASTE_LIMIT, V1_SOURCE
+from simulations.outputs.report import SUBJECTS, build_report
+
+pytestmark = pytest.mark.usefixtures("shared_explorations")
+
+T6 = REQUIREMENTS["T6"]
+
+
+def _pattern(folder: str) -> tuple[str, list[tuple[str, str]]]:
+    """``P4-on_differ=apply,client_resends=any`` → ("P4", the heading's choices)."""
+    rid, _, rest = folder.partition("-")
+    pairs = [kv.split("=") for kv in rest.split(",")] if "=" in rest else []
+    return rid, [(k, v) for k, v in pairs]
+
+
+def _last_command(text: str) -> str:
+    """The block's last lines are a ```sh fence holding one command; that command."""
+    tail = text.rstrip("\n").splitlines()[-3:]
+    assert tail[0] == "```sh" and tail[2] == "```", tail
+    return tail[1]
+
+
+def _ready(text: str, rid: str) -> None:
+    """What every pasted block has, whatever it is about."""
+    req = REQUIREMENTS[rid]
+    assert f"> **{rid}**, an end-to-end property (ours, not the spec's): {req.text}" in text
+    assert f"> — `{req.source}`" in text
+    mermaid = text.split("```mermaid\n", 1)[1].split("\n```", 1)[0]
+    assert mermaid.startswith("sequenceDiagram\n")
+    lines = mermaid.splitlines()
+    replies = [ln for ln in lines if re.match(r"\s+Agent(-->>|--x)c\d", ln)]
+    assert replies and len(replies) == len([ln for ln in lines if "->>Agent: " in ln])
+    turns = [i for i, ln in enumerate(lines) if re.search(r"->>Agent: \d+\. session/prompt", ln)]
+    for i in turns:  # each turn's reply shows its system slot (where the prompt shows gone)
+        assert "system slot=[" in lines[i + 1], lines[i + 1]
+    assert "_meta" not in text
+    assert len(text) <= PASTE_LIMIT, len(text)
+
+
+def test_review_md_of_check_out_is_ready_to_paste(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "ce"
+    code = main(["check", "--revision", "v1-stable", "--bound", "tiny", "--out", str(out_dir)])
+    capsys.readouterr()
+    assert code == 0
+    folders = sorted(d for d in out_dir.iterdir() if d.is_dir())
+    assert len(folders) == 6  # the tiny bound's headings "lost where" (guide-spec-author §3)
+    for d in folders:
+        review = (d / "review.md").read_text(encoding="utf-8")
+        rid, where = _pattern(d.name)
+        _ready(review, rid)
+        assert "Agent-->>c0: ok system slot=[" in review
+        heading = review.splitlines()[0]
+        assert heading.startswith(f"### {rid} violated — ") and "revision `v1-stable`" in heading
+        for k, v in where:  # the member by the choices that matter, in words, and no others
+            left_open = CHOICES[k].rid
+            assert f"{CHOICE_WORDS[k, v]} ({left_open} is " in heading
+        assert " with any client" in heading or "a client that" in heading
+        assert "on_omit=" not in heading and "active_reopen" not in review.split("```sh")[0]
+        # the client's SHOULD on the path, in words, with the rule's text and source; the v1 line
+        assert f"the client skipped a SHOULD (T6): {T6.text}" in review
+        assert "#/$defs/LoadSessionRequest/properties/systemPrompt" in review
+        assert V1_SOURCE in review and "not public" in review
+        command = _last_command(review)
+        assert command.startswith("acp-sysprompt counterexample --revision v1-stable")
+        # the ITF keeps the whole member (replay needs it); the command names it
+        member = json.loads((d / "trace.itf.json").read_text(encoding="utf-8"))["#meta"]["member"]
+        assert describe(tuple((k, member[k]) for k in CHOICES)) in command
+    # the command reproduces the very counterexample, from nothing but a fresh clone
+    first = folders[0]
+    argv = shlex.split(_last_command((first / "review.md").read_text(encoding="utf-8")))[1:]
+    argv[argv.index("--out") + 1] = str(tmp_path / "again")
+    assert main([*argv, "--quiet"]) == 0
+    capsys.readouterr()
+    again = json.loads((tmp_path / "again" / "trace.itf.json").read_text(encoding="utf-8"))
+    written = json.loads((first / "trace.itf.json").read_text(encoding="utf-8"))
+    assert again["states"] == written["states"]
+
+
+def _upstream_blocks(text: str) -> list[str]:
+    section = text.split("## Findings to take upstream", 1)[1].split("\n## ", 1)[0]
+    return ["### " + b.strip() for b in section.split("\n### ")[1:]]
+
+
+def _report_blocks(tmp_path: Path, bound: str) -> list[str]:
+    base = tuple(s for s in SUBJECTS if s.label == "v1-stable, restart may change the agent")
+    path = build_report(tmp_path, bound, base, mutants=())
+    return _upstream_blocks(path.read_text(encoding="utf-8"))
+
+
+def _check_upstream(blocks: list[str], bound: str) -> None:
+    assert blocks
+    for block in blocks:
+        rid = block.split()[1]
+        _ready(block, rid)
+        assert "](" not in block  # no link into the report's folders: they do not paste
+        assert "Lost by an agent that " in block or "Lost by every pair" in block
+        assert "amendment" in block
+        command = _last_command(block)
+        assert command.startswith("acp-sysprompt counterexample --revision v1-stable")
+        assert (f"--bound {bound}" in command) == (bound != "default")
+
+
+def test_the_reports_upstream_blocks_are_ready_to_paste(tmp_path: Path) -> None:
+    blocks = _report_blocks(tmp_path, "tiny")
+    assert [b.split()[1] for b in blocks] == ["P4", "P5", "P7", "P8"]
+    _check_upstream(blocks, "tiny")
+    assert all(V1_SOURCE in b and "the client skipped a SHOULD (T6)" in b for b in blocks)
+    assert all("Agent-->>c0: ok system slot=[" in b for b in blocks)
+
+
+@pytest.mark.exhaustive  # a repeat on a bigger case: the report's own bound (about a minute)
+def test_the_reports_upstream_blocks_are_ready_to_paste_on_the_default_bound(
+    tmp_path: Path,
+) -> None:
+    blocks = _report_blocks(tmp_path, "default")
+    assert [b.split()[1] for b in blocks] == ["P1", "P2", "P3", "P4", "P5", "P7", "P8", "P9"]
+    _check_upstream(blocks, "default")
