@@ -116,7 +116,7 @@ if TYPE_CHECKING:
     from simulations.live.options import Interrupt
     from simulations.live.recipes import Recipe
     from simulations.live.report import Report
-    from simulations.outputs.forms import Subject
+    from simulations.outputs.paste import Subject
 
 INTERRUPTED = 130
 
@@ -628,7 +628,7 @@ def _subject(
     a profile read from a file, a client profile. None where the revision says it all."""
     from model.amend import AMENDMENTS
     from model.profiles import CLIENTS, PROFILES
-    from simulations.outputs.forms import Subject, subject_of
+    from simulations.outputs.paste import Subject, subject_of
     from simulations.wire.acp import meta_methods
 
     def named(kind: str, name: str, spec: str, shipped: Collection[str]) -> str:

@@ -64,7 +64,7 @@ from simulations.usage import UsageError
 from simulations.wire.acp import revision_wire, wire_fields
 
 if TYPE_CHECKING:
-    from simulations.outputs.forms import Subject
+    from simulations.outputs.paste import Subject
 
 
 @dataclass
@@ -273,8 +273,7 @@ def lost_where_subject(
     given; ``bound``: the bound as given)."""
     from dataclasses import replace
 
-    from simulations.outputs.forms import subject_of
-    from simulations.outputs.paste import member_words
+    from simulations.outputs.paste import member_words, subject_of
 
     j = pc.judged
     of = subject_of(pc.revision).split(" (", 1)[0]  # revision `v1-stable`
