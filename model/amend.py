@@ -9,10 +9,15 @@ Scope
 
     * ``[must]`` narrows an open choice (a MAY or a silence becomes a MUST): the values left
       are the only ones the amended population allows ("the agent MUST keep the stored prompt
-      when the re-sent one is omitted" is ``on_omit = "stored"``).
+      when the re-sent one is omitted" is ``on_omit = "stored"``). ``[must.SITUATION]``
+      narrows it in one situation only (``model.situations``: ``[must.reopen_live]``, a
+      reopen of a live session): the population splits the choice there
+      (``Population.split``; the base the diff compares with is split alike,
+      ``Amendment.base_population``).
     * ``[[rules]]`` adds a rule with its own id and check: ``choice = value`` narrows as
-      ``must`` does, and the rule's check (``model.population_rules``) judges every step at
-      that choice's decision point: the agent must answer as one taking that value would.
+      ``must`` does, and the rule's check (``model.population.rule_check``) judges every step
+      at that choice's decision point (in its ``situation`` only, where one is named): the
+      agent must answer as one taking that value would.
     * ``[reference]`` changes the reference build's value (the one ``check --reference``
       judges); the population is unchanged.
     * ``[wire]`` changes what the agent's answers carry, for every agent the text allows

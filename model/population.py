@@ -17,6 +17,13 @@ Abstractions
     narrows values (an amendment's MUST removes options) and names the reference member; its
     ``tables(member)`` builds that member's tables.
 
+    A choice scoped to a situation (``model.situations``): the text is silent per situation
+    too, so ``split(choice, situation)`` makes one choice two, both free: ``choice@situation``
+    (what the agent does there) and ``choice`` (everywhere else); ``choice_of`` names either,
+    ``decides`` says from the tables whether a situation's rows (and the rest) depend on a
+    choice, and the member's tables splice the situation's rows in
+    (``envelope_tables(situations=...)``). A plain narrowing binds every situation.
+
     The profile knobs that describe the same behaviour of one implementation
     (``model.profiles``) use the same words where they exist: ``on_differ`` and
     ``client_resends`` are knobs of both; T15's ``on_omit`` takes ``on_load``'s values

@@ -100,6 +100,34 @@ def test_a_live_reopen_counterexample_the_base_loses_and_the_amendment_does_not(
     assert any(loses(pop, m, closed) for m in pop.members())
 
 
+# a request of each situation, after what puts session s1 there (an adversarial client: the
+# agent's answer alone; restart: the store keeps s1, the connection is new)
+RESTART = (Request("restart"), *OPEN)
+SCENES = {
+    "reopen_live": ((), _load(B)),
+    "reopen_closed": ((Request("session_close", sid="s1"),), _load(B)),
+    "reopen_restarted": (RESTART, _load(B)),
+    "fork": ((), Request("session_fork", sid="s1", system_prompt=B, mode="append")),
+}
+
+
+@pytest.mark.parametrize("situation", list(SCENES))
+def test_each_situation_is_its_rows_and_its_steps(situation: str) -> None:
+    """An agent that rejects a differing re-sent prompt in one situation and applies it in
+    the others: -32602 exactly there; and ``Situation.at`` holds of exactly that request."""
+    pop = population_of("v1-stable").split("on_differ", situation)
+    member = tuple(
+        (k, "reject" if k == f"on_differ@{situation}" else v) for k, v in pop.reference_member
+    )
+    for name, (before, req) in SCENES.items():
+        steps = replay(Trace(CAPS, (*OPEN, NEW, *before, req)), pop.tables(member))
+        last = steps[-1].step
+        rejected = last.reply.code is not None
+        assert rejected == (name == situation), (situation, name, last.reply)
+        at = {s for s, x in SITUATIONS.items() if x.at(Ctx(last.before, req, target="s1"))}
+        assert at == {name}, (name, at)
+
+
 @pytest.fixture(scope="module")
 def judged() -> tuple[engine.Judged, engine.Judged]:
     """The 1824 amendment with a rule X2 (on_differ = keep at reopen_live) judged on
