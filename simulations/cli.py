@@ -1806,8 +1806,16 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
             return OUTPUT_FAILED
         return result.exit_code(args.strict) if result.judged.complete else INTERRUPTED
     rules = rule_checks(amendment)
+    # split where the amendment scopes a choice to a situation, so both sides count the same
+    # agents (model.amend.Amendment.base_population; the base population itself otherwise)
+    base_pop = amendment.base_population()
+    split = base_pop.splits()
     with clock.stage("base population"):
-        base = run(extra=rules)
+        base = run(
+            population=base_pop,
+            title=f"{revision} with {split}" if split else revision,
+            extra=rules,
+        )
     with clock.stage("amended population"):
         amended = run(
             population=amendment.population(),

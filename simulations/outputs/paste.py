@@ -42,9 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from model.mutants import MUTANTS
-from model.population import CHOICES, Member
+from model.population import Member, choice_of
 from model.profiles import PROFILES
 from model.revisions import REVISIONS
+from model.situations import SITUATIONS
 from model.spec import REQUIREMENTS, Family, Keyword, Requirement
 from model.tables import Tables
 from simulations.engines.trace import ReplayedStep, Trace, replay
@@ -134,7 +135,7 @@ def quote(rid: str) -> list[str]:
 
 def _left_open(choice: str) -> str:
     """What leaves ``choice`` open: ``T16 is silent``, ``T15 is a MAY``, ``the text is silent``."""
-    rid = CHOICES[choice].rid
+    rid = choice_of(choice).rid
     if rid is None:
         return "the text is silent"
     req = REQUIREMENTS[rid]
@@ -143,7 +144,7 @@ def _left_open(choice: str) -> str:
 
 def choice_ids(where: Member) -> list[str]:
     """The ids that leave the choices of ``where`` open (T15, T16, T6 …; none for a silence)."""
-    return [rid for name, _ in where if (rid := CHOICES[name].rid) is not None]
+    return [rid for name, _ in where if (rid := choice_of(name).rid) is not None]
 
 
 def member_words(where: Member, revision: str) -> str:
@@ -154,7 +155,9 @@ def member_words(where: Member, revision: str) -> str:
         return f"every pair {revision} allows"
     said = {"agent": [], "client": []}  # type: dict[str, list[str]]
     for name, value in where:
-        said[CHOICES[name].who].append(f"{CHOICE_WORDS[name, value]} ({_left_open(name)})")
+        c = choice_of(name)
+        at = "" if c.situation is None else f" at {SITUATIONS[c.situation].what}"
+        said[c.who].append(f"{CHOICE_WORDS[c.base, value]}{at} ({_left_open(name)})")
     agent = "an agent that " + " and ".join(said["agent"]) if said["agent"] else "any agent"
     client = "a client that " + " and ".join(said["client"]) if said["client"] else "any client"
     return f"{agent}, with {client}"
