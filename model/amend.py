@@ -11,7 +11,7 @@ Scope
       are the only ones the amended population allows ("the agent MUST keep the stored prompt
       when the re-sent one is omitted" is ``on_omit = "stored"``).
     * ``[[rules]]`` adds a rule with its own id and check: ``choice = value`` narrows as
-      ``must`` does, and the rule's check (``model.population_rules``) judges every step at
+      ``must`` does, and the rule's check (``model.population.rule_check``) judges every step at
       that choice's decision point: the agent must answer as one taking that value would.
     * ``[reference]`` changes the reference build's value (the one ``check --reference``
       judges); the population is unchanged.

@@ -36,10 +36,13 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from model.revisions import REVISIONS, envelope_tables, v2_tables
 from model.tables import Tables
+
+if TYPE_CHECKING:
+    from model.machines import Step
 
 __all__ = [
     "CHOICES",
@@ -245,61 +248,89 @@ def describe(member: Member) -> str:
 
 
 def rule_check(rid: str, choice: str, value: str, population: Population) -> Any:
-    """The check of a rule "``choice`` MUST take ``value``" (``model.amend.NewRule``).
+    """The check of a rule "``choice`` MUST take ``value``" (``model.amend.NewRule``): its
+    step predicate is a ``RuleCheck``, written down as the rule's data."""
+    from model.invariants import Check
+
+    return Check(
+        rid, f"{choice}_must_be_{value}", "step", RuleCheck(rid, choice, value, population)
+    )
+
+
+class RuleCheck:
+    """Whether a step keeps the rule "``choice`` MUST take ``value``" (``rule_check``).
 
     An agent choice: at every step at the choice's decision point
     (``model.witnesses.DECISIONS``) the agent answers (error code or success, and agent state
     after) as some agent of ``population`` with ``choice = value`` would from the same state
     (its other agent choices free: one step can be the decision point of two choices, as a
     load of a live session is of ``on_omit`` and ``active_reopen``; the client's as the
-    reference build's). A
-    client choice: every load, resume and fork a conforming client sends re-sends the
-    prompt the session was created with (``same``) or none (``none``); ``any`` binds nothing.
+    reference build's). A client choice: every load, resume and fork a conforming client
+    sends re-sends the prompt the session was created with (``same``) or none (``none``);
+    ``any`` binds nothing.
+
+    It is data: equal, hashed, pickled and written into a search's question
+    (``simulations.engines.share``) as ``(rid, choice, value, population)`` alone, never as
+    the engines it builds from them (an engine remembers the rows its last move fired, so a
+    question that held one would change with every step the check judged, and a search asked
+    twice would never be answered from the cache).
     """
-    from model.guards import GUARDS
-    from model.invariants import Check
-    from model.machines import Compiled, Step
-    from model.types import ClientKind
-    from model.witnesses import DECISIONS
 
-    if CHOICES[choice].who == "agent":
-        ref = dict(population.reference_member)
-        free = [
-            (k, (value,) if k == choice else values if CHOICES[k].who == "agent" else (ref[k],))
-            for k, values in population.allowed
-        ]
-        names = [k for k, _ in free]
-        engines = [
-            Compiled(population.tables(tuple(zip(names, vs, strict=True))))
-            for vs in itertools.product(*(v for _, v in free))
-        ]
-        at = DECISIONS[choice].fn
+    def __init__(self, rid: str, choice: str, value: str, population: Population) -> None:
+        from model.machines import Compiled
+        from model.witnesses import DECISIONS
 
-        def answers_as_chosen(step: Step) -> bool:
-            if not at(step):
+        self.rid, self.choice, self.value, self.population = rid, choice, value, population
+        self.__doc__ = f"{choice} MUST be {value} (amendment rule {rid})"
+        self._engines: list[Compiled] = []
+        self._agent = CHOICES[choice].who == "agent"
+        self._at = DECISIONS[choice].fn if self._agent else None
+        if self._agent:
+            ref = dict(population.reference_member)
+            free = [
+                (k, (value,) if k == choice else vs if CHOICES[k].who == "agent" else (ref[k],))
+                for k, vs in population.allowed
+            ]
+            names = [k for k, _ in free]
+            self._engines = [
+                Compiled(population.tables(tuple(zip(names, vs, strict=True))))
+                for vs in itertools.product(*(v for _, v in free))
+            ]
+
+    def _data(self) -> tuple[str, str, str, Population]:
+        return self.rid, self.choice, self.value, self.population
+
+    def __reduce__(self) -> tuple[type[RuleCheck], tuple[str, str, str, Population]]:
+        return RuleCheck, self._data()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RuleCheck) and self._data() == other._data()
+
+    def __hash__(self) -> int:
+        return hash(self._data())
+
+    def __call__(self, step: Step) -> bool:
+        if self._at is not None:
+            if not self._at(step):
                 return True
             # the same answer (an error code or success) and the same agent state after; the
             # reason an error gives may differ (T11's row may refuse first an empty array)
-            for engine in engines:
+            for engine in self._engines:
                 alt = engine.move(step.before, step.request)
                 if alt.reply.code == step.reply.code and alt.after.agent == step.after.agent:
                     return True
             return False
+        return self._resends(step)
 
-        fn = answers_as_chosen
-    else:
-        guard = {"same": "resends_stored_prompt", "none": "carries_no_prompt"}.get(value)
+    def _resends(self, step: Step) -> bool:
+        from model.context import Ctx
+        from model.guards import GUARDS
+        from model.types import ClientKind
 
-        def resends_as_chosen(step: Step) -> bool:
-            from model.context import Ctx
-
-            c = step.before.conn(step.request.conn)
-            if guard is None or c is None or c.client is not ClientKind.CONFORMING:
-                return True
-            if step.request.method not in ("session_load", "session_resume", "session_fork"):
-                return True
-            return GUARDS[guard](Ctx(step.before, step.request, target=step.request.sid))
-
-        fn = resends_as_chosen
-    fn.__doc__ = f"{choice} MUST be {value} (amendment rule {rid})"
-    return Check(rid, f"{choice}_must_be_{value}", "step", fn)
+        guard = {"same": "resends_stored_prompt", "none": "carries_no_prompt"}.get(self.value)
+        c = step.before.conn(step.request.conn)
+        if guard is None or c is None or c.client is not ClientKind.CONFORMING:
+            return True
+        if step.request.method not in ("session_load", "session_resume", "session_fork"):
+            return True
+        return GUARDS[guard](Ctx(step.before, step.request, target=step.request.sid))
