@@ -9,7 +9,10 @@ whole processes, cold (an empty answer cache) and warm (the same cache again).
 
 Each command runs ``--repeat`` times per temperature in a scratch folder (its cache, its
 outputs), removed at the end; the machine's load average is printed with each row, since a
-loaded machine doubles these figures.
+loaded machine doubles these figures. Beside each wall time, the CPU time the command and its
+worker processes used (user + system): what the load does not change much, so two rows
+measured at different loads compare by it (on a quiet 2-core machine the wall time of a
+population's cold run is about half its CPU time, the searches running on both cores).
 
     .venv/bin/python bench/author_bench.py [--repeat 1] [--only amend-wire,...]
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,12 +52,19 @@ def commands(scratch: Path) -> dict[str, list[str]]:
     }
 
 
-def timed(cmd: list[str], cache: Path) -> tuple[float, int]:
+def _cpu() -> float:
+    """User + system seconds of the finished child processes (and theirs) so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str], cache: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (the command and its workers) and exit code of one run."""
     env = {**os.environ, "ACP_SYSPROMPT_CACHE": str(cache), "PYTHONHASHSEED": "0"}
     env.pop("ACP_SYSPROMPT_SHARE", None)
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False)
-    return time.perf_counter() - t0, done.returncode
+    return time.perf_counter() - t0, _cpu() - c0, done.returncode
 
 
 def main() -> None:
@@ -65,19 +76,28 @@ def main() -> None:
     try:
         cmds = commands(scratch)
         names = [n for n in cmds if not args.only or n in args.only.split(",")]
-        print(f"{'command':14s} {'cold s':>8s} {'warm s':>8s} exit  load(1 min)")
+        print(
+            f"{'command':14s} {'cold s':>8s} {'cpu s':>7s} {'warm s':>8s} {'cpu s':>7s} "
+            "exit  load(1 min) before, after"
+        )
         for name in names:
             cold, warm = [], []
             code = 0
+            before = os.getloadavg()[0]
             for _ in range(args.repeat):
                 cache = scratch / f"cache-{name}"
                 shutil.rmtree(cache, ignore_errors=True)
-                s, code = timed(cmds[name], cache)
-                cold.append(s)
-                s, code = timed(cmds[name], cache)
-                warm.append(s)
+                s, cpu, code = timed(cmds[name], cache)
+                cold.append((s, cpu))
+                s, cpu, code = timed(cmds[name], cache)
+                warm.append((s, cpu))
+            (cs, cc), (ws, wc) = min(cold), min(warm)
             load = os.getloadavg()[0]
-            print(f"{name:14s} {min(cold):8.1f} {min(warm):8.1f} {code:4d}  {load:.1f}")
+            print(
+                f"{name:14s} {cs:8.1f} {cc:7.1f} {ws:8.1f} {wc:7.1f} {code:4d}  "
+                f"{before:.1f}, {load:.1f}",
+                flush=True,
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

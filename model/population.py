@@ -43,11 +43,14 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from model.revisions import REVISIONS, envelope_tables, v2_tables
 from model.situations import SITUATIONS
 from model.tables import Tables
+
+if TYPE_CHECKING:
+    from model.machines import Step
 
 __all__ = [
     "CHOICES",
@@ -358,71 +361,111 @@ def rule_check(
     rid: str, choice: str, value: str, population: Population, situation: str | None = None
 ) -> Any:
     """The check of a rule "``choice`` MUST take ``value``" (``model.amend.NewRule``), in
-    ``situation`` only where one is named (``model.situations``: the steps it judges).
+    ``situation`` only where one is named (``model.situations``: the steps it judges): its
+    step predicate is a ``RuleCheck``, written down as the rule's data."""
+    from model.invariants import Check
+
+    name = f"{choice}_must_be_{value}" + ("" if situation is None else f"_at_{situation}")
+    return Check(rid, name, "step", RuleCheck(rid, choice, value, population, situation))
+
+
+class RuleCheck:
+    """Whether a step keeps the rule "``choice`` MUST take ``value``" (``rule_check``).
 
     An agent choice: at every step at the choice's decision point
-    (``model.witnesses.DECISIONS``; and in ``situation``) the agent answers (error code or
-    success, and agent state after) as some agent of ``population`` with ``choice = value``
-    would from the same state (its other agent choices free: one step can be the decision
-    point of two choices, as a load of a live session is of ``on_omit`` and
-    ``active_reopen``; the client's as the reference build's). A
-    client choice: every load, resume and fork a conforming client sends re-sends the
-    prompt the session was created with (``same``) or none (``none``); ``any`` binds nothing.
+    (``model.witnesses.DECISIONS``; and in ``situation``, where one is named) the agent
+    answers (error code or success, and agent state after) as some agent of ``population``
+    with ``choice = value`` would from the same state (its other agent choices free: one step
+    can be the decision point of two choices, as a load of a live session is of ``on_omit``
+    and ``active_reopen``; the client's as the reference build's). A client choice: every
+    load, resume and fork a conforming client sends re-sends the prompt the session was
+    created with (``same``) or none (``none``); ``any`` binds nothing.
+
+    It is data: equal, hashed, pickled and written into a search's question
+    (``simulations.engines.share``) as ``(rid, choice, value, population, situation)`` alone,
+    never as the engines it builds from them (an engine remembers the rows its last move
+    fired, so a question that held one would change with every step the check judged, and a
+    search asked twice would never be answered from the cache).
     """
-    from model.context import Ctx
-    from model.guards import GUARDS
-    from model.invariants import Check
-    from model.machines import Compiled, Step
-    from model.types import ClientKind
-    from model.witnesses import DECISIONS
 
-    if CHOICES[choice].who == "agent":
-        ref = dict(population.reference_member)
-        free = [
-            (k, (value,) if k == choice else values if choice_of(k).who == "agent" else (ref[k],))
-            for k, values in population.allowed
-        ]
-        names = [k for k, _ in free]
-        engines = [
-            Compiled(population.tables(tuple(zip(names, vs, strict=True))))
-            for vs in itertools.product(*(v for _, v in free))
-        ]
-        decision = DECISIONS[choice].fn
-        where = None if situation is None else SITUATIONS[situation]
+    def __init__(
+        self,
+        rid: str,
+        choice: str,
+        value: str,
+        population: Population,
+        situation: str | None = None,
+    ) -> None:
+        from model.machines import Compiled
+        from model.witnesses import DECISIONS
 
-        def at(step: Step) -> bool:
-            if where is not None and not where.at(
-                Ctx(step.before, step.request, target=step.request.sid)
-            ):
-                return False
-            return decision(step)
+        self.rid, self.choice, self.value, self.population = rid, choice, value, population
+        self.situation = situation
+        at_ = "" if situation is None else f" at {situation}"
+        self.__doc__ = f"{choice} MUST be {value}{at_} (amendment rule {rid})"
+        self._engines: list[Compiled] = []
+        self._agent = CHOICES[choice].who == "agent"
+        assert self._agent or situation is None, "a situation is a row set of the agent's tables"
+        self._at = DECISIONS[choice].fn if self._agent else None
+        self._where = None if situation is None else SITUATIONS[situation]
+        if self._agent:
+            ref = dict(population.reference_member)
+            free = [
+                (k, (value,) if k == choice else vs if choice_of(k).who == "agent" else (ref[k],))
+                for k, vs in population.allowed
+            ]
+            names = [k for k, _ in free]
+            self._engines = [
+                Compiled(population.tables(tuple(zip(names, vs, strict=True))))
+                for vs in itertools.product(*(v for _, v in free))
+            ]
 
-        def answers_as_chosen(step: Step) -> bool:
-            if not at(step):
+    def _data(self) -> tuple[str, str, str, Population, str | None]:
+        return self.rid, self.choice, self.value, self.population, self.situation
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[RuleCheck], tuple[str, str, str, Population, str | None]]:
+        return RuleCheck, self._data()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RuleCheck) and self._data() == other._data()
+
+    def __hash__(self) -> int:
+        return hash(self._data())
+
+    def _decides(self, step: Step) -> bool:
+        from model.context import Ctx
+
+        if self._where is not None and not self._where.at(
+            Ctx(step.before, step.request, target=step.request.sid)
+        ):
+            return False
+        assert self._at is not None
+        return self._at(step)
+
+    def __call__(self, step: Step) -> bool:
+        if self._at is not None:
+            if not self._decides(step):
                 return True
             # the same answer (an error code or success) and the same agent state after; the
             # reason an error gives may differ (T11's row may refuse first an empty array)
-            for engine in engines:
+            for engine in self._engines:
                 alt = engine.move(step.before, step.request)
                 if alt.reply.code == step.reply.code and alt.after.agent == step.after.agent:
                     return True
             return False
+        return self._resends(step)
 
-        fn = answers_as_chosen
-    else:
-        assert situation is None, "a situation is a row set of the agent's tables"
-        guard = {"same": "resends_stored_prompt", "none": "carries_no_prompt"}.get(value)
+    def _resends(self, step: Step) -> bool:
+        from model.context import Ctx
+        from model.guards import GUARDS
+        from model.types import ClientKind
 
-        def resends_as_chosen(step: Step) -> bool:
-            c = step.before.conn(step.request.conn)
-            if guard is None or c is None or c.client is not ClientKind.CONFORMING:
-                return True
-            if step.request.method not in ("session_load", "session_resume", "session_fork"):
-                return True
-            return GUARDS[guard](Ctx(step.before, step.request, target=step.request.sid))
-
-        fn = resends_as_chosen
-    at_ = "" if situation is None else f" at {situation}"
-    fn.__doc__ = f"{choice} MUST be {value}{at_} (amendment rule {rid})"
-    name = f"{choice}_must_be_{value}" + ("" if situation is None else f"_at_{situation}")
-    return Check(rid, name, "step", fn)
+        guard = {"same": "resends_stored_prompt", "none": "carries_no_prompt"}.get(self.value)
+        c = step.before.conn(step.request.conn)
+        if guard is None or c is None or c.client is not ClientKind.CONFORMING:
+            return True
+        if step.request.method not in ("session_load", "session_resume", "session_fork"):
+            return True
+        return GUARDS[guard](Ctx(step.before, step.request, target=step.request.sid))

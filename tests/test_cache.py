@@ -20,12 +20,15 @@ from typing import Any
 
 import pytest
 
+from model.amend import Amendment, amendment_from_mapping
 from model.guards import GUARDS
 from model.mutants import MUTANTS
 from model.tables import REFERENCE
+from simulations.api import bound_for
 from simulations.cli import main
 from simulations.engines import cache, population, share
 from simulations.engines.explore import explore
+from simulations.outputs.population import check_population, rule_checks
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK = ("check", "--revision", "v1-stable", "--bound", "tiny", "--quiet")
@@ -344,3 +347,70 @@ def test_an_amendment_finds_its_base_population_in_the_cache(
     code, out, _ = _cli(capsys, monkeypatch, *argv, "--cache", folder)
     note = NOTE.search(out.splitlines()[0])
     assert code == 0 and note is not None and int(note[1]) == base, out.splitlines()[0]
+
+
+def _rule(value: str = "reject", rid: str = "X1", base: str = "v1-stable") -> Amendment:
+    """``stable-prompt``'s own edits, its rule's value, id and base as given."""
+    return amendment_from_mapping(
+        {
+            "name": "r",
+            "base": base,
+            "must": {"on_omit": "stored", "without_capability": "refuse"},
+            "rules": [{"id": rid, "text": "t", "choice": "on_differ", "value": value}],
+        },
+        "r",
+    )
+
+
+def test_an_amendment_s_rule_asks_the_same_question_after_judging_steps() -> None:
+    """A rule's check is written into a search's question as its data (``RuleCheck``): after
+    the check judged the steps at its decision point (its engines moved), the question is the
+    one asked before, so a warm run finds what a cold one kept (it did not while the check was
+    a closure over engines that remember their last move)."""
+    a = _rule()
+    rules = rule_checks(a)
+    b = bound_for("choices", "v1-stable", "any")
+    before = share.question(REFERENCE, b, checks=rules)
+    amended = check_population("v1-stable", b, "any", a.population(), workers=1, extra=rules)
+    assert "D:on_differ" in amended.judged.witnesses()  # the rule's engines answered steps
+    assert share.question(REFERENCE, b, checks=rules) == before
+    again = pickle.loads(pickle.dumps(rules[0]))
+    assert again == rules[0] and hash(again) == hash(rules[0]) and again.doc == rules[0].doc
+
+
+def test_a_changed_rule_is_another_question() -> None:
+    """Only the same rule over the same population gets the answer: another value, another id
+    or another base is a miss."""
+    b = bound_for("choices", "v1-stable", "any")
+    asked = share.question(REFERENCE, b, checks=rule_checks(_rule()))
+    assert asked is not None and asked == share.question(REFERENCE, b, checks=rule_checks(_rule()))
+    for other in (_rule("keep"), _rule(rid="X2"), _rule(base="v2-draft")):
+        assert share.question(REFERENCE, b, checks=rule_checks(other)) != asked
+
+
+def test_an_amendment_with_a_rule_is_answered_warm_and_a_changed_rule_is_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``check --amend`` with a rule, run again: every search answered from the cache (one
+    process searching every scope, so the rule's engines have moved before a later scope is
+    asked); the same amendment with another rule value: none of the population's searches (one
+    per scope; the size estimate's sample of the reference build, which no rule judges, is
+    answered)."""
+    folder = str(tmp_path / "c")
+    argv = ("check", "--bound", "choices", "--workers", "1", "--quiet", "--cache", folder)
+    notes = []
+    for value in ("reject", "reject", "keep"):
+        path = tmp_path / f"{value}.toml"
+        path.write_text(
+            'name = "r"\nbase = "v1-stable"\n[must]\non_omit = "stored"\n'
+            'without_capability = "refuse"\n[[rules]]\nid = "X1"\ntext = "t"\n'
+            f'choice = "on_differ"\nvalue = "{value}"\n',
+            encoding="utf-8",
+        )
+        code, out, _ = _cli(capsys, monkeypatch, *argv, "--amend", str(path))
+        note = NOTE.search(out.splitlines()[0])
+        assert code in (0, 1) and note is not None, out.splitlines()[0]
+        notes.append((int(note[1]), int(note[2])))
+    (_, cold), warm, changed = notes
+    scopes = len(bound_for("choices", "v1-stable").scopes)
+    assert cold > scopes and warm == (cold, cold) and changed == (cold - scopes, cold), notes

@@ -39,6 +39,15 @@ Abstractions
     past the bound are checked and not expanded, answers that change nothing add no
     successor, as in ``simulations.engines.explore``.
 
+    Worked out once per node. A node is expanded once per fragment (a family may reach it
+    at several depths, each time with other members); what a move does from it (the step's
+    ids and witnesses, the node it reaches or the verdicts one step past the bound) is the
+    same whoever makes it, so it is worked out for the first fragment that makes the move
+    and reused by the others (``_Outcome``, per node; forgotten past ``OUTCOMES`` nodes and
+    then worked out again, to the same answer). Nodes are numbered in the same order as
+    when each fragment worked out its own moves. The members of each combination of
+    consulted choices are grouped once per combination of choices.
+
 Source
     Ours: the family-based (featured) model checking of software product lines (Classen et
     al., "Model checking lots of systems", ICSE 2010) over the explorer's breadth-first
@@ -56,7 +65,7 @@ from dataclasses import dataclass
 from model.invariants import Check
 from model.machines import Compiled, Step
 from model.tables import Tables
-from model.types import Request, World, evolve, initial_world
+from model.types import Observed, Request, World, evolve, initial_world
 from model.witnesses import Witness
 from simulations.engines.bounds import Bound, Scope
 from simulations.engines.collector import fewer_collections
@@ -99,6 +108,11 @@ class Featured:
 
 # (move, members that make it) for each live move of a protocol state, in request order
 Entries = list[tuple[_Move, int]]
+# what a move does from one node, whoever makes it: (request, step ids, step witnesses, the
+# node reached or ``_SAME`` or ``_PAST``, and past the bound that world's ids and witnesses)
+_Outcome = tuple[Request, tuple[str, ...], tuple[str, ...], int, tuple[str, ...], tuple[str, ...]]
+_SAME, _PAST = -1, -2
+OUTCOMES = 1 << 16  # nodes whose moves' outcomes are kept (then forgotten: worked out again)
 
 
 def deciding(
@@ -136,6 +150,7 @@ class _Family:
         self.varying = [c for c in names if len({v[c] for v in values}) > 1]
         self.experts: dict[int, _Expander] = {}
         self.moves: dict[Protocol, Entries] = {}
+        self.groups: dict[tuple[str, ...], list[int]] = {}  # consulted choices → members
 
     def expert(self, i: int) -> _Expander:
         e = self.experts.get(i)
@@ -176,12 +191,8 @@ class _Family:
     ) -> list[tuple[_Move, int]]:
         """The members grouped by their answer to ``req``: one member asked per combination
         of the consulted choices' values (the first member's is ``base``)."""
-        by: dict[tuple[str, ...], int] = {}
-        for i, v in enumerate(self.values):
-            k = tuple(v[c] for c in consulted)
-            by[k] = by.get(k, 0) | (1 << i)
         groups: list[tuple[_Move, int]] = []
-        for members in by.values():
+        for members in self._by(consulted):
             i = (members & -members).bit_length() - 1
             e = base if i == 0 else self.expert(i)._settled(w, req)
             for j, (other, them) in enumerate(groups):
@@ -191,6 +202,19 @@ class _Family:
             else:
                 groups.append((e, members))
         return groups
+
+    def _by(self, consulted: list[str]) -> list[int]:
+        """The members as bitmasks, one per combination of the ``consulted`` choices' values
+        they take, in the order of each combination's first member (kept per ``consulted``)."""
+        key = tuple(consulted)
+        out = self.groups.get(key)
+        if out is None:
+            by: dict[tuple[str, ...], int] = {}
+            for i, v in enumerate(self.values):
+                k = tuple(v[c] for c in consulted)
+                by[k] = by.get(k, 0) | (1 << i)
+            out = self.groups[key] = list(by.values())
+        return out
 
 
 def _live(e: _Move) -> bool:
@@ -297,6 +321,42 @@ def featured(
             found(rid, members, f, None, depth)
         reach(tuple_of[node_wit[v]], members)
 
+    cache: dict[bytes, int] = {}  # key → its representative's node
+
+    def outcome(w: World, obs: tuple[Observed, ...], e: _Move) -> _Outcome:
+        """What move ``e`` does from world ``w`` whoever makes it: its request, the ids and
+        witnesses of the step, and the node it reaches (``_SAME``: none, the world is
+        unchanged; ``_PAST``: one step past the bound, with that world's ids and witnesses)."""
+        m = e.move
+        nobs = e.observed(obs)
+        after = w if m.after is m.before and nobs is obs else evolve(m.after, observed=nobs)
+        bad, wit = e.bad, e.wit
+        if e.late or e.late_wit:
+            step = Step(w, m.request, m.reply, after, m.rows)
+            bad += tuple(c.rid for c in e.late if not c.fn(step))
+            wit += tuple(x.wid for x in e.late_wit if x.fn(step))
+        if after is w:
+            return m.request, bad, wit, _SAME, (), ()
+        if after.agent.issued > cap:
+            past_bad, past_wit = judge.past(w, after)
+            return m.request, bad, wit, _PAST, past_bad, past_wit
+        ak = key_of(after)
+        v = index.get(ak)  # already a representative: no renaming needed
+        if v is None:
+            hit = cache.get(ak)
+            if hit is None:
+                rep = canon.canon(after)[0]
+                vk = ak if rep is after else key_of(rep)
+                hit = index.get(vk)
+                if hit is None:
+                    hit = new_node(vk, rep)
+                if len(cache) >= CANON_CACHE:
+                    cache.clear()
+                cache[ak] = hit
+            v = hit
+        return m.request, bad, wit, v, (), ()
+
+    done_at: dict[int, list[_Outcome | None]] = {}  # node → each of its moves' outcome
     level: list[tuple[int, int]] = []  # (fragment, members)
     try:
         for profile in scope.domain.profiles:
@@ -311,7 +371,6 @@ def featured(
             level.append((f, everyone))
             arrive(n, everyone, f, 0)
         depth = 0
-        cache: dict[bytes, int] = {}  # key → its representative's node
         while level:
             depth += 1
             following: list[tuple[int, int]] = []
@@ -319,48 +378,34 @@ def featured(
                 u = at[f]
                 w = world_of(keys[u])
                 obs = w.observed
-                # the body of ``_Expander.__call__`` and ``_explore_verdicts``, per fragment
-                for e, them in family(w):
+                # the body of ``_Expander.__call__`` and ``_explore_verdicts``, per fragment;
+                # what a move does from this node is worked out once (``_Outcome``), for the
+                # first fragment of the node that makes it, and reused by the node's others
+                entries = family(w)
+                outs = done_at.get(u)
+                if outs is None:
+                    if len(done_at) >= OUTCOMES:
+                        done_at.clear()
+                    outs = done_at[u] = [None] * len(entries)
+                for j, (e, them) in enumerate(entries):
                     those = members & them
                     if not those:
                         continue
-                    m = e.move
-                    nobs = e.observed(obs)
-                    after = (
-                        w if m.after is m.before and nobs is obs else evolve(m.after, observed=nobs)
-                    )
-                    bad, wit = e.bad, e.wit
-                    if e.late or e.late_wit:
-                        step = Step(w, m.request, m.reply, after, m.rows)
-                        bad += tuple(c.rid for c in e.late if not c.fn(step))
-                        wit += tuple(x.wid for x in e.late_wit if x.fn(step))
-                    req = m.request
+                    out = outs[j]
+                    if out is None:
+                        out = outs[j] = outcome(w, obs, e)
+                    req, bad, wit, v, past_bad, past_wit = out
                     for rid in bad:
                         found(rid, those, f, req, depth)
                     if wit:
                         reach(wit, those)
-                    if after is w:
-                        continue
-                    if after.agent.issued > cap:  # one step past the bound: checked only
-                        bad, wit = judge.past(w, after)
-                        for rid in bad:
+                    if v == _PAST:  # one step past the bound: checked only
+                        for rid in past_bad:
                             found(rid, those, f, req, depth)
-                        reach(wit, those)
+                        reach(past_wit, those)
                         continue
-                    ak = key_of(after)
-                    v = index.get(ak)  # already a representative: no renaming needed
-                    if v is None:
-                        hit = cache.get(ak)
-                        if hit is None:
-                            rep = canon.canon(after)[0]
-                            vk = ak if rep is after else key_of(rep)
-                            hit = index.get(vk)
-                            if hit is None:
-                                hit = new_node(vk, rep)
-                            if len(cache) >= CANON_CACHE:
-                                cache.clear()
-                            cache[ak] = hit
-                        v = hit
+                    if v == _SAME:
+                        continue
                     new = those & ~seen[v]
                     if new:
                         g = fragment(v, f, req)

@@ -17,6 +17,12 @@ Scope
     skipped; a question that cannot be written down (a function whose closure holds something
     ``pickle`` refuses) is searched every time.
 
+    A question must not change while it is asked: a check's closure that holds an object with
+    a history (an engine remembers the rows its last move fired) is written down as it is at
+    asking time, so a search asked twice gets two names and the second is never answered. Such
+    a check is a callable that pickles as its data instead (``model.population.RuleCheck``,
+    an amendment's rule: ``(rid, choice, value, population)``).
+
 Abstractions
     A function is written down as its module, name, code (bytecode, constants, names, nested
     code), defaults and closure contents, so two functions with the same name and different

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from model.effects import EFFECTS
+from model.guards import GUARDS
 from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
 from model.tables import REFERENCE, Tables
@@ -62,7 +64,7 @@ def replay_from(
 ) -> list[ReplayedStep]:
     """Run ``requests`` from ``world`` under ``tables``, each step with the ids it violates
     (``keep`` limits them)."""
-    system = System(tables)
+    system = _system(tables)
     out: list[ReplayedStep] = []
     for req in requests:
         step = system.step(world, req)
@@ -71,6 +73,25 @@ def replay_from(
         bad += [c.rid for c in STATE_CHECKS if not c.fn(world)]
         out.append(ReplayedStep(step, tuple(r for r in bad if keep is None or keep(r))))
     return out
+
+
+# the engines replays ran, by their tables and the guard and effect functions those name (a
+# registry entry replaced is another engine): building one costs more than a short replay,
+# and a counterexample folder replays each of its traces several times. An engine keeps
+# nothing from one step to the next (the explorer asks one for steps from any world).
+_SYSTEMS: dict[tuple[object, ...], System] = {}
+_SYSTEMS_KEPT = 64
+
+
+def _system(tables: Tables) -> System:
+    named = sorted({n for _, _, row in tables.rows() for n in (*row.guards, row.effect) if n})
+    key = (tables, tuple((n, GUARDS.get(n), EFFECTS.get(n)) for n in named))
+    system = _SYSTEMS.get(key)
+    if system is None:
+        if len(_SYSTEMS) >= _SYSTEMS_KEPT:
+            _SYSTEMS.clear()
+        system = _SYSTEMS[key] = System(tables)
+    return system
 
 
 # triggers whose wire method is not their name with a slash: the compaction turn is a prompt
