@@ -9,10 +9,15 @@ Scope
 
     * ``[must]`` narrows an open choice (a MAY or a silence becomes a MUST): the values left
       are the only ones the amended population allows ("the agent MUST keep the stored prompt
-      when the re-sent one is omitted" is ``on_omit = "stored"``).
+      when the re-sent one is omitted" is ``on_omit = "stored"``). ``[must.SITUATION]``
+      narrows it in one situation only (``model.situations``: ``[must.reopen_live]``, a
+      reopen of a live session): the population splits the choice there
+      (``Population.split``; the base the diff compares with is split alike,
+      ``Amendment.base_population``).
     * ``[[rules]]`` adds a rule with its own id and check: ``choice = value`` narrows as
-      ``must`` does, and the rule's check (``model.population_rules``) judges every step at
-      that choice's decision point: the agent must answer as one taking that value would.
+      ``must`` does, and the rule's check (``model.population.rule_check``) judges every step
+      at that choice's decision point (in its ``situation`` only, where one is named): the
+      agent must answer as one taking that value would.
     * ``[reference]`` changes the reference build's value (the one ``check --reference``
       judges); the population is unchanged.
     * ``[wire]`` changes what the agent's answers carry, for every agent the text allows
@@ -49,8 +54,9 @@ from pathlib import Path
 from typing import Any
 
 from model.files import InputError, close_match, parse_toml, read_text, shown
-from model.population import CHOICES, POPULATIONS, Population, population_of
+from model.population import CHOICES, POPULATIONS, Population, choice_of, population_of, scoped
 from model.revisions import REVISIONS, Revision
+from model.situations import SITUATIONS
 from model.spec import REQUIREMENTS, Family
 from model.tables import PROMPT_REJECTIONS, REPLY_TRIGGERS, REPLY_WIRES, Tables
 from model.types import Request
@@ -93,18 +99,24 @@ _WIRE_FIELDS = {"echo": "effective_prompt", "status": "status"}
 _METHODS = {t.replace("_", "/", 1): t for t in REPLY_TRIGGERS}
 # the methods each [wire] key may name
 _WIRE_TAKES = {"echo": tuple(_METHODS), "status": ("session/new",)}
-_RULE_FIELDS = ("id", "text", "choice", "value")
+_RULE_FIELDS = ("id", "text", "choice", "value", "situation")
+_RULE_OPTIONAL = ("situation",)
 _RULE_ID = re.compile(r"[A-Z]{1,3}[0-9]{1,3}")
 
 
 @dataclass(frozen=True)
 class NewRule:
-    """A rule an amendment adds: ``choice`` MUST take ``value``, checked under id ``rid``."""
+    """A rule an amendment adds: ``choice`` MUST take ``value`` (in ``situation`` only, where
+    one is named), checked under id ``rid``."""
 
     rid: str
     text: str
     choice: str
     value: str
+    situation: str | None = None
+    # the population's name of what it narrows: ``choice``, or ``choice@situation`` where the
+    # choice decides elsewhere too (``model.population.Population.split``)
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,18 +134,32 @@ class Amendment:
     wire: tuple[tuple[str, str], ...] = ()
     origin: str = ""  # where the design comes from: a date and a commit, or "ours"
 
+    def base_population(self) -> Population:
+        """The base's agents and clients, each choice the amendment scopes to a situation
+        split there (``Population.split``): the base text is silent per situation too, so it
+        allows every combination, and its diff with the amended text counts the same agents.
+        Without a scoped edit, the base's population itself."""
+        pop = population_of(self.base)
+        for key in (*(k for k, _ in self.must), *(r.key or r.choice for r in self.rules)):
+            c = choice_of(key)
+            if c.situation is not None:
+                pop = pop.split(c.base, c.situation)
+        return pop
+
     def population(self) -> Population:
         """The agents and clients the amended text allows, and its reference build."""
-        base = population_of(self.base).with_replies(self.wire)
+        base = self.base_population().with_replies(self.wire)
         narrowed = dict(self.must)
         for r in self.rules:
-            narrowed[r.choice] = tuple(
-                v for v in narrowed.get(r.choice, (r.value,)) if v == r.value
-            )
+            k = r.key or r.choice
+            narrowed[k] = tuple(v for v in narrowed.get(k, (r.value,)) if v == r.value)
         pop = base.narrowed(narrowed)
         allowed = dict(pop.allowed)
         ref = {k: (v if v in allowed[k] else allowed[k][0]) for k, v in pop.reference}
-        ref.update(self.reference)
+        for k in ref:  # a new reference value, in every situation that allows it
+            v = dict(self.reference).get(choice_of(k).base)
+            if v is not None and v in allowed[k]:
+                ref[k] = v
         return pop.with_reference(ref)
 
     def retires(self) -> frozenset[str]:
@@ -167,8 +193,8 @@ class Amendment:
     def edits(self) -> tuple[tuple[str, str], ...]:
         """Every edit as ``(key, value)`` lines, for tables and headers."""
         return (
-            *((f"must.{k}", " | ".join(v)) for k, v in self.must),
-            *((f"rule {r.rid}", f"{r.choice} = {r.value}") for r in self.rules),
+            *((f"must.{_dotted(k)}", " | ".join(v)) for k, v in self.must),
+            *((f"rule {r.rid}", f"{_at(r.situation)}{r.choice} = {r.value}") for r in self.rules),
             *((f"reference.{k}", v) for k, v in self.reference),
             *((f"wire.{k}", ", ".join(v)) for k, v in self.wire_by_key()),
         )
@@ -176,8 +202,11 @@ class Amendment:
     def edit_lines(self) -> list[str]:
         """Every edit in words: ``must on_differ = keep``, ``rule X1: on_differ = reject``."""
         return [
-            *(f"must {k} = {' | '.join(v)}" for k, v in self.must),
-            *(f"rule {r.rid}: {r.choice} = {r.value}" for r in self.rules),
+            *(
+                f"must {_at(choice_of(k).situation)}{_base(k)} = {' | '.join(v)}"
+                for k, v in self.must
+            ),
+            *(f"rule {r.rid}: {_at(r.situation)}{r.choice} = {r.value}" for r in self.rules),
             *(f"reference {k} = {v}" for k, v in self.reference),
             *(f"wire {k} on {', '.join(v)}" for k, v in self.wire_by_key()),
         ]
@@ -198,15 +227,46 @@ class Amendment:
             "origin": self.origin,
             "summary": self.summary,
             "sentence": self.sentence,
-            "must": {k: list(v) for k, v in self.must},
+            "must": self._must_as_written(),
             "rules": [
-                {"id": r.rid, "text": r.text, "choice": r.choice, "value": r.value}
+                {
+                    "id": r.rid,
+                    "text": r.text,
+                    "choice": r.choice,
+                    "value": r.value,
+                    **({"situation": r.situation} if r.situation else {}),
+                }
                 for r in self.rules
             ],
             "reference": dict(self.reference),
             "wire": dict(self.wire_by_key()),
             "fixes": list(self.fixes),
         }
+
+    def _must_as_written(self) -> dict[str, Any]:
+        """``[must]`` as TOML reads it: ``{"on_omit": [..], "fork": {"on_differ": [..]}}``."""
+        out: dict[str, Any] = {}
+        for k, v in self.must:
+            c = choice_of(k)
+            if c.situation is None:
+                out[k] = list(v)
+            else:
+                out.setdefault(c.situation, {})[c.base] = list(v)
+        return out
+
+
+def _base(key: str) -> str:
+    return choice_of(key).base
+
+
+def _dotted(key: str) -> str:
+    """``on_differ@reopen_live`` → ``reopen_live.on_differ`` (the TOML path under must)."""
+    c = choice_of(key)
+    return key if c.situation is None else f"{c.situation}.{c.base}"
+
+
+def _at(situation: str | None) -> str:
+    return "" if situation is None else f"at {situation}: "
 
 
 def _suggest(word: str, choices: list[str]) -> str:
@@ -239,23 +299,81 @@ def _table(where: str, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
+def _situation(where: str, field: str, name: object) -> str:
+    if not isinstance(name, str) or name not in SITUATIONS:
+        raise AmendmentError(
+            f"{where}: {field}: unknown situation {shown(name)}"
+            + _suggest(str(name), [*SITUATIONS])
+        )
+    return name
+
+
+def _scope(where: str, field: str, choice: str, situation: str, base: Population) -> str:
+    """The population's name of ``choice`` at ``situation``: ``choice@situation``, or
+    ``choice`` where the situation is the only one that decides it (``active_reopen`` at
+    ``reopen_live``: no split). A situation whose rows no value of the choice changes is
+    refused."""
+    inside, outside = base.decides(choice, situation)
+    if not inside:
+        at = [s for s in SITUATIONS if base.decides(choice, s)[0]]
+        said = f"it decides at {', '.join(at)}" if at else "no situation decides it"
+        kind = " (a client's choice)" if CHOICES[choice].who == "client" else ""
+        raise AmendmentError(
+            f"{where}: {field}: {situation} cannot decide {choice}{kind}: the agent's rows "
+            f"there are the same for every value ({said})"
+        )
+    return scoped(choice, situation) if outside else choice
+
+
+def _narrowing(
+    where: str, field: str, choice: str, value: object, base: Population
+) -> tuple[str, ...]:
+    raw = value if isinstance(value, list) else [value]
+    values = tuple(_value(where, field, choice, v) for v in raw)
+    if not values:
+        raise AmendmentError(f"{where}: {field}: an empty list allows no agent at all")
+    if set(values) >= set(dict(base.allowed)[choice]):
+        raise AmendmentError(
+            f"{where}: {field}: {', '.join(values)} is every value {base.revision} "
+            "allows already (no change)"
+        )
+    return tuple(v for v in CHOICES[choice].values if v in values)
+
+
 def _must(
     where: str, data: Mapping[str, Any], base: Population
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    out = []
+    """``[must]``: ``choice = value(s)`` binds every situation; ``[must.SITUATION]``
+    (``model.situations``) binds one."""
+    out: dict[str, tuple[str, ...]] = {}
     for key, value in _table(where, data, "must").items():
-        choice = _choice(where, "must", key, base)
-        raw = value if isinstance(value, list) else [value]
-        values = tuple(_value(where, f"must.{choice}", choice, v) for v in raw)
-        if not values:
-            raise AmendmentError(f"{where}: must.{choice}: an empty list allows no agent at all")
-        if set(values) >= set(dict(base.allowed)[choice]):
+        if isinstance(value, Mapping):  # [must.SITUATION]
+            situation = _situation(where, f"[must.{key}]", key)
+            if not value:
+                raise AmendmentError(f"{where}: [must.{key}]: empty (give choice = value)")
+            for name, v in value.items():
+                choice = _choice(where, f"must.{key}", name, base)
+                field = f"must.{key}.{choice}"
+                k = _scope(where, field, choice, situation, base)
+                if k in out:
+                    raise AmendmentError(
+                        f"{where}: {field}: only {situation} decides {choice}, so it is "
+                        f"must.{choice} too (give one)"
+                    )
+                out[k] = _narrowing(where, field, choice, v, base)
+            continue
+        if key in SITUATIONS:
             raise AmendmentError(
-                f"{where}: must.{choice}: {', '.join(values)} is every value {base.revision} "
-                "allows already (no change)"
+                f"{where}: must.{key}: a situation takes a table of choice = value "
+                f"([must.{key}]), got {shown(value)}"
             )
-        out.append((choice, tuple(v for v in CHOICES[choice].values if v in values)))
-    return tuple(out)
+        choice = _choice(where, "must", key, base)
+        if choice in out:
+            raise AmendmentError(
+                f"{where}: must.{choice}: named twice (a [must.SITUATION] that only it decides)"
+            )
+        out[choice] = _narrowing(where, f"must.{choice}", choice, value, base)
+    return tuple(out.items())
 
 
 def _rules(where: str, data: Mapping[str, Any], base: Population) -> tuple[NewRule, ...]:
@@ -276,6 +394,8 @@ def _rules(where: str, data: Mapping[str, Any], base: Population) -> tuple[NewRu
                     + _suggest(str(key), [*_RULE_FIELDS])
                 )
         for key in _RULE_FIELDS:
+            if key in _RULE_OPTIONAL and key not in r:
+                continue
             if not isinstance(r.get(key), str) or not r[key]:
                 raise AmendmentError(f"{where}: {at}.{key}: missing (a string)")
         rid = r["id"]
@@ -286,7 +406,12 @@ def _rules(where: str, data: Mapping[str, Any], base: Population) -> tuple[NewRu
             )
         choice = _choice(where, f"{at}.choice", r["choice"], base)
         value = _value(where, f"{at}.value", choice, r["value"])
-        out.append(NewRule(rid, r["text"], choice, value))
+        situation = r.get("situation")
+        key = choice
+        if situation is not None:
+            situation = _situation(where, f"{at}.situation", situation)
+            key = _scope(where, f"{at}.situation", choice, situation, base)
+        out.append(NewRule(rid, r["text"], choice, value, situation, key))
     return tuple(out)
 
 

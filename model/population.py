@@ -17,6 +17,13 @@ Abstractions
     narrows values (an amendment's MUST removes options) and names the reference member; its
     ``tables(member)`` builds that member's tables.
 
+    A choice scoped to a situation (``model.situations``): the text is silent per situation
+    too, so ``split(choice, situation)`` makes one choice two, both free: ``choice@situation``
+    (what the agent does there) and ``choice`` (everywhere else); ``choice_of`` names either,
+    ``decides`` says from the tables whether a situation's rows (and the rest) depend on a
+    choice, and the member's tables splice the situation's rows in
+    (``envelope_tables(situations=...)``). A plain narrowing binds every situation.
+
     The profile knobs that describe the same behaviour of one implementation
     (``model.profiles``) use the same words where they exist: ``on_differ`` and
     ``client_resends`` are knobs of both; T15's ``on_omit`` takes ``on_load``'s values
@@ -39,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from model.revisions import REVISIONS, envelope_tables, v2_tables
+from model.situations import SITUATIONS
 from model.tables import Tables, with_replies
 
 __all__ = [
@@ -47,8 +55,12 @@ __all__ = [
     "Choice",
     "Member",
     "Population",
+    "choice_of",
     "population_of",
+    "scoped",
 ]
+
+SCOPE = "@"  # ``on_differ@reopen_live``: a choice scoped to a situation (``model.situations``)
 
 
 @dataclass(frozen=True)
@@ -59,10 +71,17 @@ class Choice:
     rid: str | None  # the id that leaves it open; None: the text says nothing
     who: Literal["agent", "client"]
     what: str  # the situation it decides
+    # a choice scoped to one situation (``model.situations``): ``name`` is ``choice@situation``
+    situation: str | None = None
 
     @property
     def leaves_open(self) -> str:
         return self.rid or "silent"
+
+    @property
+    def base(self) -> str:
+        """The choice it narrows (``on_differ`` for ``on_differ@reopen_live``)."""
+        return self.name.partition(SCOPE)[0]
 
 
 CHOICES: dict[str, Choice] = {
@@ -120,20 +139,50 @@ CHOICES: dict[str, Choice] = {
     )
 }
 
-# a member: one value per choice of its population, in CHOICES order
+# a member: one value per choice of its population, in CHOICES order (a scoped choice right
+# after the choice it splits)
 Member = tuple[tuple[str, str], ...]
 
 
+def scoped(name: str, situation: str) -> str:
+    """The name of ``name`` scoped to ``situation``: ``on_differ@reopen_live``."""
+    return f"{name}{SCOPE}{situation}"
+
+
+def choice_of(name: str) -> Choice:
+    """The choice a population names: one of ``CHOICES``, or one of them scoped to a situation
+    (``on_differ@reopen_live``: what the agent does there; the plain name is then what it
+    does in every other situation)."""
+    base, _, situation = name.partition(SCOPE)
+    c = CHOICES[base]
+    if not situation:
+        return c
+    return replace(c, name=name, situation=situation, what=f"{c.what}: at {situation} only")
+
+
+def _tables_values(member: Mapping[str, str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """A member's values as ``envelope_tables`` takes them: the plain choices, and per
+    situation the scoped ones (T15's ``stored`` is the tables' ``keep``)."""
+    plain: dict[str, str] = {}
+    situations: dict[str, dict[str, str]] = {}
+    for name, value in member.items():
+        base, _, situation = name.partition(SCOPE)
+        v = "keep" if (base, value) == ("on_omit", "stored") else value
+        if situation:
+            situations.setdefault(situation, {})[base] = v
+        else:
+            plain[base] = v
+    return plain, situations
+
+
 def _envelope(member: Mapping[str, str]) -> Tables:
-    values = dict(member)
-    on_omit = values.pop("on_omit", "stored")
-    return envelope_tables(on_omit="keep" if on_omit == "stored" else on_omit, **values)
+    plain, situations = _tables_values(member)
+    return envelope_tables(**plain, situations=situations)
 
 
 def _envelope_v2(member: Mapping[str, str]) -> Tables:
-    values = dict(member)
-    on_omit = values.pop("on_omit", "stored")
-    return v2_tables(on_omit="keep" if on_omit == "stored" else on_omit, **values)
+    plain, situations = _tables_values(member)
+    return v2_tables(situations, **plain)
 
 
 @dataclass(frozen=True)
@@ -150,7 +199,62 @@ class Population:
 
     @property
     def choices(self) -> list[Choice]:
-        return [CHOICES[name] for name, _ in self.allowed]
+        """Every choice it names; a choice split at a situation says so."""
+        out = []
+        for name, _ in self.allowed:
+            c = choice_of(name)
+            at = self.split_at(name)
+            out.append(replace(c, what=f"{c.what}: except at {', '.join(at)}") if at else c)
+        return out
+
+    def split_at(self, name: str) -> list[str]:
+        """The situations at which the plain choice ``name`` is split (``split``)."""
+        return [
+            c.situation
+            for c in (choice_of(n) for n, _ in self.allowed)
+            if c.situation is not None and c.base == name
+        ]
+
+    def split(self, name: str, situation: str) -> Population:
+        """The population where ``name`` is two choices: at ``situation``
+        (``name@situation``) and everywhere else (``name``), each free as ``name`` was. The
+        text is silent per situation too, so every combination is an agent it allows."""
+        key = scoped(name, situation)
+        if key in dict(self.allowed):
+            return self
+        allowed = dict(self.allowed)
+        ref = dict(self.reference)
+        order = [n for n, _ in self.allowed]
+        at = order.index(name) + 1 + len(self.split_at(name))
+        order.insert(at, key)
+        allowed[key], ref[key] = allowed[name], ref[name]
+        return replace(
+            self,
+            allowed=tuple((n, allowed[n]) for n in order),
+            reference=tuple((n, ref[n]) for n in order),
+        )
+
+    def decides(self, name: str, situation: str) -> tuple[bool, bool]:
+        """Whether the values of the choice ``name`` give the agent different rows at
+        ``situation``, and anywhere else (the other choices at the reference build's values):
+        a table-level fact, read off the tables each value builds."""
+        if self.build is None:
+            return False, False
+        s, ref = SITUATIONS[situation], dict(self.reference)
+        builds = [self.tables(tuple({**ref, name: v}.items())) for v in CHOICES[name].values]
+        return (
+            len({s.rows(t.session) for t in builds}) > 1,
+            len({s.outside(t) for t in builds}) > 1,
+        )
+
+    def splits(self) -> str:
+        """``on_omit and on_differ split at reopen_live``: what ``split`` did ("" for none)."""
+        by: dict[str, list[str]] = {}
+        for name, _ in self.allowed:
+            c = choice_of(name)
+            if c.situation is not None:
+                by.setdefault(c.situation, []).append(c.base)
+        return "; ".join(f"{' and '.join(names)} split at {s}" for s, names in by.items())
 
     def members(self) -> list[Member]:
         """Every combination, the reference member first, then in product order."""
@@ -175,16 +279,22 @@ class Population:
         return sum(a != b for a, b in zip(member, self.reference_member, strict=True))
 
     def agents(self) -> int:
-        return _count(v for name, v in self.allowed if CHOICES[name].who == "agent")
+        return _count(v for name, v in self.allowed if choice_of(name).who == "agent")
 
     def clients(self) -> int:
-        return _count(v for name, v in self.allowed if CHOICES[name].who == "client")
+        return _count(v for name, v in self.allowed if choice_of(name).who == "client")
 
     def narrowed(self, must: Mapping[str, Iterable[str]]) -> Population:
-        """The population where each named choice may take only the given values."""
+        """The population where each named choice may take only the given values. A plain
+        name binds every situation: the choice and its scoped parts (``split``)."""
         allowed = []
         for name, values in self.allowed:
-            keep = tuple(v for v in values if v in set(must.get(name, values)))
+            base = choice_of(name).base
+            keep = tuple(
+                v
+                for v in values
+                if v in set(must.get(name, values)) and v in set(must.get(base, values))
+            )
             allowed.append((name, keep))
         return replace(self, allowed=tuple(allowed))
 
@@ -244,18 +354,22 @@ def describe(member: Member) -> str:
 # ---- rules an amendment adds: "choice MUST take value", as a check -------------------------
 
 
-def rule_check(rid: str, choice: str, value: str, population: Population) -> Any:
-    """The check of a rule "``choice`` MUST take ``value``" (``model.amend.NewRule``).
+def rule_check(
+    rid: str, choice: str, value: str, population: Population, situation: str | None = None
+) -> Any:
+    """The check of a rule "``choice`` MUST take ``value``" (``model.amend.NewRule``), in
+    ``situation`` only where one is named (``model.situations``: the steps it judges).
 
     An agent choice: at every step at the choice's decision point
-    (``model.witnesses.DECISIONS``) the agent answers (error code or success, and agent state
-    after) as some agent of ``population`` with ``choice = value`` would from the same state
-    (its other agent choices free: one step can be the decision point of two choices, as a
-    load of a live session is of ``on_omit`` and ``active_reopen``; the client's as the
-    reference build's). A
+    (``model.witnesses.DECISIONS``; and in ``situation``) the agent answers (error code or
+    success, and agent state after) as some agent of ``population`` with ``choice = value``
+    would from the same state (its other agent choices free: one step can be the decision
+    point of two choices, as a load of a live session is of ``on_omit`` and
+    ``active_reopen``; the client's as the reference build's). A
     client choice: every load, resume and fork a conforming client sends re-sends the
     prompt the session was created with (``same``) or none (``none``); ``any`` binds nothing.
     """
+    from model.context import Ctx
     from model.guards import GUARDS
     from model.invariants import Check
     from model.machines import Compiled, Step
@@ -265,7 +379,7 @@ def rule_check(rid: str, choice: str, value: str, population: Population) -> Any
     if CHOICES[choice].who == "agent":
         ref = dict(population.reference_member)
         free = [
-            (k, (value,) if k == choice else values if CHOICES[k].who == "agent" else (ref[k],))
+            (k, (value,) if k == choice else values if choice_of(k).who == "agent" else (ref[k],))
             for k, values in population.allowed
         ]
         names = [k for k, _ in free]
@@ -273,7 +387,15 @@ def rule_check(rid: str, choice: str, value: str, population: Population) -> Any
             Compiled(population.tables(tuple(zip(names, vs, strict=True))))
             for vs in itertools.product(*(v for _, v in free))
         ]
-        at = DECISIONS[choice].fn
+        decision = DECISIONS[choice].fn
+        where = None if situation is None else SITUATIONS[situation]
+
+        def at(step: Step) -> bool:
+            if where is not None and not where.at(
+                Ctx(step.before, step.request, target=step.request.sid)
+            ):
+                return False
+            return decision(step)
 
         def answers_as_chosen(step: Step) -> bool:
             if not at(step):
@@ -288,11 +410,10 @@ def rule_check(rid: str, choice: str, value: str, population: Population) -> Any
 
         fn = answers_as_chosen
     else:
+        assert situation is None, "a situation is a row set of the agent's tables"
         guard = {"same": "resends_stored_prompt", "none": "carries_no_prompt"}.get(value)
 
         def resends_as_chosen(step: Step) -> bool:
-            from model.context import Ctx
-
             c = step.before.conn(step.request.conn)
             if guard is None or c is None or c.client is not ClientKind.CONFORMING:
                 return True
@@ -301,5 +422,7 @@ def rule_check(rid: str, choice: str, value: str, population: Population) -> Any
             return GUARDS[guard](Ctx(step.before, step.request, target=step.request.sid))
 
         fn = resends_as_chosen
-    fn.__doc__ = f"{choice} MUST be {value} (amendment rule {rid})"
-    return Check(rid, f"{choice}_must_be_{value}", "step", fn)
+    at_ = "" if situation is None else f" at {situation}"
+    fn.__doc__ = f"{choice} MUST be {value}{at_} (amendment rule {rid})"
+    name = f"{choice}_must_be_{value}" + ("" if situation is None else f"_at_{situation}")
+    return Check(rid, name, "step", fn)

@@ -43,9 +43,10 @@ Source
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
+from model.situations import SITUATIONS
 from model.tables import NEW_SESSION, REFERENCE, Row, Table, Tables
 from model.types import BlockKind, Caps, Phase, PromptCap, Request, Stage, Status
 
@@ -178,6 +179,7 @@ def envelope_tables(
     client_resends: str = "any",
     without_capability: str = "default",
     active_reopen: str = "serve",
+    situations: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Tables:
     """The stabilised v1 tables: the envelope on new, load, resume and fork.
 
@@ -191,7 +193,35 @@ def envelope_tables(
     refused, per ``without_capability`` (the spec is silent). Load or resume of a session active
     on the connection is served or refused per ``active_reopen`` (silent too, Q11). The
     defaults are the reference agent's choices.
+
+    ``situations`` (situation → choice → value, ``model.situations.SITUATIONS``) gives an agent
+    that chooses otherwise in a situation: that situation's session rows are those of the
+    tables built with its values, the rest these (``Situation.splice``).
     """
+    if situations:
+        values = {
+            "on_omit": on_omit,
+            "on_differ": on_differ,
+            "on_empty": on_empty,
+            "client_resends": client_resends,
+            "without_capability": without_capability,
+            "active_reopen": active_reopen,
+        }
+
+        def built(v: Mapping[str, str]) -> Tables:
+            return envelope_tables(
+                v["on_omit"],
+                v["on_differ"],
+                v["on_empty"],
+                v["client_resends"],
+                v["without_capability"],
+                v["active_reopen"],
+            )
+
+        t = built(values)
+        for name, scoped in situations.items():
+            t = SITUATIONS[name].splice(t, built({**values, **scoped}))
+        return t
     for name, value, allowed in (
         ("on_omit", on_omit, ON_OMIT),
         ("on_differ", on_differ, ON_DIFFER),
@@ -463,7 +493,7 @@ def _v2_admits(req: Request) -> bool:
     return req.method != "session_load" and _envelope_only(req)
 
 
-def v2_tables(**envelope: str) -> Tables:
+def v2_tables(situations: Mapping[str, Mapping[str, str]] | None = None, **envelope: str) -> Tables:
     """``envelope_tables`` (same parameters) as ACP v2 draws them: no session/load, and
     resume, close and list are baseline methods (``session: {}``), not separately advertised.
 
@@ -485,7 +515,7 @@ def v2_tables(**envelope: str) -> Tables:
     as plain resume, so the prompt-relevant rows would be the same. It is out of scope here:
     every modelled resume is a resume without ``replayFrom``.
     """
-    t = envelope_tables(**envelope)
+    t = envelope_tables(**envelope, situations=situations)
 
     def ungated(r: Row) -> Row:
         guards = tuple(g for g in r.guards if g != "method_is_advertised")

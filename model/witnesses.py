@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from model.context import Ctx
 from model.guards import GUARDS
 from model.machines import Step
 from model.monitor import requested_mode, root
+from model.situations import SITUATIONS
 from model.types import INVALID_PARAMS, Attach, ClientKind, Mode, PromptCap, Reason, Status, World
 
 
@@ -348,6 +350,30 @@ def reopen_prompted_without_capability(c: Ctx) -> bool:
         and not GUARDS["prompt_capability_here"](c)
         and GUARDS["session_has_stored_prompt"](c)
     )
+
+
+def decision(name: str) -> Witness | None:
+    """The decision point of a population's choice ``name`` (None: a client's, which has
+    none): ``DECISIONS``'s, and for a choice scoped to a situation (``on_differ@reopen_live``,
+    ``model.population.choice_of``) the steps of that situation among them. The plain choice
+    of a split population keeps its whole decision point: a superset, as each is."""
+    base, _, situation = name.partition("@")
+    d = DECISIONS.get(base)
+    return d if d is None or not situation else _in_situation(d, situation)
+
+
+@cache
+def _in_situation(d: Witness, situation: str) -> Witness:
+    """``d`` reached at ``situation`` only (one object per pair: the searches' questions and
+    the featured search compare witnesses)."""
+    where, fn = SITUATIONS[situation], d.fn
+
+    def reached(step: Step) -> bool:
+        return fn(step) and where.at(Ctx(step.before, step.request, target=step.request.sid))
+
+    reached.__doc__ = f"{d.doc} At {situation}: {where.what}."
+    reached.__name__ = reached.__qualname__ = f"{d.name}_at_{situation}"
+    return Witness(f"{d.wid}@{situation}", reached.__name__, "step", reached)
 
 
 def premise_witnesses(states: Callable[[str], bool]) -> list[Witness]:

@@ -116,7 +116,7 @@ if TYPE_CHECKING:
     from simulations.live.options import Interrupt
     from simulations.live.recipes import Recipe
     from simulations.live.report import Report
-    from simulations.outputs.forms import Subject
+    from simulations.outputs.paste import Subject
 
 INTERRUPTED = 130
 
@@ -628,7 +628,7 @@ def _subject(
     a profile read from a file, a client profile. None where the revision says it all."""
     from model.amend import AMENDMENTS
     from model.profiles import CLIENTS, PROFILES
-    from simulations.outputs.forms import Subject, subject_of
+    from simulations.outputs.paste import Subject, subject_of
     from simulations.wire.acp import meta_methods
 
     def named(kind: str, name: str, spec: str, shipped: Collection[str]) -> str:
@@ -1810,8 +1810,16 @@ def _run_population(args: argparse.Namespace, amendment: Amendment | None, resta
             return OUTPUT_FAILED
         return result.exit_code(args.strict) if result.judged.complete else INTERRUPTED
     rules = rule_checks(amendment)
+    # split where the amendment scopes a choice to a situation, so both sides count the same
+    # agents (model.amend.Amendment.base_population; the base population itself otherwise)
+    base_pop = amendment.base_population()
+    split = base_pop.splits()
     with clock.stage("base population"):
-        base = run(extra=rules)
+        base = run(
+            population=base_pop,
+            title=f"{revision} with {split}" if split else revision,
+            extra=rules,
+        )
     with clock.stage("amended population"):
         amended = run(
             population=amendment.population(),

@@ -23,12 +23,11 @@ from simulations.outputs.forms import (
     changes,
     itf,
     load_itf,
-    mermaid,
-    replay_command,
-    review_markdown,
     steps_markdown,
     write_counterexample,
 )
+from simulations.outputs.paste import replay_command, review_markdown
+from simulations.outputs.sequence import mermaid
 from simulations.wire.acp import (
     SCHEMA_FILES,
     WIRES,

@@ -50,10 +50,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from model.invariants import Check
-from model.population import CHOICES, Member, Population
+from model.population import Member, Population, choice_of
 from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
-from model.witnesses import DECISIONS, WITNESSES
+from model.witnesses import WITNESSES, decision
 from simulations.engines import cluster
 from simulations.engines import share as sharing
 from simulations.engines.bounds import Bound
@@ -186,7 +186,9 @@ def _implicants(members: list[Member], lost: set[Member]) -> list[Member]:
     if not lost or len(lost) == len(members):
         return [()] if lost else []
     names = [k for k, _ in members[0]]
-    values = {k: sorted({dict(m)[k] for m in members}, key=CHOICES[k].values.index) for k in names}
+    values = {
+        k: sorted({dict(m)[k] for m in members}, key=choice_of(k).values.index) for k in names
+    }
     # the members each (choice, value) holds for, as sets: a pattern's members are their
     # intersection (the same answers as matching every member, in a fraction of the time)
     holds: dict[tuple[str, str], frozenset[Member]] = {}
@@ -343,7 +345,7 @@ def judge(
     the family searches are tested against)."""
     t0 = time.perf_counter()
     members = population.members()
-    decisions = {c.name: DECISIONS[c.name] for c in population.choices if c.name in DECISIONS}
+    decisions = {c.name: d for c in population.choices if (d := decision(c.name)) is not None}
     _STATE.update(
         population=population,
         bound=bound,

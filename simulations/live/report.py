@@ -561,7 +561,7 @@ def _followed_build(revision: str, run: TestRun, d: Path) -> tuple[Tables, Any, 
     """The build a test followed the agent into (``TestRun.knobs``): its tables, the subject
     review.md names, and ``agent-profile.json`` in ``d``, the profile ``replay --profile``
     rebuilds it from."""
-    from simulations.outputs.forms import Subject, subject_of
+    from simulations.outputs.paste import Subject, subject_of
 
     d.mkdir(parents=True, exist_ok=True)
     knobs = knob_label(run.knobs)

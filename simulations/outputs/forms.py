@@ -5,20 +5,21 @@ Scope
     writes what a reviewer needs to read and re-run it: ``steps_markdown`` (a table whose
     "what changed" column lists only the parts of the world a step touched), the JSON-RPC
     transcript (``simulations.wire.acp.transcript``, checked against the official schemas),
-    ``mermaid`` (a sequence diagram), ``review_markdown`` (a block to paste as it is into a
-    pull-request review: the rule in words, the diagram, the command last; ``paste_body``, its
-    middle, which the report's upstream blocks share) and ``itf`` (an Informal Trace Format
-    file that ``load_itf`` reads back into the same ``Trace``, so ``acp-sysprompt replay`` can
-    re-run it; a file that is not one — over ITF_LIMIT bytes, not UTF-8, not JSON, nested too
+    the sequence diagram (``simulations.outputs.sequence.mermaid``), the block to paste as it
+    is into a pull-request review (``simulations.outputs.paste.review_markdown``: the rule in
+    words, the diagram, the command last) and ``itf`` (an Informal Trace Format file that
+    ``load_itf`` reads back into the same ``Trace``, so ``acp-sysprompt replay`` can re-run
+    it; a file that is not one — over ITF_LIMIT bytes, not UTF-8, not JSON, nested too
     deeply, a member missing or of the wrong type — is a ValueError saying why, never another
     exception).
     ``write_counterexample`` writes all five files; a mutant's counterexample goes on with
     its observing epilogue (``shown_on_the_wire``: the steps after which the wire shows the
     mutant answering otherwise than its revision's reference agent), and every form says
-    where the counterexample ends. A ``Subject`` says what else was checked (an amendment, a
-    population member, a profile file, a client profile): review.md's heading names it and the
-    ITF ``#meta`` keeps what ``replay`` needs to rebuild the tables (``member``,
-    ``client_profile``). ``folder_name`` is the safe folder of one ✗ (``check --out``).
+    where the counterexample ends. A ``Subject`` (``simulations.outputs.paste``) says what
+    else was checked (an amendment, a population member, a profile file, a client profile):
+    review.md's heading names it and the ITF ``#meta`` keeps what ``replay`` needs to rebuild
+    the tables (``member``, ``client_profile``). ``folder_name`` is the safe folder of one ✗
+    (``check --out``).
 
     Each spec revision has its own wire (``simulations.wire.acp``); every rendering takes it
     as ``wire=`` (default ``"blocks"``; ``review_markdown``, ``itf`` and
@@ -40,16 +41,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from model.invariants import violated_state
 from model.machines import Step
 from model.mutants import MUTANTS
-from model.population import Member
 from model.profiles import PROFILES
 from model.revisions import REVISIONS
 from model.tables import Tables
@@ -71,15 +70,14 @@ from model.types import (
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.observe import observing_epilogue, requests_in
 from simulations.engines.trace import (
-    ReplayedStep,
     Trace,
     caps_json,
     replay,
     reply_text,
 )
-from simulations.outputs.paste import choice_ids, path_rules, quote, v1_source
+from simulations.outputs.paste import Subject, epilogue_note, keep_for, review_markdown
+from simulations.outputs.sequence import mermaid
 from simulations.wire.acp import (
-    V2_WIRE,
     meta_methods,
     request_label,
     transcript,
@@ -90,18 +88,12 @@ from simulations.wire.acp import (
 __all__ = [
     "FILES",
     "ITF_DESCRIPTION_URL",
-    "Subject",
     "changes",
     "folder_name",
     "itf",
     "load_itf",
-    "mermaid",
-    "paste_body",
-    "replay_command",
-    "review_markdown",
     "shown_on_the_wire",
     "steps_markdown",
-    "subject_of",
     "write_counterexample",
 ]
 
@@ -109,12 +101,7 @@ ITF_DESCRIPTION_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 _NONE = "—"
 
 
-def _first_violation(steps: list[ReplayedStep], rid: str) -> int | None:
-    """1-based index of the first step after which ``rid`` is violated."""
-    return next((i for i, r in enumerate(steps, 1) if rid in r.violated), None)
-
-
-# ---- (a) the step table ----------------------------------------------------------------------
+# ---- the step table --------------------------------------------------------------------------
 
 
 def _tuple(xs: tuple[str, ...] | None) -> str:
@@ -231,7 +218,7 @@ def steps_markdown(
     ]
     for i, r in enumerate(replay(trace, tables, keep), 1):
         if i - 1 == counterexample:
-            rows.append(f"| | {_cell(_epilogue_note(counterexample, len(trace)))} | | | |")
+            rows.append(f"| | {_cell(epilogue_note(counterexample, len(trace)))} | | | |")
         step = r.step
         seen = turn_seen(step)
         changed = "; ".join([*changes(step.before, step.after), *([seen] if seen else [])])
@@ -243,282 +230,7 @@ def steps_markdown(
     return "\n".join(rows) + "\n"
 
 
-def _epilogue_note(counterexample: int, length: int) -> str:
-    one = length == counterexample + 1
-    shown = f"Step {length} only shows" if one else f"Steps {counterexample + 1}–{length} only show"
-    return (
-        f"*The counterexample ends at step {counterexample}. {shown} it on the wire: the "
-        "shortest continuation after which the faulty agent answers otherwise than the "
-        "reference agent (the observing epilogue).*"
-    )
-
-
-# ---- (c) the sequence diagram ----------------------------------------------------------------
-
-
-def _mm(text: str) -> str:
-    """Mermaid message text: ``;`` and ``#`` would end or escape the line."""
-    return text.replace("#", "#35;").replace(";", "#59;")
-
-
-_CONN = re.compile(r"\(conn=\d+(, )?")
-
-
-def _participant(epoch: int, conn: int) -> tuple[str, str]:
-    pid = f"c{conn}" if epoch == 0 else f"c{conn}r{epoch}"
-    label = f"Client c{conn}" if epoch == 0 else f"Client c{conn} (after restart {epoch})"
-    return pid, label
-
-
-def _advertised(profile: Caps, wire: str) -> str:
-    """What an agent with ``profile`` advertises: on the string wire, no systemPrompt at all."""
-    if wire == "string":
-        profile = replace(profile, system_prompt=PromptCap.NONE)
-    if wire == V2_WIRE:  # no loadSession in v2; resume, close and list are the baseline
-        profile = replace(profile, load_session=False, resume=True, close=True, list=True)
-    return _mm(profile.label())
-
-
-def mermaid(
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    *,
-    wire: str = "blocks",
-    keep: Callable[[str], bool] | None = None,
-    counterexample: int | None = None,
-    meta: Collection[str] = (),
-) -> str:
-    """A Mermaid ``sequenceDiagram``: one arrow per sent request and one per reply (with
-    ``counterexample``, a note where the counterexample ends and its epilogue begins). A
-    request's connection is its participant (``c0``), so its label leaves ``conn=`` out."""
-    steps = replay(trace, tables, keep)
-    first = _first_violation(steps, rid)
-    participants: dict[str, str] = {}
-    body: list[str] = [
-        f"    Note over Agent: agent starts advertising {_advertised(trace.profile, wire)}"
-    ]
-    for i, r in enumerate(steps, 1):
-        if i - 1 == counterexample:
-            body.append(
-                f"    Note over Agent: the counterexample ends at step {counterexample}; "
-                "what follows only shows it on the wire"
-            )
-        step, req = r.step, r.step.request
-        epoch = step.before.restarts
-        if req.method == "connect":
-            pid, label = _participant(epoch, len(step.before.connections))
-            participants.setdefault(pid, label)
-            body.append(f"    Note over Agent: {i}. {label} connects ({req.client.value} client)")
-            where = f"{pid},Agent"
-        elif req.method == "restart":
-            after = f" advertising {_advertised(req.profile, wire)}" if req.profile else ""
-            body.append(f"    Note over Agent: {i}. agent restarts{after}, all connections drop")
-            where = "Agent"
-        else:
-            pid, label = _participant(epoch, req.conn)
-            participants.setdefault(pid, label)
-            where = f"{pid},Agent"
-            label = _CONN.sub("(", request_label(req, wire, meta))  # the arrow's client says it
-            if not step.sent:
-                body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
-            else:
-                body.append(f"    {pid}->>Agent: {i}. {_mm(label)}")
-                arrow = "--x" if step.reply.error else "-->>"
-                body.append(f"    Agent{arrow}{pid}: {_mm(reply_text(step.reply))}")
-        if i == first:
-            others = [v for v in r.violated if v != rid]
-            also = f" (also {', '.join(others)})" if others else ""
-            body.append(f"    Note over {where}: ✗ {rid} first violated here{also}")
-    head = ["sequenceDiagram"]
-    head += [f"    participant {pid} as {label}" for pid, label in participants.items()]
-    head.append("    participant Agent")
-    return "\n".join(head + body) + "\n"
-
-
-# ---- (d, e) the review block and the replay command ------------------------------------------
-
-
-def replay_command(
-    path: Path | str,
-    revision: str | None = None,
-    mutant: str | None = None,
-    profile: str | None = None,
-) -> str:
-    """The shell command that re-runs an ITF counterexample file."""
-    parts = ["acp-sysprompt", "replay", shlex.quote(str(path))]
-    if revision is not None:
-        parts += ["--revision", shlex.quote(revision)]
-    if mutant is not None:
-        parts += ["--mutant", shlex.quote(mutant)]
-    if profile is not None:
-        parts += ["--profile", shlex.quote(profile)]
-    return " ".join(parts)
-
-
-def keep_for(revision: str | None) -> Callable[[str], bool] | None:
-    """Only the ids ``revision`` states (all ids for an unknown revision)."""
-    return REVISIONS[revision].states if revision in REVISIONS else None
-
-
-@dataclass(frozen=True)
-class Subject:
-    """What a counterexample was found in, past its revision, mutant and shipped profile.
-
-    ``title`` replaces the subject of review.md's heading (``### R16 violated — <title>``);
-    ``meta``: members added to the ITF ``#meta`` (``member``: the population member whose
-    tables ``replay`` rebuilds; ``amendment``; ``client_profile``: the client ``replay``
-    pairs with the agent); ``note``: a paragraph under the verdict (what ``replay`` needs);
-    ``methods``: where the prompt travels in ``_meta`` (``meta_methods`` of a profile that is
-    not shipped); ``where``: the choices that matter to the path (a heading "lost where" of a
-    population: review.md says where T ids leave them open and reads the v1 rules' source);
-    ``command``: the command that reproduces it from a fresh clone, in place of the replay of
-    the ITF file."""
-
-    title: str
-    meta: tuple[tuple[str, Any], ...] = ()
-    note: str = ""
-    methods: tuple[str, ...] | None = None
-    where: tuple[tuple[str, str], ...] | None = None
-    command: str = ""
-
-
-def subject_of(revision: str, mutant: str | None = None, profile: str | None = None) -> str:
-    """``mutant `m` of revision `r` (title): summary``, as review.md's heading names it."""
-    subject = f"revision `{revision}`"
-    if revision in REVISIONS:
-        subject += f" ({REVISIONS[revision].title})"
-    if mutant is not None:
-        m = MUTANTS.get(mutant)
-        summary = f": {m.summary} (declares {m.violates})" if m is not None else ""
-        subject = f"mutant `{mutant}` of {subject}{summary}"
-    if profile is not None:
-        subject = f"profile `{profile}` over {subject}"
-    return subject
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_,=+-]+")
-FOLDER_LIMIT = 96  # characters of a folder name (``folder_name``)
-
-
-def folder_name(rid: str, detail: str = "") -> str:
-    """``P4`` or ``P4-on_omit=default,client_resends=none``: a folder name with no ``/`` nor
-    other character a shell or another file system minds, at most FOLDER_LIMIT characters (a
-    longer one is cut and ends in a hash of the whole, so two stay apart)."""
-    name = _UNSAFE.sub("-", f"{rid}-{detail}" if detail else rid).strip("-") or "id"
-    if len(name) <= FOLDER_LIMIT:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
-    return f"{name[: FOLDER_LIMIT - 11].rstrip('-')}-{digest}"
-
-
-def paste_body(
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    *,
-    where: Member = (),
-    wire: str = "blocks",
-    keep: Callable[[str], bool] | None = None,
-    counterexample: int | None = None,
-    meta: Collection[str] = (),
-) -> list[str]:
-    """The middle of a pasted block (review.md, a report's upstream block), each part followed
-    by a blank line: each rule the path broke in words, where the v1 rules are read from
-    where a T id is named (``rid``, a rule on the path, a choice of ``where``), and the steps
-    with their replies as an inline Mermaid block."""
-    rules = path_rules(replay(trace, tables, keep), rid)
-    source = v1_source([rid, *(r for r, _ in rules), *choice_ids(where)])
-    sequence = mermaid(
-        trace, tables, rid, wire=wire, keep=keep, counterexample=counterexample, meta=meta
-    )
-    return [
-        *([*(line for _, line in rules), ""] if rules else []),
-        *([source, ""] if source else []),
-        "```mermaid",
-        sequence.rstrip("\n"),
-        "```",
-        "",
-    ]
-
-
-def review_markdown(
-    trace: Trace,
-    tables: Tables,
-    rid: str,
-    revision: str,
-    mutant: str | None,
-    *,
-    path: Path | str = "trace.itf.json",
-    found_by: str = "exhaustive BFS",
-    shortest: bool = True,
-    wire: str | None = None,
-    profile: str | None = None,
-    counterexample: int | None = None,
-    subject: Subject | None = None,
-) -> str:
-    """A Markdown block to paste into a PR review as it is (``simulations.outputs.paste``):
-    the requirement quoted with its keyword in words and its source, the verdict, each rule
-    the path broke in words, where the v1 rules are read from (where a T id is named), the
-    steps with their replies as an inline Mermaid diagram, and last the command that
-    reproduces it (``Subject.command``, else the replay of ``path``).
-
-    The steps show the prompt as ``wire`` carries it (default: ``revision``'s wire).
-    ``counterexample``: how many steps are the counterexample, where the trace goes on with
-    the steps that only show it on the wire (``shown_on_the_wire``). ``subject``: what was
-    checked, where the revision, mutant and profile do not say it all.
-    """
-    wire = wire_for(revision, wire)
-    keep = keep_for(revision)
-    steps = replay(trace, tables, keep)
-    first = _first_violation(steps, rid)
-    title = subject.title if subject is not None else subject_of(revision, mutant, profile)
-    if subject is not None and subject.methods is not None:
-        methods: Collection[str] = subject.methods
-    else:
-        methods = meta_methods(PROFILES[profile]) if profile in PROFILES else ()
-    status = "not reproduced" if first is None else "violated"
-    if first is None:
-        verdict = (
-            f"**not reproduced**: replaying these {len(steps)} steps violates no check of {rid}."
-        )
-    else:
-        bound = ", the shortest within the bound" if shortest else ""
-        verdict = f"**violated** — found by {found_by}: {first} steps{bound}."
-        if counterexample is not None and counterexample < len(steps):
-            verdict += " " + _epilogue_note(counterexample, len(steps)).strip("*")
-        elif first < len(steps):
-            verdict += f" (The trace goes on to step {len(steps)}.)"
-    where = subject.where if subject is not None and subject.where is not None else ()
-    command = subject.command if subject is not None and subject.command else None
-    lines = [
-        f"### {rid} {status} — {title}",
-        "",
-        *quote(rid),
-        "",
-        verdict,
-        "",
-        *([subject.note, ""] if subject is not None and subject.note else []),
-        *paste_body(
-            trace,
-            tables,
-            rid,
-            where=where,
-            wire=wire,
-            keep=keep,
-            counterexample=counterexample,
-            meta=methods,
-        ),
-        "Reproduce:" if command else "Replay:",
-        "",
-        "```sh",
-        command or replay_command(path, revision, mutant, profile),
-        "```",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-# ---- (f) ITF ---------------------------------------------------------------------------------
+# ---- ITF -------------------------------------------------------------------------------------
 
 
 def _int(n: int) -> dict[str, str]:
@@ -802,9 +514,23 @@ def _quoted(text: str, limit: int = 200) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-# ---- all five files --------------------------------------------------------------------------
+# ---- all five files, and their folder --------------------------------------------------------
 
 FILES = ("steps.md", "transcript.ndjson", "sequence.mmd", "review.md", "trace.itf.json")
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_,=+-]+")
+FOLDER_LIMIT = 96  # characters of a folder name (``folder_name``)
+
+
+def folder_name(rid: str, detail: str = "") -> str:
+    """``P4`` or ``P4-on_omit=default,client_resends=none``: a folder name with no ``/`` nor
+    other character a shell or another file system minds, at most FOLDER_LIMIT characters (a
+    longer one is cut and ends in a hash of the whole, so two stay apart)."""
+    name = _UNSAFE.sub("-", f"{rid}-{detail}" if detail else rid).strip("-") or "id"
+    if len(name) <= FOLDER_LIMIT:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[: FOLDER_LIMIT - 11].rstrip('-')}-{digest}"
 
 
 def shown_on_the_wire(

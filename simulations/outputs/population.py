@@ -38,9 +38,9 @@ from model.amend import AMENDABLE, Amendment
 from model.files import shown as shown_text
 from model.invariants import CHECKS, Check
 from model.population import (
-    CHOICES,
     Member,
     Population,
+    choice_of,
     describe,
     population_of,
     rule_check,
@@ -64,7 +64,7 @@ from simulations.usage import UsageError
 from simulations.wire.acp import revision_wire, wire_fields
 
 if TYPE_CHECKING:
-    from simulations.outputs.forms import Subject
+    from simulations.outputs.paste import Subject
 
 
 @dataclass
@@ -112,7 +112,7 @@ def _pattern(p: Member) -> str:
 
 
 def _cites(p: Member) -> str:
-    return ", ".join(f"{k}={v} ({CHOICES[k].leaves_open})" for k, v in p)
+    return ", ".join(f"{k}={v} ({choice_of(k).leaves_open})" for k, v in p)
 
 
 class Clock:
@@ -172,12 +172,13 @@ def render_population(pc: PopulationCheck, steps: bool = True, clock: Clock | No
         "",
         "choices the text leaves open (the reference build's value first):",
     ]
+    width = max([19, *(len(c.name) for c in pop.choices)])
     for c in pop.choices:
         allowed = dict(pop.allowed)[c.name]
         first = dict(pop.reference)[c.name]
         values = [first, *(v for v in allowed if v != first)]
         lines.append(
-            f"  {c.name:19s} {c.leaves_open:7s} {c.who:6s} {' | '.join(values):24s} {c.what}"
+            f"  {c.name:{width}s} {c.leaves_open:7s} {c.who:6s} {' | '.join(values):24s} {c.what}"
         )
     lines += [
         "",
@@ -273,8 +274,7 @@ def lost_where_subject(
     given; ``bound``: the bound as given)."""
     from dataclasses import replace
 
-    from simulations.outputs.forms import subject_of
-    from simulations.outputs.paste import member_words
+    from simulations.outputs.paste import member_words, subject_of
 
     j = pc.judged
     of = subject_of(pc.revision).split(" (", 1)[0]  # revision `v1-stable`
@@ -428,8 +428,10 @@ class AmendmentReport:
         ]
         if a.sentence:
             lines.append(f'  sentence: "{a.sentence}"')
+        split = b.population.splits()
         lines.append(
-            f"  pairs: {len(b.outcomes)} allowed by {a.base}, {len(m.outcomes)} by the amended text"
+            f"  pairs: {len(b.outcomes)} allowed by {a.base}{f' with {split}' if split else ''}, "
+            f"{len(m.outcomes)} by the amended text"
         )
         changed = [d["id"] for d in self.diff() if d["changed"]]
         marks = (
@@ -443,8 +445,9 @@ class AmendmentReport:
             lines.append(f"  {d['id']:4s} {_diff_line(d)}")
         for rid, (broken_amended, broken_base) in self.new_rules().items():
             r = next(x for x in a.rules if x.rid == rid)
+            at = f" at {r.situation}" if r.situation else ""
             lines.append(
-                f"  rule {rid} ({r.choice} MUST be {r.value}): broken by {len(broken_base)} of "
+                f"  rule {rid} ({r.choice} MUST be {r.value}{at}): broken by {len(broken_base)} of "
                 f"{len(b.outcomes)} pairs of {a.base}, {len(broken_amended)} of the amended text's"
             )
         entries = []
@@ -535,7 +538,7 @@ def rule_checks(amendment: Amendment) -> list[Check]:
     break the rule itself (over the amended population, a base member whose other choice the
     amendment narrows answered as no allowed agent would, and was counted too)."""
     pop = AMENDABLE[amendment.base]
-    return [rule_check(r.rid, r.choice, r.value, pop) for r in amendment.rules]
+    return [rule_check(r.rid, r.choice, r.value, pop, r.situation) for r in amendment.rules]
 
 
 def member_named(pop: Population, text: str, what: str) -> tuple[Member, list[str]]:

@@ -372,8 +372,7 @@ def upstream_block(
     (its heading "lost where" with the shortest counterexample, named by its choices in
     words), the rules that path breaks, the diagram with every reply, the amendment ``fix``
     that closes it (``fixed``: its population judged) and last the command that writes it."""
-    from simulations.outputs.forms import paste_body
-    from simulations.outputs.paste import member_words, quote
+    from simulations.outputs.paste import member_words, paste_body, quote
 
     ref = j.population.reference_member
     ways = j.losing(p)
