@@ -690,13 +690,15 @@ def client_can_tell_the_prompt(step: Step) -> bool:
     What the answer tells it is ``Reply.told`` (``model.machines``: its own prompt accepted,
     an echo, a status, the default a missing capability implies), and it must be true. An
     answer that tells nothing (a reopen or fork without a prompt) leaves the client what it
-    knew: what the answer that created the session (for a fork: its parent) told it, on this
-    very connection, in this run of the agent — the slot the session was created with, since
-    an answer that told otherwise already lost P9; a session made elsewhere it cannot tell.
-    (Its knowledge is what it was told at creation: the model keeps no log of later re-sends,
-    so a fork without a prompt after an applied re-send is judged by the first.)
+    knew of a session (for a fork: its parent) it created on this very connection, in this run
+    of the agent: the prompt the session is stored with, which it gave (at creation, or in a
+    re-send the agent accepted) — restored, or inherited, as the spec composes it; a session
+    made elsewhere it cannot tell. (The model keeps no log of who set the stored prompt: one
+    that another connection re-sent and the agent applied is taken as known to the creator
+    too. Every bound where that can happen has a shorter way to lose P9, on the other
+    connection.)
     """
-    if not (_by_conforming_client(step) and step.reply.ok):
+    if step.request.method not in _TELLING or not (_by_conforming_client(step) and step.reply.ok):
         return True
     fork_or_new = step.request.method in ("session_new", "session_fork")
     s = step.after.agent.session(step.reply.sid if fork_or_new else step.request.sid)
@@ -707,7 +709,10 @@ def client_can_tell_the_prompt(step: Step) -> bool:
         o = step.before.obs(step.request.sid)
         if o is None or not _knows(step.before, o, step.request.conn):
             return False
-        told = created_slot(step.before, o)
+        was = step.before.agent.session(step.request.sid)
+        if was is None:
+            return False
+        told = compose(step.before.agent.base, was.blocks, was.mode)
     return told == s.live
 
 
