@@ -48,22 +48,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from model.files import InputError, close_match, parse_toml, read_text, shown
 from model.population import CHOICES, POPULATIONS, Population, choice_of, population_of, scoped
-from model.revisions import REVISIONS
+from model.revisions import REVISIONS, Revision
 from model.situations import SITUATIONS
 from model.spec import REQUIREMENTS, Family
-from model.tables import REPLY_TRIGGERS, REPLY_WIRES, Tables
+from model.tables import PROMPT_REJECTIONS, REPLY_TRIGGERS, REPLY_WIRES, Tables
 from model.types import Request
 
 __all__ = [
     "AMENDABLE",
     "AMENDMENTS",
+    "PROPOSALS",
     "Amendment",
     "AmendmentError",
     "NewRule",
@@ -80,10 +81,24 @@ class AmendmentError(ValueError):
 # ``[reference]`` can edit; a ``[wire]`` edit alone may take any revision as its base (a
 # revision that leaves nothing open is a population of one: its reference build)
 AMENDABLE: dict[str, Population] = dict(POPULATIONS)
-_FIELDS = ("name", "base", "summary", "sentence", "fixes", "must", "reference", "rules", "wire")
-_WIRE_FIELDS = {"echo": "effective_prompt"}  # [wire] key → the answer field it adds
+_FIELDS = (
+    "name",
+    "base",
+    "origin",
+    "summary",
+    "sentence",
+    "fixes",
+    "must",
+    "reference",
+    "rules",
+    "wire",
+)
+# [wire] key → the answer field it adds (``model.tables.REPLY_FIELDS``)
+_WIRE_FIELDS = {"echo": "effective_prompt", "status": "status"}
 # the ACP method names a [wire] edit takes, and the model's triggers
 _METHODS = {t.replace("_", "/", 1): t for t in REPLY_TRIGGERS}
+# the methods each [wire] key may name
+_WIRE_TAKES = {"echo": tuple(_METHODS), "status": ("session/new",)}
 _RULE_FIELDS = ("id", "text", "choice", "value", "situation")
 _RULE_OPTIONAL = ("situation",)
 _RULE_ID = re.compile(r"[A-Z]{1,3}[0-9]{1,3}")
@@ -117,6 +132,7 @@ class Amendment:
     source: str = ""  # the file it was read from ("" for one built in code)
     # a wire change: what the agent's answers carry (``Tables.replies``: (trigger, field))
     wire: tuple[tuple[str, str], ...] = ()
+    origin: str = ""  # where the design comes from: a date and a commit, or "ours"
 
     def base_population(self) -> Population:
         """The base's agents and clients, each choice the amendment scopes to a situation
@@ -145,6 +161,28 @@ class Amendment:
             if v is not None and v in allowed[k]:
                 ref[k] = v
         return pop.with_reference(ref)
+
+    def retires(self) -> frozenset[str]:
+        """The base's rules this edit takes out: with ``status``, the agent's duties to refuse
+        a prompt it cannot apply with an error (the ids the refusing rows cite that bind the
+        agent: R11 and R15 on the string and blocks wires, T9–T11 on the envelope), since
+        the design answers a session and "rejected" instead."""
+        if ("session_new", "status") not in self.wire:
+            return frozenset()
+        rows = population_of(self.base).tables(population_of(self.base).reference_member)
+        return frozenset(
+            rid
+            for r in rows.new_session
+            if r.effect in PROMPT_REJECTIONS
+            for rid in r.reqs
+            if REQUIREMENTS[rid].binds.startswith("Agent")
+        )
+
+    def revision(self) -> Revision:
+        """The base revision as this edit states it: its rules less ``retires``."""
+        base = REVISIONS[self.base]
+        retired = self.retires()
+        return replace(base, rules=base.rules - retired) if retired else base
 
     def tables(self) -> Tables:
         """The amended reference build's tables (``check --reference --amend``)."""
@@ -186,6 +224,7 @@ class Amendment:
         return {
             "name": self.name,
             "base": self.base,
+            "origin": self.origin,
             "summary": self.summary,
             "sentence": self.sentence,
             "must": self._must_as_written(),
@@ -378,30 +417,31 @@ def _rules(where: str, data: Mapping[str, Any], base: Population) -> tuple[NewRu
 
 def _wire(where: str, data: Mapping[str, Any], base: str) -> tuple[tuple[str, str], ...]:
     """``[wire]``: ``echo = ["session/load", ...]``, the answers that carry the session's
-    effective prompt; each method must be one the base revision's wire has."""
+    effective prompt; ``status = ["session/new"]``, a status instead of an error. Each method
+    must be one the base revision's wire has (and, for ``status``, session/new)."""
     out: list[tuple[str, str]] = []
-    wire = _table(where, data, "wire")
-    if wire and REVISIONS[base].wire not in REPLY_WIRES:
-        raise AmendmentError(
-            f"{where}: wire: {base}'s {REVISIONS[base].wire} wire has no way to carry a "
-            f"session's prompt in an answer (a [wire] edit takes "
-            f"{', '.join(n for n, r in REVISIONS.items() if r.wire in REPLY_WIRES)})"
-        )
-    for key, value in wire.items():
+    for key, value in _table(where, data, "wire").items():
         if key not in _WIRE_FIELDS:
             raise AmendmentError(
                 f"{where}: wire: unknown field {shown(key)}" + _suggest(str(key), [*_WIRE_FIELDS])
             )
+        takes = _WIRE_TAKES[key]
+        if key == "echo" and REVISIONS[base].wire not in REPLY_WIRES:
+            raise AmendmentError(
+                f"{where}: wire.echo: {base}'s {REVISIONS[base].wire} wire has no way to carry a "
+                f"session's prompt in an answer (echo takes "
+                f"{', '.join(n for n, r in REVISIONS.items() if r.wire in REPLY_WIRES)})"
+            )
         if not isinstance(value, list) or not value:
             raise AmendmentError(
                 f"{where}: wire.{key}: expected a list of methods "
-                f"({', '.join(_METHODS)}), got {shown(value)}"
+                f"({', '.join(takes)}), got {shown(value)}"
             )
         for m in value:
-            trigger = _METHODS.get(m) if isinstance(m, str) else None
+            trigger = _METHODS.get(m) if isinstance(m, str) and m in takes else None
             if trigger is None:
                 raise AmendmentError(
-                    f"{where}: wire.{key}: {shown(m)} is not one of {', '.join(_METHODS)}"
+                    f"{where}: wire.{key}: {shown(m)} is not one of {', '.join(takes)}"
                 )
             if not REVISIONS[base].admits(Request(trigger)):
                 raise AmendmentError(f"{where}: wire.{key}: {base} has no {m}")
@@ -427,7 +467,7 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
     for key in ("name", "base"):
         if key not in data:
             raise AmendmentError(f"{where}: {key}: missing")
-    for key in ("name", "base", "summary", "sentence"):
+    for key in ("name", "base", "origin", "summary", "sentence"):
         if key in data and not isinstance(data[key], str):
             raise AmendmentError(f"{where}: {key}: expected a string, got {shown(data[key])}")
     base_name = data["base"]
@@ -470,6 +510,7 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
         fixes=tuple(fixes),
         source=where,
         wire=wire,
+        origin=data.get("origin", ""),
     )
     pop = a.population()
     allowed = dict(pop.allowed)
@@ -498,10 +539,10 @@ def _parse(text: str, where: str) -> Amendment:
     return amendment_from_mapping(data, where)
 
 
-def _shipped() -> dict[str, Amendment]:
-    folder = resources.files("model") / "amendments"
+def _shipped(kind: str = "amendments") -> dict[str, Amendment]:
+    folder = resources.files("model") / kind
     found = [
-        _parse(f.read_text(encoding="utf-8"), f"model/amendments/{f.name}")
+        _parse(f.read_text(encoding="utf-8"), f"model/{kind}/{f.name}")
         for f in sorted(folder.iterdir(), key=lambda f: f.name)
         if f.name.endswith(".toml")
     ]
@@ -510,16 +551,23 @@ def _shipped() -> dict[str, Amendment]:
 
 
 AMENDMENTS: dict[str, Amendment] = _shipped()
+# the designs PR #1237's thread went through that change the wire, and the wire change P9
+# needs, as proposals over their bases (``model/proposals/``): listed and checked by name like
+# the amendments, kept apart because the report judges every amendment over v1-stable
+PROPOSALS: dict[str, Amendment] = _shipped("proposals")
 
 
 def load_amendment(spec: str) -> Amendment:
-    """A shipped amendment by name, or a ``.toml`` file."""
+    """A shipped amendment or proposal by name, or a ``.toml`` file."""
     if spec in AMENDMENTS:
         return AMENDMENTS[spec]
+    if spec in PROPOSALS:
+        return PROPOSALS[spec]
     path = Path(spec)
     if path.suffix != ".toml":
         raise AmendmentError(
-            f"{spec!r} is neither a shipped amendment ({', '.join(AMENDMENTS)}) nor a .toml file"
+            f"{spec!r} is neither a shipped amendment or proposal "
+            f"({', '.join([*AMENDMENTS, *PROPOSALS])}) nor a .toml file"
         )
     try:
         text = read_text(path, spec)

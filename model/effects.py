@@ -186,6 +186,14 @@ def reject_cannot_incorporate(c: Ctx) -> None:
 
 
 @effect
+def compose_default_for_status(c: Ctx) -> None:
+    """A prompt the agent cannot apply, under a design with ``systemPromptStatus``: the session
+    is created under the default, nothing stored; the answer says "rejected"."""
+    ignore_prompt_fields(c)
+    compose_default(c)
+
+
+@effect
 def compose_default(c: Ctx) -> None:
     c.draft = evolve(c.draft, slot=compose(c.world.agent.base, None, None))
 

@@ -678,21 +678,42 @@ def _knows(w: World, o: Observed, conn: int) -> bool:
     return p is None or _knows(w, p, conn)
 
 
-@invariant("P9")
-def client_can_tell_the_prompt(w: World) -> bool:
-    """P9 (reported): the client using a session saw, on its own wire, what prompt it runs under:
-    it created the session there, or the answer that attached it there said the prompt
-    (``Observed.told``: a proposal's echo, true to what the agent runs)."""
-    for o, s in _live(w):
-        c = w.conn(s.conn if s.conn is not None else -1)
-        if (
-            c is not None
-            and c.client is ClientKind.CONFORMING
-            and not o.told
-            and not _knows(w, o, s.conn or 0)
-        ):
+# the answers P9 judges: they create or attach a session, or set its prompt
+_TELLING = ("session_new", "session_load", "session_resume", "session_fork", "session_set_prompt")
+
+
+@step_property("P9", *_TELLING)
+def client_can_tell_the_prompt(step: Step) -> bool:
+    """P9 (reported): after each answer that creates or attaches a session, the conforming
+    client that asked can tell, from its own wire, the prompt the session now runs under.
+
+    What the answer tells it is ``Reply.told`` (``model.machines``: its own prompt accepted,
+    an echo, a status, the default a missing capability implies), and it must be true. An
+    answer that tells nothing (a reopen or fork without a prompt) leaves the client what it
+    knew of a session (for a fork: its parent) it created on this very connection, in this run
+    of the agent: the prompt the session is stored with, which it gave (at creation, or in a
+    re-send the agent accepted) — restored, or inherited, as the spec composes it; a session
+    made elsewhere it cannot tell. (The model keeps no log of who set the stored prompt: one
+    that another connection re-sent and the agent applied is taken as known to the creator
+    too. Every bound where that can happen has a shorter way to lose P9, on the other
+    connection.)
+    """
+    if step.request.method not in _TELLING or not (_by_conforming_client(step) and step.reply.ok):
+        return True
+    fork_or_new = step.request.method in ("session_new", "session_fork")
+    s = step.after.agent.session(step.reply.sid if fork_or_new else step.request.sid)
+    if s is None or s.live is None:
+        return True
+    told = step.reply.told
+    if told is None:
+        o = step.before.obs(step.request.sid)
+        if o is None or not _knows(step.before, o, step.request.conn):
             return False
-    return True
+        was = step.before.agent.session(step.request.sid)
+        if was is None:
+            return False
+        told = compose(step.before.agent.base, was.blocks, was.mode)
+    return told == s.live
 
 
 # ---- v1-stable (T ids): the envelope on new, load, resume and fork ---------------------------

@@ -36,7 +36,7 @@ from model.context import Ctx
 from model.effects import EFFECTS, allocate_sid, compose
 from model.guards import GUARDS
 from model.monitor import observe
-from model.tables import ENVIRONMENT_EVENTS, REFERENCE, Row, Tables, row_config
+from model.tables import ENVIRONMENT_EVENTS, REFERENCE, SET_PROMPT, Row, Tables, row_config
 from model.types import (
     NOT_SENT,
     SEALED,
@@ -45,8 +45,10 @@ from model.types import (
     Mode,
     MonitorRead,
     Phase,
+    PromptCap,
     Reply,
     Request,
+    Slot,
     Stage,
     Status,
     World,
@@ -176,6 +178,10 @@ class _Engine:
         reply = ctx.reply
         if self.tables.replies and reply.ok:
             reply = _with_fields(self.tables.replies, req, reply, ctx.world)
+        if reply.ok and req.method in _TELLING:
+            told = _told(self.tables, req, reply, before, ctx.world)
+            if told is not None:
+                reply = evolve(reply, told=told)
         return Move(before, req, reply, ctx.world, tuple(self._fired))
 
     def step(self, world: World, req: Request) -> Step:
@@ -232,15 +238,70 @@ def _with_fields(
         s = after.agent.session(sid)
         if s is None or s.live is None:
             continue
+        if name == "status":
+            if req.method == "session_new" and req.system_prompt is not None:
+                reply = evolve(reply, status=_status(req, s.live, after))
+            continue
         if name == "effective_prompt":
             reply = evolve(reply, echo=s.live)
         elif name == "requested_prompt":
-            texts = None if req.system_prompt is None else tuple(b.text for b in req.system_prompt)
-            mode = Mode.OVERRIDE if req.mode == Mode.OVERRIDE.value else Mode.APPEND
-            reply = evolve(reply, echo=compose(after.agent.base, texts, mode))
+            reply = evolve(reply, echo=_asked(req, after.agent.base))
         else:
             raise ModelError(f"replies: {trigger}: unknown field {name!r}")
     return reply
+
+
+def _asked(req: Request, base: str) -> Slot:
+    """The slot the request's own prompt makes, as the spec composes it (no prompt: the
+    default; no mode: append)."""
+    texts = None if req.system_prompt is None else tuple(b.text for b in req.system_prompt)
+    mode = Mode.OVERRIDE if req.mode == Mode.OVERRIDE.value else Mode.APPEND
+    return compose(base, texts, mode)
+
+
+def _status(req: Request, live: Slot | None, after: World) -> str:
+    """``systemPromptStatus`` on session/new: accepted iff the session runs the prompt asked
+    for; "" from an agent that predates the field (it advertises no systemPrompt)."""
+    c = after.conn(req.conn)
+    if c is None or c.caps is None or c.caps.system_prompt is PromptCap.NONE:
+        return ""
+    return "accepted" if live == _asked(req, after.agent.base) else "rejected"
+
+
+# the requests whose answer may tell the client what a session runs under (``_told``)
+_TELLING = ("session_new", "session_load", "session_resume", "session_fork", SET_PROMPT)
+
+
+def _told(tables: Tables, req: Request, reply: Reply, before: World, after: World) -> Slot | None:
+    """What a successful answer to ``req`` tells a conforming client of these tables that the
+    session runs under from now on (``Reply.told``; P9 compares it with the truth):
+
+    * an echo of the session's prompt says it outright (``Tables.replies``);
+    * a status: "accepted" means the prompt asked for, "rejected" (or none, from an agent that
+      predates a field the design has) the agent's default;
+    * a prompt the client sent and the agent accepted: that prompt, as the spec composes it;
+    * a session/new without one: the default;
+    * no systemPrompt advertised on this connection, where the client reads the capability
+      before it sends (its session/new row is gated on it): the default, since such an agent
+      predates the field;
+    * otherwise (a reopen or fork without a prompt) nothing: None.
+    """
+    base = after.agent.base
+    if reply.echo is not None:
+        return reply.echo
+    if reply.status is not None:
+        return _asked(req, base) if reply.status == "accepted" else (base,)
+    if req.system_prompt is not None or req.method == "session_new":
+        return _asked(req, base)
+    c = before.conn(req.conn)
+    gated = any(
+        "prompt_allowed_by_capability" in r.guards
+        for r in tables.client
+        if r.trigger == "session_new"
+    )
+    if gated and c is not None and c.caps is not None and c.caps.system_prompt is PromptCap.NONE:
+        return (base,)
+    return None
 
 
 class System(_Engine):

@@ -115,13 +115,7 @@ def created(before: World, req: Request, reply: Reply, after: World) -> Observed
         attach=Attach.NEW if new else Attach.FORK,
         attach_cap=_cap(before, req.conn),
         composed=None if made is None else made.live,
-        told=_told(reply, made),
     )
-
-
-def _told(reply: Reply, s: Session | None) -> bool:
-    """The answer told the client the prompt the session now runs under, and told it truly."""
-    return reply.echo is not None and s is not None and reply.echo == s.live
 
 
 def updated(before: World, req: Request, reply: Reply, after: World, o: Observed) -> Observed:
@@ -131,7 +125,7 @@ def updated(before: World, req: Request, reply: Reply, after: World, o: Observed
     """
     m = req.method
     if m == "restart":
-        return evolve(o, attach=None, survived_restart=True, rebuilt=False, told=False)
+        return evolve(o, attach=None, survived_restart=True, rebuilt=False)
     if m in _ATTACH_BY_METHOD:
         return evolve(
             o,
@@ -139,12 +133,11 @@ def updated(before: World, req: Request, reply: Reply, after: World, o: Observed
             attach_cap=_cap(before, req.conn),
             restored_after_restart=o.survived_restart,
             rebuilt=False,
-            told=_told(reply, after.agent.session(o.sid)),
         )
     if m == "session_close":
-        return evolve(o, attach=None, rebuilt=False, told=False)
+        return evolve(o, attach=None, rebuilt=False)
     if m == "session_delete":
-        return evolve(o, attach=None, deleted=True, rebuilt=False, told=False)
+        return evolve(o, attach=None, deleted=True, rebuilt=False)
     if m == "session_prompt" and reply.slot is not None:
         via = o.attach or Attach.NEW
         if via in o.turned and o.first_slot is not None:
@@ -156,8 +149,8 @@ def updated(before: World, req: Request, reply: Reply, after: World, o: Observed
         if was is None or now is None or was.live == now.live:
             return o
         if (was.blocks, was.mode) != (now.blocks, now.mode):  # the stored prompt was set (R18)
-            return evolve(o, rebuilt=True, prompt_set=True, told=False)
-        return evolve(o, rebuilt=True, told=False)
+            return evolve(o, rebuilt=True, prompt_set=True)
+        return evolve(o, rebuilt=True)
     return o
 
 

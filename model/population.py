@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from model.revisions import REVISIONS, envelope_tables, v2_tables
 from model.situations import SITUATIONS
-from model.tables import Tables
+from model.tables import Tables, with_replies
 
 if TYPE_CHECKING:
     from model.machines import Step
@@ -275,7 +275,7 @@ class Population:
 
     def tables(self, member: Member) -> Tables:
         t = REVISIONS[self.revision].tables if self.build is None else self.build(dict(member))
-        return replace(t, replies=self.replies) if self.replies else t
+        return with_replies(t, self.replies) if self.replies else t
 
     def departures(self, member: Member) -> int:
         """How many choices ``member`` makes otherwise than the reference build."""

@@ -218,7 +218,35 @@ REPLY_FIELDS = {
     # the prompt the request carried, whatever the agent put in effect: a faulty echo (the
     # proposal's mutant, ``model.mutants``); an answer to a request without one carries null
     "requested_prompt": "the request's own systemPrompt, whatever was applied",
+    # session/new only: ``systemPromptStatus`` accepted | rejected (with a reason) instead of
+    # an error: a prompt the agent cannot apply gets a session under its default
+    # (``with_status``); an agent that predates the field sends none (``Reply.status``)
+    "status": "systemPromptStatus: accepted | rejected, instead of an error",
 }
+# the session/new rows that refuse a prompt the agent cannot apply (an error, no session); a
+# design with ``status`` creates the session under the default instead and says "rejected"
+PROMPT_REJECTIONS = (
+    "reject_empty_prompt",
+    "reject_unsupported_block",
+    "reject_unadvertised_mode",
+    "reject_cannot_incorporate",
+)
+
+
+def with_replies(t: Tables, replies: tuple[tuple[str, str], ...]) -> Tables:
+    """``t`` whose answers also carry ``replies``: a status on session/new turns each refusal of
+    a prompt (``PROMPT_REJECTIONS``) into a session under the default, which the status says."""
+    if ("session_new", "status") in replies:
+        new_session = tuple(
+            r._replace(dest=Stage.COMPOSED, effect="compose_default_for_status")
+            if r.effect in PROMPT_REJECTIONS
+            else r
+            for r in t.new_session
+        )
+        t = replace(t, new_session=new_session)
+    return replace(t, replies=replies)
+
+
 # the requests whose answer may carry the session's prompt: they create or attach one
 REPLY_TRIGGERS = ("session_new", "session_load", "session_resume", "session_fork")
 # the revisions' wires (``Revision.wire``) whose answers can carry a prompt: the string and

@@ -289,6 +289,16 @@ class Reply:
     # (the wire shows it as the envelope ``{mode, content}``, or null for the agent's default).
     # None: the answer carries no prompt (every published revision)
     echo: Slot | None = None
+    # a session/new result's ``systemPromptStatus`` (a proposal's wire change): "accepted",
+    # "rejected", or "" where the design has the field and this agent, predating it, sent
+    # none (the wire shows nothing; a client of the design reads that as "not applied").
+    # None: the design has no such field
+    status: str | None = None
+    # what the answer tells a conforming client the session runs under from now on, read as
+    # the revision's client reads its wire (``model.machines``): its own prompt accepted, an
+    # echo, a status, a default the missing capability implies. None: the answer tells
+    # nothing (a reopen without a prompt): the client knows only what it knew before (P9)
+    told: Slot | None = None
 
     @property
     def ok(self) -> bool:
@@ -381,10 +391,6 @@ class Observed:
     # gives back the prompt set, not the one it was created with, so R16 and R17 (for its
     # forks) no longer judge it
     prompt_set: bool = False
-    # the answer that attached it where it is now active (new, fork, load, resume) told its
-    # client the prompt it runs under, truly (``Reply.echo`` equal to its live slot); cleared
-    # when it leaves the connection or a later operation changes its slot (P9)
-    told: bool = False
 
 
 @_hash_once

@@ -262,7 +262,6 @@ PREMISES: dict[str, tuple[str, str]] = {
     "P6": ("W15", "no new, load, resume or fork answered with an error"),
     "P7": ("W16", "no turn of a session created without a prompt"),
     "P8": ("W18", "no turn of a session created without override"),
-    "P9": ("W17", "no session attached away from the connection that created it"),
 }
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NoReturn
 
-from model.amend import AMENDMENTS, Amendment
+from model.amend import AMENDMENTS, PROPOSALS, Amendment
 from model.invariants import CHECKS, NOT_CHECKED, Check
 from model.mutants import MUTANTS
 from model.profiles import CLIENTS, PROFILES, Profile, ProfileError
@@ -212,7 +212,7 @@ def check(
         raise UsageError(
             f"argument --engine: unknown engine {engine!r} (choose from {', '.join(ENGINES)})"
         )
-    rev = REVISIONS[revision]
+    rev = amendment.revision() if amendment is not None else REVISIONS[revision]
     if engine == "bfs":
         wire = None if profile is None else profile.admits()
         b = advertised(bound_for(bound, revision, domain.restarts, wire), profile)
@@ -231,6 +231,7 @@ def check(
             revision,
             mutant,
             profile,
+            rev,
         )
         result.amendment = amendment
         return result
@@ -451,19 +452,34 @@ def _verdicts(counterexamples: dict[str, Trace], rev: Revision) -> dict[str, str
     }
 
 
-def _na_reason(rid: str, revision: str) -> str:
-    """Why ``rid`` is n/a on ``revision``: not one of its rules, else why it has no check
-    (``NOT_CHECKED``, whose reasons are true of every revision that states the id)."""
+def _na_reason(rid: str, revision: str, amendment: Amendment | None = None) -> str:
+    """Why ``rid`` is n/a on ``revision``: not one of its rules (or one ``amendment`` retires),
+    else why it has no check (``NOT_CHECKED``, whose reasons are true of every revision that
+    states the id)."""
+    if amendment is not None and rid in amendment.retires():
+        return f"retired by {amendment.name} (its wire answers a status instead of an error)"
     if not REVISIONS[revision].states(rid):
         return f"not a rule of {revision}"
     return NOT_CHECKED[rid]
 
 
+def _states(result: CheckResult) -> Callable[[str], bool]:
+    """The ids a result's revision states (an amendment's: less those it retires)."""
+    if result.amendment is not None:
+        return result.amendment.revision().states
+    return REVISIONS[result.revision].states
+
+
 def from_exploration(
-    ex: Exploration, revision: str, mutant: str | None, profile: Profile | None = None
+    ex: Exploration,
+    revision: str,
+    mutant: str | None,
+    profile: Profile | None = None,
+    rev: Revision | None = None,
 ) -> CheckResult:
-    """Verdicts of one exhaustive run; each counterexample is a shortest one within the bound."""
-    rev = REVISIONS[revision]
+    """Verdicts of one exhaustive run; each counterexample is a shortest one within the bound.
+    ``rev``: the rules judged, when not ``revision``'s own (an amendment's, ``retires``)."""
+    rev = rev or REVISIONS[revision]
     traces = {rid: ex.trace(rid) for rid in ex.violated if rev.states(rid)}
     return CheckResult(
         revision,
@@ -558,7 +574,11 @@ def render(result: CheckResult, wall: float | None = None) -> str:
     ]
     for rid, verdict in result.verdicts.items():
         r = REQUIREMENTS[rid]
-        how = CHECKS[rid].name if verdict != NA else _na_reason(rid, result.revision)
+        how = (
+            CHECKS[rid].name
+            if verdict != NA
+            else _na_reason(rid, result.revision, result.amendment)
+        )
         mark = "✗ " if verdict == VIOLATED else "  "
         why = vacuous(rid, result.witnesses) if verdict == HOLDS else None
         if why is not None:
@@ -578,7 +598,7 @@ def render(result: CheckResult, wall: float | None = None) -> str:
             f"{rid} violated ({r.keyword.value})  {len(trace)} steps ({kind})",
             f'  "{r.text}"',
             f"  source: {r.source}",
-            render_steps(trace, result.tables, REVISIONS[result.revision].states, _fields(result)),
+            render_steps(trace, result.tables, _states(result), _fields(result)),
         ]
     violated_rules = [
         rid + (f" ({REQUIREMENTS[rid].keyword.value}, advisory)" if advisory(rid) else "")
@@ -615,7 +635,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "restarts": result.budget.get("restarts"),
         "verdicts": result.verdicts,
         "counterexamples": {
-            rid: trace_json(t, result.tables, REVISIONS[result.revision].states, _fields(result))
+            rid: trace_json(t, result.tables, _states(result), _fields(result))
             for rid, t in result.counterexamples.items()
         },
         "shrunk": result.shrunk,
@@ -768,4 +788,5 @@ def listing() -> dict[str, Any]:
             for c in CLIENTS.values()
         ],
         "amendments": [a.describe() for a in AMENDMENTS.values()],
+        "proposals": [a.describe() for a in PROPOSALS.values()],
     }

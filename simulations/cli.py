@@ -1407,6 +1407,10 @@ def _main(argv: Sequence[str] | None) -> int:
                 print("profiles:  " + ", ".join(p["name"] for p in data["profiles"]))
                 print("clients:   " + ", ".join(c["name"] for c in data["clients"]))
                 print("amendments: " + ", ".join(a["name"] for a in data["amendments"]))
+                print(
+                    "proposals: "
+                    + ", ".join(f"{a['name']} (of {a['base']})" for a in data["proposals"])
+                )
                 print("mutants (name → id it must violate):")
                 for m in data["mutants"]:
                     print(f"  {m['name']:42s} {m['violates']:4s} {m['summary']}")

@@ -24,7 +24,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from model.amend import AMENDMENTS, Amendment, AmendmentError, load_amendment
+from model.amend import AMENDMENTS, PROPOSALS, Amendment, AmendmentError, load_amendment
 from model.population import population_of
 from model.profiles import PROFILES, Profile, ProfileError, load_profile
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
@@ -40,14 +40,14 @@ def compare_subject(spec: str) -> Revision | Amendment | Profile:
     a ``base`` key, else a profile, and the loader's one-line error names its field."""
     if spec in REVISIONS or spec in ALIASES:
         return resolve(spec)
-    if spec in AMENDMENTS:
-        return AMENDMENTS[spec]
+    if spec in AMENDMENTS or spec in PROPOSALS:
+        return load_amendment(spec)
     if spec in PROFILES:
         return PROFILES[spec]
     path = Path(spec)
     if path.suffix not in (".toml", ".json"):
         raise UsageError(
-            f"argument --compare: {spec!r} is no revision, amendment or profile (see "
+            f"argument --compare: {spec!r} is no revision, amendment, proposal or profile (see "
             "'acp-sysprompt list'), nor a .toml file"
         )
     try:

@@ -69,7 +69,7 @@ def test_compare_a_revision_with_an_amendment(capsys: pytest.CaptureFixture[str]
     assert p4.split()[1:7] == ["lost", "by", "some", "holds", "for", "every"]
     assert "5 steps | -" in p4 and p4.endswith("56 of 144 → 0 of 12: from some to none  ←")
     assert "0 of 144 → 0 of 12: none before and after" in _lines(out)["P6"]
-    assert "← marks the 4 ids whose verdict differs: P4, P5, P7, P8" in out
+    assert "← marks the 5 ids whose verdict differs: P4, P5, P7, P8, P9" in out
 
 
 def test_compare_json_keeps_counts_lengths_and_words(capsys: pytest.CaptureFixture[str]) -> None:
@@ -173,8 +173,9 @@ def test_a_population_and_a_build_differ_only_where_their_shares_do(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A build's holds is a population's holds for every pair: v1-stable against rfd-final's
-    reference build on tiny marks P4, P5, P7, P8 only."""
+    reference build on tiny marks P4, P5, P7, P8 and P9 only (tiny has one connection: P9 is
+    lost by the agents that keep a differing re-sent prompt silently)."""
     assert main(["check", "--compare", "v1-stable", "rfd-final", *TINY]) == 0
     out = capsys.readouterr().out
-    assert "← marks the 4 ids whose verdict differs: P4, P5, P7, P8" in out
+    assert "← marks the 5 ids whose verdict differs: P4, P5, P7, P8, P9" in out
     assert _lines(out)["P1"].endswith("0 of 144 → holds: none before and after")

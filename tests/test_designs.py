@@ -44,11 +44,12 @@ def test_the_should_text_states_the_draft_rules_less_the_duty_to_incorporate_or_
 
 def test_default_bound_pins(default: dict[str, CheckResult]) -> None:
     """Pinned: 7,284 states on `default` (restarts any) for both string texts; P1 in 4 steps
-    (an agent that predates the field ignores it), P2 9, P3 8, P4 8, P9 6; no rule broken."""
+    (an agent that predates the field ignores it), P2 9, P3 8, P4 8, P9 3 (the same silent
+    drop, at session/new: issue 55); no rule broken."""
     for name, result in default.items():
         assert result.budget["states"] == 7284 and result.budget["complete"], name
         lost = {p: len(t) for p, t in result.counterexamples.items()}
-        assert lost == {"P1": 4, "P2": 9, "P3": 8, "P4": 8, "P9": 6}, name
+        assert lost == {"P1": 4, "P2": 9, "P3": 8, "P4": 8, "P9": 3}, name
         rules = [r for r, v in result.verdicts.items() if v == "violated" and r[0] != "P"]
         assert rules == [], name
     assert default["rfd-should"].verdicts["R11"] == "n/a"

@@ -256,6 +256,23 @@ def test_connection_symmetry_keeps_every_verdict(revision: str) -> None:
         assert rid in steps[-1].violated and len(steps) == found["none"][rid]
 
 
+def _on_its_creators_connection(w: World) -> bool:
+    """Every active session is on the connection (and in the run) it was created on: a state
+    check that reads each session's connection against its record's, as P9 did until it became
+    a property of each answer (issue 55). Registered under an id of its own below."""
+    for o in w.observed:
+        s = w.agent.session(o.sid)
+        if s is not None and s.conn is not None and o.created_on != (w.restarts, s.conn):
+            return False
+    return True
+
+
+# judged as a state invariant under W17's id (the same situation, reached as a violation)
+_ON_ITS_CREATORS_CONNECTION = Check(
+    "W17", "on_its_creators_connection", "state", _on_its_creators_connection
+)
+
+
 def test_a_connection_renaming_that_forgets_the_sessions_is_caught() -> None:
     """Teeth: swapping the connections without moving the sessions' connection index along
     merges worlds that are not symmetric, and the verdict comparison above sees it."""
@@ -271,10 +288,11 @@ def test_a_connection_renaming_that_forgets_the_sessions_is_caught() -> None:
 
     shared = next(s for s in BOUNDS["default"].scopes if s.name == "shared")
     bound = replace(BOUNDS["default"], scopes=(shared,), envelope=())
-    honest = explore(REFERENCE, bound)
+    checks = [*CHECKS.values(), _ON_ITS_CREATORS_CONNECTION]
+    honest = explore(REFERENCE, bound, checks=checks)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(explore_module, "Canonizer", Careless)
-        broken = explore(REFERENCE, bound)
+        broken = explore(REFERENCE, bound, checks=checks)
     assert {r: broken.length(r) for r in broken.first} != {
         r: honest.length(r) for r in honest.first
     } or set(broken.witness_at) != set(honest.witness_at)

@@ -45,8 +45,9 @@ def _violated(profile: Profile, scope: str) -> tuple[int, frozenset[str]]:
 
 # (revision, scope) → the ids the reference pairing breaks, and what a mismatch adds
 LOST = {
-    ("rfd-final", "wire"): (set(), {"P1", "R7", "R9", "R11", "R21"}),
-    ("v1-stable", "wire"): ({"T6"}, {"P1", "T9", "T12", "T13"}),
+    # P9 too: the client was told nothing, and believes the prompt it sent is the one in use
+    ("rfd-final", "wire"): (set(), {"P1", "P9", "R7", "R9", "R11", "R21"}),
+    ("v1-stable", "wire"): ({"T6"}, {"P1", "P9", "T9", "T12", "T13"}),
 }
 
 

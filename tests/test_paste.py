@@ -67,12 +67,16 @@ def test_review_md_of_check_out_is_ready_to_paste(
     capsys.readouterr()
     assert code == 0
     folders = sorted(d for d in out_dir.iterdir() if d.is_dir())
-    assert len(folders) == 6  # the tiny bound's headings "lost where" (guide-spec-author §3)
+    assert len(folders) == 9  # the tiny bound's headings "lost where" (guide-spec-author §3)
     for d in folders:
         review = (d / "review.md").read_text(encoding="utf-8")
         rid, where = _pattern(d.name)
         _ready(review, rid)
-        assert "Agent-->>c0: ok system slot=[" in review
+        # the replies kept: a turn's slot, or (P9, judged on the answer that attaches the
+        # session, issue 55) that answer
+        assert "Agent-->>c0: ok system slot=[" in review or (
+            rid == "P9" and "Agent-->>c0: ok sessionId=" in review
+        )
         heading = review.splitlines()[0]
         assert heading.startswith(f"### {rid} violated — ") and "revision `v1-stable`" in heading
         for k, v in where:  # the member by the choices that matter, in words, and no others

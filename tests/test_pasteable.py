@@ -273,10 +273,16 @@ def test_check_out_of_an_amendment_writes_its_failing_claim(
     code, out, err = _run(capsys, "check", "--amend", amend, *TINY, "--out", str(out_dir))
     assert code == 1, err  # the claim is not kept
     assert "claims P4: NOT kept" in out
-    folders = _folders(out_dir)
+    every = _folders(out_dir)
+    folders = [d for d in every if d.name.startswith("P4-")]
     assert [d.name for d in folders] == [
         "P4-on_omit=default,client_resends=any",
         "P4-on_omit=default,client_resends=none",
+    ]
+    # keeping a differing re-sent prompt silently also misleads the client (P9, issue 55)
+    assert [d.name for d in every if d not in folders] == [
+        "P9-client_resends=any",
+        "P9-on_omit=default,client_resends=none",
     ]
     for d in folders:
         review = (d / "review.md").read_text(encoding="utf-8")
@@ -286,7 +292,7 @@ def test_check_out_of_an_amendment_writes_its_failing_claim(
         assert _replays(capsys, d, "P4")
     # an --out that exists is written into, as every command's --out is
     code, _, _ = _run(capsys, "check", "--amend", amend, *TINY, "--out", str(out_dir))
-    assert code == 1 and [d.name for d in _folders(out_dir)] == [d.name for d in folders]
+    assert code == 1 and [d.name for d in _folders(out_dir)] == [d.name for d in every]
 
 
 @pytest.mark.parametrize(

@@ -459,11 +459,16 @@ def test_causes_name_the_departure_behind_each_violated_id(
         "P3": ["on_load"],
         "P9": [],  # the reference agent of rfd-final violates it as well
     }
-    assert data["cause_notes"] == {"P9": "the revision itself"}
+    # P9 (issue 55): its shortest counterexample here is the default on load (the client that
+    # made the session reloads it and is told nothing); rfd-final loses it too, elsewhere
+    assert data["cause_notes"] == {
+        "P9": 'on_load = "default" (this counterexample; the revision itself breaks it too, '
+        "another way)"
+    }
     main(["check", "--profile", "final-default-on-load", "--bound", "small", "--quiet"])
     out = capsys.readouterr().out
     assert '  R16  ← on_load = "default"\n' in out
-    assert "  P9   ← the revision itself" in out
+    assert '  P9   ← on_load = "default" (this counterexample; the revision itself' in out
 
 
 def test_a_violation_two_knobs_each_cause_names_both(
@@ -814,10 +819,15 @@ def test_the_reports_profile_rows_honour_what_the_profile_advertises(
     assert shipped_caps == {PromptCap.APPEND, PromptCap.OVERRIDE}
 
 
+ON_LOAD_TOO = (
+    'on_load = "default" (this counterexample; the revision itself breaks it too, another way)'
+)
+
+
 def test_causes_under_the_hypothesis_engine(capsys: pytest.CaptureFixture[str]) -> None:
     """With --engine hypothesis the causes re-run Hypothesis without each departure: on_load =
-    "default" is named for R16 and P1–P3, and P9, which the reference agent breaks too, is put
-    down to the revision itself."""
+    "default" is named for R16 and P1–P3, and for P9's counterexample too, which the reference
+    agent breaks another way."""
     run = ["--engine", "hypothesis", "--examples", "5", "--steps", "15", "--json"]
     code = main(["check", "--profile", "final-default-on-load", *run])
     out = json.loads(capsys.readouterr().out)
@@ -825,7 +835,7 @@ def test_causes_under_the_hypothesis_engine(capsys: pytest.CaptureFixture[str]) 
     assert {rid: c for rid, c in out["causes"].items() if c} == {
         rid: ["on_load"] for rid in ("R16", "P1", "P2", "P3")
     }
-    assert out["cause_notes"] == {"P9": REVISION_ITSELF}
+    assert out["cause_notes"] == {"P9": ON_LOAD_TOO}
 
 
 def test_a_profile_combines_with_a_mutant_and_causes_tell_them_apart(
@@ -999,7 +1009,8 @@ def test_a_resending_client_with_an_agent_that_restores_by_re_send_is_checked(
     assert "Traceback" not in captured.err
     data = json.loads(captured.out)
     assert data["profile_knobs"]["client_resends"] == "none"
-    assert data["causes"] == {"P4": ["restore"]}  # no re-send: the fork runs the default
+    # no re-send: the fork runs the default, and its client, told nothing, believes it inherits
+    assert data["causes"] == {"P4": ["restore"], "P9": ["restore"]}
     p = load_profile(str(agent))
     assert p.reference_with({"client_resends": "none"}) == replace(p, restore="stored")
 
@@ -1070,6 +1081,7 @@ def test_the_two_re_checked_shipped_profiles_follow_their_sources_knob_by_knob()
         "client_puts_prompt": "meta",
     }
     assert "lib.rs@04578ee7" in buzz.source and "createSession" in claude.source
-    assert _violated(buzz) == {"R8", "P1", "P5", "P8"}
+    # P9: the client sent a string it takes as added to the agent's prompt; buzz replaces it
+    assert _violated(buzz) == {"R8", "P1", "P5", "P8", "P9"}
     assert {"R8", "R18", "P2", "P3", "P4", "P7"} <= _violated(claude)
     assert buzz.open_choices() == {"size_limit": OPEN_CHOICES["size_limit", "invalid_params"]}

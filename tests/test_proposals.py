@@ -15,13 +15,15 @@ from model.files import parse_toml
 from model.invariants import CHECKS
 from model.machines import Step
 from model.population import POPULATIONS, population_of
+from model.revisions import REVISIONS
 from model.tables import Tables
-from model.types import Session
+from model.types import Caps, PromptCap, Request, Session
 from simulations.api import bound_for, check
 from simulations.cli import main
+from simulations.engines.domain import text
 from simulations.engines.explore import explore
 from simulations.engines.population import HELD_BY_ALL, LOST_BY_ALL, Judged
-from simulations.engines.trace import replay
+from simulations.engines.trace import Trace, replay
 from simulations.outputs.population import P_IDS, check_population
 from simulations.wire.acp import echo_methods, transcript, validate_transcript
 
@@ -191,3 +193,145 @@ def test_check_out_and_replay_carry_the_echo(
     assert main(["replay", str(folder / "trace.itf.json")]) == 1
     shown = capsys.readouterr().out
     assert "reproduced:" in shown and "systemPrompt=" in shown
+
+
+# ---- the status design (PR #1237, 2026-05-19) and P9 as its sentence says (issue 55, item 4) --
+
+# session/new and its turns only, with an agent that knows the field: what each design buys
+AT_NEW = """
+name = "at-new"
+summary = "session/new and its turns, an agent that knows the field, one conforming client"
+[[scopes]]
+name = "at-new"
+connections = 1
+sessions = 1
+restarts = 0
+profiles = ["append: load_session"]
+prompts = ["omitted", ["a"], ["big"]]
+modes = ["omitted"]
+clients = ["conforming"]
+prompts_on_load_resume_fork = false
+reopen_live = false
+"""
+SILENT_DROP = 'name = "silent-drop"\nrevision = "rfd-draft"\nsize_limit = "drop"\n'
+
+
+def _compared(tmp_path: Path, a: str, b: str, capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
+    bound = tmp_path / "at-new.toml"
+    bound.write_text(AT_NEW, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["check", "--compare", a, b, "--bound", str(bound), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    return {p: (v["a"]["verdict"], v["b"]["verdict"]) for p, v in out["properties"].items()}
+
+
+def test_error_status_and_silent_drop_buy_what_item_4_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error keeps P1 and P9; a status loses P1 and keeps P9; a silent drop loses both."""
+    drop = tmp_path / "drop.toml"
+    drop.write_text(SILENT_DROP, encoding="utf-8")
+    error_vs_status = _compared(tmp_path, "rfd-draft", "rfd-status", capsys)
+    assert error_vs_status["P1"] == ("holds", "lost by all")
+    assert error_vs_status["P9"] == ("holds", "holds for every pair")
+    drop_vs_status = _compared(tmp_path, str(drop), "rfd-status", capsys)
+    assert drop_vs_status["P1"] == ("violated", "lost by all")
+    assert drop_vs_status["P9"] == ("violated", "holds for every pair")
+
+
+def test_the_status_is_on_the_wire_and_retires_the_error_duty() -> None:
+    a = load_amendment("rfd-status")
+    assert a.retires() == {"R11"}  # the string wire's duty to refuse with an error
+    tables = a.tables()
+    assert ("session_new", "status") in tables.replies
+    b = bound_for("default", "rfd-draft", "any")
+    found = explore(tables, b, checks=[CHECKS["P1"]])
+    trace = found.trace("P1")
+    steps = [s.step for s in replay(trace, tables)]
+    assert [s.reply.status for s in steps if s.request.method == "session_new"] == ["rejected"]
+    messages = transcript(trace, tables, wire="string")
+    statuses = [
+        m["result"]["systemPromptStatus"]
+        for m in messages
+        if "systemPromptStatus" in m.get("result", {})
+    ]
+    assert statuses == [{"status": "rejected", "reason": "cannot incorporate system prompt"}]
+    assert validate_transcript(messages, wire="string", status=("session/new",)) == []
+    bad = [
+        {**m, "result": {**m["result"], "systemPromptStatus": "rejected"}}
+        if "systemPromptStatus" in m.get("result", {})
+        else m
+        for m in messages
+    ]
+    assert validate_transcript(bad, wire="string", status=("session/new",))
+    result = check(amendment=a, bound="default")
+    assert result.verdicts["R11"] == "n/a"  # retired: not "holds", not "violated"
+
+
+def _p9(trace_requests: list[Request], tables: Tables, profile: Caps) -> list[bool]:
+    """P9's verdict on each step of a run of ``trace_requests`` under ``tables``; each request
+    is answered with success (the run is the one meant, not a refusal)."""
+    steps = replay(Trace(profile, tuple(trace_requests)), tables)
+    assert all(s.step.reply.ok for s in steps), [s.step.reply for s in steps]
+    return ["P9" in s.violated for s in steps]
+
+
+_V1 = population_of("v1-stable")
+
+
+def _member(**values: str):  # type: ignore[no-untyped-def]
+    return _V1.tables(tuple((k, values.get(k, v)) for k, v in _V1.reference_member))
+
+
+A, B = text("a"), text("b")
+OVERRIDE = Caps(PromptCap.OVERRIDE, load_session=True, fork=True, close=True)
+
+
+def test_p9_credits_what_the_wire_told() -> None:
+    """No false positive: a client that re-sent its prompt on another connection and had it
+    accepted (and applied) knows it; one talking to an agent that advertises no systemPrompt
+    knows the default (the old judgement, by who created the session, failed both)."""
+    resent = [
+        Request("connect"),
+        Request("initialize", 0),
+        Request("session_new", 0, system_prompt=A, mode="append"),
+        Request("connect"),
+        Request("initialize", 1),
+        Request("session_close", 0, sid="s1"),
+        Request("session_load", 1, sid="s1", system_prompt=A, mode="append"),
+    ]
+    assert _p9(resent, _member(), OVERRIDE) == [False] * 7
+    none = Caps(PromptCap.NONE, load_session=True, fork=True, close=True)
+    restarted = [
+        Request("connect"),
+        Request("initialize", 0),
+        Request("session_new", 0, system_prompt=A, mode="append"),
+        Request("restart", profile=none),
+        Request("connect"),
+        Request("initialize", 0),
+        Request("session_load", 0, sid="s1"),
+    ]
+    assert _p9(restarted, _member(without_capability="default"), OVERRIDE) == [False] * 7
+
+
+def test_p9_catches_what_the_wire_hid() -> None:
+    """No false negative: a differing re-sent prompt kept silently on the very connection
+    that made the session (the client believes its re-send), and a prompt dropped silently by
+    an agent that predates the field on the string wire (no capability to read)."""
+    kept = [
+        Request("connect"),
+        Request("initialize", 0),
+        Request("session_new", 0, system_prompt=A, mode="append"),
+        Request("session_load", 0, sid="s1", system_prompt=B, mode="append"),
+    ]
+    assert _p9(kept, _member(on_differ="keep"), OVERRIDE)[-1] is True
+    assert _p9(kept, _member(on_differ="apply"), OVERRIDE)[-1] is False
+    dropped = [
+        Request("connect"),
+        Request("initialize", 0),
+        Request("session_new", 0, system_prompt=A),
+    ]
+    draft = load_amendment("rfd-status").population().tables(())
+    unaware = Caps(PromptCap.NONE, load_session=True)
+    assert _p9(dropped, REVISIONS["rfd-draft"].tables, unaware)[-1] is True
+    assert _p9(dropped, draft, unaware)[-1] is False  # a missing status says "not applied"

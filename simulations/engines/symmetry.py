@@ -209,7 +209,6 @@ def _signature(s: Session, o: Observed | None) -> tuple[object, ...]:
             o.composed is None,
             o.rebuilt,
             o.prompt_set,
-            o.told,
         )
     return (
         s.status.value,

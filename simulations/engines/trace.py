@@ -181,6 +181,8 @@ def reply_text(reply: Reply) -> str:
         parts.append("system slot=[" + ", ".join(reply.slot) + "]")
     if reply.echo is not None:
         parts.append(f"systemPrompt={echo_text(reply.echo)}")
+    if reply.status:
+        parts.append(f"systemPromptStatus={reply.status}")
     if reply.replayed:
         parts.append("history replayed")
     if reply.listed:

@@ -112,6 +112,7 @@ from model.types import (
     Caps,
     Mode,
     PromptCap,
+    Reason,
     Reply,
     Request,
     Slot,
@@ -471,6 +472,8 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
 def _with_slot(result: dict[str, Any], step: Step, wire: str) -> dict[str, Any]:
     if step.reply.echo is not None:
         result.update(echo_fields(step.reply.echo, step.after.agent.base, wire))
+    if step.reply.status:  # "" is an agent that predates the field: it sends none
+        result["systemPromptStatus"] = status_field(step.reply.status)
     slot = attached_slot(step)
     if slot is not None:
         result["_meta"] = {"systemSlot": list(slot)}
@@ -479,6 +482,24 @@ def _with_slot(result: dict[str, Any], step: Step, wire: str) -> dict[str, Any]:
 
 # the wires whose answers can carry a proposal's echo of the session's prompt (``echo_fields``)
 ECHO_WIRES = REPLY_WIRES
+
+
+def status_field(status: str) -> dict[str, Any]:
+    """A session/new result's ``systemPromptStatus`` (the 2026-05-19 design of PR #1237, as a
+    proposal's wire change): ``{"status": "accepted"}`` or ``{"status": "rejected", "reason":
+    …}``. The thread names the field and its two values; the object and ``reason`` are ours."""
+    if status == "accepted":
+        return {"status": "accepted"}
+    return {"status": "rejected", "reason": Reason.CANNOT_INCORPORATE.value}
+
+
+# the shape ``status_field`` writes (no official schema has the field)
+_STATUS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["status"],
+    "additionalProperties": False,
+    "properties": {"status": {"enum": ["accepted", "rejected"]}, "reason": {"type": "string"}},
+}
 
 
 def echo_fields(slot: Slot, base: str, wire: str) -> dict[str, Any]:
@@ -596,10 +617,16 @@ def transcript(
     return out
 
 
+def reply_methods(tables: Tables, *fields: str) -> tuple[str, ...]:
+    """The ACP methods whose results carry one of ``fields`` under ``tables`` (a proposal's
+    ``Tables.replies``): for ``validate_transcript``'s ``echo`` ("effective_prompt",
+    "requested_prompt") and ``status`` ("status")."""
+    return tuple(dict.fromkeys(wire_method(t) for t, f in tables.replies if f in fields))
+
+
 def echo_methods(tables: Tables) -> tuple[str, ...]:
-    """The ACP methods whose results carry the session's prompt under ``tables`` (a proposal's
-    ``Tables.replies``), for ``validate_transcript``'s ``echo``."""
-    return tuple(dict.fromkeys(wire_method(t) for t, _ in tables.replies))
+    """The ACP methods whose results carry the session's prompt under ``tables``."""
+    return reply_methods(tables, "effective_prompt", "requested_prompt")
 
 
 def _dumps(obj: Any) -> str:
@@ -850,7 +877,14 @@ def _echo_result(wire: str) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=128)
-def _validator(directory: str | None, method: str, kind: str, wire: str, echo: bool = False) -> Any:
+def _validator(
+    directory: str | None,
+    method: str,
+    kind: str,
+    wire: str,
+    echo: bool = False,
+    status: bool = False,
+) -> Any:
     ms = _methods(directory, wire)[method]
     base = _SDK_V2 if wire == V2_WIRE else _STABLE  # the JSON-RPC envelopes: v2's own on v2
     if kind == "request":
@@ -862,6 +896,8 @@ def _validator(directory: str | None, method: str, kind: str, wire: str, echo: b
             result["allOf"].append(_rfd_initialize_result(wire))
         if echo:  # a proposal puts the session's prompt in this answer: its shape is checked
             result["allOf"].append(_echo_result(wire))
+        if status:  # a proposal's systemPromptStatus: its shape is checked (ours)
+            result["allOf"].append(_object(systemPromptStatus=_STATUS_SCHEMA))
         schema = _envelope("AgentResponse", kind, base, result=result, error={})
     return _draft_2020_12(schema, directory, wire)
 
@@ -919,6 +955,7 @@ def validate_transcript(
     *,
     wire: str = "blocks",
     echo: Collection[str] = (),
+    status: Collection[str] = (),
 ) -> list[str]:
     """Problems found checking each message against the ACP v1 schema (empty: all valid).
 
@@ -932,7 +969,8 @@ def validate_transcript(
     AgentNotification envelope and its params ``$def``.
     The schemas are the vendored ones unless ``spec_dir`` (laid out like them) is given.
     ``echo`` names the methods (ACP names) whose results a proposal makes carry the session's
-    prompt (``echo_methods``): there the field's shape is checked too.
+    prompt, ``status`` those that carry ``systemPromptStatus`` (``reply_methods``): there the
+    field's shape is checked too.
     """
     _check_wire(wire)
     directory = _dir(spec_dir)
@@ -970,8 +1008,16 @@ def validate_transcript(
             )
             problems.append(f"message {i}: method {method!r} {where}")
             continue
-        carries = kind == "response" and method in echo
-        for error in _validator(directory, method, kind, wire, carries).iter_errors(dict(msg)):
+        response = kind == "response"
+        validator = _validator(
+            directory,
+            method,
+            kind,
+            wire,
+            response and method in echo,
+            response and method in status,
+        )
+        for error in validator.iter_errors(dict(msg)):
             problems.append(_problem(i, method, kind, wire, error))
     for mid, method in pending.items():
         problems.append(f"request id {mid!r} ({method}) has no response")
