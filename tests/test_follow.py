@@ -113,7 +113,10 @@ def test_an_agent_that_keeps_is_followed_past_the_choice_and_passes(tmp_path: Pa
     run = _live(_reference(tmp_path, on_differ="keep"))
     assert run.followed == [(5, 'on_differ = "keep"')], run.followed
     assert run.knobs == (("on_differ", "keep"),)
-    assert run.stopped_at is None and not run.failed, [f.message for f in run.failed]
+    # the one failure is P9, informational: the client re-sent another prompt, the agent kept
+    # its own and said nothing (issue 55); no rule fails
+    assert run.stopped_at is None, [f.message for f in run.failed]
+    assert [(f.rid, f.step) for f in run.failed] == [("P9", 5)]
     chose = [f for f in run.findings if f.rid == "T16"]
     assert chose and all(f.status == PASS for f in chose)
     assert any(f.step == 9 and f.status == PASS for f in run.findings)  # judged past it
@@ -130,7 +133,8 @@ def test_a_fault_after_the_choice_fails_once_the_agent_is_followed() -> None:
     assert run.followed == [(5, 'on_differ = "keep"')], run.followed
     assert run.stopped_at == 9, (run.stopped_at, [f.message for f in run.findings])
     assert "T15" in {f.rid for f in run.failed}, [f.message for f in run.failed]
-    assert all(f.status != FAIL for f in run.findings if f.step < 9)
+    # before it only P9 (informational): the kept prompt was not the one re-sent (issue 55)
+    assert all(f.status != FAIL or f.rid == "P9" for f in run.findings if f.step < 9)
 
 
 def test_one_agent_is_one_build_a_choice_taken_one_way_then_the_other_fails() -> None:

@@ -63,12 +63,14 @@ def test_restart_without_capability_breaks_restore_but_no_rule() -> None:
     end-to-end promises P1–P3 fail: the client cannot tell (R19) and its prompt is gone.
     """
     assert _slots("restart_without_capability_then_load") == [(BASE, "a"), (BASE,)]
-    assert _violations("restart_without_capability_then_load") == {"P1", "P2", "P3", "P9"}
+    # not P9 (issue 55): the agent advertises no systemPrompt now, so its client knows the
+    # default is what the session runs under
+    assert _violations("restart_without_capability_then_load") == {"P1", "P2", "P3"}
 
 
 def test_restart_without_capability_breaks_fork_inheritance() -> None:
     """Finding (Q15): a fork after such a restart runs the default, not the parent's override."""
-    assert _violations("restart_without_capability_then_fork") == {"P4", "P9"}
+    assert _violations("restart_without_capability_then_fork") == {"P4"}  # not P9, as above
 
 
 def test_session_loaded_from_another_connection_is_undetectable() -> None:
