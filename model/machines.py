@@ -238,9 +238,11 @@ def _with_fields(
         s = after.agent.session(sid)
         if s is None or s.live is None:
             continue
-        if name == "status":
+        if name in ("status", "accepted_status"):
             if req.method == "session_new" and req.system_prompt is not None:
-                reply = evolve(reply, status=_status(req, s.live, after))
+                status = _status(req, s.live, after)
+                lie = name == "accepted_status" and status == "rejected"
+                reply = evolve(reply, status="accepted" if lie else status)
             continue
         if name == "effective_prompt":
             reply = evolve(reply, echo=s.live)

@@ -222,6 +222,8 @@ REPLY_FIELDS = {
     # an error: a prompt the agent cannot apply gets a session under its default
     # (``with_status``); an agent that predates the field sends none (``Reply.status``)
     "status": "systemPromptStatus: accepted | rejected, instead of an error",
+    # "accepted" whatever the agent put in effect: a faulty status (the proposal's mutant)
+    "accepted_status": "systemPromptStatus: accepted, whatever was applied",
 }
 # the session/new rows that refuse a prompt the agent cannot apply (an error, no session); a
 # design with ``status`` creates the session under the default instead and says "rejected"
@@ -236,7 +238,7 @@ PROMPT_REJECTIONS = (
 def with_replies(t: Tables, replies: tuple[tuple[str, str], ...]) -> Tables:
     """``t`` whose answers also carry ``replies``: a status on session/new turns each refusal of
     a prompt (``PROMPT_REJECTIONS``) into a session under the default, which the status says."""
-    if ("session_new", "status") in replies:
+    if any(t == "session_new" and f.endswith("status") for t, f in replies):
         new_session = tuple(
             r._replace(dest=Stage.COMPOSED, effect="compose_default_for_status")
             if r.effect in PROMPT_REJECTIONS

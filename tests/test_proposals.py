@@ -335,3 +335,20 @@ def test_p9_catches_what_the_wire_hid() -> None:
     unaware = Caps(PromptCap.NONE, load_session=True)
     assert _p9(dropped, REVISIONS["rfd-draft"].tables, unaware)[-1] is True
     assert _p9(dropped, draft, unaware)[-1] is False  # a missing status says "not applied"
+
+
+def test_a_status_that_says_accepted_whatever_was_applied_loses_p9(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The status design's mutant: an agent that answers "accepted" for a prompt it could not
+    apply (over its size limit: the session runs its default) misleads its client."""
+    good = load_amendment("rfd-status").tables()
+    bad = replace(good, replies=(("session_new", "accepted_status"),))
+    bound = tmp_path / "at-new.toml"
+    bound.write_text(AT_NEW, encoding="utf-8")
+    b = bound_for(str(bound), "rfd-draft", "any")
+    assert "P9" not in explore(good, b, checks=[CHECKS["P9"]]).first
+    lied = explore(bad, b, checks=[CHECKS["P9"]])
+    steps = [s.step for s in replay(lied.trace("P9"), bad)]
+    assert steps[-1].request.method == "session_new" and steps[-1].reply.status == "accepted"
+    assert steps[-1].after.agent.session(steps[-1].reply.sid).live == ("BASE",)
