@@ -364,7 +364,9 @@ QUESTIONS: tuple[Question, ...] = (
         "Q17",
         "a client loading a session it did not create",
         "How does a client that loads a listed session learn its prompt and mode?",
-        choice="It cannot: P9 is violated in 6 steps in every revision (see the matrix).",
+        choice="It cannot: in every revision its load is answered without a word of the "
+        "prompt (P9, 6 steps; see the matrix); the proposal echo-effective-prompt (the answer "
+        "carries the prompt) closes it.",
     ),
     Question(
         "Q5",

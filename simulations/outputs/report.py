@@ -266,9 +266,10 @@ def _write_counterexample(row: Row, rid: str, out: Path) -> Path:
 
 
 _P9_GAP = (
-    "every revision leaves it open; closing it takes a wire change (the agent echoing the "
-    "session's systemPrompt in its load, resume and fork answers), which choices over the v1 "
-    "tables cannot express."
+    "every revision leaves it open; closing it takes a wire change, which no choice of the v1 "
+    "text can make: the shipped proposal echo-effective-prompt (the agent echoes the "
+    "session's systemPrompt in its load, resume and fork answers) gives it to every pair "
+    "(check --amend echo-effective-prompt)."
 )
 
 
