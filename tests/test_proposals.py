@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from model.amend import AmendmentError, amendment_from_mapping, load_amendment
+from model.amend import PROPOSALS, AmendmentError, amendment_from_mapping, load_amendment
 from model.files import parse_toml
 from model.invariants import CHECKS
 from model.machines import Step
@@ -352,3 +352,15 @@ def test_a_status_that_says_accepted_whatever_was_applied_loses_p9(
     steps = [s.step for s in replay(lied.trace("P9"), bad)]
     assert steps[-1].request.method == "session_new" and steps[-1].reply.status == "accepted"
     assert steps[-1].after.agent.session(steps[-1].reply.sid).live == ("BASE",)
+
+
+@pytest.mark.parametrize("name", sorted(PROPOSALS))
+def test_each_shipped_proposal_is_checked_by_name(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --amend NAME`` over every shipped proposal, whatever its base (rfd-status is a
+    proposal over rfd-draft, a revision of one build: it was a KeyError)."""
+    code = main(["check", "--amend", name, "--bound", "tiny", "--quiet"])
+    out = capsys.readouterr()
+    assert code in (0, 1) and "Traceback" not in out.err, out.err
+    assert f"amendment {name} of {PROPOSALS[name].base}" in out.out

@@ -537,6 +537,8 @@ def rule_checks(amendment: Amendment) -> list[Check]:
     base text leaves them, and "broken by N of M pairs" of the base counts only members that
     break the rule itself (over the amended population, a base member whose other choice the
     amendment narrows answered as no allowed agent would, and was counted too)."""
+    if not amendment.rules:  # a proposal over a revision of one build adds none
+        return []
     pop = AMENDABLE[amendment.base]
     return [rule_check(r.rid, r.choice, r.value, pop, r.situation) for r in amendment.rules]
 
