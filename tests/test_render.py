@@ -319,14 +319,14 @@ def test_mermaid_has_one_arrow_per_sent_request(case: str) -> None:
     lines = mm.splitlines()
     assert lines[0] == "sequenceDiagram"
     sent = _sent_client_requests(trace, tables)
-    assert len([ln for ln in lines if re.match(r"\s+\w+->>Agent: ", ln)]) == len(sent)
-    replies = [ln for ln in lines if re.match(r"\s+Agent(-->>|--x)\w+: ", ln)]
+    assert len([ln for ln in lines if re.match(r"\w+->>A: ", ln)]) == len(sent)
+    replies = [ln for ln in lines if re.match(r"A(-->>|--x)\w+: ", ln)]
     assert len(replies) == len(sent)
     errors = [r for r in replay(trace, tables) if r.step.reply.error]
     assert len([ln for ln in replies if "--x" in ln]) == len(errors)
     marks = [ln for ln in lines if f"✗ {rid} first violated here" in ln]
     assert len(marks) == 1
-    assert "Note over Agent" in mm
+    assert "Note over A:" in mm and "participant A as Agent" in mm
     assert not any(";" in ln for ln in lines)
 
 
@@ -334,12 +334,12 @@ def test_mermaid_participants_per_connection_and_restart() -> None:
     mm = mermaid(P1_TRACE, REFERENCE, "P1")
     assert "participant c0 as Client c0\n" in mm
     assert "participant c0r1 as Client c0 (after restart 1)" in mm
-    assert "agent restarts advertising" in mm
+    assert "restarts advertising" in mm
     lines = mm.splitlines()
     mark = next(i for i, ln in enumerate(lines) if "first violated" in ln)
     assert "9. session/prompt" in lines[mark - 2]  # right after step 9 and its reply
     two = mermaid(SCENARIOS["session_loaded_from_another_connection"], REFERENCE, "P9")
-    assert "participant c1 as Client c1" in two and "c1->>Agent: 7. session/load" in two
+    assert "participant c1 as Client c1" in two and "c1->>A: 7. session/load" in two
 
 
 # ---- review block and replay command ---------------------------------------------------------
@@ -686,7 +686,7 @@ def test_labels_follow_the_wire() -> None:
     table = steps_markdown(STRING_TRACE, REFERENCE, "P1", wire="string")
     assert '`session/new(conn=0, systemPrompt="a")`' in table
     mm = mermaid(STRING_TRACE, REFERENCE, "P1", wire="string")
-    assert 'c0->>Agent: 3. session/new(systemPrompt="a")' in mm
+    assert 'c0->>A: 3. session/new(systemPrompt="a")' in mm
     assert "advertising {systemPrompt=none load_session" in mm
     assert "advertising {systemPrompt=override" in mermaid(STRING_TRACE, REFERENCE, "P1")
 

@@ -75,8 +75,8 @@ PASTE_LIMIT = 2000  # characters of one pasted block (review.md, a report's upst
 
 _SDK = "@agentclientprotocol/sdk 2.4.0 schema/v1/schema.unstable.json"
 V1_SOURCE = (
-    f"T ids paraphrase the field docs of `{_SDK}` (`#/$defs/…`): the stabilised text on load, "
-    "resume and fork is not public."
+    f"T ids paraphrase the field docs of `{_SDK}`: the stabilised text on load/resume/fork "
+    "is not public."
 )
 
 # (choice, value) → what the agent or client that takes it does; the words name no id
@@ -92,9 +92,9 @@ CHOICE_WORDS: dict[tuple[str, str], str] = {
     ("on_empty", "reject"): "refuses an empty content array",
     ("on_empty", "accept"): "accepts an empty content array",
     ("without_capability", "default"): "reopens a prompted session under its default prompt "
-    "once it no longer advertises systemPrompt",
-    ("without_capability", "refuse"): "refuses to reopen a prompted session once it no longer "
-    "advertises systemPrompt",
+    "once it stops advertising systemPrompt",
+    ("without_capability", "refuse"): "refuses to reopen a prompted session once it stops "
+    "advertising systemPrompt",
     ("active_reopen", "serve"): "serves a load or resume of a session already active on that "
     "connection",
     ("active_reopen", "refuse"): "refuses a load or resume of a session already active on that "
@@ -334,7 +334,7 @@ def review_markdown(
         )
     else:
         bound = ", the shortest within the bound" if shortest else ""
-        verdict = f"**violated** — found by {found_by}: {first} steps{bound}."
+        verdict = f"Found by {found_by}: {first} steps{bound}."
         if counterexample is not None and counterexample < len(steps):
             verdict += " " + epilogue_note(counterexample, len(steps)).strip("*")
         elif first < len(steps):

@@ -12,10 +12,13 @@ Scope
 
 Abstractions
     A request's connection is its participant (``c0``; ``c0r1`` after the first restart), so
-    its label leaves ``conn=`` out. Connect and restart are events in the agent's
-    environment, not JSON-RPC messages: they are notes, not arrows. Labels use the wire's
-    field shapes (``simulations.wire.acp.request_label``); ``;`` and ``#`` are escaped, as
-    they would end or escape a Mermaid line.
+    its label leaves ``conn=`` out; the agent is the participant ``A`` (shown as "Agent").
+    Connect and restart are events in the agent's environment, not JSON-RPC messages: they
+    are notes, not arrows; a connect names its client's kind where it is not a conforming
+    one. Labels use the wire's field shapes (``simulations.wire.acp.request_label``); ``;``
+    and ``#`` are escaped, as they would end or escape a Mermaid line. The lines are short
+    (no indent, the one-letter ``A``): review.md shows the diagram inline and is pasted whole
+    into a review, at most 2,000 characters (``simulations.outputs.paste``).
 
 Source
     Mermaid sequence diagrams: https://mermaid.js.org/syntax/sequenceDiagram.html.
@@ -28,7 +31,7 @@ from collections.abc import Callable, Collection
 from dataclasses import replace
 
 from model.tables import Tables
-from model.types import Caps, PromptCap
+from model.types import Caps, ClientKind, PromptCap
 from simulations.engines.trace import ReplayedStep, Trace, replay, reply_text
 from simulations.wire.acp import V2_WIRE, request_label
 
@@ -79,42 +82,43 @@ def mermaid(
     steps = replay(trace, tables, keep)
     first = first_violation(steps, rid)
     participants: dict[str, str] = {}
-    body: list[str] = [
-        f"    Note over Agent: agent starts advertising {_advertised(trace.profile, wire)}"
-    ]
+    body: list[str] = [f"Note over A: starts advertising {_advertised(trace.profile, wire)}"]
     for i, r in enumerate(steps, 1):
         if i - 1 == counterexample:
             body.append(
-                f"    Note over Agent: the counterexample ends at step {counterexample}; "
+                f"Note over A: the counterexample ends at step {counterexample}; "
                 "what follows only shows it on the wire"
             )
         step, req = r.step, r.step.request
         epoch = step.before.restarts
         if req.method == "connect":
-            pid, label = _participant(epoch, len(step.before.connections))
+            conn = len(step.before.connections)
+            pid, label = _participant(epoch, conn)
             participants.setdefault(pid, label)
-            body.append(f"    Note over Agent: {i}. {label} connects ({req.client.value} client)")
-            where = f"{pid},Agent"
+            again = " again" if epoch else ""  # its participant says after which restart
+            kind = "" if req.client is ClientKind.CONFORMING else f" ({req.client.value} client)"
+            body.append(f"Note over A: {i}. c{conn} connects{again}{kind}")
+            where = f"{pid},A"
         elif req.method == "restart":
             after = f" advertising {_advertised(req.profile, wire)}" if req.profile else ""
-            body.append(f"    Note over Agent: {i}. agent restarts{after}, all connections drop")
-            where = "Agent"
+            body.append(f"Note over A: {i}. restarts{after}")  # its clients connect again
+            where = "A"
         else:
             pid, label = _participant(epoch, req.conn)
             participants.setdefault(pid, label)
-            where = f"{pid},Agent"
+            where = f"{pid},A"
             label = _CONN.sub("(", request_label(req, wire, meta))  # the arrow's client says it
             if not step.sent:
-                body.append(f"    Note over {pid}: {i}. declines to send {_mm(label)}")
+                body.append(f"Note over {pid}: {i}. declines to send {_mm(label)}")
             else:
-                body.append(f"    {pid}->>Agent: {i}. {_mm(label)}")
+                body.append(f"{pid}->>A: {i}. {_mm(label)}")
                 arrow = "--x" if step.reply.error else "-->>"
-                body.append(f"    Agent{arrow}{pid}: {_mm(reply_text(step.reply))}")
+                body.append(f"A{arrow}{pid}: {_mm(reply_text(step.reply))}")
         if i == first:
             others = [v for v in r.violated if v != rid]
             also = f" (also {', '.join(others)})" if others else ""
-            body.append(f"    Note over {where}: ✗ {rid} first violated here{also}")
+            body.append(f"Note over {where}: ✗ {rid} first violated here{also}")
     head = ["sequenceDiagram"]
-    head += [f"    participant {pid} as {label}" for pid, label in participants.items()]
-    head.append("    participant Agent")
+    head += [f"participant {pid} as {label}" for pid, label in participants.items()]
+    head.append("participant A as Agent")
     return "\n".join(head + body) + "\n"
