@@ -140,6 +140,21 @@ class _Move:
             return obs
         return next_records(obs, self.move.request, self.new, self._updated)
 
+    def taken(
+        self, w: World, obs: tuple[Observed, ...]
+    ) -> tuple[World, tuple[str, ...], tuple[str, ...]]:
+        """This move made from world ``w`` (its monitor ``obs``): the world after it, and the
+        ids and witnesses of the step, the monitor-reading checks judged on it."""
+        m = self.move
+        nobs = self.observed(obs)
+        after = w if m.after is m.before and nobs is obs else evolve(m.after, observed=nobs)
+        bad, wit = self.bad, self.wit
+        if self.late or self.late_wit:
+            step = Step(w, m.request, m.reply, after, m.rows)
+            bad += tuple(c.rid for c in self.late if not c.fn(step))
+            wit += tuple(x.wid for x in self.late_wit if x.fn(step))
+        return after, bad, wit
+
     def _updated(self, o: Observed) -> Observed:
         done = self.records
         assert done is not None
@@ -370,13 +385,7 @@ class _Expander:
         obs = w.observed
         for e in moves.live:
             m = e.move
-            nobs = e.observed(obs)
-            after = w if m.after is m.before and nobs is obs else evolve(m.after, observed=nobs)
-            bad, wit = e.bad, e.wit
-            if e.late or e.late_wit:
-                step = Step(w, m.request, m.reply, after, m.rows)
-                bad += tuple(c.rid for c in e.late if not c.fn(step))
-                wit += tuple(x.wid for x in e.late_wit if x.fn(step))
+            after, bad, wit = e.taken(w, obs)
             yield m.request, m.reply, after, m.rows, bad, wit
 
     @staticmethod

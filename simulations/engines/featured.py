@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from model.invariants import Check
 from model.machines import Compiled, Step
 from model.tables import Tables
-from model.types import Observed, Request, World, evolve, initial_world
+from model.types import Observed, Request, World, initial_world
 from model.witnesses import Witness
 from simulations.engines.bounds import Bound, Scope
 from simulations.engines.collector import fewer_collections
@@ -328,13 +328,7 @@ def featured(
         witnesses of the step, and the node it reaches (``_SAME``: none, the world is
         unchanged; ``_PAST``: one step past the bound, with that world's ids and witnesses)."""
         m = e.move
-        nobs = e.observed(obs)
-        after = w if m.after is m.before and nobs is obs else evolve(m.after, observed=nobs)
-        bad, wit = e.bad, e.wit
-        if e.late or e.late_wit:
-            step = Step(w, m.request, m.reply, after, m.rows)
-            bad += tuple(c.rid for c in e.late if not c.fn(step))
-            wit += tuple(x.wid for x in e.late_wit if x.fn(step))
+        after, bad, wit = e.taken(w, obs)
         if after is w:
             return m.request, bad, wit, _SAME, (), ()
         if after.agent.issued > cap:
