@@ -626,7 +626,7 @@ def _subject(
     """What review.md's heading names and the ITF keeps for ``replay``, past the revision and
     the mutant: an amendment's member (its reference build by default), a population's member,
     a profile read from a file, a client profile. None where the revision says it all."""
-    from model.amend import AMENDMENTS
+    from model.amend import AMENDMENTS, PROPOSALS
     from model.profiles import CLIENTS, PROFILES
     from simulations.outputs.paste import Subject, subject_of
     from simulations.wire.acp import meta_methods
@@ -640,7 +640,8 @@ def _subject(
         ref = " (its reference build)" if member == pop.reference_member else ""
         of = subject_of(revision)
         if amendment is not None:
-            of = f"{named('amendment', amendment.name, args.amend, AMENDMENTS)} of {of}"
+            shipped = {**AMENDMENTS, **PROPOSALS}
+            of = f"{named('amendment', amendment.name, args.amend, shipped)} of {of}"
         return Subject(
             f"member `{describe(member)}`{ref} of {of}",
             (("amendment", args.amend),) * (amendment is not None) + (("member", dict(member)),),
@@ -652,6 +653,7 @@ def _subject(
                 if amendment.wire
                 else " (the amendment only narrows them)."
             ),
+            retired=() if amendment is None else tuple(sorted(amendment.retires())),
         )
     if profile is None:
         return None
@@ -838,21 +840,19 @@ def _run_counterexample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _itf_population(meta: dict[str, Any], revision: str) -> Population:
-    """The population a trace was found in: the amendment its ``#meta.amendment`` names (a
-    shipped name or its file), where that amends ``revision`` and changes the wire (its
-    answers carry what the base's do not), else ``revision``'s own. An amendment that cannot
-    be read is one line, exit 2."""
+def _itf_amendment(meta: dict[str, Any], revision: str) -> Amendment | None:
+    """The amendment a trace's ``#meta.amendment`` names (a shipped name or its file), where it
+    amends ``revision`` and changes the wire (its answers carry what the base's do not, and a
+    status may retire a rule), else None: narrowing alone rebuilds from ``revision``'s
+    choices. An amendment that cannot be read is one line, exit 2."""
     named = meta.get("amendment")
     if not isinstance(named, str):
-        return population_of(revision)
+        return None
     try:
         amendment = load_amendment(named)
     except AmendmentError as e:
         raise UsageError(f"argument file: #meta.amendment: {e}") from None
-    if amendment.base != revision or not amendment.wire:
-        return population_of(revision)
-    return amendment.population()
+    return amendment if amendment.base == revision and amendment.wire else None
 
 
 def _itf_member(value: object, revision: str, pop: Population | None = None) -> Member | None:
@@ -904,13 +904,16 @@ def _run_replay(args: argparse.Namespace) -> int:
             revision = profile.revision
         methods = meta_methods(profile)
     member = None  # a member of a population: its tables
+    keep = REVISIONS[revision].states
     if mutant is None and not (profile_name or client_name):
-        pop = _itf_population(meta, revision)
+        amendment = _itf_amendment(meta, revision)
+        pop = population_of(revision) if amendment is None else amendment.population()
         member = _itf_member(meta.get("member"), revision, pop)
         if member is not None:
             tables = pop.tables(member)
+            if amendment is not None:
+                keep = amendment.revision().states  # less the rules it retires
     rid = meta.get("requirement")
-    keep = REVISIONS[revision].states
     steps = replay(trace, tables, keep)
     fields = wire_fields(revision_wire(revision), methods)
     for i, req in enumerate(trace.requests, 1):  # shown as the revision's wire carries it

@@ -364,3 +364,23 @@ def test_each_shipped_proposal_is_checked_by_name(
     out = capsys.readouterr()
     assert code in (0, 1) and "Traceback" not in out.err, out.err
     assert f"amendment {name} of {PROPOSALS[name].base}" in out.out
+
+
+def test_a_retired_rule_is_never_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """rfd-status retires R11 (an error for a prompt the agent cannot apply): the session it
+    creates instead is marked by no form check --out writes, nor by replay."""
+    bound = tmp_path / "at-new.toml"
+    bound.write_text(AT_NEW, encoding="utf-8")
+    out = tmp_path / "ce"
+    main(["check", "--amend", "rfd-status", "--bound", str(bound), "--out", str(out)])
+    folders = sorted(d for d in out.iterdir() if d.is_dir())
+    assert folders and all(
+        "systemPromptStatus=rejected" in (d / "steps.md").read_text() for d in folders
+    )
+    for d in folders:
+        for name in ("steps.md", "review.md", "sequence.mmd"):
+            assert "R11" not in (d / name).read_text(encoding="utf-8"), (d.name, name)
+    capsys.readouterr()
+    main(["replay", str(folders[0] / "trace.itf.json")])
+    shown = capsys.readouterr().out
+    assert "systemPromptStatus=rejected" in shown and "R11" not in shown

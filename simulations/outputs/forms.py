@@ -417,7 +417,7 @@ def itf(
     (default: ``revision``'s) the other renderings showed them on.
     """
     start = initial_world(trace.profile)
-    keep = keep_for(revision)
+    keep = keep_for(revision, subject)
     at_start = [rid for rid in violated_state(start) if keep is None or keep(rid)]
     states: list[dict[str, Any]] = [
         {
@@ -584,7 +584,7 @@ def write_counterexample(
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = {name: d / name for name in FILES}
-    keep = keep_for(revision)
+    keep = keep_for(revision, subject)
     shown = shown_on_the_wire(trace, tables, mutant, bound)
     steps = len(trace) if len(shown) > len(trace) else None
     trace = shown

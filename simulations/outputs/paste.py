@@ -221,9 +221,14 @@ def replay_command(
     return " ".join(parts)
 
 
-def keep_for(revision: str | None) -> Callable[[str], bool] | None:
-    """Only the ids ``revision`` states (all ids for an unknown revision)."""
-    return REVISIONS[revision].states if revision in REVISIONS else None
+def keep_for(revision: str | None, subject: Subject | None = None) -> Callable[[str], bool] | None:
+    """Only the ids ``revision`` states (all ids for an unknown revision), less those
+    ``subject`` retires."""
+    if revision not in REVISIONS:
+        return None
+    states = REVISIONS[revision].states
+    retired = () if subject is None else subject.retired
+    return states if not retired else (lambda rid: states(rid) and rid not in retired)
 
 
 @dataclass(frozen=True)
@@ -246,6 +251,9 @@ class Subject:
     methods: tuple[str, ...] | None = None
     where: tuple[tuple[str, str], ...] | None = None
     command: str = ""
+    # rules of the revision the subject does not state (a proposal's status retires the
+    # duty to refuse with an error: ``model.amend.Amendment.retires``): never marked
+    retired: tuple[str, ...] = ()
 
 
 def subject_of(revision: str, mutant: str | None = None, profile: str | None = None) -> str:
@@ -319,7 +327,7 @@ def review_markdown(
     ``subject``: what was checked, where the revision, mutant and profile do not say it all.
     """
     wire = wire_for(revision, wire)
-    keep = keep_for(revision)
+    keep = keep_for(revision, subject)
     steps = replay(trace, tables, keep)
     first = first_violation(steps, rid)
     title = subject.title if subject is not None else subject_of(revision, mutant, profile)
