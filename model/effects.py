@@ -58,6 +58,14 @@ def compose(base: str, blocks: tuple[str, ...] | None, mode: Mode | None) -> Slo
     return (base, *blocks)
 
 
+def decompose(base: str, slot: Slot) -> tuple[Mode, tuple[str, ...]] | None:
+    """The client content and mode ``compose`` made ``slot`` from (None: the default alone),
+    as an answer that says a session's prompt reads it back."""
+    if slot == (base,):
+        return None
+    return (Mode.APPEND, slot[1:]) if slot[:1] == (base,) else (Mode.OVERRIDE, slot)
+
+
 def _fail(c: Ctx, code: int, reason: Reason) -> None:
     c.reply = Reply(code=code, reason=reason)
 

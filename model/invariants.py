@@ -36,7 +36,7 @@ from functools import wraps
 from typing import Literal
 
 from model.effects import compose
-from model.machines import Step
+from model.machines import TELLING, Step
 from model.monitor import (
     client_texts,
     conforming_chain,
@@ -678,11 +678,7 @@ def _knows(w: World, o: Observed, conn: int) -> bool:
     return p is None or _knows(w, p, conn)
 
 
-# the answers P9 judges: they create or attach a session, or set its prompt
-_TELLING = ("session_new", "session_load", "session_resume", "session_fork", "session_set_prompt")
-
-
-@step_property("P9", *_TELLING)
+@step_property("P9", *TELLING)
 def client_can_tell_the_prompt(step: Step) -> bool:
     """P9 (reported): after each answer that creates or attaches a session, the conforming
     client that asked can tell, from its own wire, the prompt the session now runs under.
@@ -698,7 +694,7 @@ def client_can_tell_the_prompt(step: Step) -> bool:
     too. Every bound where that can happen has a shorter way to lose P9, on the other
     connection.)
     """
-    if step.request.method not in _TELLING or not (_by_conforming_client(step) and step.reply.ok):
+    if step.request.method not in TELLING or not (_by_conforming_client(step) and step.reply.ok):
         return True
     fork_or_new = step.request.method in ("session_new", "session_fork")
     s = step.after.agent.session(step.reply.sid if fork_or_new else step.request.sid)

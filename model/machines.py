@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from typing import Any, TypeVar
 
 from transitions import EventData, Machine
@@ -36,7 +37,15 @@ from model.context import Ctx
 from model.effects import EFFECTS, allocate_sid, compose
 from model.guards import GUARDS
 from model.monitor import observe
-from model.tables import ENVIRONMENT_EVENTS, REFERENCE, SET_PROMPT, Row, Tables, row_config
+from model.tables import (
+    ENVIRONMENT_EVENTS,
+    REFERENCE,
+    SET_PROMPT,
+    STATUS_FIELDS,
+    Row,
+    Tables,
+    row_config,
+)
 from model.types import (
     NOT_SENT,
     SEALED,
@@ -178,11 +187,21 @@ class _Engine:
         reply = ctx.reply
         if self.tables.replies and reply.ok:
             reply = _with_fields(self.tables.replies, req, reply, ctx.world)
-        if reply.ok and req.method in _TELLING:
-            told = _told(self.tables, req, reply, before, ctx.world)
+        if reply.ok and req.method in TELLING:
+            told = _told(self._reads_capability, req, reply, before, ctx.world)
             if told is not None:
                 reply = evolve(reply, told=told)
         return Move(before, req, reply, ctx.world, tuple(self._fired))
+
+    @cached_property
+    def _reads_capability(self) -> bool:
+        """Does a conforming client of these tables read the systemPrompt capability before it
+        sends one (its session/new row is gated on it)? Worked out once per engine."""
+        return any(
+            "prompt_allowed_by_capability" in r.guards
+            for r in self.tables.client
+            if r.trigger == "session_new"
+        )
 
     def step(self, world: World, req: Request) -> Step:
         m = self.move(world, req)
@@ -238,7 +257,7 @@ def _with_fields(
         s = after.agent.session(sid)
         if s is None or s.live is None:
             continue
-        if name in ("status", "accepted_status"):
+        if name in STATUS_FIELDS:
             if req.method == "session_new" and req.system_prompt is not None:
                 status = _status(req, s.live, after)
                 lie = name == "accepted_status" and status == "rejected"
@@ -270,13 +289,16 @@ def _status(req: Request, live: Slot | None, after: World) -> str:
     return "accepted" if live == _asked(req, after.agent.base) else "rejected"
 
 
-# the requests whose answer may tell the client what a session runs under (``_told``)
-_TELLING = ("session_new", "session_load", "session_resume", "session_fork", SET_PROMPT)
+# the requests whose answer may tell the client what a session runs under (``_told``; P9
+# judges these answers)
+TELLING = ("session_new", "session_load", "session_resume", "session_fork", SET_PROMPT)
 
 
-def _told(tables: Tables, req: Request, reply: Reply, before: World, after: World) -> Slot | None:
-    """What a successful answer to ``req`` tells a conforming client of these tables that the
-    session runs under from now on (``Reply.told``; P9 compares it with the truth):
+def _told(
+    reads_capability: bool, req: Request, reply: Reply, before: World, after: World
+) -> Slot | None:
+    """What a successful answer to ``req`` tells a conforming client that the session runs
+    under from now on (``Reply.told``; P9 compares it with the truth):
 
     * an echo of the session's prompt says it outright (``Tables.replies``);
     * a status: "accepted" means the prompt asked for, "rejected" (or none, from an agent that
@@ -284,8 +306,8 @@ def _told(tables: Tables, req: Request, reply: Reply, before: World, after: Worl
     * a prompt the client sent and the agent accepted: that prompt, as the spec composes it;
     * a session/new without one: the default;
     * no systemPrompt advertised on this connection, where the client reads the capability
-      before it sends (its session/new row is gated on it): the default, since such an agent
-      predates the field;
+      before it sends (``reads_capability``: its session/new row is gated on it): the
+      default, since such an agent predates the field;
     * otherwise (a reopen or fork without a prompt) nothing: None.
     """
     base = after.agent.base
@@ -296,14 +318,8 @@ def _told(tables: Tables, req: Request, reply: Reply, before: World, after: Worl
     if req.system_prompt is not None or req.method == "session_new":
         return _asked(req, base)
     c = before.conn(req.conn)
-    gated = any(
-        "prompt_allowed_by_capability" in r.guards
-        for r in tables.client
-        if r.trigger == "session_new"
-    )
-    if gated and c is not None and c.caps is not None and c.caps.system_prompt is PromptCap.NONE:
-        return (base,)
-    return None
+    none = c is not None and c.caps is not None and c.caps.system_prompt is PromptCap.NONE
+    return (base,) if reads_capability and none else None
 
 
 class System(_Engine):

@@ -216,15 +216,19 @@ REPLY_FIELDS = {
     # (``Reply.echo``): the envelope, or null for the agent's default
     "effective_prompt": "the session's effective systemPrompt",
     # the prompt the request carried, whatever the agent put in effect: a faulty echo (the
-    # proposal's mutant, ``model.mutants``); an answer to a request without one carries null
+    # proposal's mutant, tests/test_proposals.py); an answer to a request without one carries
+    # null
     "requested_prompt": "the request's own systemPrompt, whatever was applied",
     # session/new only: ``systemPromptStatus`` accepted | rejected (with a reason) instead of
     # an error: a prompt the agent cannot apply gets a session under its default
-    # (``with_status``); an agent that predates the field sends none (``Reply.status``)
+    # (``with_replies``); an agent that predates the field sends none (``Reply.status``)
     "status": "systemPromptStatus: accepted | rejected, instead of an error",
-    # "accepted" whatever the agent put in effect: a faulty status (the proposal's mutant)
+    # "accepted" whatever the agent put in effect: a faulty status (the proposal's mutant,
+    # tests/test_proposals.py)
     "accepted_status": "systemPromptStatus: accepted, whatever was applied",
 }
+# the fields that put a status on session/new (the honest one and its mutant)
+STATUS_FIELDS = ("status", "accepted_status")
 # the session/new rows that refuse a prompt the agent cannot apply (an error, no session); a
 # design with ``status`` creates the session under the default instead and says "rejected"
 PROMPT_REJECTIONS = (
@@ -238,7 +242,7 @@ PROMPT_REJECTIONS = (
 def with_replies(t: Tables, replies: tuple[tuple[str, str], ...]) -> Tables:
     """``t`` whose answers also carry ``replies``: a status on session/new turns each refusal of
     a prompt (``PROMPT_REJECTIONS``) into a session under the default, which the status says."""
-    if any(t == "session_new" and f.endswith("status") for t, f in replies):
+    if any(t == "session_new" and f in STATUS_FIELDS for t, f in replies):
         new_session = tuple(
             r._replace(dest=Stage.COMPOSED, effect="compose_default_for_status")
             if r.effect in PROMPT_REJECTIONS

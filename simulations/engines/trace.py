@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from model.effects import EFFECTS
+from model.effects import EFFECTS, decompose
 from model.guards import GUARDS
 from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
@@ -162,10 +162,11 @@ def request_text(req: Request, fields: PromptFields = blocks_fields) -> str:
 def echo_text(slot: Slot) -> str:
     """An answer's echo of the session's prompt (``Reply.echo``) as the client reads it:
     ``null`` for the agent's default, else the envelope, ``{mode="append", content=[text "a"]}``."""
-    if slot == (BASE,):
+    made = decompose(BASE, slot)
+    if made is None:
         return "null"
-    mode, texts = ("append", slot[1:]) if slot[:1] == (BASE,) else ("override", slot)
-    return f'{{mode="{mode}", content=[' + ", ".join(f'text "{t}"' for t in texts) + "]}"
+    content = ", ".join(f'text "{t}"' for t in made[1])
+    return f'{{mode="{made[0].value}", content=[{content}]}}'
 
 
 def reply_text(reply: Reply) -> str:

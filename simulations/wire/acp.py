@@ -95,6 +95,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from model.effects import decompose
 from model.machines import Step
 from model.profiles import Profile
 from model.revisions import REVISIONS
@@ -509,10 +510,10 @@ def echo_fields(slot: Slot, base: str, wire: str) -> dict[str, Any]:
     (``{mode, content}``) or, on the blocks wire, the blocks and ``systemPromptMode``."""
     if wire not in ECHO_WIRES:
         raise ValueError(f"the {wire} wire has no way to carry a session's prompt in an answer")
-    if slot == (base,):
+    made = decompose(base, slot)
+    if made is None:
         return {"systemPrompt": None}
-    mode, texts = ("append", slot[1:]) if slot[:1] == (base,) else ("override", slot)
-    content = [{"type": "text", "text": t} for t in texts]
+    mode, content = made[0].value, [{"type": "text", "text": t} for t in made[1]]
     if wire == "blocks":
         return {"systemPrompt": content, "systemPromptMode": mode}
     return {"systemPrompt": {"mode": mode, "content": content}}
