@@ -219,8 +219,8 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar=("A", "B"),
         help="two designs side by side on the same bound, per P id: each a revision (one that "
-        "leaves choices open over its population), an amendment or a profile (a shipped name "
-        "or a .toml file); exits 0 once both are judged (docs/cli.md)",
+        "leaves choices open over its population), an amendment or proposal, or a profile (a "
+        "shipped name or a .toml file); exits 0 once both are judged (docs/cli.md)",
     )
     c.add_argument("--engine", default="bfs", help=f"{', '.join(ENGINES)} (default bfs)")
     bfs(c)
