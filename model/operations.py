@@ -4,7 +4,7 @@ an extension method that replaces a live session's prompt.
 Scope
     The rows of both operations are in ``model.tables`` (every revision has them: a compaction
     turn that keeps the slot, and -32601 to the extension method). This module holds the two
-    knobs' table edits and the effects only they use; ``model.profiles`` lists the knobs
+    knobs' table edits and the effects only they use; ``model.knobs`` lists the knobs
     (``compaction``, ``set_prompt``) and ``OPERATION_KNOBS`` says which operation each needs,
     so a profile check turns that operation on in its bound (``simulations.api``) and no other
     check sends it.

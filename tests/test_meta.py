@@ -117,13 +117,13 @@ def test_shipped_meta_agents_read_meta_as_their_clients_write_it() -> None:
 def test_restore_resent_on_v1_stable_is_on_load_default_with_fork_inherits_false() -> None:
     """v1-stable's agent applies a re-sent prompt already; on an omitted one restore = resent
     is two knobs that exist: the edit gives their tables, and the profile points at them."""
-    from model.profiles import _EDITS  # the edit itself: what the refusal says it equals
+    from model.knobs import EDITS  # the edit itself: what the refusal says it equals
 
     for revision in ("v1-stable", "v2-draft"):
         with pytest.raises(ProfileError, match='on_load = "default" with fork_inherits = false'):
             Profile("x", revision=revision, restore="resent")
         same = Profile("x", revision=revision, on_load="default", fork_inherits=False)
-        assert _EDITS["restore"](REVISIONS[revision].tables, "resent") == same.tables()
+        assert EDITS["restore"](REVISIONS[revision].tables, "resent") == same.tables()
 
 
 def test_restore_resent_widens_a_draft_wire_to_re_send_in_meta() -> None:

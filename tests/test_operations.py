@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from model.knobs import CHOICES
 from model.machines import System
 from model.operations import OPERATION_KNOBS
-from model.profiles import CHOICES, Profile
+from model.profiles import Profile
 from model.revisions import REVISIONS
 from model.tables import COMPACT, OPERATIONS, REFERENCE, SET_PROMPT
 from model.types import METHOD_NOT_FOUND, Caps, ClientKind, PromptCap, Request, initial_world

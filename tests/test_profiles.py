@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
+from model.knobs import CHOICES, OPEN_CHOICES
 from model.mutants import MUTANTS
 from model.operations import OPERATION_KNOBS
 from model.profiles import (
-    CHOICES,
     CLIENTS,
-    OPEN_CHOICES,
     PROFILES,
     Profile,
     ProfileError,
@@ -897,7 +896,7 @@ def test_no_accepted_pair_of_agent_knobs_leaves_one_of_them_idle(revision: str) 
     (one line naming a knob), or each agent knob changes the tables the other leaves (a
     client knob left idle by the agent is accepted and said: ``idle_client_knobs``). Before
     issue 26 eight pairs on rfd-final built silently with one knob doing nothing."""
-    from model.profiles import _DOMAIN_KNOBS
+    from model.knobs import DOMAIN_KNOBS
 
     values = _single_values(revision)
     idle_clients = []
@@ -912,7 +911,7 @@ def test_no_accepted_pair_of_agent_knobs_leaves_one_of_them_idle(revision: str) 
                 continue
             both = p.tables()
             for knob, value in ((k1, v1), (k2, v2)):
-                if knob in _DOMAIN_KNOBS:
+                if knob in DOMAIN_KNOBS:
                     continue
                 other = (k2, v2) if knob == k1 else (k1, v1)
                 alone = Profile("x", revision=revision, **{other[0]: other[1]}).tables()
@@ -1085,3 +1084,15 @@ def test_the_two_re_checked_shipped_profiles_follow_their_sources_knob_by_knob()
     assert _violated(buzz) == {"R8", "P1", "P5", "P8", "P9"}
     assert {"R8", "R18", "P2", "P3", "P4", "P7"} <= _violated(claude)
     assert buzz.open_choices() == {"size_limit": OPEN_CHOICES["size_limit", "invalid_params"]}
+
+
+def test_every_knob_is_typed_by_its_values() -> None:
+    """A knob's field is typed by the values it takes (one list: ``model.knobs``), never a bare
+    ``str``: a value outside them is a type error before it is a ProfileError."""
+    from typing import get_args, get_type_hints
+
+    import model.knobs
+
+    hints = get_type_hints(Profile, vars(model.knobs))
+    for knob, values in CHOICES.items():
+        assert get_args(hints[knob]) == values, knob

@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from model.knobs import CHOICES, METHOD_FLAGS
 from model.operations import OPERATION_KNOBS
-from model.profiles import CHOICES, METHOD_FLAGS, Profile
+from model.profiles import Profile
 from model.revisions import REOPEN_LIVE
 from model.tables import COMPACT, OPERATIONS, SET_PROMPT
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request, Status, World

@@ -10,10 +10,11 @@ from functools import cache
 from typing import Any
 
 from model.invariants import CHECKS, violated_state, violated_step
+from model.knobs import CHOICES as PROFILE_CHOICES
+from model.knobs import CLIENT_KNOBS
 from model.machines import Compiled, RowRef, Step, System
 from model.monitor import observe
-from model.profiles import CHOICES as PROFILE_CHOICES
-from model.profiles import CLIENT_KNOBS, Profile, ProfileError
+from model.profiles import Profile, ProfileError
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS, Family, Keyword
 from model.tables import Tables
