@@ -12,6 +12,7 @@ from itertools import permutations
 
 import pytest
 
+import simulations.engines.expand as expand_module
 import simulations.engines.explore as explore_module
 from model.invariants import CHECKS, STATE_CHECKS, STEP_CHECKS, Check
 from model.machines import Compiled, System
@@ -22,8 +23,9 @@ from model.tables import REFERENCE
 from model.types import World
 from model.witnesses import WITNESSES
 from simulations.engines.bounds import BOUNDS
+from simulations.engines.expand import requests
 from simulations.engines.exploration import Exploration, Store
-from simulations.engines.explore import coverage, explore, labelled, requests
+from simulations.engines.explore import coverage, explore, labelled
 from simulations.engines.symmetry import (
     IDENTITY,
     Canonizer,
@@ -350,7 +352,7 @@ def test_forgetting_memos_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> No
     time, the exploration is the same."""
     monkeypatch.setattr(explore_module, "JUDGE_MEMO", 3)
     monkeypatch.setattr(explore_module, "CANON_CACHE", 2)
-    monkeypatch.setattr(explore_module, "RECORDS_PER_MOVE", 1)
+    monkeypatch.setattr(expand_module, "RECORDS_PER_MOVE", 1)
     tables = MUTANTS["load_restores_default"].tables
     bound = replace(BOUNDS["default"], scopes=BOUNDS["default"].scopes[1:])
     _same_but_the_graph(explore(tables, bound), explore(tables, bound, keep="verdicts"))
@@ -531,7 +533,7 @@ def test_ctrl_c_while_judging_a_new_world_leaves_no_half_added_node(
     """Most of a search is judging; a Ctrl-C there must not leave a world without a depth or
     verdicts (the graph would not build). The interrupt hits the judging of a world within
     the bound (``wire`` hands out one id: a world with two is cut and adds no node)."""
-    real = explore_module._Judge.__call__
+    real = expand_module.Judge.__call__
     calls: list[int] = []
 
     def judge(self: object, w: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -540,7 +542,7 @@ def test_ctrl_c_while_judging_a_new_world_leaves_no_half_added_node(
             raise KeyboardInterrupt
         return real(self, w)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(explore_module._Judge, "__call__", judge)
+    monkeypatch.setattr(expand_module.Judge, "__call__", judge)
     ex = explore(REFERENCE, "small")
     assert not ex.complete and 0 < ex.states < 300
     assert len(ex.worlds) == len(ex.depths) == len(ex.violations) == len(ex.reached)

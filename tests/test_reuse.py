@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-import simulations.engines.explore as explore_module
+import simulations.engines.expand as expand_module
 from model.context import Ctx
 from model.guards import GUARDS
 from model.invariants import CHECKS, STATE_CHECKS, Check
@@ -44,8 +44,9 @@ from model.types import (
 )
 from model.witnesses import WITNESSES
 from simulations.engines.bounds import BOUNDS, Bound
+from simulations.engines.expand import settle
 from simulations.engines.exploration import Exploration
-from simulations.engines.explore import _settle, explore
+from simulations.engines.explore import explore
 
 
 def fingerprint(ex: Exploration) -> dict[str, Any]:
@@ -182,13 +183,13 @@ def test_a_step_check_that_reads_the_monitor_is_run_per_world() -> None:
     new = Request("session_new")
     refused = engine.move(w, new)  # not initialized: an error, the monitor is not read
     assert refused.reply.error
-    assert _settle(CHECKS["S6"].fn, Step(refused.before, new, refused.reply, refused.after))
+    assert settle(CHECKS["S6"].fn, Step(refused.before, new, refused.reply, refused.after))
     w = engine.step(w, Request("initialize")).after
     created = engine.move(w, new)
     assert created.reply.ok
     sealed = Step(created.before, new, created.reply, created.after, created.rows)
-    assert _settle(CHECKS["S6"].fn, sealed) is None
-    assert _settle(CHECKS["P6"].fn, sealed) is True  # the store alone
+    assert settle(CHECKS["S6"].fn, sealed) is None
+    assert settle(CHECKS["P6"].fn, sealed) is True  # the store alone
 
 
 # ---- the monitor, one record at a time -------------------------------------------------------
@@ -203,7 +204,7 @@ def test_a_record_update_that_reads_other_records_fails_loudly(
         _ = before.observed[0]  # e.g. copy something from the parent's record
         return updated(before, req, reply, after, o)
 
-    monkeypatch.setattr(explore_module, "updated", nosy)
+    monkeypatch.setattr(expand_module, "updated", nosy)
     with pytest.raises(MonitorRead):
         explore(REFERENCE, "tiny")
 
@@ -217,7 +218,7 @@ def test_a_wrong_record_update_changes_what_the_explorer_reports(
     def forgetful(before: World, req: Request, reply: Any, after: World, o: Any) -> Any:
         return o if req.method == "session_prompt" else updated(before, req, reply, after, o)
 
-    monkeypatch.setattr(explore_module, "updated", forgetful)
+    monkeypatch.setattr(expand_module, "updated", forgetful)
     fast, slow = explore(REFERENCE, "tiny"), explore(REFERENCE, "tiny", memo=False)
     assert fast.states < slow.states
 

@@ -24,7 +24,8 @@ from simulations.engines.bounds import (
     bound_toml,
     load_bound,
 )
-from simulations.engines.explore import explore, requests
+from simulations.engines.expand import requests
+from simulations.engines.explore import explore
 from simulations.engines.through import parse_events, shortest_through, step_events
 from simulations.engines.trace import Trace, replay
 from simulations.outputs.forms import load_itf

@@ -438,7 +438,7 @@ class _Context:
     """One worker's caches for one search: exact memos, rebuilt or emptied at will."""
 
     def __init__(self, spec: Spec) -> None:
-        from simulations.engines.explore import JUDGE_MEMO, _Expander, _Judge
+        from simulations.engines.expand import JUDGE_MEMO, Expander, Judge
         from simulations.engines.symmetry import Canonizer
 
         (scope,) = spec.bound.scopes
@@ -447,8 +447,8 @@ class _Context:
         state_wit = [w for w in spec.witnesses if w.kind == "state"]
         step_wit = [w for w in spec.witnesses if w.kind == "step"]
         self.spec, self.scope = spec, scope
-        self.expand = _Expander(Compiled(spec.tables), scope, step_checks, step_wit, spec.memo)
-        self.judge = _Judge(state_checks, state_wit, spec.memo, JUDGE_MEMO)
+        self.expand = Expander(Compiled(spec.tables), scope, step_checks, step_wit, spec.memo)
+        self.judge = Judge(state_checks, state_wit, spec.memo, JUDGE_MEMO)
         self.canon = Canonizer(scope.domain.prompts, spec.symmetry)
         self.interner = Interner()
         self.store = Store()  # exact keys of this process's worlds
@@ -933,7 +933,7 @@ def explore_anywhere(
     fan-out would merge them exactly; anything else (and everything without a cluster) here,
     by ``local`` (default ``explore``; ``simulations.api`` passes its own name for it, which
     tests replace)."""
-    from simulations.engines.explore import _last_report, explore
+    from simulations.engines.explore import explore, last_report
     from simulations.engines.fanout import eligible
 
     client = active()
@@ -949,12 +949,12 @@ def explore_anywhere(
             progress=progress,
             note=_note(),
         )
-        return _last_report(spread, progress)
+        return last_report(spread, progress)
     if client is not None and keep == "graph" and eligible(bound, symmetry, 2, None):
         options: dict[str, Any] = {"symmetry": symmetry, "checks": checks}
         options |= {"witnesses": witnesses}
         ex = Exploration(tables, bound, symmetry, [], [{} for _ in bound.scopes], {}, {})
-        return _last_report(explore_scopes(client, tables, ex, options, progress), progress)
+        return last_report(explore_scopes(client, tables, ex, options, progress), progress)
     return (explore if local is None else local)(
         tables,
         bound,

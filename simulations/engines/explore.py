@@ -47,33 +47,30 @@ from __future__ import annotations
 import inspect
 import time
 from array import array
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Iterable
 from functools import partial, wraps
 from typing import TYPE_CHECKING, Any, ParamSpec
 
 from model.invariants import CHECKS, Check
-from model.machines import Compiled, Move, RowRef, Step, System
-from model.monitor import created, next_records, session_view, session_views, updated
 from model.revisions import REVISIONS
-from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS, REFERENCE, Tables
+from model.tables import OPERATIONS, REFERENCE, Tables
 from model.types import (
-    SEALED,
-    Agent,
-    Connection,
-    MonitorRead,
-    Observed,
-    Reply,
     Request,
     World,
-    evolve,
     initial_world,
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.engines import share
-from simulations.engines.bounds import BOUNDS, Bound, Scope
+from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.collector import fewer_collections
+from simulations.engines.expand import (
+    ENGINES,
+    JUDGE_MEMO,
+    Expander,
+    Hits,
+    Judge,
+)
 from simulations.engines.exploration import KEEP, Exploration, Parents, Progress, Store, id_order
 from simulations.engines.fanout import eligible, explore_split
 from simulations.engines.symmetry import Canonizer, Renaming
@@ -87,394 +84,6 @@ from simulations.engines.trace import (
 
 if TYPE_CHECKING:  # imported where a graph is built (``labelled``): a verdict needs none
     import networkx as nx
-
-TRIGGERS = (*CLIENT_REQUESTS, *ENVIRONMENT_EVENTS)
-# a move keeps at most this many record updates (``_Move``); past it they are recomputed
-RECORDS_PER_MOVE = 256
-# verdict-only: entries per judge memo before it is emptied (``_Judge``)
-JUDGE_MEMO = 1 << 18
-ENGINES: dict[str, type[Compiled] | type[System]] = {"compiled": Compiled, "transitions": System}
-
-
-def requests(scope: Scope, w: World) -> tuple[Request, ...]:
-    """The scope's requests in ``w``: one unknown session id stands for all (they are alike).
-
-    They depend on ``w`` only through the number of connections, the ids handed out and
-    whether a restart is still allowed, so each such combination is built once (then the
-    re-opens of live sessions a scope does not send are dropped, per world).
-    """
-    key = (scope, len(w.connections), w.agent.issued, w.restarts >= scope.max_restarts)
-    hit = _REQUESTS.get(key)
-    if hit is None:
-        known = w.agent.issued + 1
-        hit = _REQUESTS[key] = tuple(
-            req
-            for req in scope.domain.requests(w, live=False)
-            if not (req.method == "restart" and w.restarts >= scope.max_restarts)
-            and not (req.sid is not None and int(req.sid[1:]) > known)
-        )
-    return scope.domain.unless_live(w, hit)
-
-
-_REQUESTS: dict[tuple[Scope, int, int, bool], tuple[Request, ...]] = {}
-
-
-Successor = tuple[Request, Reply, World, tuple[RowRef, ...], tuple[str, ...], tuple[str, ...]]
-
-
-@dataclass(eq=False)
-class _Move:
-    """One request from one protocol state, with the step checks settled without the monitor."""
-
-    move: Move
-    bad: tuple[str, ...]  # ids whose step check fails whatever the monitor holds
-    late: tuple[Check, ...]  # step checks that read the monitor: evaluated for each world
-    wit: tuple[str, ...]  # step witnesses that hold whatever the monitor holds
-    late_wit: tuple[Witness, ...]
-    new: Observed | None = None  # the monitor record it creates (a successful new or fork)
-    records: dict[Observed, Observed] | None = None  # record → record after; None: not ok
-
-    def observed(self, obs: tuple[Observed, ...]) -> tuple[Observed, ...]:
-        """The monitor after this move (as ``model.monitor.observe``, updates kept per record)."""
-        if self.records is None:
-            return obs
-        return next_records(obs, self.move.request, self.new, self._updated)
-
-    def taken(
-        self, w: World, obs: tuple[Observed, ...]
-    ) -> tuple[World, tuple[str, ...], tuple[str, ...]]:
-        """This move made from world ``w`` (its monitor ``obs``): the world after it, and the
-        ids and witnesses of the step, the monitor-reading checks judged on it."""
-        m = self.move
-        nobs = self.observed(obs)
-        after = w if m.after is m.before and nobs is obs else evolve(m.after, observed=nobs)
-        bad, wit = self.bad, self.wit
-        if self.late or self.late_wit:
-            step = Step(w, m.request, m.reply, after, m.rows)
-            bad += tuple(c.rid for c in self.late if not c.fn(step))
-            wit += tuple(x.wid for x in self.late_wit if x.fn(step))
-        return after, bad, wit
-
-    def _updated(self, o: Observed) -> Observed:
-        done = self.records
-        assert done is not None
-        x = done.get(o)
-        if x is None:
-            m = self.move
-            x = updated(m.before, m.request, m.reply, m.after, o)
-            if len(done) < RECORDS_PER_MOVE:
-                done[o] = x
-        return x
-
-
-@dataclass(eq=False)
-class _Moves:
-    """The moves of one protocol state, sorted by how much work each world needs for them."""
-
-    live: list[_Move]  # sent, and may change the world, flag something or read the monitor
-    quiet: int  # sent, answered with an error that changes nothing and flags nothing
-    unsent: int  # a conforming client would not send them
-    rows: Counter[RowRef]  # table rows all its moves fire
-    hits: int = 0  # worlds that took them (the rows fire once per world)
-
-
-def _settle(fn: Callable[[Step], bool], step: Step) -> bool | None:
-    """The verdict if ``fn`` never looks at the monitor, else None."""
-    try:
-        return bool(fn(step))
-    except MonitorRead:
-        return None
-
-
-class _Judge:
-    """The state checks and state witnesses on one world: (violated ids, witnesses reached).
-
-    With ``memo``, checks and witnesses declared ``per_session`` are run once per distinct
-    ``session_views`` view and their verdicts reused: a world is violated where one of its
-    views is, and reaches a witness where one of its views does. The rest run on the world.
-
-    A view's key holds the world's connections, which most checks never read (P9 does, to
-    see who is on a session's connection). So each is first run on the view with its
-    connections sealed (``SEALED``, as the monitor is sealed for the tables), once per key
-    without the connections; one that does not raise has the same verdict whatever the
-    connections are and is kept with that key. One that reads them raises ``MonitorRead``
-    and is run on the whole view, once per full key. Both memos are exact (the checks are
-    functions of the view). With ``limit`` each memo is emptied when it reaches that many
-    entries: a large bound meets nearly one new view per world, and forgetting one costs a
-    re-run of the predicates, never a different verdict.
-    """
-
-    def __init__(
-        self,
-        checks: list[Check],
-        witnesses: list[Witness],
-        memo: bool,
-        limit: int | None = None,
-    ) -> None:
-        self.checks, self.witnesses, self.memo = checks, witnesses, memo
-        self.local = [c for c in checks if c.per_session] if memo else []
-        self.whole = [c for c in checks if not c.per_session] if memo else checks
-        self.local_wit = [x for x in witnesses if x.per_session] if memo else []
-        self.whole_wit = [x for x in witnesses if not x.per_session] if memo else witnesses
-        # key without the connections → (violated, reached, checks and witnesses that read them)
-        self.views: dict[tuple[object, ...], _Partial] = {}
-        self.full: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
-        self.ordered: dict[tuple[frozenset[str], frozenset[str]], tuple[tuple[str, ...], ...]] = {}
-        self.limit = limit  # entries per memo before it is emptied (None: never)
-        # the world ``past`` last looked up the views of, and their verdicts
-        self._last: tuple[World, tuple[frozenset[str], frozenset[str]]] | None = None
-
-    def __call__(self, w: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        bad = frozenset(c.rid for c in self.whole if not c.fn(w))
-        wit = frozenset(x.wid for x in self.whole_wit if x.fn(w))
-        if self.local or self.local_wit:
-            bad, wit = self._views(session_views(w), bad, wit)
-        return self._ordered(bad, wit)
-
-    def past(self, w: World, after: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """``self(after)`` for a world one step past the bound: ``after`` has one session more
-        than the scope allows and was reached from ``w``. Where that step only added the new
-        session's record and store entry (last in sid order, named by no other record) and
-        left the connections, restarts, profile and base prompt as they were, every other
-        session's view is one of ``w``'s, so the verdicts are those of ``w``'s views and of
-        the new session's view. A world's successors are judged one after another: ``w``'s
-        views are looked up once for all of them. Anything else: ``self(after)``."""
-        obs, store, was = after.observed, after.agent.store, w.observed
-        if (
-            self.whole
-            or self.whole_wit
-            or not (self.local or self.local_wit)
-            or not was
-            or len(obs) != len(was) + 1
-            or len(store) != len(w.agent.store) + 1
-            or obs[-1].sid != store[-1].sid
-            or after.restarts != w.restarts
-            or after.connections != w.connections
-            or after.agent.profile != w.agent.profile
-            or after.agent.base != w.agent.base
-            or obs[:-1] != was
-            or store[:-1] != w.agent.store
-            or any(o.parent == obs[-1].sid for o in was)
-        ):
-            return self(after)
-        if self._last is None or self._last[0] is not w:
-            self._last = (w, self._views(session_views(w), frozenset(), frozenset()))
-        bad, wit = self._views([session_view(after, obs[-1])], *self._last[1])
-        return self._ordered(bad, wit)
-
-    def _views(
-        self,
-        views: list[tuple[tuple[object, ...], Callable[[], World]]],
-        bad: frozenset[str],
-        wit: frozenset[str],
-    ) -> tuple[frozenset[str], frozenset[str]]:
-        """``bad`` and ``wit`` with the per-session verdicts of ``views`` added."""
-        for key, build in views:
-            part = key[:2] + key[3:]  # (records, store, restarts, profile, base)
-            hit = self.views.get(part)
-            if hit is None:
-                if self.limit is not None and len(self.views) >= self.limit:
-                    self.views.clear()
-                hit = self.views[part] = self._sealed(evolve(build(), connections=SEALED))
-            if hit.any_late:
-                done = self.full.get(key)
-                if done is None:
-                    if self.limit is not None and len(self.full) >= self.limit:
-                        self.full.clear()
-                    v = build()
-                    done = self.full[key] = (
-                        hit.bad.union(c.rid for c in hit.late if not c.fn(v)),
-                        hit.wit.union(x.wid for x in hit.late_wit if x.fn(v)),
-                    )
-                bad |= done[0]
-                wit |= done[1]
-            else:
-                bad |= hit.bad
-                wit |= hit.wit
-        return bad, wit
-
-    def _ordered(
-        self, bad: frozenset[str], wit: frozenset[str]
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        out = self.ordered.get((bad, wit))
-        if out is None:
-            out = self.ordered[bad, wit] = (
-                tuple(c.rid for c in self.checks if c.rid in bad),
-                tuple(x.wid for x in self.witnesses if x.wid in wit),
-            )
-        return out[0], out[1]
-
-    def _sealed(self, v: World) -> _Partial:
-        bad: set[str] = set()
-        wit: set[str] = set()
-        late: list[Check] = []
-        late_wit: list[Witness] = []
-        for c in self.local:
-            try:
-                if not c.fn(v):
-                    bad.add(c.rid)
-            except MonitorRead:
-                late.append(c)
-        for x in self.local_wit:
-            try:
-                if x.fn(v):
-                    wit.add(x.wid)
-            except MonitorRead:
-                late_wit.append(x)
-        return _Partial(frozenset(bad), frozenset(wit), tuple(late), tuple(late_wit))
-
-
-@dataclass(frozen=True)
-class _Partial:
-    """A view's verdicts with its connections sealed, and what must see them."""
-
-    bad: frozenset[str]
-    wit: frozenset[str]
-    late: tuple[Check, ...]  # checks that read the connections: run per full view
-    late_wit: tuple[Witness, ...]
-
-    @property
-    def any_late(self) -> bool:
-        return bool(self.late or self.late_wit)
-
-
-class _Expander:
-    """Every request of a scope from one world: the reply, the next world, what it flags.
-
-    The tables see only the protocol state (agent, connections, restarts; the monitor is
-    sealed, ``Compiled.move``), and the explorer's ~10,000 worlds share a few hundred protocol
-    states, so with ``memo`` the moves of each protocol state are computed once and kept.
-    Each step check and witness is first run on the sealed step; one that never reads the
-    monitor there has the same verdict for every world sharing the protocol state, so it is
-    kept with the move. One that reads the monitor raises ``MonitorRead`` and is run again,
-    for each world, on the full step. With ``memo=False`` every request is a full
-    ``step`` and every check runs on it: the reference ``tests/test_reuse.py`` compares with.
-    """
-
-    def __init__(
-        self,
-        stepper: Compiled | System,
-        scope: Scope,
-        step_checks: list[Check],
-        step_wit: list[Witness],
-        memo: bool,
-    ) -> None:
-        self.stepper, self.scope, self.memo = stepper, scope, memo
-        self.wit = step_wit
-        self.all = step_checks
-        # a step property runs only on the methods it declares it can fail on
-        self.checks = {m: [c for c in step_checks if c.applies_to(m)] for m in TRIGGERS}
-        self.moves: dict[tuple[Agent, tuple[Connection, ...], int], _Moves] = {}
-        self.unsent = 0
-        self.transitions = 0  # sent requests: each is checked
-        self.rows: Counter[RowRef] = Counter()
-
-    def __call__(self, w: World) -> Iterator[Successor]:
-        if not self.memo:
-            yield from self._direct(w)
-            return
-        key = (w.agent, w.connections, w.restarts)
-        moves = self.moves.get(key)
-        if moves is None:
-            moves = self.moves[key] = self._group(
-                [self._settled(w, r) for r in requests(self.scope, w)]
-            )
-        moves.hits += 1
-        self.unsent += moves.unsent
-        self.transitions += moves.quiet + len(moves.live)
-        obs = w.observed
-        for e in moves.live:
-            m = e.move
-            after, bad, wit = e.taken(w, obs)
-            yield m.request, m.reply, after, m.rows, bad, wit
-
-    @staticmethod
-    def _group(settled: list[_Move]) -> _Moves:
-        live, quiet, unsent = [], 0, 0
-        rows: Counter[RowRef] = Counter()
-        for e in settled:
-            m = e.move
-            rows.update(m.rows)
-            if not m.reply.sent:
-                unsent += 1
-            elif (
-                m.reply.error
-                and m.after is m.before
-                and not (e.bad or e.wit or e.late or e.late_wit)
-            ):
-                quiet += 1
-            else:
-                live.append(e)
-        return _Moves(live, quiet, unsent, rows)
-
-    def _settled(self, w: World, req: Request) -> _Move:
-        m = self.stepper.move(w, req)
-        if not m.reply.sent:
-            return _Move(m, (), (), (), ())
-        sealed = Step(m.before, req, m.reply, m.after, m.rows)
-        checks = [(c, _settle(c.fn, sealed)) for c in self.checks.get(req.method, self.all)]
-        wits = [(x, _settle(x.fn, sealed)) for x in self.wit]
-        # the monitor's part, as model.monitor.observe composes it (sealed: it cannot look
-        # at other records, so a record's update can be kept per move)
-        new = created(m.before, req, m.reply, m.after) if m.reply.ok else None
-        return _Move(
-            m,
-            tuple(c.rid for c, v in checks if v is False),
-            tuple(c for c, v in checks if v is None),
-            tuple(x.wid for x, v in wits if v),
-            tuple(x for x, v in wits if v is None),
-            new,
-            {} if m.reply.ok else None,
-        )
-
-    def _direct(self, w: World) -> Iterator[Successor]:
-        for req in requests(self.scope, w):
-            step = self.stepper.step(w, req)
-            self.rows.update(step.rows)
-            if not step.sent:
-                self.unsent += 1
-                continue
-            self.transitions += 1
-            bad = tuple(c.rid for c in self.checks.get(req.method, self.all) if not c.fn(step))
-            wit = tuple(x.wid for x in self.wit if x.fn(step))
-            yield req, step.reply, step.after, step.rows, bad, wit
-
-    def flush(self) -> None:
-        """Add the rows of the kept moves, once per world that took them."""
-        for moves in self.moves.values():
-            for r, n in moves.rows.items():
-                self.rows[r] += n * moves.hits
-            moves.hits = 0
-
-
-class _Hits:
-    """Where each id was first (hence, in BFS order, shortest) violated and each witness first
-    reached: what both search modes record for every step they check."""
-
-    def __init__(self, ex: Exploration) -> None:
-        self.ex = ex
-        self.shortest: dict[str, int] = {}  # id → length of ex.first[id] (no path walk)
-
-    def found(self, rid: str, scope: int, node: int, req: Request | None, length: int) -> None:
-        if length < self.shortest.get(rid, length + 1):
-            self.shortest[rid] = length
-            self.ex.first[rid] = (scope, node, req)
-
-    def step(
-        self,
-        scope: int,
-        node: int,
-        req: Request,
-        length: int,
-        bad: tuple[str, ...],
-        wit: tuple[str, ...],
-    ) -> None:
-        """A step from ``node`` by ``req`` that violates ``bad`` and reaches ``wit``."""
-        for rid in bad:
-            self.found(rid, scope, node, req, length)
-        for wid in wit:
-            self.ex.witness_at.setdefault(wid, node)
-
 
 _P = ParamSpec("_P")
 
@@ -503,7 +112,7 @@ def _shared(search: Callable[_P, Exploration]) -> Callable[_P, Exploration]:
         if options["witnesses"] is None:
             options["witnesses"] = list(WITNESSES.values())
         ex, hit = share.shared(folder, lambda: search(*args, **kwargs), tables, b, **options)
-        return _last_report(ex, progress) if hit else ex
+        return last_report(ex, progress) if hit else ex
 
     return asked
 
@@ -531,7 +140,7 @@ def explore(
     the search early with ``complete=False`` and keeps what was found. ``engine`` is
     ``"compiled"`` (the tables as a dispatch dict) or ``"transitions"`` (the tables as
     ``transitions`` machines); both give the same graph, the second is for measuring.
-    ``memo=False`` turns off the reuse of moves across worlds (``_Expander``); the graph,
+    ``memo=False`` turns off the reuse of moves across worlds (``Expander``); the graph,
     the verdicts and the counts are the same. ``checks`` and ``witnesses`` (default: all)
     choose what is evaluated. ``workers`` > 1 explores the scopes in that many processes
     (``simulations.engines.fanout``) where that gives exactly the sequential result, else runs here.
@@ -565,7 +174,7 @@ def explore(
             witnesses=witnesses,
         )
         ex = Exploration(tables, b, symmetry, [], [{} for _ in b.scopes], {}, {})
-        return _last_report(explore_split(ex, run, workers, progress, every), progress)
+        return last_report(explore_split(ex, run, workers, progress, every), progress)
     chosen = list(CHECKS.values()) if checks is None else checks
     state_checks = [c for c in chosen if c.kind == "state"]
     step_checks = [c for c in chosen if c.kind == "step"]
@@ -573,13 +182,13 @@ def explore(
     state_wit = [w for w in wits if w.kind == "state"]
     step_wit = [w for w in wits if w.kind == "step"]
     stepper = ENGINES[engine](tables)
-    judge = _Judge(state_checks, state_wit, memo)
+    judge = Judge(state_checks, state_wit, memo)
     if keep == "verdicts":
-        judge = _Judge(state_checks, state_wit, memo, JUDGE_MEMO)
+        judge = Judge(state_checks, state_wit, memo, JUDGE_MEMO)
         ex = Exploration(tables, b, symmetry, [], [], {}, {}, store=Store())
-        each = [_Expander(stepper, s, step_checks, step_wit, memo) for s in b.scopes]
+        each = [Expander(stepper, s, step_checks, step_wit, memo) for s in b.scopes]
         _explore_verdicts(ex, judge, each, progress, every, max_states)
-        return _last_report(ex, progress)
+        return last_report(ex, progress)
     scope_parents: list[dict[int, tuple[int, Request]]] = [{} for _ in b.scopes]
     ex = Exploration(tables, b, symmetry, [], list(scope_parents), {}, {})
     depths, violations, links = ex.depths, ex.violations, ex.links
@@ -587,8 +196,8 @@ def explore(
     t0 = time.perf_counter()
     expanded = 0
 
-    expanders: list[_Expander] = []
-    hits = _Hits(ex)
+    expanders: list[Expander] = []
+    hits = Hits(ex)
     found, shortest = hits.found, hits.shortest
     no_limit = 1 << 30
     capped = False  # max_states reached
@@ -617,7 +226,7 @@ def explore(
             canon = Canonizer(scope.domain.prompts, symmetry)
             cache: dict[World, tuple[World, Renaming]] = {}
             cap = scope.domain.max_sessions
-            expand = _Expander(stepper, scope, step_checks, step_wit, memo)
+            expand = Expander(stepper, scope, step_checks, step_wit, memo)
             expanders.append(expand)
             before = ex.states  # the scope's start worlds may be new too
             seen: dict[int, int] = {}  # node → depth in this scope
@@ -678,13 +287,13 @@ def explore(
         n = min(len(ex.worlds), len(depths), len(violations), len(ex.reached))
         del ex.worlds[n:], depths[n:], violations[n:], ex.reached[n:]
     _fold_counts(ex, expanders, t0)
-    return _last_report(ex, progress)
+    return last_report(ex, progress)
 
 
 def _explore_verdicts(
     ex: Exploration,
-    judge: _Judge,
-    expanders: list[_Expander],
+    judge: Judge,
+    expanders: list[Expander],
     progress: Progress | None,
     every: int,
     max_states: int | None,
@@ -710,7 +319,7 @@ def _explore_verdicts(
     bad_no: dict[tuple[str, ...], int] = {(): 0}
     bad_of: list[tuple[str, ...]] = [()]
     node_bad = array("H")  # node → number of its violated ids' tuple
-    hits = _Hits(ex)
+    hits = Hits(ex)
     found = hits.found
     t0 = time.perf_counter()
     expanded = 0
@@ -833,7 +442,7 @@ def _explore_verdicts(
     _fold_counts(ex, expanders, t0)
 
 
-def _fold_counts(ex: Exploration, expanders: Iterable[_Expander], t0: float) -> None:
+def _fold_counts(ex: Exploration, expanders: Iterable[Expander], t0: float) -> None:
     """Fold what each scope's expander counted into ``ex`` and stamp the search's seconds."""
     for e in expanders:
         e.flush()
@@ -846,7 +455,7 @@ def _fold_counts(ex: Exploration, expanders: Iterable[_Expander], t0: float) -> 
 CANON_CACHE = 1 << 20  # keys of non-representative worlds remembered per scope (see above)
 
 
-def _last_report(ex: Exploration, progress: Progress | None) -> Exploration:
+def last_report(ex: Exploration, progress: Progress | None) -> Exploration:
     """The final progress line, on the finished (or interrupted) exploration."""
     if progress is not None:
         try:

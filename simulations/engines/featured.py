@@ -25,7 +25,7 @@ Abstractions
     one member per combination of the consulted choices' values, and the members whose
     answers (reply and protocol state after) are equal go on together. So a fragment is
     expanded once per protocol state's list of (move, members), kept per protocol state as
-    ``_Expander`` keeps its moves; a move reaches only the fragment's members that make it,
+    ``Expander`` keeps its moves; a move reaches only the fragment's members that make it,
     and a successor fragment keeps only those that had not reached its node. A world where
     no differing choice is consulted costs what it costs a member's own search.
 
@@ -69,16 +69,9 @@ from model.types import Observed, Request, World, initial_world
 from model.witnesses import Witness
 from simulations.engines.bounds import Bound, Scope
 from simulations.engines.collector import fewer_collections
+from simulations.engines.expand import JUDGE_MEMO, Expander, Judge, TakenMove, requests, settle
 from simulations.engines.exploration import Exploration, Protocol, Store, id_order
-from simulations.engines.explore import (
-    CANON_CACHE,
-    JUDGE_MEMO,
-    _Expander,
-    _Judge,
-    _Move,
-    _settle,
-    requests,
-)
+from simulations.engines.explore import CANON_CACHE
 from simulations.engines.symmetry import Canonizer
 from simulations.engines.trace import Trace
 
@@ -107,7 +100,7 @@ class Featured:
 
 
 # (move, members that make it) for each live move of a protocol state, in request order
-Entries = list[tuple[_Move, int]]
+Entries = list[tuple[TakenMove, int]]
 # what a move does from one node, whoever makes it: (request, step ids, step witnesses, the
 # node reached or ``_SAME`` or ``_PAST``, and past the bound that world's ids and witnesses)
 _Outcome = tuple[Request, tuple[str, ...], tuple[str, ...], int, tuple[str, ...], tuple[str, ...]]
@@ -126,7 +119,7 @@ def deciding(
     out = []
     for c in varying:
         d = decisions.get(c)
-        if d is None or _settle(d.fn, step) is not False:
+        if d is None or settle(d.fn, step) is not False:
             out.append(c)
     return out
 
@@ -148,15 +141,15 @@ class _Family:
         self.everyone = (1 << len(tables)) - 1
         names = list(values[0]) if values else []
         self.varying = [c for c in names if len({v[c] for v in values}) > 1]
-        self.experts: dict[int, _Expander] = {}
+        self.experts: dict[int, Expander] = {}
         self.moves: dict[Protocol, Entries] = {}
         self.groups: dict[tuple[str, ...], list[int]] = {}  # consulted choices → members
 
-    def expert(self, i: int) -> _Expander:
+    def expert(self, i: int) -> Expander:
         e = self.experts.get(i)
         if e is None:
             stepper = Compiled(self.tables[i])
-            e = self.experts[i] = _Expander(
+            e = self.experts[i] = Expander(
                 stepper, self.scope, self.step_checks, self.step_wit, True
             )
         return e
@@ -172,7 +165,7 @@ class _Family:
         first = self.expert(0)
         out: Entries = []
         for req in requests(self.scope, w):
-            base = first._settled(w, req)
+            base = first.settled(w, req)
             groups = [(base, self.everyone)]
             if self.varying:
                 m = base.move
@@ -187,14 +180,14 @@ class _Family:
         return out
 
     def _split(
-        self, w: World, req: Request, base: _Move, consulted: list[str]
-    ) -> list[tuple[_Move, int]]:
+        self, w: World, req: Request, base: TakenMove, consulted: list[str]
+    ) -> list[tuple[TakenMove, int]]:
         """The members grouped by their answer to ``req``: one member asked per combination
         of the consulted choices' values (the first member's is ``base``)."""
-        groups: list[tuple[_Move, int]] = []
+        groups: list[tuple[TakenMove, int]] = []
         for members in self._by(consulted):
             i = (members & -members).bit_length() - 1
-            e = base if i == 0 else self.expert(i)._settled(w, req)
+            e = base if i == 0 else self.expert(i).settled(w, req)
             for j, (other, them) in enumerate(groups):
                 if other.move.reply == e.move.reply and other.move.after == e.move.after:
                     groups[j] = (other, them | members)
@@ -217,8 +210,8 @@ class _Family:
         return out
 
 
-def _live(e: _Move) -> bool:
-    """Sent, and may change the world, flag something or read the monitor (``_Expander``)."""
+def _live(e: TakenMove) -> bool:
+    """Sent, and may change the world, flag something or read the monitor (``Expander``)."""
     m = e.move
     if not m.reply.sent:
         return False
@@ -249,7 +242,7 @@ def featured(
     step_checks = [c for c in checks if c.kind == "step"]
     state_wit = [x for x in witnesses if x.kind == "state"]
     step_wit = [x for x in witnesses if x.kind == "step"]
-    judge = _Judge(state_checks, state_wit, True, JUDGE_MEMO)
+    judge = Judge(state_checks, state_wit, True, JUDGE_MEMO)
     family = _Family(tables, values, scope, step_checks, step_wit, decisions)
     everyone = family.everyone
     canon = Canonizer(scope.domain.prompts, symmetry)
@@ -323,7 +316,7 @@ def featured(
 
     cache: dict[bytes, int] = {}  # key → its representative's node
 
-    def outcome(w: World, obs: tuple[Observed, ...], e: _Move) -> _Outcome:
+    def outcome(w: World, obs: tuple[Observed, ...], e: TakenMove) -> _Outcome:
         """What move ``e`` does from world ``w`` whoever makes it: its request, the ids and
         witnesses of the step, and the node it reaches (``_SAME``: none, the world is
         unchanged; ``_PAST``: one step past the bound, with that world's ids and witnesses)."""
@@ -372,7 +365,7 @@ def featured(
                 u = at[f]
                 w = world_of(keys[u])
                 obs = w.observed
-                # the body of ``_Expander.__call__`` and ``_explore_verdicts``, per fragment;
+                # the body of ``Expander.__call__`` and ``_explore_verdicts``, per fragment;
                 # what a move does from this node is worked out once (``_Outcome``), for the
                 # first fragment of the node that makes it, and reused by the node's others
                 entries = family(w)

@@ -253,7 +253,7 @@ def requests_in(bound: Bound, trace: Trace, tables: Tables) -> RequestsAt:
     several, the one with the fewest requests after it), or of all its scopes if none."""
     # here, not at the top: the wire mapping (and so the reference agent, whose start-up time
     # every live test pays) imports this module and needs none of the explorer
-    from simulations.engines.explore import requests
+    from simulations.engines.expand import requests
 
     system = Compiled(tables)
     scopes = list(bound.scopes)

@@ -28,8 +28,8 @@ Abstractions
     The search is a breadth-first search over the product of the explorer's transition
     system with a small monitor, the set of required events seen so far (a bit mask). A
     product state is (world, mask); its successors are the explorer's own
-    (``explore._Expander``: the same requests, replies and step verdicts, the same cut one
-    step past the bound, the same ``_Judge`` of the worlds), each step taking the mask to
+    (``expand.Expander``: the same requests, replies and step verdicts, the same cut one
+    step past the bound, the same ``Judge`` of the worlds), each step taking the mask to
     mask | its events. A world that violates ``rid``, or a step that does, ends the path: with
     the mask full it is the answer, else the path is dropped. Levels are finished in order,
     so the first answer is a shortest one. The scopes are searched one after another, as the
@@ -69,8 +69,9 @@ from model.machines import Compiled
 from model.tables import Tables
 from model.types import Request, World, initial_world
 from simulations.engines.bounds import CAPABILITY_CHANGE, Bound, BoundError, event_label, event_of
+from simulations.engines.expand import JUDGE_MEMO, Expander, Judge
 from simulations.engines.exploration import Progress, Store
-from simulations.engines.explore import CANON_CACHE, JUDGE_MEMO, _Expander, _Judge
+from simulations.engines.explore import CANON_CACHE
 from simulations.engines.symmetry import (
     IDENTITY,
     Canonizer,
@@ -165,7 +166,7 @@ class _Search:
         self.stepper = Compiled(tables)
         self.state_checks = [check] if check.kind == "state" else []
         self.step_checks = [check] if check.kind == "step" else []
-        self.judge = _Judge(self.state_checks, [], True, JUDGE_MEMO)
+        self.judge = Judge(self.state_checks, [], True, JUDGE_MEMO)
         self.bit = {e: 1 << i for i, e in enumerate(events)}
         self.full = (1 << len(events)) - 1
         self.store = Store()
@@ -174,7 +175,7 @@ class _Search:
         self.states = 0
         self.depth = 0  # the deepest level reached
         self.expanded = 0
-        self.expanders: list[_Expander] = []
+        self.expanders: list[Expander] = []
         self.t0 = time.perf_counter()
 
     def bits(self, before: World, req: Request, after: World) -> int:
@@ -193,7 +194,7 @@ class _Search:
     def scope(self, si: int, shorter_than: int | None) -> Trace | None:
         """The shortest answer in scope ``si`` shorter than ``shorter_than`` steps, or None."""
         scope = self.bound.scopes[si]
-        expand = _Expander(self.stepper, scope, self.step_checks, [], True)
+        expand = Expander(self.stepper, scope, self.step_checks, [], True)
         self.expanders.append(expand)
         canon = Canonizer(scope.domain.prompts, self.symmetry)
         cap, full, key_of = scope.domain.max_sessions, self.full, self.store.key

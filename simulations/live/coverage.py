@@ -77,8 +77,9 @@ from model.types import (
 )
 from simulations.engines.bounds import Bound, Scope
 from simulations.engines.domain import Domain, text
+from simulations.engines.expand import requests
 from simulations.engines.exploration import Exploration, Progress
-from simulations.engines.explore import explore, requests
+from simulations.engines.explore import explore
 from simulations.engines.trace import Trace
 from simulations.live.results import _SKIP_TABLES, LiveTest
 

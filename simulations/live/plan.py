@@ -25,7 +25,8 @@ from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
 from simulations.engines.bounds import Bound
 from simulations.engines.domain import text
-from simulations.engines.explore import explore, requests
+from simulations.engines.expand import requests
+from simulations.engines.explore import explore
 from simulations.engines.trace import (
     Trace,
     replay,

@@ -33,7 +33,7 @@ from model.machines import Compiled
 from model.tables import Tables
 from model.types import Caps, ClientKind, Request, initial_world
 from simulations.engines.bounds import Bound
-from simulations.engines.explore import requests
+from simulations.engines.expand import requests
 from simulations.engines.stateful import hypothesis_settings
 from simulations.engines.trace import Trace
 from simulations.live.coverage import Situation, situations_of
