@@ -24,6 +24,7 @@ from model.tables import REFERENCE
 from simulations.engines import cluster
 from simulations.engines.bounds import BOUNDS, bound_toml
 from simulations.engines.explore import explore
+from simulations.usage import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "tests" / "fixtures" / "cluster_run.py"
@@ -91,7 +92,7 @@ def test_without_the_extra_cluster_says_what_to_install_in_one_line() -> None:
     ],
 )
 def test_a_malformed_cluster_is_one_line_naming_the_flag(given: str, said: str) -> None:
-    with pytest.raises(cluster.UsageError, match=said) as e:
+    with pytest.raises(UsageError, match=said) as e:
         cluster.parse(given)
     assert str(e.value).startswith("argument --cluster: ")
 
@@ -283,7 +284,7 @@ def test_a_ctrl_c_lost_where_python_drops_it_is_raised_at_the_next_look() -> Non
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with cluster._listening():
+        with cluster.listening():
             try:
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(1)

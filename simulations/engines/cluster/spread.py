@@ -1,73 +1,29 @@
-"""Past one machine: a bound's search on a Dask cluster (issue 42).
+"""One search spread out over a cluster: a one-scope bound as a level-synchronous BFS.
 
 Scope
-    ``--cluster ADDRESS`` (a running Dask scheduler) or ``--cluster local:N`` (a local
-    cluster of N single-threaded worker processes, started and stopped by the command) makes
-    ``check`` and ``population`` spread their work over a cluster; without the flag nothing
-    here runs and nothing here is imported. Two kinds of work:
-
-    * **searches as tasks**: each scope of a bound (``explore_scopes``) and each family search
-      of a population (``simulations.engines.population``) is one task; the results are
-      merged exactly as the local fan-out merges them (``fanout.merge``);
-    * **one search spread out** (``explore_spread``): a one-scope bound (``large``) as a
-      level-synchronous breadth-first search whose states are owned by partitions of their
-      fingerprint. Each BFS level is two rounds of tasks: every partition expands its frontier
-      and sends each successor (already reduced by symmetry) to the partition that owns it,
-      in one batch per owner; every owner keeps the successors it has not seen, with their
-      parent links, and judges them. Nothing but counts and hits comes back to this process.
-
-Abstractions
-    The same answer as the local search, exactly. The local BFS numbers a level's states in
-    the order it meets them: by its parent's order, then by the successor's place among the
-    parent's requests. That order is the lexicographic order of the states' *path keys* (the
-    successor places along the BFS tree path, two bytes each), and a state's BFS parent is
-    the discoverer with the least key; so an owner that keeps, for each new state, the
-    candidate with the least key gives every state the local parent, and the first violation
-    of an id is the least (length, key, step-before-state) event, as the local ``_Hits``
-    keeps it. Counterexamples are rebuilt by walking parent links back through the owners and
-    replayed as the local ones are (``Exploration.trace_to``): the same traces, not merely
-    equally short ones. States, transitions, cut steps, coverage rows, witnesses, depth and
-    (for a graph-mode bound) distinct edges are sums over tasks.
-
-    Fault tolerance: every task is a pure function of its inputs (a level's new states of a
-    partition are a function of the candidates sent to it and of its earlier levels, which
-    the task receives). Worker-side caches (the seen set of a partition, the expander's moves,
-    the judge's views) only spare work; a cache that is not at the level a task expects is
-    rebuilt from the inputs. So when a worker dies, Dask re-runs what it held from the
-    lineage, the re-run inserts the same states, and the answer is the same
-    (``tests/test_cluster.py`` kills a worker mid-search).
-
-    Worlds cross processes packed (``pack``): a batch's protocol states and monitor records
-    each once, the worlds as numbers into them; the receiver interns what it unpacks. A
-    world's owner is a CRC of a canonical text of its parts (``Interner.owner``), not
-    ``hash``: enum members hash by identity and strings by a per-process seed.
-
-Source
-    Ours, on Dask ``distributed`` (chosen over Ray by ``bench/cluster_bench.py``; numbers in
-    ``bench/RESULTS.md``). Level-synchronous, hash-partitioned BFS is the classic distributed
-    model checking scheme (Stern and Dill's parallel Murφ; TLC's distributed mode).
+    ``explore_spread`` partitions the states by fingerprint; each BFS level is two rounds of
+    tasks (``expand_level``: a partition expands its frontier and sends each successor to its
+    owner; ``insert_level``: the owner keeps the new ones with their parent links and judges
+    them). Worlds cross processes packed (``pack``/``unpack``, ``Interner``). Why the answer is
+    the local search's, exactly, and why a dead worker changes nothing: the package's
+    docstring (``simulations.engines.cluster``). ``before_search`` refuses a search the
+    cluster's memory cannot hold (``TooBig``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import operator
-import os
 import pickle
-import shutil
-import signal
-import tempfile
-import threading
 import time
 import uuid
-import warnings
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any
 
 from model.invariants import CHECKS, Check
 from model.machines import Compiled, RowRef
@@ -75,182 +31,22 @@ from model.tables import Tables
 from model.types import Observed, Request, World, evolve, initial_world
 from model.witnesses import WITNESSES, Witness
 from simulations.engines.bounds import Bound
+from simulations.engines.cluster.attach import (
+    forget_interrupt,
+    heard,
+    held,
+    memory,
+    workers,
+)
 from simulations.engines.collector import fewer_collections
 from simulations.engines.exploration import Exploration, Progress, Store
 from simulations.usage import UsageError
 
-INSTALL = "pip install 'acp-sysprompt-model[cluster]'"
 # bytes a spread-out search keeps per state across the cluster (its packed levels, the seen
 # sets, each worker's caches): the workers' peak memory over the states of ``large`` on
 # ``local:2`` (2.3 + 2.4 GiB for 3,703,488 states; bench/RESULTS.md, issue 42)
 BYTES_PER_STATE = 1400
 CANON_CACHE = 1 << 20  # as the local search's (``simulations.engines.explore``)
-_T = TypeVar("_T")
-
-# the attached Dask client and who hears its notes, while ``attached`` is open
-_ACTIVE: list[tuple[Any, Callable[[str], None] | None]] = []
-
-
-# ---- attaching -----------------------------------------------------------------------------
-
-
-def parse(text: str) -> tuple[str, int]:
-    """``local:N`` → ("local", N); an address → (address, 0). A one-line error otherwise."""
-    t = text.strip()
-    if t.startswith("local:"):
-        n = t[len("local:") :]
-        if not n.isdigit() or not 1 <= int(n) <= 256:
-            raise UsageError(f"argument --cluster: local:N needs N from 1 to 256, got {t!r}")
-        return "local", int(n)
-    if not t or any(c.isspace() for c in t):
-        raise UsageError(
-            f"argument --cluster: expected local:N or a scheduler address "
-            f"(tcp://HOST:8786), got {text!r}"
-        )
-    return t if "://" in t else f"tcp://{t}", 0
-
-
-def available() -> bool:
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@contextlib.contextmanager
-def attached(text: str | None, note: Callable[[str], None] | None = None) -> Iterator[Any]:
-    """The Dask client ``--cluster`` names, active for the searches run inside (None: none).
-    ``note`` gets the lines a spread-out search says before it starts and where it stops."""
-    if text is None:
-        yield None
-        return
-    where, n = parse(text)
-    if not available():
-        raise UsageError(f"argument --cluster: the cluster engine is not installed: {INSTALL}")
-    import importlib
-    import logging
-
-    dist: Any = importlib.import_module("distributed")  # untyped: used through Any
-    Client, LocalCluster = dist.Client, dist.LocalCluster
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    # a Ctrl-C cancels the gather it lands in; asyncio would log that task's end as an error
-    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-    cluster = None
-    scratch = None  # the local workers' own folder (Dask's default is a shared one in /tmp)
-    try:
-        if where == "local":
-            scratch = tempfile.mkdtemp(prefix="acp-sysprompt-dask-")
-            # no work stealing: a partition's tasks stay with the worker that holds its seen
-            # set (stolen, they rebuild it from every earlier level); a dead worker's still go
-            # elsewhere (loose restrictions). A scheduler you start: see docs/cluster.md.
-            importlib.import_module("dask").config.set(
-                {
-                    "distributed.scheduler.work-stealing": False,
-                    "temporary-directory": scratch,  # the scheduler's and nannies' folders too
-                }
-            )
-            with warnings.catch_warnings():  # "port 8787 in use": another cluster's; any will do
-                warnings.simplefilter("ignore")
-                cluster = LocalCluster(
-                    n_workers=n,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address="127.0.0.1:0",
-                    worker_dashboard_address=None,
-                    silence_logs=logging.ERROR,
-                    host="127.0.0.1",  # this machine's cluster listens on loopback only
-                    local_directory=scratch,
-                )
-            client = Client(cluster)
-            from simulations.engines.cluster_quiet import QuietWorker
-
-            client.register_plugin(QuietWorker())  # Ctrl-C is the command's to handle
-        else:
-            try:
-                client = Client(where, timeout=20)
-            except OSError as e:
-                raise UsageError(f"argument --cluster: no scheduler at {where}: {e}") from None
-        _ACTIVE.append((client, note))
-        try:
-            with _listening():
-                yield client
-        finally:
-            _ACTIVE.remove((client, note))
-            with contextlib.suppress(Exception):
-                client.close()
-    finally:
-        if cluster is not None:
-            with contextlib.suppress(Exception):
-                cluster.close()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
-_HEARD: list[bool] = []  # a Ctrl-C came while a cluster was attached (``heard``)
-
-
-@contextlib.contextmanager
-def _listening() -> Iterator[None]:
-    """While a cluster is attached, a Ctrl-C is also remembered, not only raised: Python drops
-    an exception raised inside a garbage-collection callback (``distributed`` installs one in
-    this process, with the local cluster's scheduler), so the KeyboardInterrupt a Ctrl-C raises
-    there is lost; ``heard`` raises it again where the search next looks (each level, each
-    finished task)."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield
-        return
-
-    def on_int(signum: int, frame: Any) -> None:
-        _HEARD.append(True)
-        signal.default_int_handler(signum, frame)
-
-    signal.signal(signal.SIGINT, on_int)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _HEARD.clear()
-
-
-def heard() -> None:
-    """Raise KeyboardInterrupt where a Ctrl-C came and its own was lost (``_listening``)."""
-    if _HEARD:
-        _HEARD.clear()
-        raise KeyboardInterrupt
-
-
-def active() -> Any:
-    """The client of the innermost ``attached`` (None: run here, as without a cluster)."""
-    return _ACTIVE[-1][0] if _ACTIVE else None
-
-
-def _same(x: _T) -> _T:
-    return x
-
-
-def held(client: Any, value: _T) -> Any:
-    """``value`` on the cluster as the result of a task, not as scattered data: a worker that
-    dies holding it loses nothing, the scheduler runs the task again from its lineage (data
-    scattered has none: Dask reports it lost, and every task that needs it fails)."""
-    return client.submit(_same, value, pure=False)
-
-
-def _note() -> Callable[[str], None] | None:
-    return _ACTIVE[-1][1] if _ACTIVE else None
-
-
-def workers(client: Any) -> dict[str, dict[str, Any]]:
-    return dict(client.scheduler_info(n_workers=-1)["workers"])
-
-
-def memory(client: Any) -> int:
-    """Bytes the cluster's workers may use (their memory limits; this machine's where none)."""
-    here = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return sum(int(w.get("memory_limit") or here) for w in workers(client).values())
 
 
 # ---- worlds across processes ---------------------------------------------------------------
@@ -802,7 +598,7 @@ def explore_spread(
                 progress(total.new, total.transitions, depth, time.perf_counter() - t0)
     except KeyboardInterrupt:
         complete = False
-        _HEARD.clear()  # answered here: no later look raises it again
+        forget_interrupt()  # answered here: no later look raises it again
     ex = _result(client, spec, spec_f, history, total, depth, t0)
     ex.complete = complete
     with contextlib.suppress(Exception):
@@ -912,136 +708,3 @@ def _result(
     ex.per_scope = [{"states": total.new, "new_states": total.new}]
     ex.seconds = time.perf_counter() - t0
     return ex
-
-
-# ---- where a search runs ---------------------------------------------------------------------
-
-
-def explore_anywhere(
-    tables: Tables,
-    bound: Bound,
-    symmetry: bool = True,
-    checks: list[Check] | None = None,
-    witnesses: list[Witness] | None = None,
-    progress: Progress | None = None,
-    workers: int = 1,
-    keep: str = "graph",
-    local: Callable[..., Exploration] | None = None,
-) -> Exploration:
-    """``explore``, on the attached cluster when there is one (``check`` calls this): a
-    one-scope bound spread out, a bound of several scopes a task per scope where the local
-    fan-out would merge them exactly; anything else (and everything without a cluster) here,
-    by ``local`` (default ``explore``; ``simulations.api`` passes its own name for it, which
-    tests replace)."""
-    from simulations.engines.explore import explore, last_report
-    from simulations.engines.fanout import eligible
-
-    client = active()
-    if client is not None and len(bound.scopes) == 1:
-        spread = explore_spread(
-            client,
-            tables,
-            bound,
-            symmetry,
-            checks,
-            witnesses,
-            keep=keep,
-            progress=progress,
-            note=_note(),
-        )
-        return last_report(spread, progress)
-    if client is not None and keep == "graph" and eligible(bound, symmetry, 2, None):
-        options: dict[str, Any] = {"symmetry": symmetry, "checks": checks}
-        options |= {"witnesses": witnesses}
-        ex = Exploration(tables, bound, symmetry, [], [{} for _ in bound.scopes], {}, {})
-        return last_report(explore_scopes(client, tables, ex, options, progress), progress)
-    return (explore if local is None else local)(
-        tables,
-        bound,
-        symmetry=symmetry,
-        checks=checks,
-        progress=progress,
-        workers=workers,
-        keep=keep,
-        witnesses=witnesses,
-    )
-
-
-# ---- searches as tasks ---------------------------------------------------------------------
-
-
-def _scope_part(tables: Tables, bound: Bound, i: int, options: dict[str, Any]) -> Any:
-    """Task: scope ``i`` of ``bound`` searched here, as the local fan-out's worker does."""
-    from simulations.engines.explore import explore
-    from simulations.engines.fanout import part_of
-
-    one = replace(bound, scopes=(bound.scopes[i],))
-    return part_of(i, explore.__wrapped__(tables, one, **options))  # type: ignore[attr-defined]
-
-
-def explore_scopes(
-    client: Any,
-    tables: Tables,
-    ex: Exploration,
-    options: dict[str, Any],
-    progress: Progress | None,
-) -> Exploration:
-    """Each scope of ``ex.bound`` one task (the local search of a one-scope bound with
-    ``options``), merged as the local fan-out merges them (``fanout.merge``): the sequential
-    result. A world's hash is computed again here: another process hashes enum members and
-    strings differently, and ``merge`` matches worlds by hash, then by equality."""
-    from simulations.engines.fanout import merge
-
-    t0 = time.perf_counter()
-    b = ex.bound
-    futures = [
-        client.submit(_scope_part, tables, b, i, options, pure=False) for i in range(len(b.scopes))
-    ]
-    parts = []
-    try:
-        for f in futures:
-            heard()
-            part = f.result()
-            part.hashes = [hash(w) for w in part.worlds]
-            parts.append(part)
-            if progress is not None:
-                states = sum(len(p.worlds) for p in parts)
-                progress(states, sum(p.transitions for p in parts), 0, time.perf_counter() - t0)
-    except KeyboardInterrupt:
-        ex.complete = False
-        _HEARD.clear()
-        for f in futures:
-            f.cancel()
-    merge(ex, parts)
-    if len(parts) < len(b.scopes):
-        ex.complete = False
-    ex.seconds = time.perf_counter() - t0
-    return ex
-
-
-class Tasks:
-    """Searches as tasks: ``fn(state, job)`` for each job on the cluster, ``state`` sent once
-    to every worker; answers as they finish (a population's ``judge`` merges them in its own
-    order, as it merges the local pool's)."""
-
-    def __init__(self, client: Any, fn: Callable[[Any, Any], Any], state: Any) -> None:
-        self.client, self.fn, self.state = client, fn, state
-        self.pending: list[Any] = []
-
-    def run(self, jobs: list[Any]) -> Iterator[tuple[Any, Any]]:
-        import importlib
-
-        as_completed = importlib.import_module("distributed").as_completed
-
-        state = held(self.client, self.state)
-        futures = {self.client.submit(self.fn, state, j, pure=False): j for j in jobs}
-        self.pending = list(futures)
-        for f in as_completed(futures):
-            heard()
-            self.pending.remove(f)
-            yield futures[f], f.result()
-
-    def shutdown(self, wait: bool = True, cancel_futures: bool = True) -> None:
-        for f in self.pending:
-            f.cancel()
-        self.pending = []

@@ -1,0 +1,196 @@
+"""Attaching a Dask cluster to a command: ``--cluster ADDRESS`` or ``--cluster local:N``.
+
+Scope
+    ``attached`` opens the client (a running scheduler's address, or a local cluster of N
+    single-threaded worker processes it starts and stops), listens for Ctrl-C while it is
+    open (``heard``), and says what the workers hold (``workers``, ``memory``); ``active`` is
+    the client of the command running. Nothing here runs without the flag.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from simulations.usage import UsageError
+
+INSTALL = "pip install 'acp-sysprompt-model[cluster]'"
+_T = TypeVar("_T")
+
+# the attached Dask client and who hears its notes, while ``attached`` is open
+_ACTIVE: list[tuple[Any, Callable[[str], None] | None]] = []
+
+
+# ---- attaching -----------------------------------------------------------------------------
+
+
+def parse(text: str) -> tuple[str, int]:
+    """``local:N`` → ("local", N); an address → (address, 0). A one-line error otherwise."""
+    t = text.strip()
+    if t.startswith("local:"):
+        n = t[len("local:") :]
+        if not n.isdigit() or not 1 <= int(n) <= 256:
+            raise UsageError(f"argument --cluster: local:N needs N from 1 to 256, got {t!r}")
+        return "local", int(n)
+    if not t or any(c.isspace() for c in t):
+        raise UsageError(
+            f"argument --cluster: expected local:N or a scheduler address "
+            f"(tcp://HOST:8786), got {text!r}"
+        )
+    return t if "://" in t else f"tcp://{t}", 0
+
+
+def available() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def attached(text: str | None, note: Callable[[str], None] | None = None) -> Iterator[Any]:
+    """The Dask client ``--cluster`` names, active for the searches run inside (None: none).
+    ``note`` gets the lines a spread-out search says before it starts and where it stops."""
+    if text is None:
+        yield None
+        return
+    where, n = parse(text)
+    if not available():
+        raise UsageError(f"argument --cluster: the cluster engine is not installed: {INSTALL}")
+    import importlib
+    import logging
+
+    dist: Any = importlib.import_module("distributed")  # untyped: used through Any
+    Client, LocalCluster = dist.Client, dist.LocalCluster
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    # a Ctrl-C cancels the gather it lands in; asyncio would log that task's end as an error
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    cluster = None
+    scratch = None  # the local workers' own folder (Dask's default is a shared one in /tmp)
+    try:
+        if where == "local":
+            scratch = tempfile.mkdtemp(prefix="acp-sysprompt-dask-")
+            # no work stealing: a partition's tasks stay with the worker that holds its seen
+            # set (stolen, they rebuild it from every earlier level); a dead worker's still go
+            # elsewhere (loose restrictions). A scheduler you start: see docs/cluster.md.
+            importlib.import_module("dask").config.set(
+                {
+                    "distributed.scheduler.work-stealing": False,
+                    "temporary-directory": scratch,  # the scheduler's and nannies' folders too
+                }
+            )
+            with warnings.catch_warnings():  # "port 8787 in use": another cluster's; any will do
+                warnings.simplefilter("ignore")
+                cluster = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address="127.0.0.1:0",
+                    worker_dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                    host="127.0.0.1",  # this machine's cluster listens on loopback only
+                    local_directory=scratch,
+                )
+            client = Client(cluster)
+            from simulations.engines.cluster_quiet import QuietWorker
+
+            client.register_plugin(QuietWorker())  # Ctrl-C is the command's to handle
+        else:
+            try:
+                client = Client(where, timeout=20)
+            except OSError as e:
+                raise UsageError(f"argument --cluster: no scheduler at {where}: {e}") from None
+        _ACTIVE.append((client, note))
+        try:
+            with listening():
+                yield client
+        finally:
+            _ACTIVE.remove((client, note))
+            with contextlib.suppress(Exception):
+                client.close()
+    finally:
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+_HEARD: list[bool] = []  # a Ctrl-C came while a cluster was attached (``heard``)
+
+
+@contextlib.contextmanager
+def listening() -> Iterator[None]:
+    """While a cluster is attached, a Ctrl-C is also remembered, not only raised: Python drops
+    an exception raised inside a garbage-collection callback (``distributed`` installs one in
+    this process, with the local cluster's scheduler), so the KeyboardInterrupt a Ctrl-C raises
+    there is lost; ``heard`` raises it again where the search next looks (each level, each
+    finished task)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+
+    def on_int(signum: int, frame: Any) -> None:
+        _HEARD.append(True)
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_int)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _HEARD.clear()
+
+
+def forget_interrupt() -> None:
+    """A Ctrl-C answered where it was caught: no later ``heard`` raises it again."""
+    _HEARD.clear()
+
+
+def heard() -> None:
+    """Raise KeyboardInterrupt where a Ctrl-C came and its own was lost (``listening``)."""
+    if _HEARD:
+        _HEARD.clear()
+        raise KeyboardInterrupt
+
+
+def active() -> Any:
+    """The client of the innermost ``attached`` (None: run here, as without a cluster)."""
+    return _ACTIVE[-1][0] if _ACTIVE else None
+
+
+def _same(x: _T) -> _T:
+    return x
+
+
+def held(client: Any, value: _T) -> Any:
+    """``value`` on the cluster as the result of a task, not as scattered data: a worker that
+    dies holding it loses nothing, the scheduler runs the task again from its lineage (data
+    scattered has none: Dask reports it lost, and every task that needs it fails)."""
+    return client.submit(_same, value, pure=False)
+
+
+def active_note() -> Callable[[str], None] | None:
+    """Who hears the innermost ``attached``'s notes (None: nobody)."""
+    return _ACTIVE[-1][1] if _ACTIVE else None
+
+
+def workers(client: Any) -> dict[str, dict[str, Any]]:
+    return dict(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def memory(client: Any) -> int:
+    """Bytes the cluster's workers may use (their memory limits; this machine's where none)."""
+    here = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return sum(int(w.get("memory_limit") or here) for w in workers(client).values())
