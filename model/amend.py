@@ -50,10 +50,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from model.files import InputError, close_match, parse_toml, read_text, shown
+from model.files import InputError, close_match, parse_toml, read_named, shown
 from model.population import CHOICES, POPULATIONS, Population, choice_of, population_of, scoped
 from model.revisions import REVISIONS, Revision
 from model.situations import SITUATIONS
@@ -563,16 +562,8 @@ def load_amendment(spec: str) -> Amendment:
         return AMENDMENTS[spec]
     if spec in PROPOSALS:
         return PROPOSALS[spec]
-    path = Path(spec)
-    if path.suffix != ".toml":
-        raise AmendmentError(
-            f"{spec!r} is neither a shipped amendment or proposal "
-            f"({', '.join([*AMENDMENTS, *PROPOSALS])}) nor a .toml file"
-        )
     try:
-        text = read_text(path, spec)
-    except OSError as e:
-        raise AmendmentError(f"cannot read {spec!r}: {e.strerror}") from None
+        data = read_named(spec, [*AMENDMENTS, *PROPOSALS], "amendment or proposal")
     except InputError as e:
         raise AmendmentError(str(e)) from None
-    return _parse(text, spec)
+    return amendment_from_mapping(data, spec)

@@ -7,9 +7,13 @@ Scope
     document nested deeper than ``MAX_DEPTH``. Each failure is one ``InputError`` line naming
     the file and, where there is one, the line: too big, not UTF-8 (a UTF-16 or UTF-32
     byte-order mark is named as such), not valid TOML/JSON, a JSON object naming a key twice,
-    nested too deeply. The loaders (``model.profiles``, ``model.amend``,
-    ``simulations.engines.bounds``, ``simulations.live.recipes``) turn it into their own error
-    class.
+    nested too deeply. ``read_named`` is the one way a loader that takes "a shipped name or a
+    file" reads the file, with one form of error: not a shipped name nor a file of the kinds
+    it reads, cannot be read (the system's reason), not a regular file (a folder, a FIFO that
+    would block, a device: refused before it is opened), empty, or any of the above. The
+    loaders (``model.profiles``, ``model.amend``, ``simulations.engines.bounds``,
+    ``simulations.compare``, the recipes of the live kit) turn the ``InputError`` into their
+    own error class.
 
 Abstractions
     What a file says is echoed back in error messages only through ``shown`` (a repr cut at
@@ -25,6 +29,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
+import stat
 import tomllib
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -41,6 +47,7 @@ __all__ = [
     "close_match",
     "parse_json",
     "parse_toml",
+    "read_named",
     "read_text",
     "shown",
     "shown_json",
@@ -190,3 +197,34 @@ def parse_json(text: str, name: str) -> Any:
         return _parse(loads, json.JSONDecodeError, "JSON", text, name)
     except _DuplicateKey as e:
         raise InputError(f"{name}: duplicate key {shown(e.key)}") from None
+
+
+def read_named(
+    spec: str,
+    shipped: Iterable[str],
+    what: str,
+    suffixes: tuple[str, ...] = (".toml",),
+    empty: str = "",
+) -> Any:
+    """The parsed document (TOML, or JSON for a ``.json`` suffix) of the file ``spec`` names,
+    for a loader that first looks ``spec`` up among its ``shipped`` names (``what`` they
+    are: "profile", "bound"). ``InputError``, one line, where ``spec`` has none of
+    ``suffixes``, cannot be read, is no regular file, is empty (``empty``: how to start
+    one), or ``read_text`` or the parser refuses it."""
+    path = Path(spec)
+    if path.suffix not in suffixes:
+        kinds = " or ".join(suffixes)
+        raise InputError(
+            f"{shown(spec)} is neither a shipped {what} ({', '.join(shipped)}) nor a {kinds} file"
+        )
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO would block until a writer came, a device never end
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, a device or a socket"
+            raise InputError(f"{shown(spec)}: not a regular file ({kind})")
+        text = read_text(path, spec)
+    except OSError as e:
+        raise InputError(f"cannot read {shown(spec)}: {e.strerror or type(e).__name__}") from None
+    if not text.strip():
+        raise InputError(f"{spec}: empty file" + (f" ({empty})" if empty else ""))
+    return (parse_json if path.suffix == ".json" else parse_toml)(text, spec)

@@ -127,16 +127,13 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from dataclasses import replace as dataclass_replace
-from pathlib import Path
 from typing import Any
 
 from model.files import (
     InputError,
     clipped,
     close_match,
-    parse_json,
-    parse_toml,
-    read_text,
+    read_named,
     shown,
     shown_json,
 )
@@ -520,20 +517,11 @@ def load_profile(spec: str) -> Profile:
 
 
 def _read(spec: str, what: str, shipped: Mapping[str, Any], example: str) -> Any:
-    """The parsed ``.toml`` / ``.json`` file ``spec`` names; ProfileError (one line) if it is
-    not one, cannot be read, is empty or does not parse."""
-    path = Path(spec)
-    if path.suffix not in (".toml", ".json"):
-        raise ProfileError(
-            f"{spec!r} is neither a shipped {what} ({', '.join(shipped)}) nor a .toml or .json file"
-        )
+    """The parsed ``.toml`` / ``.json`` file ``spec`` names (``model.files.read_named``); its
+    one-line ``InputError`` as a ProfileError."""
     try:
-        text = read_text(path, spec)
-        if not text.strip():
-            raise ProfileError(f'{spec}: empty file (a {what} needs at least name = "{example}")')
-        return (parse_toml if path.suffix == ".toml" else parse_json)(text, spec)
-    except OSError as e:
-        raise ProfileError(f"cannot read {spec!r}: {e.strerror}") from None
+        start = f'a {what} needs at least name = "{example}"'
+        return read_named(spec, shipped, what, (".toml", ".json"), start)
     except InputError as e:
         raise ProfileError(str(e)) from None
 

@@ -2,7 +2,8 @@
 
 Scope
     ``compare_subject`` reads what a side names — a revision (or an alias), a shipped
-    amendment or profile, or an amendment's or a profile's ``.toml`` file — and
+    amendment or profile, or an amendment's ``.toml`` or a profile's ``.toml``/``.json`` file,
+    read once (``model.files.read_named``) — and
     ``compare_side`` judges it: a revision that leaves choices open, or an amendment, over
     its population (``simulations.outputs.population.check_population``), anything else as
     one build (``simulations.api.check``). Both go through the engines' share and the
@@ -20,19 +21,27 @@ Source
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
 from typing import Any, Literal, cast
 
-from model.amend import AMENDMENTS, PROPOSALS, Amendment, AmendmentError, load_amendment
+from model.amend import (
+    AMENDMENTS,
+    PROPOSALS,
+    Amendment,
+    AmendmentError,
+    amendment_from_mapping,
+    load_amendment,
+)
+from model.files import InputError, read_named
 from model.population import population_of
-from model.profiles import PROFILES, Profile, ProfileError, load_profile
+from model.profiles import PROFILES, Profile, ProfileError, from_mapping
 from model.revisions import ALIASES, REVISIONS, Revision, resolve
 from simulations.api import UsageError, bound_for, check, restarts_default
 from simulations.engines.bounds import Bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.outputs.compare import Side, side_of_build, side_of_population
 from simulations.outputs.population import check_population
+
+SUFFIXES = (".toml", ".json")  # an amendment or proposal (TOML), a profile (TOML or JSON)
 
 
 def compare_subject(spec: str) -> Revision | Amendment | Profile:
@@ -44,19 +53,13 @@ def compare_subject(spec: str) -> Revision | Amendment | Profile:
         return load_amendment(spec)
     if spec in PROFILES:
         return PROFILES[spec]
-    path = Path(spec)
-    if path.suffix not in (".toml", ".json"):
-        raise UsageError(
-            f"argument --compare: {spec!r} is no revision, amendment, proposal or profile (see "
-            "'acp-sysprompt list'), nor a .toml file"
-        )
+    shipped = [*REVISIONS, *AMENDMENTS, *PROPOSALS, *PROFILES]
     try:
-        amends = path.suffix == ".toml" and "base" in tomllib.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        amends = False  # the profile loader says what is wrong with the file
-    try:
-        return load_amendment(spec) if amends else load_profile(spec)
-    except (AmendmentError, ProfileError) as e:
+        data = read_named(spec, shipped, "revision, amendment, proposal or profile", SUFFIXES)
+        if isinstance(data, dict) and "base" in data and spec.endswith(".toml"):
+            return amendment_from_mapping(data, spec)
+        return from_mapping(data)
+    except (InputError, AmendmentError, ProfileError) as e:
         raise UsageError(f"argument --compare: {e}") from None
 
 

@@ -158,7 +158,7 @@ clients = ["conforming"]
             "unknown field 'sumary' (did you mean 'summary'?)",
         ),
         ('name = "x"\n', "missing [[scopes]]"),
-        ("", "empty; start from 'acp-sysprompt bound show default'"),
+        ("", "empty file (start from 'acp-sysprompt bound show default')"),
         ("name = [", "not valid TOML"),
         ('name = "x"\n' + GOOD_SCOPE + GOOD_SCOPE, "scope name 'one' is used twice"),
         (

@@ -61,15 +61,32 @@ def test_a_file_past_the_size_limit_is_one_line_naming_the_file_and_the_limit(
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_dev_zero_is_read_no_further_than_the_limit(
-    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_a_device_or_a_fifo_is_refused_before_it_is_opened(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A file that never ends (``/dev/zero`` behind a ``.toml`` name) costs the limit."""
-    monkeypatch.setattr(model.files, "MAX_BYTES", 4096, raising=False)
-    f = tmp_path / "zero.toml"
-    f.symlink_to("/dev/zero")
-    err = _one_line(capsys, _argv(kind, f))
-    assert "limit of 4,096 bytes" in err, err
+    """A file that never ends (``/dev/zero`` behind a ``.toml`` name) or never starts (a FIFO
+    no one writes: opening it would block) is refused in one line, unopened."""
+    zero = tmp_path / "zero.toml"
+    zero.symlink_to("/dev/zero")
+    err = _one_line(capsys, _argv(kind, zero))
+    assert "not a regular file (a FIFO, a device or a socket)" in err, err
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    err = _one_line(capsys, _argv(kind, fifo))
+    assert "not a regular file (a FIFO, a device or a socket)" in err, err
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    err = _one_line(capsys, _argv(kind, folder))
+    assert "not a regular file (a folder)" in err, err
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_shipped_name_misspelt_is_one_line_in_one_form(
+    kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every loader that takes "a shipped name or a file" says the same thing of neither."""
+    err = _one_line(capsys, _argv(kind, Path("no-such-thing")))
+    assert "'no-such-thing' is neither a shipped " in err and "nor a .toml" in err, err
 
 
 def test_the_default_limit_is_one_mib_and_admits_every_shipped_file() -> None:

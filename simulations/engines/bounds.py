@@ -31,10 +31,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from model.files import InputError, close_match, parse_toml, read_text, shown
+from model.files import InputError, close_match, read_named, shown
 from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.engines.domain import Domain, text
@@ -601,7 +600,7 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
         if key not in _BOUND_KEYS:
             raise BoundError(f"{source}: unknown field {shown(key)}{_hint(key, _BOUND_KEYS)}")
     if not data:
-        raise BoundError(f"{source}: empty; start from 'acp-sysprompt bound show default'")
+        raise BoundError(f"{source}: empty file ({EMPTY})")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise BoundError(f"{source}: name: expected a non-empty string, got {shown(name)}")
@@ -647,19 +646,15 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     )
 
 
+EMPTY = "start from 'acp-sysprompt bound show default'"  # what an empty bound file is told
+
+
 def load_bound(spec: str) -> Bound:
     """A named bound (``BOUNDS``), or a ``.toml`` file in the format ``bound_toml`` writes."""
     if spec in BOUNDS:
         return BOUNDS[spec]
-    path = Path(spec)
-    if path.suffix != ".toml":
-        raise BoundError(
-            f"unknown bound {spec!r} (choose from {', '.join(BOUNDS)}, or give a .toml file)"
-        )
     try:
-        data = parse_toml(read_text(path, spec), spec)
-    except OSError as e:
-        raise BoundError(f"cannot read {spec!r}: {e.strerror}") from None
+        data = read_named(spec, BOUNDS, "bound", empty=EMPTY)
     except InputError as e:
         raise BoundError(str(e)) from None
     return bound_from_mapping(data, spec)
