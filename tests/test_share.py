@@ -190,3 +190,101 @@ def test_progress_and_workers_are_not_part_of_the_question(folder: Path) -> None
     answered = explore(REFERENCE, "small", workers=2, progress=lambda *a: lines.append(a))
     _same(answered, searched)
     assert lines == [(searched.states, searched.transitions, searched.depth, searched.seconds)]
+
+
+def _one_warning(capsys: pytest.CaptureFixture[str], *words: str) -> None:
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and all(w in warnings[0] for w in words), err
+
+
+def test_a_flipped_bit_is_a_miss_never_an_answer(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 57: an entry carries its payload's digest; one bit flipped anywhere in the payload
+    is a miss, removed with one warning line, and the search's own answer takes its place."""
+    searched = explore(MUTANTS["load_restores_default"].tables, "tiny")
+    (stored,) = folder.glob("*.pickle")
+    whole = bytearray(stored.read_bytes())
+    assert whole.startswith(share.MAGIC)
+    capsys.readouterr()
+    for at in (len(whole) - 1, len(whole) // 2, len(share.MAGIC) + 3):
+        flipped = bytearray(whole)
+        flipped[at] ^= 0x01
+        stored.write_bytes(bytes(flipped))
+        share._WARNED.clear()
+        _same(explore(MUTANTS["load_restores_default"].tables, "tiny"), searched)
+        _one_warning(capsys, stored.name, "failed its digest check")
+        with stored.open("rb") as f:
+            assert share.unseal(f)  # the search's answer took its place, sealed again
+
+
+def test_an_incomplete_answer_is_never_served(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry whose digest matches but which says it is incomplete (forged, or written by a
+    version that kept one) is not an answer."""
+    import io
+    import pickle
+
+    searched = explore(REFERENCE, "tiny")
+    (stored,) = folder.glob("*.pickle")
+    with stored.open("rb") as f:
+        assert share.unseal(f)
+        ex = pickle.load(f)
+    ex.complete = False  # what a forger who can write would want served: a partial answer
+    buf = io.BytesIO()
+    share.seal(buf, ex)  # type: ignore[arg-type]
+    stored.write_bytes(buf.getvalue())
+    capsys.readouterr()
+    _same(explore(REFERENCE, "tiny"), searched)
+    _one_warning(capsys, "is not a whole answer")
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_an_entry_that_is_no_regular_file_is_searched_again(
+    folder: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """A folder or a FIFO in an entry's place: one warning, the search's answer, no traceback,
+    no wait (a FIFO is never opened to block)."""
+    searched = explore(REFERENCE, "tiny")
+    (stored,) = folder.glob("*.pickle")
+    stored.unlink()
+    stored.mkdir() if kind == "folder" else os.mkfifo(stored)
+    capsys.readouterr()
+    _same(explore(REFERENCE, "tiny"), searched)
+    _one_warning(capsys, stored.name, "searched again")
+
+
+def test_a_share_others_can_write_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whoever can write an entry runs code in the next reader: a share folder others can
+    write gets one warning and is not used (the cache's folder checks)."""
+    monkeypatch.setattr(share, "SMALLEST", 0.0)
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    monkeypatch.setenv(share.SHARE, str(open_folder))
+    monkeypatch.setattr(share, "_WARNED", set())
+    explore(REFERENCE, "tiny")
+    explore(REFERENCE, "tiny")
+    assert not list(open_folder.iterdir())
+    _one_warning(capsys, share.SHARE, "writable by others", "not used")
+
+
+def test_a_full_disk_says_so_once(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    def full(f: object, value: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(share, "seal", full)
+    monkeypatch.setattr(share, "_WARNED", set())
+    capsys.readouterr()
+    explore(REFERENCE, "tiny")
+    explore(MUTANTS["load_restores_default"].tables, "tiny")
+    assert not list(folder.iterdir())  # nothing half-written left
+    _one_warning(capsys, "no space left", "not kept")

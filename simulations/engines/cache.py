@@ -20,7 +20,8 @@ Abstractions
     1 GiB). An answer read is touched (its modification time set to now); after an answer is
     written, the least recently used entries go first until the total is within the bound
     (an answer larger than the bound goes too). Written as the share writes (a temporary file
-    renamed in the same folder); a broken, truncated or foreign entry is a miss and is removed.
+    renamed in the same folder, sealed with its payload's digest); a broken, truncated, forged
+    or foreign entry is a miss and is removed (``simulations.engines.share.recall``).
 
     The folder is created with mode 0700; it must be the user's and writable by no one else
     (an entry is a pickle: whoever can write one runs code in the next reader). A folder that

@@ -37,8 +37,14 @@ Abstractions
     the question) and without its cached graph, or a population's family search
     (``simulations.engines.featured.Featured``, asked by ``simulations.engines.population``
     with all its members' tables); it is written to a temporary file and renamed into place,
-    so a reader sees a whole answer or none. Two processes that ask at once both
-    search and both write the same answer. A file that cannot be read as one is removed.
+    so a reader sees a whole answer or none. Each entry carries the SHA-256 of its payload,
+    checked before the payload is unpickled: a corrupted entry (a flipped bit, a hand edit, a
+    truncation) is a miss, removed with one warning line, and an answer that says it is
+    incomplete is never served. Two processes that ask at once both search and both write the
+    same answer. An entry that is no regular file is never opened for reading (a FIFO would
+    block). The share's folder gets the cache's checks (the user's, written by no one else):
+    whoever can write an entry runs code in the next reader, and a digest does not stop a
+    forger who can write.
 
     Kept across runs: the command line's cache (``simulations.engines.cache``) is the same
     files in a lasting folder, used when no share is set and the command line turned it on
@@ -52,10 +58,12 @@ Source
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
 import pickle
+import stat
 import tempfile
 import time
 import types
@@ -79,15 +87,29 @@ SMALLEST = 0.05  # seconds: a quicker search is not worth a file (reading a smal
 
 
 def directory() -> Path | None:
-    """The share's directory, if the variable names one that exists; else the cache's folder,
-    if the command line turned the cache on (``cache.using``)."""
+    """The share's directory, if the variable names one that exists and may hold answers
+    (the cache's folder checks, ``cache.usable``: the user's, written by no one else — an
+    entry is a pickle, run as code when read); else the cache's folder, if the command line
+    turned the cache on (``cache.using``). A share that may not: one warning, not used."""
     value = os.environ.get(SHARE)
     if value:
         path = Path(value)
         if path.is_dir():
-            return path
+            why = user_cache.usable(path)
+            if why is None:
+                return path
+            _warn_once(f"share {value}", f"{SHARE}={value}: {why}: not used")
     on = user_cache.active()
     return None if on is None else on.folder
+
+
+_WARNED: set[str] = set()  # what this process has warned about (each once)
+
+
+def _warn_once(what: str, text: str) -> None:
+    if what not in _WARNED:
+        _WARNED.add(what)
+        user_cache.warn(text)
 
 
 def _cache_in(folder: Path) -> user_cache.Cache | None:
@@ -207,19 +229,78 @@ def keep(folder: Path, key: str, ex: Exploration) -> None:
 _T = TypeVar("_T")
 
 
+# an entry: this line, the SHA-256 of the payload in hex and a newline, then the payload (the
+# pickle); read back only when the digest matches, so a flipped bit is a miss, never an answer
+MAGIC = b"acp-sysprompt answer 1\n"
+_HEAD = len(MAGIC) + 64 + 1
+
+
+class _Hashed(io.RawIOBase):
+    """A file being written that hashes what passes through (the payload, as pickle writes it)."""
+
+    def __init__(self, f: io.BufferedWriter) -> None:
+        self.f, self.h = f, hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self.h.update(b)
+        return self.f.write(b)
+
+
+def seal(f: io.BufferedWriter, value: object) -> None:
+    """Write ``value`` to the new file ``f`` as an entry: ``MAGIC``, the payload's digest, the
+    payload (pickled straight to the file: no second copy in memory)."""
+    f.write(MAGIC + b"0" * 64 + b"\n")
+    hashed = _Hashed(f)
+    pickle.dump(value, hashed, protocol=pickle.HIGHEST_PROTOCOL)
+    f.seek(len(MAGIC))
+    f.write(hashed.h.hexdigest().encode())
+
+
+def unseal(f: io.BufferedReader) -> bool:
+    """Whether the entry open in ``f`` has a matching digest (read in pieces); ``f`` is left at
+    the start of its payload."""
+    head = f.read(_HEAD)
+    if len(head) != _HEAD or not head.startswith(MAGIC) or head[-1:] != b"\n":
+        return False
+    h = hashlib.sha256()
+    while chunk := f.read(1 << 20):
+        h.update(chunk)
+    f.seek(_HEAD)
+    return h.hexdigest().encode() == head[len(MAGIC) : -1]
+
+
 def recall(folder: Path, key: str, kind: type[_T]) -> _T | None:
-    """The stored answer to ``key`` if it is a ``kind``, else None (and a file that is not one
-    is removed)."""
+    """The stored answer to ``key`` if it is a whole ``kind`` (its digest checked before it is
+    unpickled; a search's answer only where it says ``complete``), else None. An entry that
+    is not one is removed with one warning line; one that is no regular file (a folder, a
+    FIFO: opened without blocking) is left, with one warning line."""
     path = folder / f"{key}.pickle"
     try:
-        with path.open("rb") as f:
-            value = pickle.load(f)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         return None
-    except Exception:  # unreadable, not a pickle, truncated, foreign (which may raise anything)
+    except OSError as e:  # a symbolic link (ELOOP), a folder on some systems, no permission
+        _warn_once(str(path), f"answer {path}: {e.strerror or type(e).__name__}: searched again")
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        _warn_once(str(path), f"answer {path}: not a regular file: searched again")
+        return None
+    with os.fdopen(fd, "rb") as f:
+        whole = unseal(f)
         value = None
-    if not isinstance(value, kind):
-        path.unlink(missing_ok=True)  # broken, truncated or foreign: a miss, and removed
+        if whole:
+            try:
+                value = pickle.load(f)
+            except Exception:  # a payload this version cannot read (which may raise anything)
+                value = None
+    if not isinstance(value, kind) or getattr(value, "complete", True) is not True:
+        path.unlink(missing_ok=True)  # broken, truncated, forged or foreign: a miss, removed
+        why = "is not a whole answer" if whole else "failed its digest check"
+        _warn_once(str(path), f"answer {path}: {why}: removed and searched again")
         return None
     if _cache_in(folder) is not None:
         user_cache.touch(path)  # recently used: evicted last
@@ -228,17 +309,22 @@ def recall(folder: Path, key: str, kind: type[_T]) -> _T | None:
 
 def remember(folder: Path, key: str, value: object) -> None:
     """Store an answer (a whole file or none; an ``Exploration`` without its tables and bound,
-    and no cached graph); a failure to store is not an error."""
+    and no cached graph), sealed with its digest; a failure to store is not an error, and a
+    disk without space says so once."""
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as f:
-                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+                seal(f, value)
             os.replace(tmp, folder / f"{key}.pickle")
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            _warn_once(f"space {folder}", f"{folder}: no space left: answers are not kept")
+        return
+    except (pickle.PicklingError, TypeError, AttributeError):
         return
     kept = _cache_in(folder)
     if kept is not None:
