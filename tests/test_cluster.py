@@ -209,6 +209,63 @@ def test_no_scheduler_at_the_address_is_one_line_and_exit_2() -> None:
     )
 
 
+@contextlib.contextmanager
+def _listener(payload: bytes | None) -> Any:
+    """A TCP listener on loopback that is no Dask scheduler: it accepts and sends ``payload``
+    (None: never a byte); yields its address."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                held.append(conn)
+                if payload is not None:
+                    conn.sendall(payload)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+@needs_engine
+@pytest.mark.parametrize(
+    "payload",
+    [
+        None,  # accepts and never speaks: it hung for ever
+        b"SSH-2.0-OpenSSH_9.6\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        (1).to_bytes(8, "little") + (1 << 62).to_bytes(8, "little"),  # a frame of 2^62 bytes
+    ],
+    ids=["silent", "ssh", "http", "huge-frame"],
+)
+def test_a_listener_that_is_no_scheduler_is_one_line_and_exit_2(payload: bytes | None) -> None:
+    """Issue 57: the client's whole start is bounded; whatever is not a Dask scheduler is one
+    line naming the flag and exit 2 (it was a hang, or exit 1 with a traceback)."""
+    with _listener(payload) as address:
+        done = _python(
+            "-c",
+            "import sys; from simulations.cli import main; sys.exit(main(sys.argv[1:]))",
+            *("check", "--bound", "tiny", "--quiet", "--cluster", address),
+            env={**_env(), cluster.TIMEOUT: "2"},
+        )
+    assert done.returncode == 2 and done.stdout == "", done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(
+        f"acp-sysprompt: error: argument --cluster: no scheduler at tcp://{address}"
+    )
+
+
 @needs_engine
 def test_ctrl_c_reaching_the_whole_group_keeps_the_partial_answer_and_leaves_no_process() -> None:
     """A terminal's Ctrl-C reaches the workers too: they leave it to the command, which stops
@@ -257,6 +314,58 @@ def test_ctrl_c_reaching_the_whole_group_keeps_the_partial_answer_and_leaves_no_
         passed = True
     finally:
         if not passed:  # a failed or hung run: nothing of it outlives the test
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+
+
+@needs_engine
+def test_sigterm_keeps_the_partial_answer_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Issue 57: SIGTERM to the command (a CI job cancelled) stops the search as Ctrl-C does:
+    the partial answer printed (exit 130), the local cluster stopped, its folder removed (it
+    was left in TMPDIR) and no process of it left."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from simulations.cli import main; sys.exit(main(sys.argv[1:]))",
+            *("check", "--bound", "large", "--cluster", "local:2", "--json", "--progress"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**_env(), "TMPDIR": str(tmp_path)},
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    passed = False
+    try:
+        assert proc.stderr is not None
+        seen = ""
+        deadline = time.monotonic() + 300
+        while "depth 3" not in seen and time.monotonic() < deadline:
+            seen += proc.stderr.readline()
+        proc.send_signal(signal.SIGTERM)  # the command alone, not its group
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 130, (seen + err)[-2000:]
+        assert json.loads(out)["complete"] is False
+        left = "?"
+        for _ in range(50):
+            time.sleep(0.2)
+            found = subprocess.run(
+                ["pgrep", "-g", str(proc.pid), "-a"], capture_output=True, text=True
+            )
+            left = found.stdout.strip()
+            if not left:
+                break
+        assert left == ""
+        assert list(tmp_path.iterdir()) == []
+        passed = True
+    finally:
+        if not passed:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=60)

@@ -52,16 +52,19 @@ from __future__ import annotations
 
 from simulations.engines.cluster.attach import (
     INSTALL,
+    TIMEOUT,
     active,
     active_note,
     attached,
     available,
+    deadline,
     forget_interrupt,
     heard,
     held,
     listening,
     memory,
     parse,
+    probe,
     workers,
 )
 from simulations.engines.cluster.spread import (
@@ -95,6 +98,7 @@ __all__ = [
     "BYTES_PER_STATE",
     "CANON_CACHE",
     "INSTALL",
+    "TIMEOUT",
     "Batch",
     "Event",
     "Interner",
@@ -110,6 +114,7 @@ __all__ = [
     "attached",
     "available",
     "before_search",
+    "deadline",
     "expand_level",
     "explore_anywhere",
     "explore_scopes",
@@ -123,6 +128,7 @@ __all__ = [
     "node",
     "pack",
     "parse",
+    "probe",
     "start_level",
     "unpack",
     "workers",

@@ -13,12 +13,15 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from model.files import clipped
 from simulations.usage import UsageError
 
 INSTALL = "pip install 'acp-sysprompt-model[cluster]'"
@@ -47,6 +50,70 @@ def parse(text: str) -> tuple[str, int]:
     return t if "://" in t else f"tcp://{t}", 0
 
 
+WORKER_TTL = "60s"  # a local worker silent this long is replaced
+TIMEOUT = "ACP_SYSPROMPT_CLUSTER_TIMEOUT"  # seconds the scheduler has to answer (default 20)
+# what the probe runs: a client of its own, in a child with a memory ceiling (a listener that
+# sends a frame header of 2^62 bytes makes Dask ask for that much), printing the server's type
+_PROBE = """
+import logging, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+logging.disable(logging.CRITICAL)
+from distributed import Client
+client = Client(sys.argv[1], timeout=float(sys.argv[2]), set_as_default=False)
+print(client.scheduler_info().get("type"))
+client.close(timeout=5)
+"""
+
+
+def deadline() -> float:
+    """Seconds a scheduler has to answer (``ACP_SYSPROMPT_CLUSTER_TIMEOUT``, default 20)."""
+    try:
+        seconds = float(os.environ.get(TIMEOUT, "") or 20)
+    except ValueError:
+        raise UsageError(f"{TIMEOUT}: expected seconds, got {os.environ[TIMEOUT]!r}") from None
+    if not 0 < seconds <= 3600:
+        raise UsageError(f"{TIMEOUT}: expected seconds from 0 to 3600, got {seconds:g}")
+    return seconds
+
+
+def probe(where: str) -> None:
+    """Make sure a Dask scheduler answers at ``where`` before this process connects: a client in
+    a child process of its own, given ``deadline()`` seconds (and 10 more to start) and then
+    killed with its group. A listener that never speaks, speaks something else (HTTP, an SSH
+    banner, garbage) or sends frames no memory can hold is one line (``UsageError``), never a
+    hang or a traceback."""
+    seconds = deadline()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PROBE, where, str(seconds)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=seconds + 10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise UsageError(
+            f"argument --cluster: no scheduler at {where}: nothing answered as one (waited "
+            f"{seconds + 10:g} s; {TIMEOUT} sets the scheduler's part)"
+        ) from None
+    except BaseException:  # Ctrl-C while it waits: the child goes too
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    if proc.returncode == 0 and out.strip() == "Scheduler":
+        return
+    lines = [line.strip() for line in err.splitlines() if line.strip()]
+    why = lines[-1] if lines else f"it answered {out.strip()[:80]!r}, not as a Dask scheduler"
+    raise UsageError(f"argument --cluster: no scheduler at {where}: {clipped(why, 160)}")
+
+
 def available() -> bool:
     try:
         import distributed  # noqa: F401
@@ -73,55 +140,60 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
     logging.getLogger("distributed").setLevel(logging.ERROR)
     # a Ctrl-C cancels the gather it lands in; asyncio would log that task's end as an error
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-    cluster = None
-    scratch = None  # the local workers' own folder (Dask's default is a shared one in /tmp)
-    try:
-        if where == "local":
-            scratch = tempfile.mkdtemp(prefix="acp-sysprompt-dask-")
-            # no work stealing: a partition's tasks stay with the worker that holds its seen
-            # set (stolen, they rebuild it from every earlier level); a dead worker's still go
-            # elsewhere (loose restrictions). A scheduler you start: see docs/cluster.md.
-            importlib.import_module("dask").config.set(
-                {
-                    "distributed.scheduler.work-stealing": False,
-                    "temporary-directory": scratch,  # the scheduler's and nannies' folders too
-                }
-            )
-            with warnings.catch_warnings():  # "port 8787 in use": another cluster's; any will do
-                warnings.simplefilter("ignore")
-                cluster = LocalCluster(
-                    n_workers=n,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address="127.0.0.1:0",
-                    worker_dashboard_address=None,
-                    silence_logs=logging.ERROR,
-                    host="127.0.0.1",  # this machine's cluster listens on loopback only
-                    local_directory=scratch,
-                )
-            client = Client(cluster)
-            from simulations.engines.cluster_quiet import QuietWorker
-
-            client.register_plugin(QuietWorker())  # Ctrl-C is the command's to handle
-        else:
-            try:
-                client = Client(where, timeout=20)
-            except OSError as e:
-                raise UsageError(f"argument --cluster: no scheduler at {where}: {e}") from None
-        _ACTIVE.append((client, note))
+    with listening():  # from the start: a Ctrl-C or SIGTERM then stops the cluster too
+        cluster = None
+        scratch = None  # the local workers' own folder (Dask's default is a shared one in /tmp)
         try:
-            with listening():
+            if where == "local":
+                scratch = tempfile.mkdtemp(prefix="acp-sysprompt-dask-")
+                # no work stealing: a partition's tasks stay with the worker that holds its seen
+                # set (stolen, they rebuild it from every earlier level); a dead worker's still go
+                # elsewhere (loose restrictions). A scheduler you start: see docs/cluster.md.
+                importlib.import_module("dask").config.set(
+                    {
+                        "distributed.scheduler.work-stealing": False,
+                        "temporary-directory": scratch,  # the scheduler's and nannies' folders too
+                        # a worker silent this long is dropped and its tasks run elsewhere (the
+                        # default, 5 minutes, stalled a search that long on a frozen worker)
+                        "distributed.scheduler.worker-ttl": WORKER_TTL,
+                    }
+                )
+                # "port 8787 in use": another cluster's; any will do
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    cluster = LocalCluster(
+                        n_workers=n,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address="127.0.0.1:0",
+                        worker_dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                        host="127.0.0.1",  # this machine's cluster listens on loopback only
+                        local_directory=scratch,
+                    )
+                client = Client(cluster)
+                from simulations.engines.cluster_quiet import QuietWorker
+
+                client.register_plugin(QuietWorker())  # Ctrl-C is the command's to handle
+            else:
+                probe(where)
+                try:
+                    client = Client(where, timeout=deadline())
+                except OSError as e:
+                    raise UsageError(f"argument --cluster: no scheduler at {where}: {e}") from None
+            _ACTIVE.append((client, note))
+            try:
                 yield client
+            finally:
+                _ACTIVE.remove((client, note))
+                with contextlib.suppress(Exception):
+                    client.close()
         finally:
-            _ACTIVE.remove((client, note))
-            with contextlib.suppress(Exception):
-                client.close()
-    finally:
-        if cluster is not None:
-            with contextlib.suppress(Exception):
-                cluster.close()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+            if cluster is not None:
+                with contextlib.suppress(Exception):
+                    cluster.close()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
 
 
 _HEARD: list[bool] = []  # a Ctrl-C came while a cluster was attached (``heard``)
@@ -133,7 +205,9 @@ def listening() -> Iterator[None]:
     an exception raised inside a garbage-collection callback (``distributed`` installs one in
     this process, with the local cluster's scheduler), so the KeyboardInterrupt a Ctrl-C raises
     there is lost; ``heard`` raises it again where the search next looks (each level, each
-    finished task)."""
+    finished task). A SIGTERM is taken as a Ctrl-C (where nothing else handles it): the search
+    stops with its partial answer and the cluster is stopped, its folder removed, instead of
+    the process dying with its workers and their folder left behind."""
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
@@ -145,11 +219,16 @@ def listening() -> Iterator[None]:
         _HEARD.append(True)
         signal.default_int_handler(signum, frame)
 
+    term = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGINT, on_int)
+    if term == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, on_int)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if term == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         _HEARD.clear()
 
 
