@@ -13,10 +13,11 @@ Scope
     writes the reviewer's report; ``list`` names the revisions, mutants, engines and bounds.
 
     This module assembles the parser, runs ``main`` and dispatches; each command's options
-    and run live in ``simulations.commands.<command>`` (``check`` with ``population`` and
-    ``check_out``; ``conform`` there holds ``replay -- AGENT_CMD`` too), what they share in
-    ``simulations.commands.common`` and ``progress``. ``validate`` and ``conform-client``
-    own their parsers (``simulations.live.validate``, ``simulations.live.client_conform``).
+    and run live in ``simulations.commands.<command>`` (``list`` in ``listing``; ``check``
+    with ``population`` and ``check_out``; ``conform`` holds ``replay -- AGENT_CMD`` too),
+    what they share in ``simulations.commands.common``, ``progress`` and ``subjects``.
+    ``validate`` and ``conform-client`` own their parsers (``simulations.live.validate``,
+    ``simulations.live.client_conform``).
 
     Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
@@ -25,7 +26,7 @@ Scope
     written (a full disk, ``/dev/full``: not a fault of this tool); 130 when interrupted.
     ``conform`` and ``replay … -- AGENT_CMD`` also give 3 for a fault of this tool (after the
     verdict, with its traceback), and 2 for an output that cannot be written
-    (``CONFORM_EXITS``).
+    (``simulations.commands.conform.CONFORM_EXITS``).
 
 Abstractions
     Long explorations show a progress line with states/s on a terminal; Ctrl-C stops them,
@@ -33,7 +34,7 @@ Abstractions
     ``simulations.engines.size.WARN_STATES`` states gets a one-line warning on stderr naming
     the dimension that explodes (kept under ``--quiet``: a warning, not progress).
     ``conform`` and a live ``replay`` take Ctrl-C and SIGTERM as a flag for their whole run
-    (``simulations.live.conform.interrupts``): 130 wherever it lands, the report still printed
+    (``simulations.live.options.interrupts``): 130 wherever it lands, the report still printed
     and written.
 """
 

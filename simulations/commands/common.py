@@ -4,10 +4,11 @@ Scope
     The exit codes ``main`` gives whatever the command (``INTERRUPTED``, ``OUTPUT_FAILED``);
     ``Parser`` (argparse raising ``UsageError``: one line, exit 2) and the argument types and
     groups several commands take (``positive``, ``seed``, ``target``, ``bfs``, ``cached``);
-    the lines a run writes on stderr before it starts (``announce``, ``warn_size``, ``say``);
-    ``--out`` and ``--id`` checked (``out_dir``, ``requirement_id``); the cache and the
-    cluster a command attaches for its run, and the run's wall clock (``CACHE``, ``CLUSTER``,
-    ``STARTED``, ``use_cache``, ``noted``, ``wall``), which ``simulations.cli.main`` closes.
+    the lines a run writes on stderr before it starts (``announce``, ``warn_size``), and any
+    one line of the tool's own there (``say``); ``--out`` and ``--id`` checked (``out_dir``,
+    ``requirement_id``); the cache and the cluster a command attaches for its run, and the
+    run's wall clock (``CACHE``, ``CLUSTER``, ``STARTED``, ``use_cache``, ``noted``,
+    ``wall``), which ``simulations.cli.main`` starts and ends with the command.
 
 Abstractions
     A standard output that refuses a write is ``OutputFailed`` (``simulations.cli.main``
