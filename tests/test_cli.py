@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import simulations.cli as cli
+import simulations.commands.explore as explore_command
 from model.mutants import MUTANTS
 from model.spec import REQUIREMENTS
 from simulations.cli import main
@@ -256,7 +256,7 @@ def test_counterexample_for_an_id_that_holds_says_so(
 def test_ctrl_c_writes_what_was_found_and_exits_130(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = cli.explore
+    real = explore_command.explore
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         def stop(*_: object) -> None:
@@ -265,7 +265,7 @@ def test_ctrl_c_writes_what_was_found_and_exits_130(
         kwargs["progress"], kwargs["every"] = stop, 100
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cli, "explore", interrupted)
+    monkeypatch.setattr(explore_command, "explore", interrupted)
     code, out, _ = _run(capsys, "explore", "--bound", "small", "--out", str(tmp_path))
     assert code == 130 and "INTERRUPTED" in out
     cov = json.loads((tmp_path / "coverage.json").read_text())

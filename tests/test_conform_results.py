@@ -40,7 +40,7 @@ from typing import Any
 
 import pytest
 
-from simulations.cli import PROGRESS
+from simulations.commands.conform import PROGRESS
 from simulations.live import conform as live
 from simulations.live import execute, options, results, transport
 from simulations.live import report as reports

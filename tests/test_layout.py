@@ -5,8 +5,12 @@ alike) is an edge of a ``networkx`` graph; the graph must be acyclic and respect
 ``model`` imports nothing of ``simulations``; ``simulations.engines`` imports neither the
 outputs, the wire mapping, the library API nor the command line; ``simulations.wire`` and
 ``simulations.outputs`` do not import the API or the command line; ``simulations.api``
-imports neither of its two interfaces, the command line and the notebook helpers. No notebook
-imports the command-line module.
+imports neither of its two interfaces, the command line and the notebook helpers. The command
+line is ``simulations.cli`` (the dispatch) over ``simulations.commands`` (one module per
+command): a command imports the API, the outputs, the wire mapping and the live side, never
+``simulations.cli`` nor the notebook helpers; nothing below the command line (engines, wire,
+outputs, API, live side, notebook helpers) imports a command. No notebook imports the
+command-line module.
 """
 
 from __future__ import annotations
@@ -22,17 +26,21 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("model", "simulations")
 
 # importer prefix → module prefixes it must not import
+COMMAND_LINE = ("simulations.cli", "simulations.commands")
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "model": ("simulations",),
     "simulations.engines": (
         "simulations.outputs",
         "simulations.wire",
         "simulations.api",
-        "simulations.cli",
+        *COMMAND_LINE,
     ),
-    "simulations.wire": ("simulations.outputs", "simulations.api", "simulations.cli"),
-    "simulations.outputs": ("simulations.api", "simulations.cli", "simulations.notebook"),
-    "simulations.api": ("simulations.cli", "simulations.notebook"),
+    "simulations.wire": ("simulations.outputs", "simulations.api", *COMMAND_LINE),
+    "simulations.outputs": ("simulations.api", *COMMAND_LINE, "simulations.notebook"),
+    "simulations.api": (*COMMAND_LINE, "simulations.notebook"),
+    "simulations.live": COMMAND_LINE,
+    "simulations.notebook": COMMAND_LINE,
+    "simulations.commands": ("simulations.cli", "simulations.notebook"),
 }
 
 
@@ -113,6 +121,26 @@ def test_the_checks_catch_a_planted_cycle_and_breach(tmp_path: Path) -> None:
     g = import_graph(tmp_path)
     assert cycles(g) == [["simulations.engines.a", "simulations.engines.b"]]
     assert layer_breaches(g) == ["simulations.engines.b imports simulations.cli"]
+
+
+def test_the_checks_catch_a_command_that_imports_upwards(tmp_path: Path) -> None:
+    """A command importing the dispatch (function-local, as a lazy import would), the dispatch
+    importing it back (a cycle) and an output importing a command are found."""
+    sim = tmp_path / "simulations"
+    for d in (sim / "commands", sim / "outputs"):
+        d.mkdir(parents=True)
+        (d / "__init__.py").write_text("")
+    (tmp_path / "model").mkdir()
+    (sim / "__init__.py").write_text("")
+    (sim / "cli.py").write_text("from simulations.commands import check\n")
+    (sim / "commands" / "check.py").write_text("def run():\n    from simulations.cli import main\n")
+    (sim / "outputs" / "forms.py").write_text("from simulations.commands.check import run\n")
+    g = import_graph(tmp_path)
+    assert cycles(g) == [["simulations.cli", "simulations.commands.check"]]
+    assert sorted(layer_breaches(g)) == [
+        "simulations.commands.check imports simulations.cli",
+        "simulations.outputs.forms imports simulations.commands.check",
+    ]
 
 
 @pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import simulations.cli as cli
+import simulations.commands.progress as progress
 import simulations.engines.population as population_engine
 
 
@@ -27,7 +28,7 @@ def _stderr(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
 def test_a_piped_check_prints_progress_lines(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...]
 ) -> None:
-    monkeypatch.setattr(cli, "PIPED_EVERY", 0.0)  # a slow run's lines, at once
+    monkeypatch.setattr(progress, "PIPED_EVERY", 0.0)  # a slow run's lines, at once
     # searches this process ran for an earlier test are reused without a progress report:
     # start from none (a CI worker had judged this population before)
     monkeypatch.setattr(population_engine, "_SEARCHED", {})

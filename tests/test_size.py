@@ -13,12 +13,15 @@ from pathlib import Path
 import pytest
 
 import simulations.api
-import simulations.cli
+import simulations.commands.common
+import simulations.commands.counterexample
+import simulations.commands.explore
 import simulations.engines.size
 import simulations.outputs.population
 from model.tables import REFERENCE
 from simulations.api import bound_for
 from simulations.cli import main
+from simulations.commands.progress import ProgressLine
 from simulations.engines.bounds import BOUNDS, Bound, Scope, bound_from_mapping, bound_toml
 from simulations.engines.explore import explore
 from simulations.engines.size import (
@@ -95,7 +98,8 @@ def test_explore_and_counterexample_warn_too(
     def stop(*args: object, **kwargs: object) -> None:
         raise SystemExit(0)  # the run would start here: the warning is already out
 
-    monkeypatch.setattr(simulations.cli, "explore", stop)
+    monkeypatch.setattr(simulations.commands.explore, "explore", stop)
+    monkeypatch.setattr(simulations.commands.counterexample, "explore", stop)
     for argv in (
         ["explore", "--bound", str(example), "--out", str(tmp_path / "x")],
         ["counterexample", "--bound", str(example), "--id", "P1", "--out", str(tmp_path / "c")],
@@ -126,7 +130,7 @@ def test_a_ctrl_c_while_estimating_is_exit_130_in_one_line(
     def interrupted(*args: object, **kwargs: object) -> Estimate:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(simulations.cli, "estimate", interrupted)
+    monkeypatch.setattr(simulations.commands.common, "estimate", interrupted)
     assert main(["check", "--bound", str(example)]) == 130
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == "acp-sysprompt: interrupted before the run started"
@@ -328,7 +332,7 @@ def test_the_progress_line_has_an_eta(
 ) -> None:
     """1,000 states in 10 s: 100 states/s; the ETA is what the estimate leaves at that rate
     (the seconds are passed in, no clock is read)."""
-    line = simulations.cli._ProgressLine("check", expected, forced=True)  # as on a terminal
+    line = ProgressLine("check", expected, forced=True)  # as on a terminal
     line(1_000, 5_000, 3, 10.0)
     err = capsys.readouterr().err
     assert shown in err and "5,000 transitions checked" in err
