@@ -414,3 +414,21 @@ def test_an_amendment_with_a_rule_is_answered_warm_and_a_changed_rule_is_not(
     (_, cold), warm, changed = notes
     scopes = len(bound_for("choices", "v1-stable").scopes)
     assert cold > scopes and warm == (cold, cold) and changed == (cold - scopes, cold), notes
+
+
+@pytest.mark.parametrize("command", [CHECK, ("cache", "info"), ("cache", "clear")])
+def test_an_empty_folder_name_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: tuple[str, ...],
+) -> None:
+    """Issue 57: ``--cache ''`` was the working folder (pickles written there): one line, exit 2,
+    nothing written."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code, out, err = _cli(capsys, monkeypatch, *command, "--cache", "")
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
+    assert "argument --cache: expected a folder, got an empty name" in err, err
+    assert not list(work.iterdir())

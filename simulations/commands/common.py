@@ -59,6 +59,14 @@ def positive(text: str) -> int:
     return value
 
 
+def folder(text: str) -> Path:
+    """A folder argument: an empty name is refused (``Path("")`` is the working folder, where
+    ``--cache ''`` wrote its pickles)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name")
+    return Path(text)
+
+
 def seed(text: str) -> int:
     try:
         return int(text)
@@ -104,7 +112,7 @@ def cached(c: argparse.ArgumentParser, off: bool = True) -> None:
     one = c.add_mutually_exclusive_group()
     one.add_argument(
         "--cache",
-        type=Path,
+        type=folder,
         default=None,
         metavar="DIR",
         help="the folder of answers remembered across runs (default: $ACP_SYSPROMPT_CACHE, "
