@@ -71,6 +71,7 @@ from simulations.commands.common import (
     use_cache,
 )
 from simulations.live import client_conform, validate
+from simulations.usage import internal_error
 
 
 def parser() -> argparse.ArgumentParser:
@@ -143,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # a command with no interrupt of its own (validate, list): one line
         print("acp-sysprompt: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except Exception:  # a fault of this tool: never exit 1, which says a rule was violated
+        return internal_error()
     finally:
         CACHE.close()  # the cache ``use_cache`` turned on ends with the command
         CLUSTER.close()  # the cluster ``--cluster`` attached (a local one is stopped)

@@ -1,7 +1,9 @@
-"""Usage errors and the naming of a run's revision, shared by every entry point.
+"""Usage errors, internal errors and the naming of a run's revision, shared by every entry point.
 
 Scope
-    ``UsageError`` (bad command-line input, the message naming the argument),
+    ``UsageError`` (bad command-line input, the message naming the argument; exit 2),
+    ``internal_error`` (a fault of this tool: its traceback written to a file, one line naming
+    the file; exit 3; ``docs/exit-codes.md``),
     ``revision_for`` (the revision a run is about, from ``--revision`` and ``--mutant``) and
     ``refuse_other_revision`` (a profile speaks its own revision). The library API
     (``simulations.api``, which re-exports them), the command line and the reference agent
@@ -18,6 +20,12 @@ Source
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
 from model.mutants import MUTANTS
 from model.profiles import Profile
 from model.revisions import resolve
@@ -25,6 +33,44 @@ from model.revisions import resolve
 
 class UsageError(Exception):
     """Bad command-line input; the message names the argument."""
+
+
+INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never of the agent, the spec or input)
+
+
+def traceback_folder() -> Path:
+    """Where tracebacks go: ``$XDG_STATE_HOME/acp-sysprompt`` (default
+    ``~/.local/state/acp-sysprompt``)."""
+    xdg = os.environ.get("XDG_STATE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "state"
+    return base / "acp-sysprompt"
+
+
+def internal_error(text: str | None = None) -> int:
+    """A fault of this tool (the exception being handled, or ``text``, a traceback): written to
+    a file of its own in ``traceback_folder()`` (mode 0600), one line on stderr saying so and
+    naming the file — or, where no file can be written, the traceback on stderr and the line
+    after it. Returns ``INTERNAL_ERROR``."""
+    text = text if text is not None else traceback.format_exc()
+    last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+    try:
+        folder = traceback_folder()
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        path = folder / f"traceback-{stamp}-{os.getpid()}.txt"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        where = f"the traceback is in {path}"
+    except OSError:
+        sys.stderr.write(text)
+        where = "the traceback is above"
+    print(
+        f"acp-sysprompt: internal error: {last[:200]} (a fault of acp-sysprompt; {where}): "
+        f"exit {INTERNAL_ERROR}",
+        file=sys.stderr,
+    )
+    return INTERNAL_ERROR
 
 
 def revision_for(name: str | None, mutant: str | None = None) -> str:

@@ -15,7 +15,9 @@ two, one process or two) never ask for it, and such a test in a sharing module a
 The command line's cache of answers across runs (``simulations.engines.cache``) is off for the
 whole run (``ACP_SYSPROMPT_CACHE=off``, inherited by every subprocess a test starts): no test
 writes into ``~/.cache``, and the suite's CLI runs print and search as without it.
-``tests/test_cache.py`` turns it on, in its own temporary folders.
+``tests/test_cache.py`` turns it on, in its own temporary folders. Likewise the tracebacks a
+planted fault writes (``simulations.usage.internal_error``) go to a folder of the run's
+(``XDG_STATE_HOME``), removed at its end, never to ``~/.local/state``.
 """
 
 from __future__ import annotations
@@ -67,18 +69,21 @@ def script_module(relative: str, name: str) -> ModuleType:
 
 
 RUN_SHARE = "ACP_SYSPROMPT_TEST_SHARE"  # the run's shared folder, set by the controller
+RUN_STATE = "ACP_SYSPROMPT_TEST_STATE"  # the run's XDG_STATE_HOME (tracebacks), likewise
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         os.environ[RUN_SHARE] = tempfile.mkdtemp(prefix="acp-explorations-")
+        os.environ[RUN_STATE] = os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="acp-state-")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
-        folder = os.environ.pop(RUN_SHARE, None)
-        if folder:
-            shutil.rmtree(folder, ignore_errors=True)
+        for name in (RUN_SHARE, RUN_STATE):
+            folder = os.environ.pop(name, None)
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def shared_folder() -> dict[str, str]:

@@ -394,8 +394,11 @@ def test_a_fault_of_the_tool_exits_3_after_the_verdict_with_its_traceback(
     printed, err = capsys.readouterr()
     assert code == 3, code
     assert "VERDICT:" in printed and "internal error" in printed
-    assert "Traceback" in err and "RuntimeError: a bug in the tool" in err
-    assert err.strip().splitlines()[-1].startswith("acp-sysprompt: internal error")
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("acp-sysprompt: internal error") and "the traceback is in " in last
+    written = Path(last.split("the traceback is in ", 1)[1].split(")", 1)[0])
+    assert "RuntimeError: a bug in the tool" in written.read_text(encoding="utf-8")
+    written.unlink()
     data = json.loads(out.read_text(encoding="utf-8"))
     assert "a bug in the tool" in data["internal_error"]
     assert len(data["requirements"]["S6"]["outcomes"]) == 1  # the test that ran stands

@@ -11,7 +11,8 @@ Abstractions
     Outputs are checked before the run; the verdict is printed before anything that can fail;
     Ctrl-C or SIGTERM anywhere is a flag for the whole run
     (``simulations.live.options.interrupts``): 130, the report of the tests that ran still
-    printed and written; a fault of this tool is 3, after the verdict, with its traceback.
+    printed and written; a fault of this tool is 3, after the verdict, with one line naming
+    the file its traceback went to (``simulations.usage.internal_error``).
     The ACP SDK is imported when a command runs, never by the command line itself.
 """
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulations.api import UsageError, revision_for
 from simulations.commands.common import INTERRUPTED, OutputFailed, positive, seed
+from simulations.usage import internal_error
 
 if TYPE_CHECKING:
     from simulations.live.expectations import Expectations
@@ -38,9 +40,9 @@ CONFORM_EXITS = (
     "--report-json could not be written (checked before the run; a failure while writing, "
     "after the verdict is printed), or standard output could not (the files still written); "
     "3 internal error (a fault of acp-sysprompt, never the "
-    "agent's: the verdict of the tests that ran is printed, the traceback after it on "
-    "stderr); 130 Ctrl-C or SIGTERM (the report of the tests that ran is still printed and "
-    "written)"
+    "agent's: the verdict of the tests that ran is printed, then one line naming the file "
+    "the traceback was written to); 130 Ctrl-C or SIGTERM (the report of the tests that ran "
+    "is still printed and written)"
 )
 
 
@@ -145,9 +147,8 @@ PROGRESS = "acp-sysprompt: progress: "  # the start of conform's progress lines 
 def run(args: argparse.Namespace) -> int:
     """``conform``: outputs checked before the run, the verdict printed before anything that
     can fail, Ctrl-C or SIGTERM at any point of it 130 (``interrupts``: a flag, never an
-    exception mid-way), a fault of this tool 3 (after the verdict, with its traceback)."""
+    exception mid-way), a fault of this tool 3 (after the verdict, its traceback to a file)."""
     from simulations.live.options import interrupts
-    from simulations.live.results import INTERNAL_ERROR
 
     try:
         with interrupts() as interrupt:
@@ -158,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     except (UsageError, BrokenPipeError, OutputFailed):
         raise
     except Exception:
-        return _internal_error(INTERNAL_ERROR)
+        return internal_error()
     return code
 
 
@@ -173,7 +174,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         write_json,
         write_out,
     )
-    from simulations.live.results import INTERNAL_ERROR, ConformError, clip_middle
+    from simulations.live.results import ConformError, clip_middle
 
     if args.walks < 0:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
@@ -258,17 +259,10 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             failed.append(f"argument {name}: cannot write {str(where)!r}: {e.strerror}")
         except Exception:
             faults.append(traceback.format_exc())
-    for text in faults:
-        print(clip_middle(text, 20_000), file=sys.stderr)
     for line in failed:
         print(f"acp-sysprompt: error: {line}", file=sys.stderr)
-    if faults:
-        print(
-            "acp-sysprompt: internal error (a fault of acp-sysprompt, not of the agent; "
-            f"the traceback is above): exit {INTERNAL_ERROR}",
-            file=sys.stderr,
-        )
-        return INTERNAL_ERROR
+    if faults:  # a fault of this tool, not of the agent: the tracebacks to a file, one line
+        return internal_error("\n".join(clip_middle(text, 20_000) for text in faults))
     if unwritten is not None:
         raise unwritten
     if failed:
@@ -300,23 +294,12 @@ def _compare_pins(expected: Expectations, recipe: Recipe, prefix: Path, report: 
     return 1
 
 
-def _internal_error(code: int) -> int:
-    """A fault of this tool outside the run: its traceback, then one line naming it."""
-    traceback.print_exc()
-    print(
-        f"acp-sysprompt: internal error (a fault of acp-sysprompt; the traceback is above): "
-        f"exit {code}",
-        file=sys.stderr,
-    )
-    return code
-
-
 def run_live_replay(args: argparse.Namespace) -> int:
     """``replay TRACE -- AGENT_CMD``: 0 not reproduced, 1 reproduced, 2 bad usage, 3 internal
     error, 130 Ctrl-C or SIGTERM."""
     from simulations.live.conform import replay_live
     from simulations.live.options import interrupts
-    from simulations.live.results import INTERNAL_ERROR, ConformError
+    from simulations.live.results import ConformError
 
     try:
         with interrupts() as interrupt:
@@ -329,4 +312,4 @@ def run_live_replay(args: argparse.Namespace) -> int:
     except (BrokenPipeError, OutputFailed):
         raise
     except Exception:
-        return _internal_error(INTERNAL_ERROR)
+        return internal_error()
