@@ -443,7 +443,8 @@ def event_of(name: object) -> str:
 
 
 def limits_text() -> str:
-    """The limits as one sentence (the ``bound`` command's help and the README say it)."""
+    """The limits as one sentence (the ``bound`` command's help and docs/bounds.md, "Your own
+    bound", say it)."""
     return "at most " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in LIMITS.items())
 
 

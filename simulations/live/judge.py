@@ -407,8 +407,8 @@ def citation(rid: str, tables: Tables) -> str:
         )
     if rid == AGREE_ID:
         return (
-            "acp-sysprompt's introspection extension (README): the slot it reports is the "
-            "one the session's next model call carries"
+            "acp-sysprompt's introspection extension (docs/reference-agent.md): the slot it "
+            "reports is the one the session's next model call carries"
         )
     if rid == PARSE_ID:
         return (

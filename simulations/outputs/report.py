@@ -444,7 +444,7 @@ def build_report(
         "# acp-sysprompt report",
         "",
         f"Every subject explored exhaustively within the `{bound}` bound "
-        '(see README "Bounds"); ✓ = holds in every reachable world, ✗ = violated (the number '
+        "(see docs/bounds.md); ✓ = holds in every reachable world, ✗ = violated (the number "
         "is the length of the shortest counterexample, linked). Rules broken = the subject's "
         "revision's own rules (R, S ids it states) that some world violates.",
         "",
