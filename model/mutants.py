@@ -396,7 +396,7 @@ _V1_LIST: tuple[Mutant, ...] = (
         swap_effect(V1, "session", "load_with_request_prompt", "load_with_default_prompt")),
 )  # fmt: skip
 
-# v2-draft states T1-T16 with v1's behaviour on every row it keeps (the v2 schema's texts
+# v2-draft states every T id with v1's behaviour on every row it keeps (the v2 schema's texts
 # differ only in the capability path and in naming no session/load), so each v1 mutant above
 # stands for the same rows of v2-draft too. What v1's do not cover: their T9, T15 and T16
 # mutants edit session/load rows, which v2 does not have; v2's own history reopener is

@@ -79,6 +79,7 @@ from simulations.engines import cache as user_cache
 from simulations.engines import cluster, share
 from simulations.engines.bounds import (
     BOUNDS,
+    LIVE_BOUND,
     Bound,
     BoundError,
     bound_toml,
@@ -1010,9 +1011,9 @@ def _conform_parser(sub: Any) -> None:
     c.add_argument(
         "--bound",
         metavar="NAME|FILE",
-        default="small",
+        default=LIVE_BOUND,
         help="the bound the live plan's shortest paths come from: a named bound or a bound "
-        "file (small)",
+        f"file ({LIVE_BOUND})",
     )
     c.add_argument(
         "--recipe",
@@ -1695,8 +1696,9 @@ def _write_population_out(
     """``check --out`` of a population (an amendment's: the amended one, its claims among
     them): one folder per heading ``<id> lost where <choices>``, ``DIR/<id>-<choices>/``,
     with the counterexample of the member that heading prints."""
+    from model.spec import P_IDS
     from simulations.outputs.forms import folder_name, write_counterexample
-    from simulations.outputs.population import P_IDS, lost_where_subject
+    from simulations.outputs.population import lost_where_subject
 
     j, pop = pc.judged, pc.population
     folders: list[Path] = []

@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from model.spec import P_IDS  # noqa: E402
 from simulations.api import bound_for  # noqa: E402
 from simulations.live import agents_page  # noqa: E402
 from simulations.live.conform import conform  # noqa: E402 - after the path is set
@@ -44,7 +45,7 @@ from simulations.live.expectations import (  # noqa: E402
 from simulations.live.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
 from simulations.live.report import Report, render, runs_note, to_json, write_json  # noqa: E402
 from simulations.live.results import FAIL, PASS  # noqa: E402
-from simulations.outputs.population import P_IDS, check_population  # noqa: E402
+from simulations.outputs.population import check_population  # noqa: E402
 
 REVISION = "v1-stable"
 CHOICES = ("T11", "T15", "T16")

@@ -88,6 +88,7 @@ from pathlib import Path
 from model.revisions import REVISIONS
 from model.tables import Tables
 from model.types import Caps, PromptCap
+from simulations.engines.bounds import LIVE_BOUND
 from simulations.live import sandbox
 from simulations.live.coverage import (
     COVER_TEST,
@@ -528,7 +529,7 @@ def conform(
     interrupt: Interrupt | None = None,
     model_endpoint: bool = False,
     recipe: Recipe | None = None,
-    bound: str = "small",
+    bound: str = LIVE_BOUND,
     coverage: bool = True,
     budget: float | None = None,
     progress: Callable[[str], None] | None = None,

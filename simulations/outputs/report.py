@@ -36,7 +36,7 @@ from model.population import describe
 from model.profiles import PROFILES
 from model.questions import QUESTIONS, Witness
 from model.revisions import REVISIONS
-from model.spec import REQUIREMENTS
+from model.spec import P_IDS, REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
 from model.witnesses import vacuous
@@ -49,8 +49,6 @@ from simulations.engines.stateful import findings_of, machine_class, run
 from simulations.engines.trace import Trace, replay, request_text
 from simulations.outputs.population import check_population, rule_checks
 from simulations.wire.acp import meta_methods, revision_wire, wire_fields
-
-P_IDS = tuple(f"P{i}" for i in range(1, 10))
 
 
 @dataclass(frozen=True)
