@@ -1,11 +1,13 @@
-"""Mutants: deliberately broken agents and clients, each one edit of the reference tables.
+"""Mutants: deliberately broken agents and clients, each one edit of its revision's tables.
 
 Scope
     Every mutant declares the one requirement id it must violate. The test suite and
     ``acp-sysprompt check --mutant NAME`` show that the checks catch each of them — the proof
     that every check has teeth. Behaviours only a mutant needs (a wrong composition, an effect
     that creates a session while answering an error, …) are defined here, registered beside
-    the reference guards and effects, and never used by the reference tables.
+    the reference guards and effects, and never used by the reference tables. A mutant edits
+    the tables of its ``revision``: the final RFD's (``model.tables.REFERENCE``), v1-stable's,
+    v2-draft's or alt-instructions'.
 
 Abstractions
     A mutant changes the tables only; the spec monitor and the checks are never mutated.

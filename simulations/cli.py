@@ -10,9 +10,12 @@ Scope
     a profile (with a client) or one member of an amendment's or a revision's population, and
     ``check --out`` writes every ✗ so; ``replay`` re-runs an ITF trace (a member's, a
     profile's and a client's tables rebuilt from what its ``#meta`` names); ``report``
-    writes the reviewer's report; ``list`` names the revisions, mutants, engines and bounds.
+    writes the reviewer's report; ``list`` names the revisions, mutants, engines and bounds;
+    ``bound`` shows a bound and ``cache`` the answers kept across runs. ``conform``,
+    ``conform-client`` and ``validate`` judge live programs and logs (``simulations.live``).
 
-    Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
+    Exit codes: 0 when every rule that binds the parties (R, S, T, A ids; a SHOULD is advisory)
+    holds; 1 when one is
     violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
     mutant declares is violated, whatever its family); 2 on bad usage or a file that cannot be
     read (``model.files``), with a one-line message — also when standard output cannot be
@@ -27,7 +30,7 @@ Abstractions
     ``simulations.engines.size.WARN_STATES`` states gets a one-line warning on stderr naming
     the dimension that explodes (kept under ``--quiet``: a warning, not progress).
     ``conform`` and a live ``replay`` take Ctrl-C and SIGTERM as a flag for their whole run
-    (``simulations.live.conform.interrupts``): 130 wherever it lands, the report still printed
+    (``simulations.live.options.interrupts``): 130 wherever it lands, the report still printed
     and written.
 """
 

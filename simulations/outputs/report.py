@@ -1,12 +1,16 @@
-"""The reviewer's report: verdict matrix, shortest counterexamples, kill matrix.
+"""The reviewer's report: verdict matrix, shortest counterexamples, ACP v1's population, kill
+matrix, questions for the RFD author.
 
 Scope
     ``build_report(out)`` explores every *subject* — a revision, a revision with a restricted
     population of agents, or an implementation profile — exhaustively within the ``default``
     bound, and writes ``report.md``: the verdict matrix (subject × P1–P9, ✓ / ✗ / n/a, and the
     revision's rules that broke), each ✗ linked to a directory with its shortest counterexample
-    in five forms plus a picture of the path; then the kill matrix (mutant × engine: the
-    exhaustive explorer and Hypothesis, each run focused on the id the mutant declares).
+    in five forms plus a picture of the path; with ``stable_sections``, ACP v1 as stabilised
+    judged over every agent and client it allows, each shipped amendment in one sentence and
+    the findings to take upstream; then the kill matrix (mutant × engine: the exhaustive
+    explorer and Hypothesis, each run focused on the id the mutant declares) and the open
+    questions' witnesses (``model.questions``).
 
 Abstractions
     A subject's population is the set of capability profiles its agents may start or restart
