@@ -36,11 +36,20 @@ CODE = ("model", "simulations", "tools", "bench", "tests", "examples")
 TEXT_SUFFIXES = {".md", ".toml", ".ipynb", ".txt", ".sh", ".cfg"}
 
 
+SKIPPED = {"out", "node_modules", "__pycache__"}  # and every hidden folder
+
+
 def tracked(root: Path = ROOT) -> list[Path]:
-    """The files git tracks (the pages and the code, never ``out/`` or the venv)."""
-    names = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.split("\0")
+    """The files git tracks (the pages and the code, never ``out/`` or the venv); outside a git
+    checkout, every file but those under ``SKIPPED`` or hidden folders."""
+    try:
+        names = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        found = (p for p in root.rglob("*") if p.is_file())
+        parts = ((p, p.relative_to(root).parts[:-1]) for p in found)
+        return sorted(p for p, d in parts if not any(x in SKIPPED or x[0] == "." for x in d))
     return [root / n for n in names if n and (root / n).is_file()]
 
 
