@@ -13,12 +13,16 @@ A pointer names a page of this repository: ``README``/``README.md`` (the project
 of our pages (a bare name that is not, like an upstream document, is somebody else's page). A
 quoted title must equal a heading of that page (markup and case aside); an ``#anchor`` must be
 the anchor GitHub gives one of its headings; ``§N`` must be a heading numbered ``N.``.
+
+The same for the code's own names: a ``model.…`` or ``simulations.…`` name a module docstring
+gives must be a module, or a name a module holds.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
+import importlib
 import io
 import itertools
 import json
@@ -361,3 +365,52 @@ def test_anchors_follow_githubs_rules(tmp_path: Path) -> None:
         "pinned results: --expect file",
         "pinned results",
     }
+
+
+# --- module docstrings name what exists -------------------------------------------------------
+
+DOTTED = re.compile(r"``((?:model|simulations)(?:\.\w+)+)(?:\(\))?``")
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``dotted`` is a module of the project, or a name some module of it holds."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def unresolved(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """The ``model.…``/``simulations.…`` names the module docstrings of ``paths`` give that
+    name no module or attribute."""
+    bad = []
+    for path in paths:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        for name in sorted(set(DOTTED.findall(doc))):
+            if not resolves(name):
+                bad.append(f"{path.relative_to(root)}: ``{name}``")
+    return bad
+
+
+def test_every_module_a_module_docstring_names_exists(tmp_path: Path) -> None:
+    modules = [p for p in tracked() if p.suffix == ".py" and p.parts[len(ROOT.parts)] in CODE]
+    assert len(modules) > 100
+    assert unresolved(modules) == []
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        '"""Uses ``model.spec.P_IDS`` and ``simulations.outputs.forms``, not\n'
+        '``simulations.api.compare`` or ``model.nowhere``."""\n',
+        encoding="utf-8",
+    )
+    assert unresolved([planted], tmp_path) == [
+        "planted.py: ``model.nowhere``",
+        "planted.py: ``simulations.api.compare``",
+    ]
