@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 # The main job: check ACP v1 as stabilised and print its verdicts, then write the reviewer's report
 # (verdict matrix of every revision and profile, the open choices, the amendments, findings to take
 # upstream, counterexamples, kill matrix, open questions).
-# The two answer from the user's cache of explorations (README, "Answers remembered across
+# The two answer from the user's cache of explorations (docs/cli.md, "Answers remembered across
 # runs": ~/.cache/acp-sysprompt, or $ACP_SYSPROMPT_CACHE; `acp-sysprompt cache clear` empties
 # it): the report judges v1-stable's population again and finds every search the check ran, and
 # the user's next check or amendment over v1-stable finds them too. ACP_SYSPROMPT_CACHE=off:

@@ -22,6 +22,7 @@ import simulations.engines.population as engine
 from model.invariants import CHECKS
 from model.population import POPULATIONS
 from model.revisions import REVISIONS
+from model.spec import P_IDS
 from simulations.api import bound_for, stated_checks
 from simulations.engines.explore import explore
 
@@ -46,7 +47,7 @@ def main() -> None:
     ap.add_argument("--unshared", action="store_true")
     args = ap.parse_args()
     pop = POPULATIONS["v1-stable"]
-    p_checks = [CHECKS[f"P{i}"] for i in range(1, 10)]
+    p_checks = [CHECKS[p] for p in P_IDS]
     for name in args.bound or ["default"]:
         b = bound_for(name, "v1-stable", "any")
         t = time.perf_counter()

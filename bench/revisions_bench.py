@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from model.spec import P_IDS
+
 TARGET_SECONDS = 5.0
 CLI = [sys.executable, "-m", "simulations"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,8 +76,8 @@ def main() -> int:
             times.append(seconds)
         states = data["budget"]["states"]  # type: ignore[index]
         marks = "".join(
-            "✗" if data["verdicts"][f"P{i}"] == "violated" else "✓"  # type: ignore[index]
-            for i in range(1, 10)
+            "✗" if data["verdicts"][p] == "violated" else "✓"  # type: ignore[index]
+            for p in P_IDS
         )
         print(f"{name:38s} {min(times):7.2f} {max(times):8.2f} {states:8,}  {marks}")
         if name in PINNED and states != PINNED[name]:

@@ -36,7 +36,8 @@ Abstractions
     and the P ids it claims (``fixes``).
     Amendments are TOML files: the shipped ones live in ``model/amendments/`` (package data)
     and ``load_amendment`` takes a shipped name or a path. Every malformed file gets one
-    ``AmendmentError`` line naming the field. The README documents the format key by key.
+    ``AmendmentError`` line naming the field. docs/amendments.md, "The format: a spec edit in
+    a few lines of TOML", documents it key by key.
 
 Source
     The choices and their allowed values: ``model.population`` (T6, T11, T15, T16 of

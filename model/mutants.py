@@ -1,11 +1,13 @@
-"""Mutants: deliberately broken agents and clients, each one edit of the reference tables.
+"""Mutants: deliberately broken agents and clients, each one edit of its revision's tables.
 
 Scope
     Every mutant declares the one requirement id it must violate. The test suite and
     ``acp-sysprompt check --mutant NAME`` show that the checks catch each of them — the proof
     that every check has teeth. Behaviours only a mutant needs (a wrong composition, an effect
     that creates a session while answering an error, …) are defined here, registered beside
-    the reference guards and effects, and never used by the reference tables.
+    the reference guards and effects, and never used by the reference tables. A mutant edits
+    the tables of its ``revision``: the final RFD's (``model.tables.REFERENCE``), v1-stable's,
+    v2-draft's or alt-instructions'.
 
 Abstractions
     A mutant changes the tables only; the spec monitor and the checks are never mutated.
@@ -396,7 +398,7 @@ _V1_LIST: tuple[Mutant, ...] = (
         swap_effect(V1, "session", "load_with_request_prompt", "load_with_default_prompt")),
 )  # fmt: skip
 
-# v2-draft states T1-T16 with v1's behaviour on every row it keeps (the v2 schema's texts
+# v2-draft states every T id with v1's behaviour on every row it keeps (the v2 schema's texts
 # differ only in the capability path and in naming no session/load), so each v1 mutant above
 # stands for the same rows of v2-draft too. What v1's do not cover: their T9, T15 and T16
 # mutants edit session/load rows, which v2 does not have; v2's own history reopener is

@@ -11,8 +11,8 @@ Scope
     failure); the thread's designs in date order are in docs/verdicts.md "The thread's
     designs, dated". ``v1-stable`` is ACP v1 as stabilised on
     2026-11-06: an envelope ``{mode, content}`` on new, load, resume and fork that the client
-    re-sends, judged by its own rules T1–T16 (``schema-2026-11``, the SDK 2.4.0 schema it was
-    first modelled from, is an alias). What the stable text leaves open (T6, T11, T15, T16)
+    re-sends, judged by its own rules, the T family (``schema-2026-11``, the SDK 2.4.0 schema
+    it was first modelled from, is an alias). What the stable text leaves open (T6, T11, T15, T16)
     are parameters of ``envelope_tables``; the defaults are the reference agent's choices.
     ``v2-draft`` is the ACP v2 draft: v1-stable's envelope on new, resume and fork, without
     session/load (``v2_tables``). ``alt-instructions`` is the alternative "Session-Scoped
@@ -22,7 +22,7 @@ Scope
 Abstractions
     A revision is (a) a set of tables over the same machines — the draft's tables are the
     final ones with the capability gates, the -32602 validation and override removed — (b)
-    its rule list: the R and S ids whose obligation that revision also states (the one
+    its rule list: the R, S, T or A ids whose obligation that revision also states (the one
     numbering of model/spec.py, docs/REQUIREMENTS.md, is kept; an id a revision does not state
     is "n/a" for it),
     and (c) ``admits``: which requests its wire can express (a string is one text block; no
@@ -47,18 +47,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from model.situations import SITUATIONS
+from model.spec import Family, family_ids
 from model.tables import NEW_SESSION, REFERENCE, Row, Table, Tables
 from model.types import BlockKind, Caps, Phase, PromptCap, Request, Stage, Status
 
-_BASE_RULES = frozenset({"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"})
-_FINAL_RULES = _BASE_RULES | {f"R{i}" for i in range(1, 24)}
+_BASE_RULES = frozenset(family_ids(Family.S))
+_FINAL_RULES = _BASE_RULES | set(family_ids(Family.R))
 # what the string text of 2026-05-21 (cb74b20 = 0b902f18) states, in the final RFD's numbering
 # (digest §6.2 "Agent duties"):
 # additive incorporation that keeps guardrails (R8), no prompt required (R10), an error and no
 # session when it cannot incorporate (R11), immutability (R18), the default without one (R20)
 _DRAFT_RULES = _BASE_RULES | {"R8", "R10", "R11", "R18", "R20"}
 # ACP v1 as stabilised: the T ids (REQUIREMENTS.md "T"), over the base lifecycle
-_V1_STABLE_RULES = _BASE_RULES | {f"T{i}" for i in range(1, 17)}
+_V1_STABLE_RULES = _BASE_RULES | set(family_ids(Family.T))
 
 
 # the requests that carry the prompt as session/new does on every wire: session/new itself and
@@ -469,7 +470,7 @@ def resolve(name: str) -> Revision:
 # resume, close and prompt as the baseline, so only session/delete (``session.delete``) and
 # session/fork (``session.fork``, S4) stay gated. The model's S5 check judges close, delete and
 # list together, so S5 is not judged for v2-draft; the delete gate stays in the tables.
-_V2_DRAFT_RULES = (_BASE_RULES - {"S2", "S3", "S5"}) | {f"T{i}" for i in range(1, 17)}
+_V2_DRAFT_RULES = (_BASE_RULES - {"S2", "S3", "S5"}) | set(family_ids(Family.T))
 # the methods ``session: {}`` advertises in v2 (AgentCapabilities.session): no capability gate
 V2_BASELINE = ("session_resume", "session_close", "session_list")
 _GATE_CITES = ("S2", "S3", "S5")
@@ -568,7 +569,7 @@ REVISIONS["v2-draft"] = Revision(
 # shows it on this wire as a value alt does not define). Load, resume and fork carry nothing
 # (A3): the final RFD's session rows restore (A12) and inherit (A13).
 
-_ALT_RULES = _BASE_RULES | {f"A{i}" for i in range(1, 19)}
+_ALT_RULES = _BASE_RULES | set(family_ids(Family.A))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ words plus ``opt-in``, ``descriptive``, ``structural``, ``silent`` and the like)
 written for this project, and a ``source`` naming the upstream document and the place where the
 fact is stated. ``Family`` splits the ids into rules that bind a party (R, S, T, A) and
 properties (P). ``REQUIREMENTS`` maps id to record in the canonical order R, S, P, T, A, and
-``requirement`` looks one up with a readable error for unknown ids.
+``requirement`` looks one up with a readable error for unknown ids. A family's extent is the
+registry's: ``family_ids`` lists it (``P_IDS`` is the P family's), ``spans`` says it as ranges,
+so no other module writes a family as a range.
 
 Source
 ------
@@ -46,7 +48,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["PROPERTY_SOURCE", "REQUIREMENTS", "Family", "Keyword", "Requirement", "requirement"]
+__all__ = [
+    "PROPERTY_SOURCE",
+    "P_IDS",
+    "REQUIREMENTS",
+    "Family",
+    "Keyword",
+    "Requirement",
+    "family_ids",
+    "requirement",
+    "spans",
+]
 
 _RFD = "docs/rfds/client-system-prompt.mdx@4969bbbf"
 _ACP_COMMIT = "b7f0005"
@@ -738,11 +750,24 @@ if len(REQUIREMENTS) != len(_ALL):  # pragma: no cover - guards against a bad ed
     raise RuntimeError("duplicate requirement id in model.spec")
 
 
+def family_ids(family: Family) -> tuple[str, ...]:
+    """The ids of one family, in registry order: a family's extent is the registry's, so an id
+    added here is in every rule set and table built from it."""
+    return tuple(rid for rid, req in REQUIREMENTS.items() if req.family is family)
+
+
+P_IDS = family_ids(Family.P)  # the end-to-end properties every verdict is given on, in order
+
+
+def spans() -> str:
+    """The ids as ranges, one per family: ``R1-R23, S1-S8, … and A1-A18``."""
+    ranges = [f"{ids[0]}-{ids[-1]}" for ids in map(family_ids, Family) if ids]
+    return f"{', '.join(ranges[:-1])} and {ranges[-1]}"
+
+
 def requirement(rid: str) -> Requirement:
     """Return the requirement with id ``rid``; raise ``KeyError`` naming it if unknown."""
     try:
         return REQUIREMENTS[rid]
     except KeyError:
-        raise KeyError(
-            f"unknown requirement id {rid!r}; known ids are R1-R23, S1-S8, P1-P9, T1-T16 and A1-A18"
-        ) from None
+        raise KeyError(f"unknown requirement id {rid!r}; known ids are {spans()}") from None

@@ -3,7 +3,9 @@
 Scope
     These tables are the single source of truth for what may happen. ``model.machines`` turns
     each into a ``transitions.Machine``; the Hypothesis machine and the CLI engines derive the
-    operations from them, and mutants are edits of them.
+    operations from them, and mutants are edits of them. They are the final RFD's; every other
+    revision's tables are edits of them (``model.revisions``), whose rows cite that revision's
+    own ids (v1-stable's and v2-draft's the T ids) in ``reqs`` as these cite the R and S ids.
 
     * ``CLIENT``      — what a conforming client is willing to send (R3, R6, R12–R14, S1–S5).
     * ``AGENT``       — the agent process: a new connection, a restart.

@@ -9,8 +9,8 @@ Scope
     modules; this one holds nothing of its own.
 
 Source
-    The project's own command line (README, "A live agent: the reference agent and the
-    introspection extension").
+    The project's own command line (docs/reference-agent.md, "A live agent: the reference
+    agent and the introspection extension").
 """
 
 from __future__ import annotations

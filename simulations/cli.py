@@ -10,7 +10,9 @@ Scope
     a profile (with a client) or one member of an amendment's or a revision's population, and
     ``check --out`` writes every ✗ so; ``replay`` re-runs an ITF trace (a member's, a
     profile's and a client's tables rebuilt from what its ``#meta`` names); ``report``
-    writes the reviewer's report; ``list`` names the revisions, mutants, engines and bounds.
+    writes the reviewer's report; ``list`` names the revisions, mutants, engines and bounds;
+    ``bound`` shows a bound and ``cache`` the answers kept across runs. ``conform``,
+    ``conform-client`` and ``validate`` judge live programs and logs (``simulations.live``).
 
     This module assembles the parser, runs ``main`` and dispatches; each command's options
     and run live in ``simulations.commands.<command>`` (``list`` in ``listing``; ``check``
@@ -19,14 +21,15 @@ Scope
     ``validate`` and ``conform-client`` own their parsers (``simulations.live.validate``,
     ``simulations.live.client_conform``).
 
-    Exit codes: 0 when every rule that binds the parties (R and S ids) holds; 1 when one is
-    violated (with ``--strict``, a violated P id too; with ``--mutant``, also when the id the
-    mutant declares is violated, whatever its family); 2 on bad usage or a file that cannot be
-    read (``model.files``), with a one-line message — also when standard output cannot be
-    written (a full disk, ``/dev/full``: not a fault of this tool); 130 when interrupted.
-    ``conform`` and ``replay … -- AGENT_CMD`` also give 3 for a fault of this tool (after the
-    verdict, with its traceback), and 2 for an output that cannot be written
-    (``simulations.commands.conform.CONFORM_EXITS``).
+    Exit codes (``docs/exit-codes.md``): 0 when every rule that binds the parties (R, S, T, A
+    ids; a SHOULD is advisory) holds; 1 when one is violated (with ``--strict``, a violated P id
+    too; with ``--mutant``, also when the id the mutant declares is violated, whatever its
+    family); 2 on bad usage or a file that cannot be read (``model.files``), with a one-line
+    message — also when standard output cannot be written (a full disk, ``/dev/full``: not a
+    fault of this tool), and for an output ``conform`` cannot write
+    (``simulations.commands.conform.CONFORM_EXITS``); 3 for a fault of this tool, every command
+    alike: one line naming the file its traceback went to (``simulations.usage.internal_error``);
+    130 when interrupted.
 
 Abstractions
     Long explorations show a progress line with states/s on a terminal; Ctrl-C stops them,

@@ -23,7 +23,8 @@ Abstractions
 
 Source
     ``simulations.outputs.pictures`` (graph attributes, quotient keys, colours),
-    ``simulations.outputs.report`` (``Row``, ``P_IDS``, ``observations``), ``model.questions``.
+    ``simulations.outputs.report`` (``Row``, ``observations``), ``model.spec`` (``P_IDS``),
+    ``model.questions``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
 from model.questions import Question
+from model.spec import P_IDS
 from model.tables import Tables
 from model.types import Slot
 from simulations.api import CheckResult
@@ -53,7 +55,7 @@ from simulations.outputs.pictures import (
     VIOLATING,
     machine_graph,
 )
-from simulations.outputs.report import P_IDS, Row, observations
+from simulations.outputs.report import Row, observations
 
 WIDTH = 9.5  # inches: about the width of a notebook's output area
 

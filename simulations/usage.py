@@ -15,7 +15,7 @@ Abstractions
     edit of one revision.
 
 Source
-    The project's own command line (README, "Command line").
+    The project's own command line (docs/cli.md).
 """
 
 from __future__ import annotations

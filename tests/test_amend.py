@@ -18,10 +18,11 @@ from model.amend import (
 )
 from model.population import CHOICES
 from model.revisions import REVISIONS
+from model.spec import P_IDS
 from simulations.api import CheckResult, bound_for, check
 from simulations.cli import main
 from simulations.engines.population import HELD_BY_ALL, Judged
-from simulations.outputs.population import P_IDS, check_population, rule_checks
+from simulations.outputs.population import check_population, rule_checks
 
 # a question another such module or a notebook explored is answered from the run's share
 pytestmark = pytest.mark.usefixtures("shared_explorations")

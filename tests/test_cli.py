@@ -13,7 +13,7 @@ import pytest
 
 import simulations.commands.explore as explore_command
 from model.mutants import MUTANTS
-from model.spec import REQUIREMENTS
+from model.spec import REQUIREMENTS, Family, family_ids
 from simulations.cli import main
 from simulations.wire.acp import validate_transcript
 
@@ -44,11 +44,11 @@ def test_list_json_names_revisions_mutants_engines(capsys: pytest.CaptureFixture
         "rfd-should",
     ]
     assert data["revisions"][3]["aliases"] == ["schema-2026-11"]
-    assert {f"T{i}" for i in range(1, 17)} <= set(data["revisions"][3]["rules"])
+    assert set(family_ids(Family.T)) <= set(data["revisions"][3]["rules"])
     v2 = set(next(r["rules"] for r in data["revisions"] if r["name"] == "v2-draft"))
-    assert {f"T{i}" for i in range(1, 17)} <= v2 and not {"S2", "S3", "S5"} & v2
+    assert set(family_ids(Family.T)) <= v2 and not {"S2", "S3", "S5"} & v2
     alt = set(next(r["rules"] for r in data["revisions"] if r["name"] == "alt-instructions"))
-    assert {f"A{i}" for i in range(1, 19)} <= alt
+    assert set(family_ids(Family.A)) <= alt
     assert {m["revision"] for m in data["mutants"]} == {
         "rfd-final",
         "v1-stable",

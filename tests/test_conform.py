@@ -495,7 +495,8 @@ def test_the_reference_agent_built_as_each_agent_side_mutant_fails_its_id(name: 
         # mutant's shortest counterexample in the default bound (its SHARED scope) needs one
         shortest = mutant_path(name, bound_for("default", m.revision, "same"))
         assert shortest is not None and any(r.conn == 1 for r in shortest.requests)
-        assert name == "error_still_detaches"  # the one exception (README, "conform")
+        # the one exception (docs/conform.md, "Mutants, witnesses and the reopen matrix")
+        assert name == "error_still_detaches"
         return
     shown, big = setup
     extra = ["--mutant", name] + ([] if shown == caps else ["--caps", caps_text(shown)])
@@ -598,7 +599,8 @@ def test_s8_evidence_names_the_load_answered_without_its_history(tmp_path: Path)
 
 # Issue 27, item 3: the official kit's broken fixture agents, as switches of the model agent
 # above, each with the tests that reach its fault and the verdict conform gives (the kill
-# matrix of the base protocol; README "conform"). Switches pinned by their own tests below:
+# matrix of the base protocol; docs/conform.md, "The base protocol's kill matrix"). Switches
+# pinned by their own tests below:
 # SAME_ID (S6), HANG (LIVENESS), MISSING (a broken advertised method), STRAY (UPDATE-ID),
 # NULL_LOAD (LOAD-NULL), ECHO (VERSION), NULLS (requests a client may not send).
 KIT_FAULTS = [
@@ -796,7 +798,8 @@ def test_version_negotiation_answers_with_a_version_the_agent_speaks(
 ) -> None:
     """Issue 27 (kit INIT-003): asked for a protocolVersion no ACP revision has, the agent
     must name one it supports; one that echoes the version asked for fails VERSION (ADVISORY
-    here: the text describes the negotiation without a MUST; README)."""
+    here: the text describes the negotiation without a MUST; docs/conform.md, "Tiers, pseudo-ids
+    and the verdict")."""
     env = ["MODEL_AGENT_ECHO=1"] if echo else []
     argv = ["env", *env, *_env_argv(model_agent(tmp_path))]
     report = conform(argv, timeout=5, test_timeout=20, only=["VERSION"])

@@ -20,6 +20,7 @@ import pytest
 from model.amend import AMENDMENTS
 from model.population import Population, population_of
 from model.revisions import REVISIONS
+from model.spec import P_IDS
 from simulations.api import bound_for
 from simulations.cli import main
 from simulations.engines.population import (
@@ -32,7 +33,6 @@ from simulations.engines.population import (
 from simulations.engines.trace import render_steps
 from simulations.outputs.compare import change_words
 from simulations.outputs.population import (
-    P_IDS,
     AmendmentReport,
     PopulationCheck,
     check_population,

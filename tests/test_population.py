@@ -20,11 +20,12 @@ from model.amend import AmendmentError, amendment_from_mapping, load_amendment
 from model.invariants import CHECKS
 from model.population import CHOICES, POPULATIONS, population_of
 from model.revisions import REVISIONS
+from model.spec import P_IDS
 from model.witnesses import DECISIONS
 from simulations.api import bound_for, stated_checks
 from simulations.cli import main
 from simulations.engines.population import HELD_BY_ALL, LOST_BY_ALL, LOST_BY_SOME, judge
-from simulations.outputs.population import P_IDS, check_population, rule_checks
+from simulations.outputs.population import check_population, rule_checks
 
 pytestmark = pytest.mark.usefixtures("shared_explorations")
 

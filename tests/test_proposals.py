@@ -16,6 +16,7 @@ from model.invariants import CHECKS
 from model.machines import Step
 from model.population import POPULATIONS, population_of
 from model.revisions import REVISIONS
+from model.spec import P_IDS
 from model.tables import Tables
 from model.types import Caps, PromptCap, Request, Session
 from simulations.api import bound_for, check
@@ -24,7 +25,7 @@ from simulations.engines.domain import text
 from simulations.engines.explore import explore
 from simulations.engines.population import HELD_BY_ALL, LOST_BY_ALL, Judged
 from simulations.engines.trace import Trace, replay
-from simulations.outputs.population import P_IDS, check_population
+from simulations.outputs.population import check_population
 from simulations.wire.acp import echo_methods, transcript, validate_transcript
 
 pytestmark = pytest.mark.usefixtures("shared_explorations")

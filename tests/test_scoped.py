@@ -22,12 +22,13 @@ from model.invariants import CHECKS
 from model.population import Member, Population, population_of
 from model.revisions import envelope_tables
 from model.situations import SITUATIONS
+from model.spec import P_IDS
 from model.types import BASE, Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.api import bound_for
 from simulations.cli import main
 from simulations.engines.population import judge
 from simulations.engines.trace import Trace, replay
-from simulations.outputs.population import P_IDS, check_population, rule_checks
+from simulations.outputs.population import check_population, rule_checks
 
 pytestmark = pytest.mark.usefixtures("shared_explorations")
 

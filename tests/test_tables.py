@@ -1,6 +1,9 @@
-"""The tables are well-formed: names resolve, agent tables are total, no row is shadowed."""
+"""The tables are well-formed: names resolve, agent tables are total, no row is shadowed, and
+each revision's rows cite the T ids it states."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import pytest
 
@@ -8,6 +11,8 @@ from model.effects import EFFECTS
 from model.guards import GUARDS
 from model.machines import STATES, ModelError, System
 from model.mutants import MUTANTS
+from model.revisions import REVISIONS
+from model.spec import REQUIREMENTS, Family, family_ids
 from model.tables import REFERENCE, Row, Tables
 from model.types import Stage, Status
 
@@ -93,11 +98,35 @@ def test_the_shadow_check_has_teeth() -> None:
 
 
 def test_every_row_carries_valid_requirement_ids() -> None:
-    from model.spec import REQUIREMENTS
+    for rev in REVISIONS.values():
+        for name, i, row in rev.tables.rows():
+            for rid in row.reqs:
+                assert rid in REQUIREMENTS, f"{rev.name}: {name} row {i} cites unknown id {rid}"
 
-    for name, i, row in REFERENCE.rows():
-        for rid in row.reqs:
-            assert rid in REQUIREMENTS, f"{name} row {i} cites unknown id {rid}"
+
+def uncited(tables: Tables, rules: Iterable[str], family: Family) -> list[str]:
+    """The ids of ``family`` among ``rules`` that no row of ``tables`` cites in its ``reqs``."""
+    cited = {rid for _, _, row in tables.rows() for rid in row.reqs}
+    return [rid for rid in family_ids(family) if rid in rules and rid not in cited]
+
+
+def test_each_t_id_a_revision_states_is_cited_by_the_rows_that_enforce_it() -> None:
+    """A T id is enforced by rows of the revisions that state it (v1-stable, v2-draft: the rows
+    ``model.revisions`` builds over ``model.tables``), and those rows say so in ``reqs``: the
+    live judges read which ids a step can break from there."""
+    stating = [rev for rev in REVISIONS.values() if set(family_ids(Family.T)) & rev.rules]
+    assert {rev.name for rev in stating} >= {"v1-stable", "v2-draft"}
+    for rev in stating:
+        assert uncited(rev.tables, rev.rules, Family.T) == [], rev.name
+
+
+def test_an_uncited_t_id_is_reported() -> None:
+    v1 = REVISIONS["v1-stable"]
+    rows = v1.tables.new_session
+    stripped = v1.tables.edit(
+        "new_session", tuple(r._replace(reqs=tuple(x for x in r.reqs if x != "T13")) for r in rows)
+    )
+    assert uncited(stripped, v1.rules, Family.T) == ["T13"]
 
 
 def test_every_mutant_is_a_visible_table_edit() -> None:

@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python tools/mutant_traces.py [--check]
 
-Finding the 55 mutants' shortest counterexamples (``smallest_bound_showing``, as the kill
+Finding every mutant's shortest counterexample (``smallest_bound_showing``, as the kill
 matrix and ``tools/write_itf_traces.py`` do) costs about 20 CPU seconds; a test that needs
 only the traces reads them from ``tests/fixtures/mutant_counterexamples.json``, written here.
 ``--check`` recomputes them and exits 1 (naming the mutants) where the fixture differs: run it

@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from model.spec import P_IDS  # noqa: E402
 from simulations.api import bound_for  # noqa: E402
 from simulations.live import agents_page  # noqa: E402
 from simulations.live.conform import conform  # noqa: E402 - after the path is set
@@ -44,7 +45,7 @@ from simulations.live.expectations import (  # noqa: E402
 from simulations.live.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
 from simulations.live.report import Report, render, runs_note, to_json, write_json  # noqa: E402
 from simulations.live.results import FAIL, PASS  # noqa: E402
-from simulations.outputs.population import P_IDS, check_population  # noqa: E402
+from simulations.outputs.population import check_population  # noqa: E402
 
 REVISION = "v1-stable"
 CHOICES = ("T11", "T15", "T16")
@@ -206,8 +207,8 @@ HEADER = [
     "",
     "Written by `make real-agents` (`tools/real_agents.py`): `conform --recipe NAME` for each",
     f"shipped recipe, revision {REVISION}, each turn's system slot read from the agent's",
-    "model calls to the recording endpoint on 127.0.0.1 (README, 'Real agents'). A slot is",
-    "read by containment and order: the client's texts where they stand, the agent's own",
+    "model calls to the recording endpoint on 127.0.0.1 (docs/recipes.md, 'The endpoint'). A slot",
+    "is read by containment and order: the client's texts where they stand, the agent's own",
     "text (BASE) by the lines it shares with the slots of sessions without a client prompt",
     "(learnt in two working directories). Of that text, the lines that change with the",
     "directory, the date or the platform, and the section they sit in, are context the",

@@ -53,7 +53,8 @@ from acp.schema import (
 )
 
 OWN_INSTRUCTIONS = "You are example-agent. Answer briefly."
-# How the introspection extension (acp-sysprompt's README, "A live agent") names our own
+# How the introspection extension (acp-sysprompt's docs/reference-agent.md, "The introspection
+# extension") names our own
 # instructions in a slot; the client's texts are shown as they are.
 BASE = "BASE"
 SESSION_ID = r"sess-[0-9a-f]{16}"  # what new_session and fork_session hand out

@@ -75,13 +75,14 @@ def add_parser(sub: Any) -> None:
     c.add_argument(
         "--profile",
         default=None,
-        help="an implementation profile: a shipped name or a .toml/.json file (see README)",
+        help="an implementation profile: a shipped name or a .toml/.json file "
+        "(see docs/profiles.md)",
     )
     c.add_argument(
         "--client",
         default=None,
         help="a client profile driving the agent (--profile, else the revision's reference "
-        "agent): a shipped name or a .toml/.json file (see README)",
+        "agent): a shipped name or a .toml/.json file (see docs/profiles.md)",
     )
     c.add_argument(
         "--amend",

@@ -84,8 +84,9 @@ def write_population_out(
     """``check --out`` of a population (an amendment's: the amended one, its claims among
     them): one folder per heading ``<id> lost where <choices>``, ``DIR/<id>-<choices>/``,
     with the counterexample of the member that heading prints."""
+    from model.spec import P_IDS
     from simulations.outputs.forms import folder_name, write_counterexample
-    from simulations.outputs.population import P_IDS, lost_where_subject
+    from simulations.outputs.population import lost_where_subject
 
     j, pop = pc.judged, pc.population
     folders: list[Path] = []

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulations.api import UsageError, revision_for
 from simulations.commands.common import INTERRUPTED, OutputFailed, positive, seed
+from simulations.engines.bounds import LIVE_BOUND
 from simulations.usage import internal_error
 
 if TYPE_CHECKING:
@@ -109,9 +110,9 @@ def add_parser(sub: Any) -> None:
     c.add_argument(
         "--bound",
         metavar="NAME|FILE",
-        default="small",
+        default=LIVE_BOUND,
         help="the bound the live plan's shortest paths come from: a named bound or a bound "
-        "file (small)",
+        f"file ({LIVE_BOUND})",
     )
     c.add_argument(
         "--recipe",

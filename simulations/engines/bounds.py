@@ -4,7 +4,8 @@ Scope
     A ``Bound`` is a named set of ``Scope`` s; a scope caps the connections open at once, the
     session ids handed out and the restarts, and picks the capability profiles, prompt
     symbols, modes and client kinds of the requests (``simulations.engines.domain``). The
-    named bounds (``BOUNDS``: tiny, choices, small, default, large) are defined here;
+    named bounds (``BOUNDS``: tiny, choices, small, default, large) are defined here, and
+    ``LIVE_BOUND``, the one a live plan comes from unless told;
     ``choices`` is made for judging a population (every agent and client a revision allows)
     in seconds; ``large`` is one scope mixing what the others keep apart, explored
     verdict-only (``Bound.keep``).
@@ -348,6 +349,9 @@ BOUNDS: dict[str, Bound] = {
         ),
     )
 }
+# the bound a live plan (conform's tests, its kill matrix) is derived from unless ``--bound``
+# names another: the one place the live side's default is written
+LIVE_BOUND = "small"
 
 
 # ---- bounds as data: TOML in, TOML out ------------------------------------------------------
@@ -442,7 +446,8 @@ def event_of(name: object) -> str:
 
 
 def limits_text() -> str:
-    """The limits as one sentence (the ``bound`` command's help and the README say it)."""
+    """The limits as one sentence (the ``bound`` command's help and docs/bounds.md, "Your own
+    bound", say it)."""
     return "at most " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in LIMITS.items())
 
 

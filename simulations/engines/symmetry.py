@@ -5,7 +5,7 @@ Scope
     of two interchangeable prompt symbols a client used, satisfy the same checks and have
     isomorphic futures; the explorer keeps one of them. ``Canonizer.canon(world)`` returns the
     representative and the renaming that produced it, so a path through representatives can be
-    turned back into a concrete, replayable trace (``to_concrete``).
+    turned back into a concrete, replayable trace (``invert``, ``compose``, ``rename_request``).
 
 Abstractions
     Session ids: the agent hands out ``s1, s2, …`` in order and never frees one, so every id

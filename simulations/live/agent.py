@@ -14,7 +14,7 @@ Scope
     message, with the ``session/update`` notifications that go before its response); the
     process on stdio (``python -m simulations.agent``: ``serve``, ``main``, ``run``) is
     ``simulations.live.agent_stdio``. Besides ACP it answers the introspection extension
-    ``INTROSPECTION_METHOD`` (README, "A live agent"): the slot a session/prompt on the
+    ``INTROSPECTION_METHOD`` (docs/reference-agent.md): the slot a session/prompt on the
     session would run under now, read from the model by stepping a prompt on a copy of the
     world. With a model endpoint (``--model-endpoint``) each turn the model serves is also
     sent to that model API as real agents send theirs: the slot as the system text, ``BASE``

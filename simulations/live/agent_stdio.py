@@ -474,7 +474,7 @@ def parser() -> argparse.ArgumentParser:
         description="An ACP agent on stdio whose every answer is the model's (the reference "
         "agent of a revision, or a faulty build: a profile or a mutant). It also answers the "
         f"introspection extension {INTROSPECTION_METHOD} {{sessionId}} → {{systemSlot}} "
-        "(README, 'A live agent'). Logs go to stderr.",
+        "(docs/reference-agent.md, 'The introspection extension'). Logs go to stderr.",
     )
     p.add_argument(
         "--revision",

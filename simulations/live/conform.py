@@ -26,7 +26,7 @@ Scope
     with the same initialize.
 
     Results are per requirement id, in the official test kit's tiers (agentclientprotocol/
-    acp-tck), by who the id binds and its keyword kind (``tier``): MANDATORY (a MUST on every
+    acp-tck), by who the id binds and its keyword kind (``live.tiers``): MANDATORY (a MUST on every
     agent, and a MAY whose options the agent may not go beyond: T15), CAPABILITY (the same on
     an agent that advertises the feature, and a default of its field: R21), ADVISORY (a
     SHOULD, and what the spec describes without a MUST: R18, R20, T14, T16, A8, A18: a FAIL
@@ -36,7 +36,7 @@ Scope
     kit's verdict: no MANDATORY or CAPABILITY failure and no MANDATORY id left untested.
 
     This module is the run as a whole; its roles are the modules named above, with
-    ``simulations.live.options`` (the options, the interrupt), ``simulations.live.judge``,
+    ``simulations.live.options`` (the options, the interrupt), ``live.judge`` (``judged_ids``),
     ``simulations.live.report`` and ``simulations.live.results``. The command line's
     ``conform`` and ``replay`` (``simulations.cli``) call ``conform`` and ``replay_live``;
     the names a caller of the run uses are importable from here.
@@ -88,6 +88,7 @@ from pathlib import Path
 from model.revisions import REVISIONS
 from model.tables import Tables
 from model.types import Caps, PromptCap
+from simulations.engines.bounds import LIVE_BOUND
 from simulations.live import sandbox
 from simulations.live.coverage import (
     COVER_TEST,
@@ -528,7 +529,7 @@ def conform(
     interrupt: Interrupt | None = None,
     model_endpoint: bool = False,
     recipe: Recipe | None = None,
-    bound: str = "small",
+    bound: str = LIVE_BOUND,
     coverage: bool = True,
     budget: float | None = None,
     progress: Callable[[str], None] | None = None,

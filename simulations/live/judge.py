@@ -1,5 +1,6 @@
-"""The judging role of a live run: the official kit's tier of each id, the spec's choices and
-their options, and the model's checks redone on a step as the agent showed it (see ``conform``)."""
+"""The judging role of a live run: the ids a revision judges, the spec's choices and their
+options, the builds an agent that departs may be, the model's checks redone on a step as the
+agent showed it, and the source each id cites (see ``conform``; tiers: ``live.tiers``)."""
 
 from __future__ import annotations
 
@@ -408,8 +409,8 @@ def citation(rid: str, tables: Tables) -> str:
         )
     if rid == AGREE_ID:
         return (
-            "acp-sysprompt's introspection extension (README): the slot it reports is the "
-            "one the session's next model call carries"
+            "acp-sysprompt's introspection extension (docs/reference-agent.md): the slot it "
+            "reports is the one the session's next model call carries"
         )
     if rid == PARSE_ID:
         return (

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from model.types import PromptCap
+from simulations.engines.bounds import LIVE_BOUND
 from simulations.live.endpoint import BaseText, ModelEndpoint
 from simulations.live.recipes import Recipe
 from simulations.live.results import DEFAULT_REVISION, WireFiles
@@ -148,7 +149,7 @@ class Options:
     interrupt: Interrupt = field(default_factory=Interrupt)  # Ctrl-C, SIGTERM: stop
     endpoint: ModelEndpoint | None = None  # the slot read from the agent's model calls
     recipe: Recipe | None = None  # a real agent's: the files its fresh {home} gets
-    bound: str = "small"  # the live plan's bound: a name or a bound file (``bound_for``)
+    bound: str = LIVE_BOUND  # the live plan's bound: a name or a bound file (``bound_for``)
     base: BaseText = field(default_factory=BaseText)  # the agent's own text, learnt
     turns: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     coverage: bool = True  # the coverage tests after the rows plan (``simulations.live.coverage``)

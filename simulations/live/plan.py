@@ -23,7 +23,7 @@ from model.types import (
 )
 from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
-from simulations.engines.bounds import Bound
+from simulations.engines.bounds import LIVE_BOUND, Bound
 from simulations.engines.domain import text
 from simulations.engines.expand import requests
 from simulations.engines.explore import explore
@@ -44,7 +44,7 @@ from simulations.live.results import (
 )
 
 
-def live_bound(revision: str, caps: Caps, *, big: bool = False, bound: str = "small") -> Bound:
+def live_bound(revision: str, caps: Caps, *, big: bool = False, bound: str = LIVE_BOUND) -> Bound:
     """``bound`` over ``revision``'s wire for one agent: its capability profile only, one
     connection, restarts that keep the profile; without ``big`` no over-limit text."""
     b = bound_for(bound, revision, "same")
@@ -78,7 +78,7 @@ def plan(
     caps: Caps,
     *,
     big: bool = False,
-    bound: str = "small",
+    bound: str = LIVE_BOUND,
     cover: bool = False,
     stop: Callable[[], None] | None = None,
 ) -> list[LiveTest]:
@@ -105,7 +105,7 @@ def coverage_plan(
     caps: Caps,
     *,
     big: bool = False,
-    bound: str = "small",
+    bound: str = LIVE_BOUND,
     stop: Callable[[], None] | None = None,
 ) -> tuple[list[LiveTest], Plan]:
     """The coverage tests of ``plan(…, cover=True)`` and what the whole plan covers (kept per
@@ -128,7 +128,7 @@ def _plan(
     caps: Caps,
     *,
     big: bool = False,
-    bound: str = "small",
+    bound: str = LIVE_BOUND,
     stop: Callable[[], None] | None = None,
 ) -> list[LiveTest]:
     b = live_bound(revision, caps, big=big, bound=bound)
@@ -338,7 +338,7 @@ def mutant_plan(
     names: Iterable[str],
     *,
     big: bool = False,
-    bound: str = "small",
+    bound: str = LIVE_BOUND,
 ) -> list[LiveTest]:
     """The tests ``M:<name>`` of the mutants ``names`` alone (what ``--only M:<name>`` runs),
     without the rest of the plan: each mutant's path within the live bound, where it has one."""
@@ -364,7 +364,7 @@ def kill_setup(name: str, caps: Caps) -> tuple[Caps, bool] | None:
     or replace, is not advertised). None where no live bound has a path (a fault only two
     connections to one agent show: stdio is one)."""
     m = MUTANTS[name]
-    shortest = mutant_path(name, bound_for("small", m.revision, "same"))
+    shortest = mutant_path(name, bound_for(LIVE_BOUND, m.revision, "same"))
     candidates = [(caps, False)]
     if shortest is not None:
         big = any(b.text == BIG for r in shortest.requests for b in r.system_prompt or ())

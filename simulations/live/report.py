@@ -17,6 +17,7 @@ from model.tables import Tables
 from model.types import (
     Caps,
 )
+from simulations.engines.bounds import LIVE_BOUND
 from simulations.engines.observe import attached_slot
 from simulations.engines.trace import (
     Trace,
@@ -113,7 +114,7 @@ class Report:
     summaries: list[TestRun] = field(default_factory=list)
     # what the plan was made of, for the reason an id was not tested (``not_run_reason``)
     only: list[str] | None = None
-    bound: str = "small"
+    bound: str = LIVE_BOUND
     big: bool = False
     wire: WireFiles | None = None  # --out: the tests' wires written as they ended
     repeat: int = 1  # how many times the plan ran (``--repeat``; ``TestRun.repeat``)

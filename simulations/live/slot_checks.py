@@ -33,8 +33,9 @@ Abstractions
     evidence.
 
 Source
-    The introspection extension: README, "A live agent"; a slot read from a model call:
-    ``simulations.live.endpoint``; the ids broken: ``simulations.live.judge``.
+    The introspection extension: docs/reference-agent.md, "The introspection extension"; a
+    slot read from a model call: ``simulations.live.endpoint``; the ids broken:
+    ``simulations.live.judge``.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ Scope
 Abstractions
     ``drive`` runs one way and keeps what it saw (``Drive``: the steps, the records, the
     model calls); ``judge`` reads a drive into a ``Cell`` (one row of the matrix: a step
-    each); ``world`` runs a client × agent pair, ``cell_json`` and ``render_matrix`` give
+    each); ``world`` runs a client × agent pair, ``cell_json`` and ``world_report`` give
     what ``tools/real_world.py`` writes. The steps run one at a time, each bounded by
     ``timeout``; every process a way starts ends with it (a reaper, the sandboxes' PID
     namespaces), its folders (``/tmp/acp-sysprompt-world-*``) removed.

@@ -1,1 +1,1 @@
-"""Outputs: what the engines found, as counterexample forms, pictures, reports, notebook helpers."""
+"""Outputs: what the engines found, as counterexample forms, pictures, reports and comparisons."""

@@ -10,7 +10,7 @@ Scope
     → 28 of 72: the share doubled"); the verdict diffs of ``check --amend``
     (``simulations.api.render_diff`` for one build, ``simulations.outputs.population`` for a
     population) say it with the same words. Running the two checks is the library API's
-    (``simulations.api.compare``); this module only reads their results.
+    (``simulations.compare``); this module only reads their results.
 
 Abstractions
     A share is a fraction: the pairs that lose an id over the pairs judged (a build is one
@@ -29,11 +29,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from model.spec import REQUIREMENTS, Family
+from model.spec import P_IDS
 from simulations.engines.population import HELD_BY_ALL, LOST_BY_ALL, LOST_BY_SOME, Judged
-
-# the P ids, in order (``simulations.outputs.population.P_IDS``, which imports this module)
-P_IDS = tuple(rid for rid, r in REQUIREMENTS.items() if r.family is Family.P)
 
 HOLDS, VIOLATED = "holds", "violated"
 _TIMES = {2: "doubled", 3: "tripled", 4: "quadrupled"}

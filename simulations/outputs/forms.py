@@ -1,4 +1,4 @@
-"""One counterexample, six ways: step table, JSON-RPC transcript, sequence diagram, PR review, ITF.
+"""One counterexample, five ways: step table, JSON-RPC transcript, sequence diagram, PR review, ITF.
 
 Scope
     Given a ``Trace``, the tables it runs under and the requirement id it violates, this module

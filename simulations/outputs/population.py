@@ -46,7 +46,7 @@ from model.population import (
     rule_check,
 )
 from model.revisions import REVISIONS
-from model.spec import REQUIREMENTS
+from model.spec import P_IDS, REQUIREMENTS
 from model.witnesses import WITNESSES, vacuous
 from simulations.engines.bounds import Bound
 from simulations.engines.exploration import id_order
@@ -58,7 +58,6 @@ from simulations.engines.population import (
     judge,
 )
 from simulations.engines.trace import render_steps
-from simulations.outputs.compare import P_IDS as P_IDS
 from simulations.outputs.compare import Share, share_change
 from simulations.usage import UsageError
 from simulations.wire.acp import revision_wire, wire_fields

@@ -1,12 +1,16 @@
-"""The reviewer's report: verdict matrix, shortest counterexamples, kill matrix.
+"""The reviewer's report: verdict matrix, shortest counterexamples, ACP v1's population, kill
+matrix, questions for the RFD author.
 
 Scope
     ``build_report(out)`` explores every *subject* — a revision, a revision with a restricted
     population of agents, or an implementation profile — exhaustively within the ``default``
     bound, and writes ``report.md``: the verdict matrix (subject × P1–P9, ✓ / ✗ / n/a, and the
     revision's rules that broke), each ✗ linked to a directory with its shortest counterexample
-    in five forms plus a picture of the path; then the kill matrix (mutant × engine: the
-    exhaustive explorer and Hypothesis, each run focused on the id the mutant declares).
+    in five forms plus a picture of the path; with ``stable_sections``, ACP v1 as stabilised
+    judged over every agent and client it allows, each shipped amendment in one sentence and
+    the findings to take upstream; then the kill matrix (mutant × engine: the exhaustive
+    explorer and Hypothesis, each run focused on the id the mutant declares) and the open
+    questions' witnesses (``model.questions``).
 
 Abstractions
     A subject's population is the set of capability profiles its agents may start or restart
@@ -36,7 +40,7 @@ from model.population import describe
 from model.profiles import PROFILES
 from model.questions import QUESTIONS, Witness
 from model.revisions import REVISIONS
-from model.spec import REQUIREMENTS
+from model.spec import P_IDS, REQUIREMENTS
 from model.tables import Tables
 from model.types import PromptCap, Slot
 from model.witnesses import vacuous
@@ -49,8 +53,6 @@ from simulations.engines.stateful import findings_of, machine_class, run
 from simulations.engines.trace import Trace, replay, request_text
 from simulations.outputs.population import check_population, rule_checks
 from simulations.wire.acp import meta_methods, revision_wire, wire_fields
-
-P_IDS = tuple(f"P{i}" for i in range(1, 10))
 
 
 @dataclass(frozen=True)
@@ -444,7 +446,7 @@ def build_report(
         "# acp-sysprompt report",
         "",
         f"Every subject explored exhaustively within the `{bound}` bound "
-        '(see README "Bounds"); ✓ = holds in every reachable world, ✗ = violated (the number '
+        "(see docs/bounds.md); ✓ = holds in every reachable world, ✗ = violated (the number "
         "is the length of the shortest counterexample, linked). Rules broken = the subject's "
         "revision's own rules (R, S ids it states) that some world violates.",
         "",

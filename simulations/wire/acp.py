@@ -135,9 +135,10 @@ if TYPE_CHECKING:  # jsonschema is imported where a message is validated: an age
     from referencing import Registry
 
 CWD = "/work"
-# The introspection extension (README, "A live agent"): a request with params {"sessionId"}
-# whose result {"systemSlot": [...] | null} is the system-level content that session's next
-# turn would use; -32002 for a session the agent does not know. Optional, for a test mode.
+# The introspection extension (docs/reference-agent.md, "The introspection extension"): a
+# request with params {"sessionId"} whose result {"systemSlot": [...] | null} is the
+# system-level content that session's next turn would use; -32002 for a session the agent does
+# not know. Optional, for a test mode.
 INTROSPECTION_METHOD = "_acp_sysprompt/system_slot"
 # conform's live wire: a record of what a turn's model call carried through its model endpoint
 # ({"direction": "model", "message": {sessionId, systemSlot, api}}), not a message on the wire;
