@@ -1,1 +1,4 @@
-"""Outputs: what the engines found, as counterexample forms, pictures, reports, notebook helpers."""
+"""Outputs: what the engines found, as counterexample forms, figures and their files, reports.
+
+The notebooks' helpers are not here: they live in ``simulations.notebook`` and call these.
+"""
