@@ -30,7 +30,6 @@ from simulations.notebook import (
     first_difference,
     graph_figure,
     machine_figure,
-    quotient,
     revision_changes,
     rows_markdown,
     violations_markdown,
@@ -143,19 +142,15 @@ def test_machine_figure_fits_a_notebook(name: str) -> None:
     assert len(table.splitlines()) == 2 + len(REFERENCE.table(name))
 
 
-def test_quotient_groups_past_max_nodes() -> None:
+def test_graph_figure_groups_past_max_nodes() -> None:
     ex = explore(REFERENCE, "tiny")
     G = labelled(ex)
-    same, of, desc = quotient(G, 100)
-    assert desc == "every state" and same.number_of_nodes() == ex.states
-    assert all(of[n] == n for n in G.nodes)
-    groups, of, desc = quotient(G, 10)
-    assert "lifecycle" in desc and groups.number_of_nodes() <= 10
-    assert sum(d["size"] for _, d in groups.nodes(data=True)) == ex.states
-    assert all(groups.has_edge(of[u], of[v]) for u, v in G.edges if of[u] != of[v])
-    assert not any(u == v for u, v in groups.edges)
-    with pytest.raises(ValueError):
-        quotient(G, 0)
+    every = graph_figure(G, max_nodes=100)
+    assert any(f"{ex.states} states, " in t.get_text() for t in every.texts)
+    grouped = graph_figure(G, max_nodes=10)
+    assert any("grouped by session-lifecycle tuple" in t.get_text() for t in grouped.texts)
+    with pytest.raises(ValueError, match="positive"):
+        graph_figure(G, max_nodes=0)
 
 
 def test_graph_figure_draws_a_path() -> None:
@@ -166,7 +161,7 @@ def test_graph_figure_draws_a_path() -> None:
     for fig in (graph_figure(G, path, max_nodes=40), graph_figure(G.subgraph(path).copy(), path)):
         assert 9 <= fig.get_size_inches()[0] <= 10
         legend = fig.legends[0]
-        assert any("path: 4 steps" in t.get_text() for t in legend.get_texts())
+        assert any("counterexample path (4 steps" in t.get_text() for t in legend.get_texts())
 
 
 def test_revision_changes() -> None:

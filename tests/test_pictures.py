@@ -1,4 +1,8 @@
-"""Pictures: the state graph and the machines draw, deterministically, and export round-trips."""
+"""Pictures: the state graph and the machines draw, deterministically, and export round-trips.
+
+Each figure has one drawer (``simulations.outputs.figures``): the files save its figure, and
+the notebooks' helpers call it with their own width and labels.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,25 @@ from typing import Any
 import networkx as nx
 import pydot
 import pytest
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from model.machines import STATES
 from model.tables import REFERENCE, Row, Tables
 from model.types import Status
-from simulations.outputs.pictures import (
+from simulations import notebook
+from simulations.outputs.figures import (
     PATH,
     VIOLATING,
+    graph_figure,
+    machine_figure,
+    machine_graph,
+    quotient,
+)
+from simulations.outputs.pictures import (
     draw_graph,
     draw_machine,
     draw_machines,
-    machine_graph,
     machine_mermaid,
     write_dot,
     write_graphml,
@@ -240,3 +252,94 @@ def test_machine_mermaid_comes_from_the_table() -> None:
     for row in REFERENCE.session:
         if row.effect:
             assert row.effect in text, row
+
+
+# ---- one drawer per figure ---------------------------------------------------------------------
+
+
+def _texts(fig: Figure) -> list[str]:
+    """Every visible non-empty text of a figure (titles, labels, legend, ticks)."""
+    return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+
+
+def _svg_texts(svg: Path) -> list[str]:
+    """The same, read from an SVG written with text kept as text (one element per line)."""
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    return [e.text for e in ET.parse(svg).iter(f"{ns}text") if e.text and e.text.strip()]
+
+
+def _lines(texts: list[str]) -> list[str]:
+    return sorted(line.strip() for t in texts for line in t.split("\n") if line.strip())
+
+
+def test_the_files_save_the_figures_of_the_one_drawer(small: Any, tmp_path: Path) -> None:
+    """``draw_machine`` and ``draw_graph`` write exactly what the shared drawer returns."""
+    draw_machine(REFERENCE, "session", tmp_path / "m.png", tmp_path / "m.svg")
+    fig = machine_figure(REFERENCE, "session")
+    assert _lines(_svg_texts(tmp_path / "m.svg")) == _lines(_texts(fig))
+    path = _path_to(small, 10)
+    drawn = draw_graph(small, tmp_path / "g.png", tmp_path / "g.svg", path=path)
+    fig, same = graph_figure(small, path)
+    assert same == drawn
+    assert _lines(_svg_texts(tmp_path / "g.svg")) == _lines(_texts(fig))
+    assert "10: conn I,U sessions" in "\n".join(_texts(fig))
+
+
+@pytest.mark.parametrize("name", Tables.NAMES)
+def test_the_notebook_machine_is_the_shared_drawer_at_notebook_width(name: str) -> None:
+    """The notebook's helper is the drawer with the notebook's width and row-number labels:
+    the same texts and the same artists as calling the drawer with those parameters, and the
+    same states, title and moves as the file's figure, with shorter labels."""
+    nb = notebook.machine_figure(REFERENCE, name)
+    shared = machine_figure(REFERENCE, name, labels="rows", width=notebook.WIDTH)
+    assert _texts(nb) == _texts(shared)
+    assert [type(a) for a in nb.axes[0].get_children()] == [
+        type(a) for a in shared.axes[0].get_children()
+    ]
+    file = machine_figure(REFERENCE, name)
+    assert nb.get_size_inches()[0] == notebook.WIDTH
+    assert file.get_size_inches()[0] == max(len(STATES[name]) * 3.4 + 0.4, 9.0)  # by content
+    assert nb.texts[0].get_text() == file.texts[0].get_text()  # the title
+    assert len(nb.axes[0].patches) == len(file.axes[0].patches)  # one arc per move
+    states = {s.name for s in STATES[name]}
+    assert states <= set(_texts(nb)) and states <= set(_texts(file))
+    labels = "\n".join(_texts(nb))
+    assert "r0" in labels and "[" not in labels.replace("(row, source)", "")  # no guards
+    if name == "session":
+        assert "load r2 r3\nresume r7 r8" in labels
+
+
+def test_the_notebook_graph_is_the_shared_drawer_at_notebook_width(tmp_path: Path) -> None:
+    G = _graph(1000, fan=4)
+    path = _path_to(G, 998)
+    nb = notebook.graph_figure(G, path, max_nodes=40)
+    shared, drawn = graph_figure(G, path, max_nodes=40, width=notebook.WIDTH)
+    assert _texts(nb) == _texts(shared)
+    assert drawn["quotient"] == "lifecycle"
+    file_drawn = draw_graph(G, tmp_path / "q.png", tmp_path / "q.svg", path, max_nodes=40)
+    assert file_drawn == drawn  # the same quotient, path and counts, at another size
+    legend = "\n".join(t.get_text() for t in nb.legends[0].get_texts())
+    steps = f"{len(path) - 1} steps, {drawn['path'] - 1} between groups"
+    assert f"counterexample path ({steps})" in legend
+
+
+def test_the_quotient_is_what_the_figure_draws() -> None:
+    G = _graph(40, lifecycle=lambda i: LIFECYCLES[i % 3])
+    same, of, desc = quotient(G, 40)
+    assert (desc, same.graph["key"], same.number_of_nodes()) == ("every state", None, 40)
+    assert all(of[n] == n for n in G.nodes)
+    groups, of, desc = quotient(G, 20)
+    assert (groups.graph["key"], desc, groups.number_of_nodes()) == (
+        "lifecycle",
+        "session-lifecycle tuple",
+        3,
+    )
+    assert sum(d["size"] for _, d in groups.nodes(data=True)) == 40
+    assert all(groups.has_edge(of[u], of[v]) for u, v in G.edges if of[u] != of[v])
+    assert not any(u == v for u, v in groups.edges)
+    _, drawn = graph_figure(G, max_nodes=20)
+    assert (drawn["nodes"], drawn["edges"]) == (3, groups.number_of_edges())
+    with pytest.raises(ValueError, match="positive"):
+        quotient(G, 0)
