@@ -58,9 +58,9 @@ def _case(name: str) -> tuple[Trace, Any, Any, Any]:
 
 
 def test_every_mutant_is_shown_on_the_wire() -> None:
-    """50 of the 55 shortest counterexamples already show the mutant on the wire (the trace is
-    returned as it is); the other five get the pinned epilogue, after which they do."""
-    assert set(EPILOGUES) <= set(MUTANTS) and len(MUTANTS) == 55
+    """Most shortest counterexamples already show the mutant on the wire (the trace is returned
+    as it is); the few in ``EPILOGUES`` get the pinned epilogue, after which they do."""
+    assert set(EPILOGUES) <= set(MUTANTS) and len(EPILOGUES) < len(MUTANTS) / 4
     for name in sorted(MUTANTS):
         trace, tables, reference, at = _case(name)
         shown = observing_epilogue(trace, tables, reference, at)
