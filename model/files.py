@@ -8,8 +8,8 @@ Scope
     the file and, where there is one, the line: too big, not UTF-8 (a UTF-16 or UTF-32
     byte-order mark is named as such), not valid TOML/JSON, a JSON object naming a key twice,
     nested too deeply. The loaders (``model.profiles``, ``model.amend``,
-    ``simulations.engines.bounds``, ``simulations.live.recipes``) turn it into their own error
-    class.
+    ``simulations.engines.bounds``, ``simulations.live.recipes.recipes``) turn it into their own
+    error class.
 
 Abstractions
     What a file says is echoed back in error messages only through ``shown`` (a repr cut at

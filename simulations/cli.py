@@ -27,8 +27,8 @@ Abstractions
     ``simulations.engines.size.WARN_STATES`` states gets a one-line warning on stderr naming
     the dimension that explodes (kept under ``--quiet``: a warning, not progress).
     ``conform`` and a live ``replay`` take Ctrl-C and SIGTERM as a flag for their whole run
-    (``simulations.live.conform.interrupts``): 130 wherever it lands, the report still printed
-    and written.
+    (``simulations.live.conform.conform.interrupts``): 130 wherever it lands, the report still
+    printed and written.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ from simulations.engines.through import (
     through_all,
 )
 from simulations.engines.trace import Trace, render_steps, replay
-from simulations.live import client_conform, validate
+from simulations.live.conform_client import conform as client_conform
+from simulations.live.validate import validate
 from simulations.outputs.population import (
     AmendmentReport,
     Clock,
@@ -112,10 +113,10 @@ from simulations.outputs.population import (
 from simulations.wire.acp import meta_methods, revision_wire, wire_fields
 
 if TYPE_CHECKING:
-    from simulations.live.expectations import Expectations
-    from simulations.live.options import Interrupt
-    from simulations.live.recipes import Recipe
-    from simulations.live.report import Report
+    from simulations.live.conform.expectations import Expectations
+    from simulations.live.conform.options import Interrupt
+    from simulations.live.conform.report import Report
+    from simulations.live.recipes.recipes import Recipe
     from simulations.outputs.paste import Subject
 
 INTERRUPTED = 130
@@ -1048,8 +1049,8 @@ def _run_conform(args: argparse.Namespace) -> int:
     """``conform``: outputs checked before the run, the verdict printed before anything that
     can fail, Ctrl-C or SIGTERM at any point of it 130 (``interrupts``: a flag, never an
     exception mid-way), a fault of this tool 3 (after the verdict, with its traceback)."""
-    from simulations.live.options import interrupts
-    from simulations.live.results import INTERNAL_ERROR
+    from simulations.live.conform.options import interrupts
+    from simulations.live.oracle.results import INTERNAL_ERROR
 
     try:
         with interrupts() as interrupt:
@@ -1066,8 +1067,8 @@ def _run_conform(args: argparse.Namespace) -> int:
 
 def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     from model.types import PromptCap
-    from simulations.live.conform import conform
-    from simulations.live.report import (
+    from simulations.live.conform.conform import conform
+    from simulations.live.conform.report import (
         check_output_dir,
         check_output_file,
         counterexample_paths,
@@ -1075,13 +1076,13 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         write_json,
         write_out,
     )
-    from simulations.live.results import INTERNAL_ERROR, ConformError, clip_middle
+    from simulations.live.oracle.results import INTERNAL_ERROR, ConformError, clip_middle
 
     if args.walks < 0:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
     recipe = None
     if args.recipe is not None:
-        from simulations.live.recipes import RecipeError, load_recipe
+        from simulations.live.recipes.recipes import RecipeError, load_recipe
 
         if args.agent:
             raise UsageError("argument --recipe: give the recipe or -- AGENT_CMD, not both")
@@ -1092,7 +1093,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         args.agent = recipe.argv(args.prefix.resolve())
     expected = None
     if args.expect is not None:
-        from simulations.live.expectations import ExpectationsError, load_expectations
+        from simulations.live.conform.expectations import ExpectationsError, load_expectations
 
         if recipe is None:
             raise UsageError(
@@ -1186,7 +1187,7 @@ def _compare_pins(expected: Expectations, recipe: Recipe, prefix: Path, report: 
     """``conform --expect``: what the run found against the pins of the recipe's installed
     version (the recipe's own where none is installed); 0 where they match, 1 with each
     difference."""
-    from simulations.live.expectations import differences, seen_in, unseen
+    from simulations.live.conform.expectations import differences, seen_in, unseen
 
     version = recipe.installed(prefix.resolve()) or recipe.version
     seen = seen_in(report)
@@ -1216,9 +1217,9 @@ def _internal_error(code: int) -> int:
 def _run_live_replay(args: argparse.Namespace) -> int:
     """``replay TRACE -- AGENT_CMD``: 0 not reproduced, 1 reproduced, 2 bad usage, 3 internal
     error, 130 Ctrl-C or SIGTERM."""
-    from simulations.live.conform import replay_live
-    from simulations.live.options import interrupts
-    from simulations.live.results import INTERNAL_ERROR, ConformError
+    from simulations.live.conform.conform import replay_live
+    from simulations.live.conform.options import interrupts
+    from simulations.live.oracle.results import INTERNAL_ERROR, ConformError
 
     try:
         with interrupts() as interrupt:

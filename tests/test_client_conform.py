@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from simulations import cli
-from simulations.live import client_conform as cc
-from simulations.live import client_plan as cp
-from simulations.live.scripted_client import BUILDS
-from simulations.live.validate import OUTSIDE, validate_files
+from simulations.live.conform_client import conform as cc
+from simulations.live.conform_client import plan as cp
+from simulations.live.conform_client.scripted_client import BUILDS
+from simulations.live.validate.validate import OUTSIDE, validate_files
 
 
 def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
@@ -28,7 +28,7 @@ def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
     assert report.not_run == [] and report.unplanned == []
     assert report.coverage().startswith(f"covered {len(report.results)} of {len(report.results)} ")
     assert list(tmp_root.iterdir()) == []  # each test's folder removed
-    assert _running("simulations.live.scripted_client", str(tmp_root)) == []
+    assert _running("simulations.live.conform_client.scripted_client", str(tmp_root)) == []
 
 
 # each faulty build, the id it must fail: the client kill matrix
@@ -147,11 +147,11 @@ def test_the_tee_passes_lines_unchanged_and_records_them(tmp_path: Path) -> None
     import subprocess
     import sys
 
-    from simulations.live.tee import read_records
+    from simulations.live.process.tee import read_records
 
     log = tmp_path / "log"
     echo = [sys.executable, "-c", "import sys\nfor l in sys.stdin: sys.stdout.write(l)"]
-    tee = [sys.executable, "-m", "simulations.live.tee", "--log", str(log), "--", *echo]
+    tee = [sys.executable, "-m", "simulations.live.process.tee", "--log", str(log), "--", *echo]
     data = b'{"jsonrpc": "2.0", "id": 1, "method": "x"}\nnot json\n'
     for _ in range(2):
         done = subprocess.run(tee, input=data, capture_output=True, timeout=60, check=False)
@@ -204,7 +204,7 @@ def test_the_tee_records_a_request_before_its_answer(tmp_path: Path) -> None:
     nothing). The agent here answers inside the write that passes the line on."""
     import io
 
-    from simulations.live import tee
+    from simulations.live.process import tee
 
     (tmp_path / "log").mkdir()
     log = tee._Log(tmp_path / "log" / "process-0.ndjson", 0)

@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 from simulations import cli
-from simulations.live import client_conform as cc
-from simulations.live import sandbox
+from simulations.live.conform_client import conform as cc
+from simulations.live.process import sandbox
 
 HOSTILE = r'''
 import json, os, shlex, signal, stat, subprocess, sys, time
@@ -55,7 +55,7 @@ def record_files():
 
 
 def scripted():
-    cmd = [sys.executable, "-m", "simulations.live.scripted_client", *args]
+    cmd = [sys.executable, "-m", "simulations.live.conform_client.scripted_client", *args]
     return subprocess.run(cmd, check=False).returncode
 
 
@@ -145,7 +145,7 @@ def hostile(mode: str, *words: str) -> tuple[str, ...]:
 def wrapped(mode: str, build: str, *extra: str) -> cc.ClientRecipe:
     """The scripted recipe as ``build``, each step run by the hostile client's ``mode``."""
     base = cc.scripted_recipe(build)
-    prefix = ("{python}", "-m", "simulations.live.scripted_client")
+    prefix = ("{python}", "-m", "simulations.live.conform_client.scripted_client")
     steps = {}
     for name, words in base.steps.items():
         assert words[:3] == prefix
@@ -233,9 +233,9 @@ def test_a_bad_record_planted_by_the_client_is_no_fault_of_the_tool(
 
 
 def test_the_tees_reader_counts_a_bad_record_as_unread(tmp_path: Path) -> None:
-    """A hand-made record folder (``simulations.live.tee``) with records that are no
+    """A hand-made record folder (``simulations.live.process.tee``) with records that are no
     records: counted as unread, never an exception; the good ones merged by time."""
-    from simulations.live.tee import read_records
+    from simulations.live.process.tee import read_records
 
     good = '{"direction": "send", "process": 0, "t": 1.0, "message": {"jsonrpc": "2.0"}}\n'
     later = '{"direction": "recv", "process": 1, "t": 2.0, "message": {"jsonrpc": "2.0"}}\n'
@@ -252,7 +252,7 @@ def test_the_tees_reader_counts_a_bad_record_as_unread(tmp_path: Path) -> None:
 
 def test_the_tees_reader_caps_the_records_over_all_processes(tmp_path: Path) -> None:
     """One cap over every process file of a folder, read lazily and merged by time."""
-    from simulations.live.tee import read_records
+    from simulations.live.process.tee import read_records
 
     for n in range(20):
         lines = [
@@ -269,7 +269,7 @@ def test_the_agent_processes_of_a_test_are_capped_and_said(
 ) -> None:
     """A client that starts more agent processes than a test allows: the ones past the cap
     are refused, the test names it, and the records stay within one budget."""
-    from simulations.live import recorder
+    from simulations.live.process import recorder
 
     monkeypatch.setattr(recorder, "MAX_PROCESSES", 4)
     monkeypatch.setattr(recorder, "RECORDS_KEPT", 5)

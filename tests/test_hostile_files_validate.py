@@ -26,7 +26,9 @@ from model.revisions import REVISIONS
 from model.types import Caps, Request
 from simulations.cli import main
 from simulations.engines.trace import Trace
-from simulations.live import validate, validate_read, validate_stream
+from simulations.live.validate import read as validate_read
+from simulations.live.validate import stream as validate_stream
+from simulations.live.validate import validate
 from simulations.outputs import forms
 
 ROOT = Path(__file__).resolve().parents[1]
