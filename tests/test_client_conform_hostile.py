@@ -29,6 +29,8 @@ import pytest
 
 from simulations import cli
 from simulations.live.conform_client import conform as cc
+from simulations.live.conform_client import recipe as client_recipe
+from simulations.live.conform_client import run as client_run
 from simulations.live.process import sandbox
 
 HOSTILE = r'''
@@ -142,7 +144,7 @@ def hostile(mode: str, *words: str) -> tuple[str, ...]:
     return (sys.executable, "-c", HOSTILE, mode, *words)
 
 
-def wrapped(mode: str, build: str, *extra: str) -> cc.ClientRecipe:
+def wrapped(mode: str, build: str, *extra: str) -> client_recipe.ClientRecipe:
     """The scripted recipe as ``build``, each step run by the hostile client's ``mode``."""
     base = cc.scripted_recipe(build)
     prefix = ("{python}", "-m", "simulations.live.conform_client.scripted_client")
@@ -200,7 +202,7 @@ def test_a_daemon_with_a_clean_environment_is_stopped_with_the_test(
     """setsid, a double fork, ``env -i``, SIGTERM ignored, and children of its own: nothing
     of it outlives the test (today's environment mark missed every one: 6 were left)."""
     step = hostile("daemon", token)
-    recipe = cc.ClientRecipe("daemons", {"new": step, "turn": step}, {"append": ("x",)})
+    recipe = client_recipe.ClientRecipe("daemons", {"new": step, "turn": step}, {"append": ("x",)})
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     first = report.results[0]
     assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)], first.steps
@@ -218,7 +220,7 @@ def test_a_client_that_rewrites_the_records_is_judged_on_what_it_sent(
     record file it can find: still NOT CONFORMANT (T2) (today: CONFORMANT, the tee's folder
     named in its agent command)."""
     report = cc.conform_client(wrapped("strip", "sends-unadvertised"), Path("."), only=["T2"])
-    assert report.status("T2") == cc.FAIL, report.render()
+    assert report.status("T2") == client_run.FAIL, report.render()
     assert report.verdict.startswith("NOT CONFORMANT (T2")
 
 
@@ -310,7 +312,7 @@ def test_another_jobs_file_under_the_pattern_survives(
     # the step outlives the other job's poll (every 0.05 s) by far; in the sandbox its sleep
     # is not the process the other job kills, and the test waits it out: 20 s, not a minute
     step = ("sh", "-c", f"touch {stem}-mine; sleep 20", token)
-    recipe = cc.ClientRecipe(
+    recipe = client_recipe.ClientRecipe(
         "leaves", {"new": step, "turn": ("true",)}, {"append": ("x",)}, leaves=(f"{stem}-*",)
     )
     seen = threading.Event()
@@ -344,11 +346,13 @@ def test_another_jobs_file_under_the_pattern_survives(
 
 
 def test_a_flood_on_stderr_is_kept_as_a_bounded_tail(tmp_root: Path) -> None:
-    """64 MiB on stderr (from a child of the step): a tail of at most cc.TAIL_BYTES is kept,
+    """64 MiB on stderr (from a child of the step): a tail of at most client_run.TAIL_BYTES is kept,
     its end the step's last words, and the step's stderr is a pipe (today: a temporary file
     that took all of it, read whole)."""
     step = hostile("flood")
-    recipe = cc.ClientRecipe("flood", {"new": step, "turn": ("true",)}, {"append": ("x",)})
+    recipe = client_recipe.ClientRecipe(
+        "flood", {"new": step, "turn": ("true",)}, {"append": ("x",)}
+    )
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     name, _, code, tail = report.results[0].steps[0]
     assert (name, code) == ("new", 0)

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-SUPERVISE = Path(__file__).resolve().parent.parent / "simulations" / "live" / "supervise.py"
+SUPERVISE = (
+    Path(__file__).resolve().parents[1] / "simulations" / "live" / "process" / "supervise.py"
+)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV])

@@ -25,15 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simulations.live.conform_client.conform import (  # noqa: E402 - after the path is set
-    FOLDER,
-    IDS,
     ClientReport,
     citation,
     conform_client,
-    exit_text,
-    load_client_recipe,
     tier,
 )
+from simulations.live.conform_client.recipe import FOLDER, load_client_recipe  # noqa: E402
+from simulations.live.conform_client.run import IDS, exit_text  # noqa: E402
 from simulations.live.recipes.recipes import shipped  # noqa: E402
 
 # the repository's own scripted client is not a real one

@@ -38,10 +38,10 @@ Scope
 
     This module is the run as a whole; its roles are the modules named above, with
     ``simulations.live.conform.options`` (the options, the interrupt),
-    ``simulations.live.oracle.judge``,
-    ``simulations.live.conform.report`` and ``simulations.live.oracle.results``. The command line's
-    ``conform`` and ``replay`` (``simulations.cli``) call ``conform`` and ``replay_live``;
-    the names a caller of the run uses are importable from here.
+    ``simulations.live.oracle.judge``, ``simulations.live.conform.report`` and
+    ``simulations.live.oracle.results``. The command line's ``conform`` and ``replay``
+    (``simulations.cli``) call ``conform`` and ``replay_live``; every other name a caller
+    uses is imported from the module that defines it.
 
 Abstractions
     A run always returns its report: Ctrl-C or SIGTERM (``interrupts``) end it with the tests

@@ -44,9 +44,10 @@ Scope
     one at a time. A step's stderr is read through a pipe, its last ``TAIL_BYTES`` kept.
 
     This module is the run as a whole (the plan's tests in order, the report and its
-    verdict, the command line); its roles are ``simulations.live.conform_client.recipe`` (a client
-    recipe read) and ``simulations.live.conform_client.run`` (one test: its processes, its records,
-    judged). The names a caller of ``conform-client`` uses are importable from here.
+    verdict, the command line); its roles are ``simulations.live.conform_client.plan`` (the
+    plan), ``simulations.live.conform_client.recipe`` (a client recipe read) and
+    ``simulations.live.conform_client.run`` (one test: its processes, its records, judged).
+    Each name a caller uses is imported from the module that defines it.
 
 Client recipes (TOML; shipped in ``simulations/live/conform_client/recipes``)
     ``name``, ``package``, ``version``; ``[env]``; ``[prompt]`` with ``append`` and/or
@@ -103,16 +104,8 @@ from simulations.live.conform_client.plan import (
     unreachable,
 )
 from simulations.live.conform_client.recipe import (
-    ENV_NAME,
-    FOLDER,
-    LEAVES_FIXED,
-    MAX_LEAVES,
-    NAME_MAX,
-    PROMPT_TEXT,
     ClientRecipe,
     ClientRecipeError,
-    client_recipe,
-    leaves_error,
     load_client_recipe,
 )
 from simulations.live.conform_client.run import (
@@ -122,59 +115,14 @@ from simulations.live.conform_client.run import (
     PASS,
     SCHEMA_ID,
     SKIPPED,
-    TAIL_BYTES,
-    TURN_TEXT,
     Outcome,
-    StepRun,
     TestResult,
-    exit_text,
     run_test,
 )
 from simulations.live.conform_client.scripted_client import BUILD_VARIABLE
 from simulations.live.oracle import tiers
 from simulations.live.process import sandbox
 from simulations.live.validate.model import OUTSIDE, OUTSIDE_TIER
-
-# what a caller of conform-client uses, wherever it is defined (each role's own names: its module)
-__all__ = [
-    "ADVISORY",
-    "ENV_NAME",
-    "FAIL",
-    "FOLDER",
-    "IDS",
-    "INTERNAL_ERROR",
-    "INTERRUPTED",
-    "LEAVES_FIXED",
-    "MANDATORY",
-    "MAX_LEAVES",
-    "NAME_MAX",
-    "NOT_OBSERVABLE",
-    "PASS",
-    "PROMPT_TEXT",
-    "SCHEMA_ID",
-    "SKIPPED",
-    "TAIL_BYTES",
-    "TURN_TEXT",
-    "ClientRecipe",
-    "ClientRecipeError",
-    "ClientReport",
-    "Outcome",
-    "StepRun",
-    "TestResult",
-    "UsageError",
-    "add_parser",
-    "citation",
-    "client_recipe",
-    "conform_client",
-    "exit_text",
-    "leaves_error",
-    "load_client_recipe",
-    "plan_for",
-    "run",
-    "run_test",
-    "scripted_recipe",
-    "tier",
-]
 
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
 INTERNAL_ERROR, INTERRUPTED = 3, 130

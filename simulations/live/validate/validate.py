@@ -22,8 +22,8 @@ Scope
     ``simulations.live.validate.stream`` is ``Stream``, one pass over one agent process's
     entries; ``simulations.live.validate.follow`` follows the log where it departs from the
     model and infers what an earlier answer hid; ``simulations.live.validate.model`` holds
-    what they share (the findings, the model with an open client, a stream's state). The
-    names callers use are importable from here.
+    what they share (the findings, the model with an open client, a stream's state). Each
+    name is imported from the module that defines it.
 
 Abstractions
     One stream per log, and per test transcript of a report (each test ran against a fresh
@@ -69,56 +69,21 @@ from simulations.live.process.tee import good_record
 from simulations.live.validate.model import (
     JSONRPC,
     MALFORMED,
-    NOTE,
-    OUTSIDE,
-    OUTSIDE_TIER,
     SCHEMA,
-    UPDATE,
     Finding,
     _Memo,
-    caps_of,
     live_tier_fails,
-    open_client,
 )
 from simulations.live.validate.read import (
     LINE_LIMIT,
     STDIN,
-    Entry,
     _sniff,
     kit_transcripts,
     read_log,
-    read_ndjson,
     record_time,
     unwrap,
 )
-from simulations.live.validate.stream import Stream, direction_of
-
-# the names validate's callers use, wherever they are defined
-__all__ = [
-    "JSONRPC",
-    "MALFORMED",
-    "NOTE",
-    "OUTSIDE",
-    "OUTSIDE_TIER",
-    "SCHEMA",
-    "UPDATE",
-    "Entry",
-    "Finding",
-    "Result",
-    "Stream",
-    "UsageError",
-    "add_parser",
-    "caps_of",
-    "direction_of",
-    "kit_transcripts",
-    "live_tier_fails",
-    "open_client",
-    "read_log",
-    "read_ndjson",
-    "run",
-    "validate_files",
-    "validate_messages",
-]
+from simulations.live.validate.stream import Stream
 
 
 class UsageError(Exception):
