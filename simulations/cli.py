@@ -27,7 +27,7 @@ Abstractions
     ``simulations.engines.size.WARN_STATES`` states gets a one-line warning on stderr naming
     the dimension that explodes (kept under ``--quiet``: a warning, not progress).
     ``conform`` and a live ``replay`` take Ctrl-C and SIGTERM as a flag for their whole run
-    (``simulations.live.conform.conform.interrupts``): 130 wherever it lands, the report still
+    (``simulations.live.conform.options.interrupts``): 130 wherever it lands, the report still
     printed and written.
 """
 

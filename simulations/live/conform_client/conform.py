@@ -380,7 +380,7 @@ class ClientReport:
 def plan_for(
     recipe: ClientRecipe, length: int = DEFAULT_LENGTH, scenarios: str | None = None
 ) -> ClientPlan:
-    """The recipe's plan (``client_plan.derive``), a user's ``scenarios`` file first; a file
+    """The recipe's plan (``plan.derive``), a user's ``scenarios`` file first; a file
     that cannot be used raises ScenarioError (one line naming the field)."""
     extra = read_scenarios(scenarios, recipe.steps, recipe.prompt, IDS) if scenarios else ()
     return derive(recipe.steps, recipe.prompt, IDS, length, extra, scenarios or "")
