@@ -435,7 +435,7 @@ def test_conform_runs_an_agent_by_its_recipe(tmp_path: Path) -> None:
 PROBE = """
 import socket, sys
 sys.path.insert(0, {root!r})
-from simulations.live.endpoint.endpoint import call_model
+from simulations.live.endpoint.model_client import call_model
 print("endpoint", call_model({url!r}, "chat", ["s"], "from inside", "s9"))
 for address in (("192.0.2.1", 80), ("1.1.1.1", 443)):
     try:
