@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulations.live.client_conform import conform_client, load_client_recipe  # noqa: E402
+from simulations.live.conform_client.conform import conform_client  # noqa: E402
+from simulations.live.conform_client.recipe import load_client_recipe  # noqa: E402
 
 
 def main() -> int:

@@ -65,7 +65,7 @@ def agent_command():
 
 
 def scripted(rest):
-    cmd = [sys.executable, "-m", "simulations.live.scripted_client", *rest]
+    cmd = [sys.executable, "-m", "simulations.live.conform_client.scripted_client", *rest]
     return subprocess.run(cmd, check=False).returncode
 
 
@@ -116,13 +116,13 @@ sys.exit(f"hostile: unknown mode {mode}")
 
 def _recipe(flood: str, agents: int, mib: int, gib: int) -> Any:
     """The scripted recipe, its ``new`` step run by the hostile client's mode for ``flood``."""
-    from simulations.live import client_conform as cc
+    from simulations.live.conform_client import conform as cc
 
     base = cc.scripted_recipe("conforming")
     if flood == "baseline":
         return base
     words = base.steps["new"]
-    prefix = ("{python}", "-m", "simulations.live.scripted_client")
+    prefix = ("{python}", "-m", "simulations.live.conform_client.scripted_client")
     assert words[:3] == prefix, words
     extra = (str(agents), str(mib)) if flood == "records" else (str(gib),)
     new = (sys.executable, "-c", HOSTILE, flood, *extra, *words[3:])
@@ -140,8 +140,8 @@ def _status_mb(pid: int | str, key: str) -> float:
 
 def one(flood: str, agents: int, mib: int, gib: int, timeout: float, boxed: bool) -> int:
     """In the tool's own fresh process: one test under ``flood``; one JSON line on stdout."""
-    from simulations.live import client_conform as cc
-    from simulations.live import sandbox
+    from simulations.live.conform_client import conform as cc
+    from simulations.live.process import sandbox
 
     if not boxed:
         sandbox.available = lambda: False

@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulations.live import plan as plans  # noqa: E402
-from simulations.live.conform import conform  # noqa: E402
-from simulations.live.plan import plan  # noqa: E402
-from simulations.live.report import coverage_line  # noqa: E402
+from simulations.live.conform import plan as plans  # noqa: E402
+from simulations.live.conform.conform import conform  # noqa: E402
+from simulations.live.conform.plan import plan  # noqa: E402
+from simulations.live.conform.report import coverage_line  # noqa: E402
 
 TARGET = 180.0
 

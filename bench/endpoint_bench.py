@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def run(revision: str, endpoint: bool) -> tuple[int, int, float, bool]:
-    from simulations.live.conform import conform
+    from simulations.live.conform.conform import conform
 
     argv = [sys.executable, "-m", "simulations.agent", "--revision", revision, "--store", "{store}"]
     if endpoint:
@@ -67,7 +67,7 @@ PIECE = b"x" * (1 << 20)  # what is streamed, 1 MiB at a time: never the whole i
 SERVE = """
 import json, sys
 sys.path.insert(0, {root!r})
-from simulations.live.endpoint import ModelEndpoint
+from simulations.live.endpoint.endpoint import ModelEndpoint
 with ModelEndpoint() as ep:
     print(ep.port, flush=True)
     sys.stdin.readline()
@@ -286,8 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.flood:  # the endpoint alone, in processes of its own: nothing else imported here
         return flood(os.path.abspath(args.root), args.limit_mb)
-    from simulations.live import sandbox
-    from simulations.live.conform import conform
+    from simulations.live.conform.conform import conform
+    from simulations.live.process import sandbox
 
     run_warm = [sys.executable, "-m", "simulations.agent", "--revision", args.revision]
     conform(run_warm, revision=args.revision, cwd=str(ROOT), only=["S6-twice"])  # the plan, once

@@ -12,8 +12,8 @@ Scope
     it reads, cannot be read (the system's reason), not a regular file (a folder, a FIFO that
     would block, a device: refused before it is opened), empty, or any of the above. The
     loaders (``model.profiles``, ``model.amend``, ``simulations.engines.bounds``,
-    ``simulations.compare``, the recipes of the live kit) turn the ``InputError`` into their
-    own error class.
+    ``simulations.compare``) turn the ``InputError`` into their own error class; the live
+    kit's recipes (``simulations.live.recipes.recipes``) read theirs alike.
 
 Abstractions
     What a file says is echoed back in error messages only through ``shown`` (a repr cut at

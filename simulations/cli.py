@@ -18,8 +18,8 @@ Scope
     and run live in ``simulations.commands.<command>`` (``list`` in ``listing``; ``check``
     with ``population`` and ``check_out``; ``conform`` holds ``replay -- AGENT_CMD`` too),
     what they share in ``simulations.commands.common``, ``progress`` and ``subjects``.
-    ``validate`` and ``conform-client`` own their parsers (``simulations.live.validate``,
-    ``simulations.live.client_conform``).
+    ``validate`` and ``conform-client`` own their parsers (``simulations.live.validate.validate``,
+    ``simulations.live.conform_client.conform``).
 
     Exit codes (``docs/exit-codes.md``): 0 when every rule that binds the parties (R, S, T, A
     ids; a SHOULD is advisory) holds; 1 when one is violated (with ``--strict``, a violated P id
@@ -37,8 +37,8 @@ Abstractions
     ``simulations.engines.size.WARN_STATES`` states gets a one-line warning on stderr naming
     the dimension that explodes (kept under ``--quiet``: a warning, not progress).
     ``conform`` and a live ``replay`` take Ctrl-C and SIGTERM as a flag for their whole run
-    (``simulations.live.options.interrupts``): 130 wherever it lands, the report still printed
-    and written.
+    (``simulations.live.conform.options.interrupts``): 130 wherever it lands, the report
+    still printed and written.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ from simulations.commands.common import (
     Parser,
     use_cache,
 )
-from simulations.live import client_conform, validate
+from simulations.live.conform_client import conform as client_conform
+from simulations.live.validate import validate
 from simulations.usage import internal_error
 
 

@@ -7,8 +7,8 @@ Scope
     ``revision_for`` (the revision a run is about, from ``--revision`` and ``--mutant``) and
     ``refuse_other_revision`` (a profile speaks its own revision). The library API
     (``simulations.api``, which re-exports them), the command line and the reference agent
-    (``simulations.live.agent``) use these; this module imports only the model, so an agent
-    process starts without the explorer, networkx or Hypothesis.
+    (``simulations.live.reference.agent``) use these; this module imports only the model, so an
+    agent process starts without the explorer, networkx or Hypothesis.
 
 Abstractions
     A revision is named by its name or an alias (``model.revisions.resolve``); a mutant is an

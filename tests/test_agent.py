@@ -36,7 +36,7 @@ from simulations.engines.conversation import AGENT_MESSAGE
 from simulations.engines.domain import domain_for, text
 from simulations.engines.scenarios import SCENARIOS
 from simulations.engines.trace import Trace, replay
-from simulations.live.agent import (
+from simulations.live.reference.agent import (
     STORE_FILE,
     Build,
     ReferenceAgent,
@@ -45,7 +45,7 @@ from simulations.live.agent import (
     default_caps,
     parse_caps,
 )
-from simulations.live.agent_stdio import main
+from simulations.live.reference.stdio import main
 from simulations.wire.acp import INTROSPECTION_METHOD, notification, revision_wire, transcript
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -440,7 +440,7 @@ def test_the_agent_loads_the_sdks_jsonrpc_layer_alone() -> None:
     no ``acp`` module in ``sys.modules``: a later ``import acp`` there is an ordinary one."""
     code = (
         "import sys\n"
-        "from simulations.live.agent_stdio import sdk_connection\n"
+        "from simulations.live.reference.stdio import sdk_connection\n"
         "jsonrpc = sdk_connection()\n"
         "assert jsonrpc.Connection and jsonrpc.RequestError and jsonrpc.StreamDirection\n"
         "assert not [m for m in sys.modules if m == 'acp' or m.startswith('acp.')]\n"

@@ -1,13 +1,14 @@
-"""The opening of ``docs/real-agents.md`` (``simulations.live.agents_page``): each agent's summary
-from its JSON report, the findings an upstream issue can take, and the picture of agents × ids."""
+"""The opening of ``docs/real-agents.md`` (``simulations.live.conform.agents_page``): each agent's
+summary from its JSON report, the findings an upstream issue can take, and the picture of agents ×
+ids."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from simulations.live import agents_page
-from simulations.live.results import FAIL, PASS, SKIPPED
+from simulations.live.conform import agents_page
+from simulations.live.oracle.results import FAIL, PASS, SKIPPED
 
 
 def _report(statuses: dict[str, str], unstable: dict[str, tuple[int, int]] | None = None) -> Any:

@@ -13,22 +13,27 @@ from pathlib import Path
 import pytest
 
 from simulations import cli
-from simulations.live import client_conform as cc
-from simulations.live import client_plan as cp
-from simulations.live.scripted_client import BUILDS
-from simulations.live.validate import OUTSIDE, validate_files
+from simulations.live.conform_client import conform as cc
+from simulations.live.conform_client import plan as cp
+from simulations.live.conform_client import recipe as client_recipe
+from simulations.live.conform_client import run as client_run
+from simulations.live.conform_client.scripted_client import BUILDS
+from simulations.live.validate.model import OUTSIDE
+from simulations.live.validate.validate import validate_files
 
 
 def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
     report = cc.conform_client(cc.scripted_recipe(), Path("."))
     assert report.verdict == "CONFORMANT", report.render()
     # every rule reached and kept: none passes by never being reached
-    assert {rid: report.status(rid) for rid in cc.IDS} == dict.fromkeys(cc.IDS, cc.PASS)
+    assert {rid: report.status(rid) for rid in client_run.IDS} == dict.fromkeys(
+        client_run.IDS, client_run.PASS
+    )
     assert [r.agent_findings for r in report.results] == [[] for _ in report.results]
     assert report.not_run == [] and report.unplanned == []
     assert report.coverage().startswith(f"covered {len(report.results)} of {len(report.results)} ")
     assert list(tmp_root.iterdir()) == []  # each test's folder removed
-    assert _running("simulations.live.scripted_client", str(tmp_root)) == []
+    assert _running("simulations.live.conform_client.scripted_client", str(tmp_root)) == []
 
 
 # each faulty build, the id it must fail: the client kill matrix
@@ -38,8 +43,8 @@ FAULTY = sorted((b, rid) for b, (rid, _) in BUILDS.items() if rid)
 @pytest.mark.parametrize(("build", "rid"), FAULTY, ids=[b for b, _ in FAULTY])
 def test_each_faulty_client_build_fails_its_id(build: str, rid: str, tmp_root: Path) -> None:
     report = cc.conform_client(cc.scripted_recipe(build), Path("."), only=[rid])
-    assert report.status(rid) == cc.FAIL, report.render()
-    failing = {o.rid for r in report.results for o in r.outcomes if o.status == cc.FAIL}
+    assert report.status(rid) == client_run.FAIL, report.render()
+    failing = {o.rid for r in report.results for o in r.outcomes if o.status == client_run.FAIL}
     assert failing == {rid}, report.render()
     mandatory = cc.tier(rid) == cc.MANDATORY
     verdict = f"NOT CONFORMANT ({rid})" if mandatory else "CONFORMANT"
@@ -51,26 +56,29 @@ def test_a_prompt_that_reaches_no_field_is_reported(tmp_root: Path, tmp_path: Pa
     """A client that drops the prompt it was asked for (no field, no _meta): prompt-outside;
     T6 then has nothing to judge (NOT_OBSERVABLE, not a vacuous PASS)."""
     base = cc.scripted_recipe()
-    dropping = cc.ClientRecipe(
+    dropping = client_recipe.ClientRecipe(
         "drops the prompt", base.steps, {"append": ("--mode", "append")}, base.env
     )
     report = cc.conform_client(dropping, Path("."), only=[OUTSIDE])
     outcome = next(
         o for r in report.results for o in r.outcomes if o.rid == OUTSIDE and r.test.mode
     )
-    assert outcome.status == cc.FAIL and "in no field" in outcome.message
+    assert outcome.status == client_run.FAIL and "in no field" in outcome.message
     t6 = [o for r in report.results for o in r.outcomes if o.rid == "T6"]
-    assert t6 and {o.status for o in t6} == {cc.NOT_OBSERVABLE}
+    assert t6 and {o.status for o in t6} == {client_run.NOT_OBSERVABLE}
 
 
 def test_a_client_that_never_starts_the_agent_is_not_observed(tmp_root: Path) -> None:
-    silent = cc.ClientRecipe(
+    silent = client_recipe.ClientRecipe(
         "silent", {"new": ("true",), "turn": ("true",)}, {"append": ("x",), "override": ("x",)}
     )
     report = cc.conform_client(silent, Path("."))
     assert report.verdict.startswith("INCONCLUSIVE"), report.render()
     assert report.exit_code == 1
-    assert {report.status(r) for r in cc.IDS} <= {cc.NOT_OBSERVABLE, cc.SKIPPED}
+    assert {report.status(r) for r in client_run.IDS} <= {
+        client_run.NOT_OBSERVABLE,
+        client_run.SKIPPED,
+    }
 
 
 def test_validate_reads_the_client_report_back(tmp_root: Path, tmp_path: Path) -> None:
@@ -101,7 +109,7 @@ def test_the_command_line(
     text = capsys.readouterr().out
     assert code == 0 and text.rstrip().endswith("VERDICT: CONFORMANT"), text
     data = json.loads(out.read_text())
-    assert data["requirements"]["S5"]["status"] == cc.PASS
+    assert data["requirements"]["S5"]["status"] == client_run.PASS
     assert data["tests"][0]["sent"][:1] == ["initialize"]
     # the coverage, just before the verdict: --only said, with what it left out
     coverage = data["plan"]["coverage"]
@@ -147,11 +155,11 @@ def test_the_tee_passes_lines_unchanged_and_records_them(tmp_path: Path) -> None
     import subprocess
     import sys
 
-    from simulations.live.tee import read_records
+    from simulations.live.process.tee import read_records
 
     log = tmp_path / "log"
     echo = [sys.executable, "-c", "import sys\nfor l in sys.stdin: sys.stdout.write(l)"]
-    tee = [sys.executable, "-m", "simulations.live.tee", "--log", str(log), "--", *echo]
+    tee = [sys.executable, "-m", "simulations.live.process.tee", "--log", str(log), "--", *echo]
     data = b'{"jsonrpc": "2.0", "id": 1, "method": "x"}\nnot json\n'
     for _ in range(2):
         done = subprocess.run(tee, input=data, capture_output=True, timeout=60, check=False)
@@ -180,7 +188,9 @@ def _running(*words: str) -> list[int]:
 
 def test_a_hanging_client_is_cut_at_the_timeout_and_leaves_nothing(tmp_root: Path) -> None:
     naps = f"{300 + os.getpid() % 1000 / 1000:.3f}"  # a sleep of this test's own
-    hang = cc.ClientRecipe("hangs", {"new": ("sleep", naps), "turn": ("true",)}, {"append": ("x",)})
+    hang = client_recipe.ClientRecipe(
+        "hangs", {"new": ("sleep", naps), "turn": ("true",)}, {"append": ("x",)}
+    )
     report = cc.conform_client(hang, Path("."), timeout=1.0, only=["T2"], budget=1)
     (result,) = report.results[:1]
     assert [(s, code) for s, _, code, _ in result.steps] == [("new", None)]
@@ -191,7 +201,9 @@ def test_a_hanging_client_is_cut_at_the_timeout_and_leaves_nothing(tmp_root: Pat
 def test_a_client_that_daemonises_leaves_no_process(tmp_root: Path) -> None:
     naps = f"{300 + os.getpid() % 1000 / 1000:.3f}"
     daemon = ("sh", "-c", f"sleep {naps} > /dev/null 2>&1 & exit 0")
-    recipe = cc.ClientRecipe("daemon", {"new": daemon, "turn": daemon}, {"append": ("x",)})
+    recipe = client_recipe.ClientRecipe(
+        "daemon", {"new": daemon, "turn": daemon}, {"append": ("x",)}
+    )
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     first = report.results[0]
     assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)]
@@ -204,7 +216,7 @@ def test_the_tee_records_a_request_before_its_answer(tmp_path: Path) -> None:
     nothing). The agent here answers inside the write that passes the line on."""
     import io
 
-    from simulations.live import tee
+    from simulations.live.process import tee
 
     (tmp_path / "log").mkdir()
     log = tee._Log(tmp_path / "log" / "process-0.ndjson", 0)
@@ -231,7 +243,7 @@ def test_what_a_client_leaves_in_tmp_is_said_and_never_taken(tmp_root: Path) -> 
     before = Path(f"{stem}-before")
     before.mkdir(exist_ok=True)
     step = ("sh", "-c", f"mkdir -p {stem}-left-$$ && touch {stem}-file-$$")
-    recipe = cc.ClientRecipe(
+    recipe = client_recipe.ClientRecipe(
         "leaves", {"new": step, "turn": step}, {"append": ("x",)}, leaves=(f"{stem}-*",)
     )
     try:
@@ -302,7 +314,7 @@ def test_the_plan_is_derived_from_the_client_rules() -> None:
         assert here - seen, f"{t.name} reaches nothing new"
         seen |= here
     assert len({t.name for t in plan.tests}) == len(plan.tests)
-    old = [cp.make_test(cp.profile_of(c), m, s, cc.IDS) for c, m, s in OLD_PLAN]
+    old = [cp.make_test(cp.profile_of(c), m, s, client_run.IDS) for c, m, s in OLD_PLAN]
     assert set().union(*map(cp.situations, old)) <= seen
     # a longer bound reaches nothing new: new and each other step once is every situation
     assert cc.plan_for(cc.scripted_recipe(), length=5).situations == plan.situations
@@ -312,7 +324,7 @@ def test_the_acpx_plan_has_no_fork_and_s4_is_not_observable(tmp_root: Path) -> N
     """acpx has no fork step: no scenario forks, no profile varies fork, and S4 is said to be
     out of the plan's reach (NOT_OBSERVABLE for the run, named in the verdict), not silently
     left out."""
-    acpx = cc.load_client_recipe("acpx")
+    acpx = client_recipe.load_client_recipe("acpx")
     plan = cc.plan_for(acpx)
     assert plan.knobs == ("system_prompt", "load_session", "resume", "close")
     assert all("fork" not in t.steps and "fork" not in t.caps.split(",") for t in plan.tests)
@@ -321,7 +333,7 @@ def test_the_acpx_plan_has_no_fork_and_s4_is_not_observable(tmp_root: Path) -> N
     nofork = replace(scripted, steps={k: v for k, v in scripted.steps.items() if k != "fork"})
     report = cc.conform_client(nofork, Path("."), budget=1)
     (s4,) = report.outcomes("S4")
-    assert s4.status == cc.NOT_OBSERVABLE and "the recipe has no fork step" in s4.message
+    assert s4.status == client_run.NOT_OBSERVABLE and "the recipe has no fork step" in s4.message
     assert report.verdict.startswith("CONFORMANT (not observed: "), report.render()
     assert "S4" in report.verdict
 
@@ -336,7 +348,9 @@ def test_a_fork_with_override_after_the_append_fallback_fails_t3(tmp_root: Path)
     recipe = cc.scripted_recipe("fork-override")
     report = cc.conform_client(recipe, Path("."), plan=replace(plan, tests=forking))
     assert report.verdict == "NOT CONFORMANT (T3)", report.render()
-    failed = [(r.test, o) for r in report.results for o in r.outcomes if o.status == cc.FAIL]
+    failed = [
+        (r.test, o) for r in report.results for o in r.outcomes if o.status == client_run.FAIL
+    ]
     assert failed and {o.rid for _, o in failed} == {"T3"}
     for test, outcome in failed:
         caps = cp.profile_of(test.caps)

@@ -28,8 +28,10 @@ from pathlib import Path
 import pytest
 
 from simulations import cli
-from simulations.live import client_conform as cc
-from simulations.live import sandbox
+from simulations.live.conform_client import conform as cc
+from simulations.live.conform_client import recipe as client_recipe
+from simulations.live.conform_client import run as client_run
+from simulations.live.process import sandbox
 
 HOSTILE = r'''
 import json, os, shlex, signal, stat, subprocess, sys, time
@@ -55,7 +57,7 @@ def record_files():
 
 
 def scripted():
-    cmd = [sys.executable, "-m", "simulations.live.scripted_client", *args]
+    cmd = [sys.executable, "-m", "simulations.live.conform_client.scripted_client", *args]
     return subprocess.run(cmd, check=False).returncode
 
 
@@ -142,10 +144,10 @@ def hostile(mode: str, *words: str) -> tuple[str, ...]:
     return (sys.executable, "-c", HOSTILE, mode, *words)
 
 
-def wrapped(mode: str, build: str, *extra: str) -> cc.ClientRecipe:
+def wrapped(mode: str, build: str, *extra: str) -> client_recipe.ClientRecipe:
     """The scripted recipe as ``build``, each step run by the hostile client's ``mode``."""
     base = cc.scripted_recipe(build)
-    prefix = ("{python}", "-m", "simulations.live.scripted_client")
+    prefix = ("{python}", "-m", "simulations.live.conform_client.scripted_client")
     steps = {}
     for name, words in base.steps.items():
         assert words[:3] == prefix
@@ -200,7 +202,7 @@ def test_a_daemon_with_a_clean_environment_is_stopped_with_the_test(
     """setsid, a double fork, ``env -i``, SIGTERM ignored, and children of its own: nothing
     of it outlives the test (today's environment mark missed every one: 6 were left)."""
     step = hostile("daemon", token)
-    recipe = cc.ClientRecipe("daemons", {"new": step, "turn": step}, {"append": ("x",)})
+    recipe = client_recipe.ClientRecipe("daemons", {"new": step, "turn": step}, {"append": ("x",)})
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     first = report.results[0]
     assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)], first.steps
@@ -218,7 +220,7 @@ def test_a_client_that_rewrites_the_records_is_judged_on_what_it_sent(
     record file it can find: still NOT CONFORMANT (T2) (today: CONFORMANT, the tee's folder
     named in its agent command)."""
     report = cc.conform_client(wrapped("strip", "sends-unadvertised"), Path("."), only=["T2"])
-    assert report.status("T2") == cc.FAIL, report.render()
+    assert report.status("T2") == client_run.FAIL, report.render()
     assert report.verdict.startswith("NOT CONFORMANT (T2")
 
 
@@ -233,9 +235,9 @@ def test_a_bad_record_planted_by_the_client_is_no_fault_of_the_tool(
 
 
 def test_the_tees_reader_counts_a_bad_record_as_unread(tmp_path: Path) -> None:
-    """A hand-made record folder (``simulations.live.tee``) with records that are no
+    """A hand-made record folder (``simulations.live.process.tee``) with records that are no
     records: counted as unread, never an exception; the good ones merged by time."""
-    from simulations.live.tee import read_records
+    from simulations.live.process.tee import read_records
 
     good = '{"direction": "send", "process": 0, "t": 1.0, "message": {"jsonrpc": "2.0"}}\n'
     later = '{"direction": "recv", "process": 1, "t": 2.0, "message": {"jsonrpc": "2.0"}}\n'
@@ -252,7 +254,7 @@ def test_the_tees_reader_counts_a_bad_record_as_unread(tmp_path: Path) -> None:
 
 def test_the_tees_reader_caps_the_records_over_all_processes(tmp_path: Path) -> None:
     """One cap over every process file of a folder, read lazily and merged by time."""
-    from simulations.live.tee import read_records
+    from simulations.live.process.tee import read_records
 
     for n in range(20):
         lines = [
@@ -269,7 +271,7 @@ def test_the_agent_processes_of_a_test_are_capped_and_said(
 ) -> None:
     """A client that starts more agent processes than a test allows: the ones past the cap
     are refused, the test names it, and the records stay within one budget."""
-    from simulations.live import recorder
+    from simulations.live.process import recorder
 
     monkeypatch.setattr(recorder, "MAX_PROCESSES", 4)
     monkeypatch.setattr(recorder, "RECORDS_KEPT", 5)
@@ -310,7 +312,7 @@ def test_another_jobs_file_under_the_pattern_survives(
     # the step outlives the other job's poll (every 0.05 s) by far; in the sandbox its sleep
     # is not the process the other job kills, and the test waits it out: 20 s, not a minute
     step = ("sh", "-c", f"touch {stem}-mine; sleep 20", token)
-    recipe = cc.ClientRecipe(
+    recipe = client_recipe.ClientRecipe(
         "leaves", {"new": step, "turn": ("true",)}, {"append": ("x",)}, leaves=(f"{stem}-*",)
     )
     seen = threading.Event()
@@ -344,11 +346,13 @@ def test_another_jobs_file_under_the_pattern_survives(
 
 
 def test_a_flood_on_stderr_is_kept_as_a_bounded_tail(tmp_root: Path) -> None:
-    """64 MiB on stderr (from a child of the step): a tail of at most cc.TAIL_BYTES is kept,
+    """64 MiB on stderr (from a child of the step): a tail of at most client_run.TAIL_BYTES is kept,
     its end the step's last words, and the step's stderr is a pipe (today: a temporary file
     that took all of it, read whole)."""
     step = hostile("flood")
-    recipe = cc.ClientRecipe("flood", {"new": step, "turn": ("true",)}, {"append": ("x",)})
+    recipe = client_recipe.ClientRecipe(
+        "flood", {"new": step, "turn": ("true",)}, {"append": ("x",)}
+    )
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     name, _, code, tail = report.results[0].steps[0]
     assert (name, code) == ("new", 0)

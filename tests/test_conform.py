@@ -29,13 +29,19 @@ from model.revisions import REVISIONS
 from model.types import BASE, Caps, ClientKind, PromptCap, Request, initial_world
 from simulations.api import bound_for
 from simulations.engines.domain import text
-from simulations.live.agent import caps_text, default_caps
-from simulations.live.conform import conform
-from simulations.live.coverage import COVER_TEST
-from simulations.live.judge import Seen, _judge, caps_of, choice_options, chosen, tier
-from simulations.live.plan import agent_mutants, kill_setup, mutant_path
-from simulations.live.report import render, to_json, write_counterexamples
-from simulations.live.results import (
+from simulations.live.conform.conform import conform
+from simulations.live.conform.coverage import COVER_TEST
+from simulations.live.conform.plan import agent_mutants, kill_setup, mutant_path
+from simulations.live.conform.report import render, to_json, write_counterexamples
+from simulations.live.oracle.judge import (
+    Seen,
+    caps_of,
+    choice_options,
+    chosen,
+    judge_departure,
+    tier,
+)
+from simulations.live.oracle.results import (
     ADVISORY,
     CAPABILITY,
     FAIL,
@@ -46,7 +52,8 @@ from simulations.live.results import (
     ConformError,
     LiveTest,
 )
-from simulations.live.validate import validate_messages
+from simulations.live.reference.agent import caps_text, default_caps
+from simulations.live.validate.validate import validate_messages
 from simulations.wire.acp import INTROSPECTION_METHOD, _agent_capabilities, revision_wire
 
 # a question another such module or a notebook explored is answered from the run's share
@@ -380,7 +387,7 @@ def test_a_choice_passes_on_an_option_and_fails_past_them() -> None:
     omitted = _v1_steps(new, close, Request("session_load", sid="s1"))[-1]
     assert omitted.reply.ok and omitted.rows[-1][0] == "session"
     picks = {
-        slot: _judge("v1-stable", "T15", omitted, Seen(None, slot), "m")
+        slot: judge_departure("v1-stable", "T15", omitted, Seen(None, slot), "m")
         for slot in ((BASE, "a"), (BASE,), ())
     }
     assert picks[(BASE, "a")] == (PASS, "the agent chose (the reference's): m")
@@ -1034,7 +1041,7 @@ def test_a_cancelled_run_is_not_swallowed_while_an_agent_is_reaped() -> None:
     run must not carry on as if nothing had been asked (it once did: exit 1 instead of 130)."""
     import asyncio
 
-    from simulations.live.transport import _reap
+    from simulations.live.process.transport import _reap
 
     async def slow_to_die() -> None:
         try:
@@ -1162,7 +1169,7 @@ def test_a_slot_too_long_to_keep_is_not_observable_never_a_verdict(monkeypatch) 
     cannot show what its middle held: the build that FAILs append_drops_base's id through the
     endpoint gets NOT_OBSERVABLE there instead, never PASS, and the report counts the clipped
     calls (its text and its JSON)."""
-    from simulations.live import endpoint as endpoint_module
+    from simulations.live.endpoint import endpoint as endpoint_module
 
     monkeypatch.setattr(endpoint_module, "TEXT_KEPT", 40)  # the reference agent's slot is longer
     m = MUTANTS["append_drops_base"]
@@ -1298,7 +1305,7 @@ def test_the_live_plan_takes_a_bound(tmp_path: Path) -> None:
     """Issue 28, item 6: ``conform --bound NAME|FILE`` picks the bound the plan's shortest
     paths come from (a named bound or a bound file); a bad one is one line before the run."""
     from simulations.engines.bounds import BOUNDS, bound_toml
-    from simulations.live.plan import plan
+    from simulations.live.conform.plan import plan
 
     tables, caps = REVISIONS["v1-stable"].tables, default_caps("envelope")
     sizes = {b: len(plan(tables, "v1-stable", caps, bound=b)) for b in ("tiny", "small")}
@@ -1383,7 +1390,7 @@ def test_repeat_rows_runs_the_coverage_tests_once_and_judges_runs_on_the_rest(
     the first run alone, the rest of the plan in all three; the stable fault fails S8 in each
     run, judged on the tests every run ran, and is not unstable. (The plan is W12's test and a
     copy of it named as a coverage test: the whole coverage plan is minutes of tests.)"""
-    import simulations.live.conform as live
+    import simulations.live.conform.conform as live
 
     chosen = live.select
 
@@ -1407,7 +1414,7 @@ def test_repeat_rows_compares_runs_on_the_tests_each_ran() -> None:
     """An id judged FAIL by a coverage test in the first run and PASS by the rows tests of every
     run is no unstable id with ``--repeat-rows`` (the runs differ in their tests, not in the
     agent); without it the same outcomes would read as FAIL in 1 of 3 runs."""
-    from simulations.live.report import per_run
+    from simulations.live.conform.report import per_run
 
     outcomes = [
         {"nodeid": "conform::COVER+4", "run": 1, "status": FAIL},

@@ -40,13 +40,15 @@ from typing import Any
 
 import pytest
 
+import simulations.live.conform.conform as live
 from simulations.commands.conform import PROGRESS
-from simulations.live import conform as live
-from simulations.live import execute, options, results, transport
-from simulations.live import report as reports
-from simulations.live.conform import conform
-from simulations.live.results import FAIL, ConformError
-from simulations.live.validate import UsageError, validate_files
+from simulations.live.conform import execute, options
+from simulations.live.conform import report as reports
+from simulations.live.conform.conform import conform
+from simulations.live.oracle import results
+from simulations.live.oracle.results import FAIL, ConformError
+from simulations.live.process import transport
+from simulations.live.validate.validate import UsageError, validate_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -537,7 +539,7 @@ def test_a_flood_of_notifications_is_kept_short_and_past_the_cap_fails(
 
 
 def test_the_bounded_log_keeps_requests_and_answers_and_counts_the_rest() -> None:
-    log = results._BoundedLog(head=200, flood=10_000)
+    log = results.BoundedLog(head=200, flood=10_000)
     note = {
         "jsonrpc": "2.0",
         "method": "session/update",
@@ -788,8 +790,8 @@ def test_a_signal_while_a_plan_is_built_ends_the_planning_there(
     worlds, not when the whole graph is built (twice a suite run under load waited more than a
     minute). Nothing half-built is kept: the next plan is whole."""
     from model.revisions import REVISIONS
-    from simulations.live import plan as plans
-    from simulations.live.agent import default_caps
+    from simulations.live.conform import plan as plans
+    from simulations.live.reference.agent import default_caps
 
     monkeypatch.delenv("ACP_SYSPROMPT_SHARE", raising=False)  # search, never a stored answer
     monkeypatch.setattr(plans, "_PLANS", {})

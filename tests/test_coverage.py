@@ -1,5 +1,5 @@
 """Issue 39: the live plan derived from the model's graph by a stated coverage criterion
-(``simulations.live.coverage``), its coverage printed and pinned, and a plan that only asks
+(``simulations.live.conform.coverage``), its coverage printed and pinned, and a plan that only asks
 what each revision's wire can carry."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from model.machines import System
 from model.revisions import REVISIONS, resolve
 from model.types import Caps, PromptCap, Request, initial_world
 from simulations.engines.domain import text
-from simulations.live.agent import default_caps
-from simulations.live.conform import conform
-from simulations.live.coverage import COVER_TEST, situation, situations_of
-from simulations.live.plan import coverage_plan, plan
-from simulations.live.report import Report
+from simulations.live.conform.conform import conform
+from simulations.live.conform.coverage import COVER_TEST, situation, situations_of
+from simulations.live.conform.plan import coverage_plan, plan
+from simulations.live.conform.report import Report
+from simulations.live.reference.agent import default_caps
 from simulations.wire.acp import revision_wire
 
 pytestmark = pytest.mark.usefixtures("shared_explorations")
@@ -127,7 +127,7 @@ def test_a_budget_cuts_the_plan_and_says_what_it_left_out() -> None:
     )
     assert report.dropped and len(report.runs) < len(report.planned)
     assert report.coverage["run"] < report.coverage["total"] == TINY_SITUATIONS
-    from simulations.live.report import coverage_line
+    from simulations.live.conform.report import coverage_line
 
     assert "--budget left out" in coverage_line(report)
 

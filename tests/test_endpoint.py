@@ -16,20 +16,10 @@ from typing import Any
 import pytest
 
 from model.types import BASE
-from simulations.live import sandbox
-from simulations.live.endpoint import (
-    ANTHROPIC,
-    APIS,
-    CHAT,
-    GEMINI,
-    RESPONSES,
-    BaseText,
-    ModelEndpoint,
-    api_of,
-    parse_call,
-    symbols,
-    turn_call,
-)
+from simulations.live.endpoint.endpoint import ModelEndpoint, api_of, parse_call, turn_call
+from simulations.live.endpoint.model_client import ANTHROPIC, APIS, CHAT, GEMINI, RESPONSES
+from simulations.live.endpoint.slot_reading import BaseText, symbols
+from simulations.live.process import sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT_A = "Client text A: answer as a ship's captain would."
@@ -324,7 +314,7 @@ def test_the_shipped_recipes_name_the_real_agents() -> None:
     real-agents/package.json pins (beside them the Node 22 qwen-code runs on), each PyPI
     agent's at the version its requirements file pins; none leaves its temporary files
     behind."""
-    from simulations.live.recipes import load_recipe, shipped
+    from simulations.live.recipes.recipes import load_recipe, shipped
 
     names = sorted(shipped())
     got = {n: load_recipe(n) for n in names}
@@ -365,7 +355,7 @@ def test_the_shipped_recipes_name_the_real_agents() -> None:
 
 
 def test_a_recipe_writes_its_files_into_the_agents_home(tmp_path: Path) -> None:
-    from simulations.live.recipes import load_recipe
+    from simulations.live.recipes.recipes import load_recipe
 
     codex = load_recipe("codex-acp")
     codex.write_files(tmp_path, "http://127.0.0.1:9")
@@ -385,7 +375,7 @@ def test_a_recipe_writes_its_files_into_the_agents_home(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_recipe_is_one_line_naming_the_field(tmp_path: Path, text: str, error: str) -> None:
-    from simulations.live.recipes import RecipeError, load_recipe
+    from simulations.live.recipes.recipes import RecipeError, load_recipe
 
     path = tmp_path / "r.toml"
     path.write_text(text)
@@ -445,7 +435,7 @@ def test_conform_runs_an_agent_by_its_recipe(tmp_path: Path) -> None:
 PROBE = """
 import socket, sys
 sys.path.insert(0, {root!r})
-from simulations.live.endpoint import call_model
+from simulations.live.endpoint.model_client import call_model
 print("endpoint", call_model({url!r}, "chat", ["s"], "from inside", "s9"))
 for address in (("192.0.2.1", 80), ("1.1.1.1", 443)):
     try:

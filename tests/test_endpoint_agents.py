@@ -18,20 +18,16 @@ from typing import Any
 import pytest
 
 from model.types import BASE
-from simulations.live.endpoint import (
-    CHAT,
-    GEMINI,
-    JSON_REPLY,
-    SIDE_COUNT,
-    SIDE_JSON,
-    BaseText,
+from simulations.live.endpoint.endpoint import (
     ModelCall,
     ModelEndpoint,
     api_of,
     parse_call,
-    symbols,
     turn_call,
 )
+from simulations.live.endpoint.model_answers import JSON_REPLY, SIDE_COUNT, SIDE_JSON
+from simulations.live.endpoint.model_client import CHAT, GEMINI
+from simulations.live.endpoint.slot_reading import BaseText, symbols
 
 MARKER = "acp-sysprompt turn 7: answer in a word."
 TEXT_A = "Client instruction A (acp-sysprompt): answer as a ship's captain would."

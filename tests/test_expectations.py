@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.expectations import (
+from simulations.live.conform.expectations import (
     Expectations,
     ExpectationsError,
     Pins,
@@ -27,8 +27,8 @@ from simulations.live.expectations import (
     load_expectations,
     unseen,
 )
-from simulations.live.recipes import load_recipe, shipped
-from simulations.live.results import FAIL, PASS
+from simulations.live.oracle.results import FAIL, PASS
+from simulations.live.recipes.recipes import load_recipe, shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 PINS = ROOT / "real-agents" / "expectations.toml"
@@ -135,7 +135,7 @@ def test_the_pins_say_what_the_committed_page_shows() -> None:
     agent failed on the page is pinned (to fail, or unstable), and every id pinned to fail in
     every run failed there. A page and pins that part would make `make real-agents` report a
     difference nobody wrote down."""
-    from simulations.live import agents_page
+    from simulations.live.conform import agents_page
 
     pins = load_expectations(PINS)
     summaries = agents_page.load(ROOT / "docs" / "real-agents.json")
@@ -311,7 +311,7 @@ def test_real_agents_keeps_the_sections_it_does_not_rerun() -> None:
         import real_agents
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    from simulations.live import agents_page
+    from simulations.live.conform import agents_page
 
     page = ROOT / "docs" / "real-agents.md"
     kept = real_agents.kept_sections(page)

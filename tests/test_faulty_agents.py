@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.conform import conform
-from simulations.live.report import Report
-from simulations.live.results import FAIL
+from simulations.live.conform.conform import conform
+from simulations.live.conform.report import Report
+from simulations.live.oracle.results import FAIL
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "tests" / "fixtures" / "faulty_agents" / "sdk_agent.py"

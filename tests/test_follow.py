@@ -21,13 +21,13 @@ from model.revisions import REVISIONS
 from model.types import BASE, ClientKind, Request, initial_world
 from simulations.engines.domain import text
 from simulations.engines.trace import Trace
-from simulations.live.agent import default_caps
-from simulations.live.conform import _replay, _store_dir, replay_live
-from simulations.live.judge import Seen, choice_options, follow, tier
-from simulations.live.options import Options, _run_async
-from simulations.live.report import Report, write_counterexamples
-from simulations.live.results import FAIL, INFORMATIONAL, PASS, LiveTest
-from simulations.live.results import TestRun as Run
+from simulations.live.conform.conform import _replay, _store_dir, replay_live
+from simulations.live.conform.options import Options, _run_async
+from simulations.live.conform.report import Report, write_counterexamples
+from simulations.live.oracle.judge import Seen, choice_options, follow, tier
+from simulations.live.oracle.results import FAIL, INFORMATIONAL, PASS, LiveTest
+from simulations.live.oracle.results import TestRun as Run
+from simulations.live.reference.agent import default_caps
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK_AGENT = ROOT / "tests" / "fixtures" / "faulty_agents" / "sdk_agent.py"

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.conform import conform
-from simulations.live.report import render
-from simulations.live.results import FAIL
-from simulations.live.transport import AgentFailure, LiveAgent
+from simulations.live.conform.conform import conform
+from simulations.live.conform.report import render
+from simulations.live.oracle.results import FAIL
+from simulations.live.process.transport import AgentFailure, LiveAgent
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,7 +78,7 @@ def _script(tmp_path: Path, name: str, body: str) -> list[str]:
 
 
 def _failures(report: object) -> str:
-    from simulations.live.report import Report
+    from simulations.live.conform.report import Report
 
     assert isinstance(report, Report)
     msgs = [
@@ -395,7 +395,7 @@ def test_an_agent_that_asks_permission_conforms_in_a_fresh_directory(tmp_path: P
 
 
 def _restarts(report: object) -> int:
-    from simulations.live.report import Report
+    from simulations.live.conform.report import Report
 
     assert isinstance(report, Report)
     return sum(r.method == "restart" for run in report.runs for r in run.test.trace.requests)

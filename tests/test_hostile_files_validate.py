@@ -26,14 +26,16 @@ from model.revisions import REVISIONS
 from model.types import Caps, Request
 from simulations.cli import main
 from simulations.engines.trace import Trace
-from simulations.live import validate, validate_read, validate_stream
+from simulations.live.validate import read as validate_read
+from simulations.live.validate import stream as validate_stream
+from simulations.live.validate import validate
 from simulations.outputs import forms
 
 ROOT = Path(__file__).resolve().parents[1]
 # validate's modules: the entry, the reader, the stream and what it judges with
 VALIDATE_PY = {
-    str(ROOT / "simulations" / "live" / f"validate{part}.py")
-    for part in ("", "_read", "_stream", "_follow", "_model")
+    str(ROOT / "simulations" / "live" / "validate" / f"{part}.py")
+    for part in ("validate", "read", "stream", "follow", "model")
 }
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 INIT_OK = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}
@@ -142,12 +144,12 @@ def test_open_requests_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """An agent that never answers: past _OPEN_KEPT open requests the oldest is given up (a
     finding at its line), so what is kept stays bounded."""
     monkeypatch.setattr(validate_stream, "_OPEN_KEPT", 20)
-    s = validate.Stream(REVISIONS["v1-stable"], "log")
+    s = validate_stream.Stream(REVISIONS["v1-stable"], "log")
     messages = [INIT, INIT_OK]
     messages += [{"jsonrpc": "2.0", "id": i, "method": "session/prompt"} for i in range(1, 51)]
     most = 0
     for line, m in enumerate(messages, 1):
-        s.feed(validate.Entry(line, m))
+        s.feed(validate_read.Entry(line, m))
         most = max(most, len(s.pending))
     s.finish()
     assert most == 20

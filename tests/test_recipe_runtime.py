@@ -1,5 +1,5 @@
 """A recipe's runtime (issue 43): ``runtime = "python>=X.Y"`` and ``requirements`` for a PyPI
-agent (``simulations.live.recipes``, ``simulations.live.runtimes``).
+agent (``simulations.live.recipes.recipes``, ``simulations.live.recipes.runtimes``).
 
 * a bad ``runtime`` or ``requirements`` (a form other than ``python>=X.Y``; a path outside the
   prefix; one without the other) is one line naming the field, exit 2;
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.recipes import RecipeError, load_recipe
-from simulations.live.runtimes import ENV_VAR, find_python, installed_version
+from simulations.live.recipes.recipes import RecipeError, load_recipe
+from simulations.live.recipes.runtimes import ENV_VAR, find_python, installed_version
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = '["{venv}/bin/agent", "{endpoint}"]'
@@ -203,7 +203,7 @@ def test_the_sandbox_names_a_pypi_agents_venv_and_the_python_it_was_made_with(
     """A PyPI agent's entry point is a script in its venv whose ``python`` links into the
     install the venv was made with (pyenv's, under ``/root``, 0700 here): the sandbox must
     mount both back, or the agent cannot start as uid 65530."""
-    from simulations.live import sandbox
+    from simulations.live.process import sandbox
 
     base = tmp_path / "pythons" / "3.13.0"
     (base / "bin").mkdir(parents=True)

@@ -1,5 +1,5 @@
 """Hostile agent recipes, a hostile standard output and JSON files that name a key twice: one
-line, exit 2, never a traceback (``simulations.live.recipes``, ``model.files``).
+line, exit 2, never a traceback (``simulations.live.recipes.recipes``, ``model.files``).
 
 * an ``[env]`` key is a variable name or the recipe is refused, and the variables reach the
   agent as its process environment, never as arguments of ``env(1)`` (``--split-string`` ran a
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from model.files import MAX_BYTES, InputError, parse_json
-from simulations.live.recipes import LAUNCHER, RecipeError, load_recipe
+from simulations.live.recipes.recipes import LAUNCHER, RecipeError, load_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = '["true", "{endpoint}"]'  # names the endpoint: conform would run it

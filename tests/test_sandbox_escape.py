@@ -1,4 +1,4 @@
-"""The sandbox against programs that try to leave it (``simulations.live.sandbox``).
+"""The sandbox against programs that try to leave it (``simulations.live.process.sandbox``).
 
 Each hostile program (``tests/fixtures/escaping``) runs with the project's Python under
 ``sandbox.wrap``, with a real relay where one is needed, and says what each attempt did; the
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live import sandbox
-from simulations.live.transport import AgentFailure, LiveAgent
+from simulations.live.process import sandbox
+from simulations.live.process.transport import AgentFailure, LiveAgent
 
 ROOT = Path(__file__).resolve().parent.parent
 ESCAPING = ROOT / "tests" / "fixtures" / "escaping"

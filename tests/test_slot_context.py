@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from model.types import BASE
-from simulations.live import slot_reading
-from simulations.live.endpoint import ANTHROPIC, CHAT, BaseText, ModelCall, parse_call, symbols
-from simulations.live.slot_reading import QUOTED_CHARS, QUOTED_LINES
+from simulations.live.endpoint import slot_reading
+from simulations.live.endpoint.endpoint import ModelCall, parse_call
+from simulations.live.endpoint.model_client import ANTHROPIC, CHAT
+from simulations.live.endpoint.slot_reading import QUOTED_CHARS, QUOTED_LINES, BaseText, symbols
 
 ROOT = Path(__file__).resolve().parent.parent
 TODAY = datetime.date.today().isoformat()
@@ -229,7 +230,7 @@ def test_learning_a_hostile_slot_is_bounded() -> None:
 
 
 def _conform(*extra: str) -> Any:
-    from simulations.live.conform import conform
+    from simulations.live.conform.conform import conform
 
     argv = [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable"]
     argv += ["--store", "{store}", "--model-endpoint", "{endpoint}", "--model-environment"]

@@ -1,7 +1,8 @@
-"""The supervisor exits as its agent did, a signal included (``simulations/live/supervise.py``):
-an agent ended by SIGKILL, which takes no handler, made the supervisor's re-raise fail
-(``signal.signal(SIGKILL, …)``: EINVAL), a traceback on the agent's stderr in every report of
-a real agent killed at its test's end (seen on @zed-industries/claude-code-acp, issue 43)."""
+"""The supervisor exits as its agent did, a signal included
+(``simulations/live/process/supervise.py``): an agent ended by SIGKILL, which takes no handler, made
+the supervisor's re-raise fail (``signal.signal(SIGKILL, …)``: EINVAL), a traceback on the agent's
+stderr in every report of a real agent killed at its test's end (seen on
+@zed-industries/claude-code-acp, issue 43)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-SUPERVISE = Path(__file__).resolve().parent.parent / "simulations" / "live" / "supervise.py"
+SUPERVISE = (
+    Path(__file__).resolve().parents[1] / "simulations" / "live" / "process" / "supervise.py"
+)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV])

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from model.spec import REQUIREMENTS, Family
-from simulations.live import judge, tiers
-from simulations.live.results import ADVISORY, CAPABILITY, INFORMATIONAL, MANDATORY
-from simulations.live.validate_model import live_tier_fails
+from simulations.live.oracle import judge, tiers
+from simulations.live.oracle.results import ADVISORY, CAPABILITY, INFORMATIONAL, MANDATORY
+from simulations.live.validate.model import live_tier_fails
 
 DISAGREED = ("R18", "R19", "R20", "T7", "T14", "T16", "A1", "A3", "A4", "A8", "A18")
 

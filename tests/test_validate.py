@@ -20,7 +20,7 @@ from model.types import Block, BlockKind, Caps, PromptCap, Request
 from simulations import api
 from simulations.engines.bounds import WIRE, Bound
 from simulations.engines.trace import Trace, replay
-from simulations.live.validate import Result, validate_files
+from simulations.live.validate.validate import Result, validate_files
 from simulations.outputs.forms import shown_on_the_wire, write_counterexample
 from simulations.wire.acp import transcript
 

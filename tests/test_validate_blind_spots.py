@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from simulations.live import validate
-from simulations.live.validate import OUTSIDE, UPDATE, Result, validate_files
+from simulations.live.validate import model as validate_model
+from simulations.live.validate.model import OUTSIDE, UPDATE
+from simulations.live.validate.validate import Result, validate_files
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = [{"type": "text", "text": "Answer in French."}]
@@ -216,19 +217,20 @@ def test_validate_reads_conforms_tier_not_a_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One table: were conform to rank UPDATE-ID ADVISORY, validate would report update-id as
-    advisory and exit 0 (the tier is looked up in ``simulations.live.tiers.tier``, conform's)."""
-    from simulations.live import judge, tiers
-    from simulations.live.results import ADVISORY, MANDATORY, UPDATE_ID
+    advisory and exit 0 (the tier is looked up in ``simulations.live.oracle.tiers.tier``,
+    conform's)."""
+    from simulations.live.oracle import judge, tiers
+    from simulations.live.oracle.results import ADVISORY, MANDATORY, UPDATE_ID
 
     assert judge.tier is tiers.tier and judge.tier(UPDATE_ID) == MANDATORY
     real = tiers.tier
     monkeypatch.setattr(
         tiers, "tier", lambda rid, party="agent": ADVISORY if rid == UPDATE_ID else real(rid, party)
     )
-    validate.live_tier_fails.cache_clear()
+    validate_model.live_tier_fails.cache_clear()
     try:
         result = validate_files([_stray_update(tmp_path)])
     finally:
-        validate.live_tier_fails.cache_clear()
+        validate_model.live_tier_fails.cache_clear()
     assert [(f.rid, f.advisory) for f in result.findings] == [(UPDATE, True)]
     assert result.exit_code == 0 and result.violated == []

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from simulations import cli
-from simulations.live.validate import OUTSIDE, validate_files
+from simulations.live.validate.model import OUTSIDE
+from simulations.live.validate.validate import validate_files
 
 CAPS = {"loadSession": True, "sessionCapabilities": {"systemPrompt": {}, "resume": {}}}
 

@@ -1,7 +1,7 @@
 """Issue 44: ``acp-sysprompt validate`` on a recording of several agent processes.
 
-The tee (``python -m simulations.live.tee --log DIR``) writes one file per agent process. Each
-file judged alone is a different conversation from the one that happened: a session created
+The tee (``python -m simulations.live.process.tee --log DIR``) writes one file per agent process.
+Each file judged alone is a different conversation from the one that happened: a session created
 in the first process and loaded after a restart in the next is unknown to the second file, so
 a load that lost its prompt passes. ``validate DIR`` and ``validate F1 F2 ...`` (process files
 of one recording) now judge the files as one conversation, each later file a restart of the
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from simulations import cli
-from simulations.live.validate import Result, validate_files
+from simulations.live.validate.validate import Result, validate_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = [{"type": "text", "text": "Answer in French."}]
@@ -31,7 +31,7 @@ TIMEOUT = 30.0
 def _session(log: Path, store: Path, agent: list[str], requests: list[dict[str, Any]]) -> None:
     """One agent process behind the tee, on ``store``: each request (numbered from 0) sent
     once the one before is answered, then stdin closed."""
-    cmd = [sys.executable, "-m", "simulations.live.tee", "--log", str(log), "--"]
+    cmd = [sys.executable, "-m", "simulations.live.process.tee", "--log", str(log), "--"]
     cmd += [sys.executable, "-m", "simulations.agent", *agent, "--store", str(store)]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL

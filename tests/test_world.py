@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from model.types import PromptCap
-from simulations.live import world as w
-from simulations.live.client_conform import scripted_recipe
-from simulations.live.client_recipe import load_client_recipe
-from simulations.live.recipes import Recipe
-from simulations.live.world_report import draw_picture, render_page
+from simulations.live.conform_client.conform import scripted_recipe
+from simulations.live.conform_client.recipe import load_client_recipe
+from simulations.live.recipes.recipes import Recipe
+from simulations.live.world import world as w
+from simulations.live.world.report import draw_picture, render_page
 
 HERE = Path(".")
 UP_TO_REOPEN = ("new", "turn", "reopen")  # the faulty pairings: no fork (a step less to wait for)
@@ -169,7 +169,7 @@ def test_why_names_the_rule(status: str, way: str, channel: str, in_field: bool,
 def test_a_first_turn_on_a_second_session_is_a_finding() -> None:
     """A client whose first turn re-opens the session, is refused and opens another: the page
     names it (acpx with each real agent), from the turn's record alone."""
-    from simulations.live.world_report import second_sessions
+    from simulations.live.world.report import second_sessions
 
     where = (
         "in the system slot beside the agent's own text (3 lines) (on a second session: the "

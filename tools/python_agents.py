@@ -1,6 +1,7 @@
 """``make real-agents``, its PyPI agents: each recipe with ``runtime = "python>=X.Y"`` gets its own
 virtual environment, ``PREFIX/venvs/NAME``, made with a Python of at least that version found on
-this machine (``simulations.live.runtimes``: ``ACP_SYSPROMPT_PYTHON312``, then ``python3.13`` and
+this machine (``simulations.live.recipes.runtimes``: ``ACP_SYSPROMPT_PYTHON312``, then
+``python3.13`` and
 ``python3.12`` on PATH, then pyenv's), and its pinned requirements file installed there with
 hashes required (``pip install --require-hashes --no-deps``). A venv made from the same file
 already is kept. Where no such Python is found the agent is skipped, with the reason: exit 0 all
@@ -19,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulations.live.recipes import RecipeError, load_recipe, shipped  # noqa: E402
-from simulations.live.runtimes import find_python, install, missing  # noqa: E402
+from simulations.live.recipes.recipes import RecipeError, load_recipe, shipped  # noqa: E402
+from simulations.live.recipes.runtimes import find_python, install, missing  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,15 +4,15 @@ endpoint, and the real-world matrix in ``docs/real-agents.md``.
 The agents are the npm packages ``real-agents/package-lock.json`` pins (``npm ci`` in
 ``real-agents/`` installs them: the make target does). Each runs offline: its model API is the
 recording endpoint on 127.0.0.1, and where this runs as root each agent process is in a network
-namespace of its own with only loopback (``simulations.live.sandbox``). Per agent: the verdict,
-each id's status with its evidence, the options of the spec's choices (T11, T15, T16) it takes,
-and what no option allows. The JSON reports go to ``--json-dir``.
+namespace of its own with only loopback (``simulations.live.process.sandbox``). Per agent: the
+verdict, each id's status with its evidence, the options of the spec's choices (T11, T15, T16) it
+takes, and what no option allows. The JSON reports go to ``--json-dir``.
 
 ``--repeat N`` runs each plan N times (``conform --repeat``: an id failing in some runs only
 is unstable; with ``--repeat-rows`` its coverage tests run once); ``--expect FILE`` compares
 what each agent showed with the pins of its recipe and version there
-(``simulations.live.expectations``): exit 1 naming each difference, after the page is written.
-Named recipes (``NAME ...``) are the only ones run, and the page keeps the sections of the
+(``simulations.live.conform.expectations``): exit 1 naming each difference, after the page is
+written. Named recipes (``NAME ...``) are the only ones run, and the page keeps the sections of the
 others as they were.
 
     python tools/real_agents.py [--prefix real-agents] [--out docs/real-agents.md] [--jobs N]
@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from model.spec import P_IDS  # noqa: E402
 from simulations.api import bound_for  # noqa: E402
-from simulations.live import agents_page  # noqa: E402
-from simulations.live.conform import conform  # noqa: E402 - after the path is set
-from simulations.live.expectations import (  # noqa: E402
+from simulations.live.conform import agents_page  # noqa: E402
+from simulations.live.conform.conform import conform  # noqa: E402 - after the path is set
+from simulations.live.conform.expectations import (  # noqa: E402
     Expectations,
     ExpectationsError,
     differences,
@@ -42,9 +42,9 @@ from simulations.live.expectations import (  # noqa: E402
     seen_in,
     unseen,
 )
-from simulations.live.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
-from simulations.live.report import Report, render, runs_note, to_json, write_json  # noqa: E402
-from simulations.live.results import FAIL, PASS  # noqa: E402
+from simulations.live.conform.report import Report, render, runs_note, to_json, write_json  # noqa: E402
+from simulations.live.oracle.results import FAIL, PASS  # noqa: E402
+from simulations.live.recipes.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
 from simulations.outputs.population import check_population  # noqa: E402
 
 REVISION = "v1-stable"
@@ -309,7 +309,8 @@ def _write(
     recipes: list[Recipe],
     summaries: dict[str, dict[str, Any]],
 ) -> None:
-    """The page, and beside it the summaries and the picture (``simulations.live.agents_page``)."""
+    """The page, and beside it the summaries and the picture
+    (``simulations.live.conform.agents_page``)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     picture = out.with_suffix(".png")
     agents_page.save(out.with_suffix(".json"), summaries)

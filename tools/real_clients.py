@@ -24,17 +24,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulations.live.client_conform import (  # noqa: E402 - after the path is set
-    FOLDER,
-    IDS,
+from simulations.live.conform_client.conform import (  # noqa: E402 - after the path is set
     ClientReport,
     citation,
     conform_client,
-    exit_text,
-    load_client_recipe,
     tier,
 )
-from simulations.live.recipes import shipped  # noqa: E402
+from simulations.live.conform_client.recipe import FOLDER, load_client_recipe  # noqa: E402
+from simulations.live.conform_client.run import IDS, exit_text  # noqa: E402
+from simulations.live.recipes.recipes import shipped  # noqa: E402
 
 # the repository's own scripted client is not a real one
 REAL = tuple(n for n in sorted(shipped(FOLDER)) if n != "scripted")
@@ -102,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         "# Real clients, judged on the client's half of the rules",
         "",
         "Written by `make real-clients` (`tools/real_clients.py`): each client the shipped client "
-        "recipes name (`simulations/live/client_recipes`), installed from "
+        "recipes name (`simulations/live/conform_client/recipes`), installed from "
         "`real-clients/package-lock.json`, driven by `acp-sysprompt conform-client`: the tool "
         "plays the agent (the reference agent of v1-stable under each capability profile of the "
         "plan), records every message between them, and judges the client by the checks "

@@ -1,11 +1,11 @@
 """``make real-world``: each real client drives each real agent; does the user's prompt reach
 the model? Writes ``docs/real-world.md`` and its picture ``docs/real-world.png``.
 
-The clients are those the shipped client recipes name (``simulations/live/client_recipes``,
+The clients are those the shipped client recipes name (``simulations/live/conform_client/recipes``,
 the repository's own scripted client left out), installed by ``make real-clients`` into
 ``real-clients/``; the agents those the shipped agent recipes name
 (``simulations/live/recipes``), installed by ``make real-agents`` into ``real-agents/`` (a
-recipe file, ``.toml``, is taken too). For each pair ``simulations.live.world`` drives the
+recipe file, ``.toml``, is taken too). For each pair ``simulations.live.world.world`` drives the
 client with the prompt in each way its recipe offers, through new, turn, reopen and fork, the
 agent offline against the recording model endpoint. A pair whose client or agent is not
 installed is named on the page and skipped. The cells also go to ``--json`` as JSON.
@@ -28,15 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulations.live import sandbox  # noqa: E402 - after the path is set
-from simulations.live.client_recipe import (  # noqa: E402
+from simulations.live.conform_client.recipe import (  # noqa: E402
     FOLDER,
     ClientRecipeError,
     load_client_recipe,
 )
-from simulations.live.recipes import RecipeError, load_recipe, shipped  # noqa: E402
-from simulations.live.world import Cell, cell_from_json, cell_json, world  # noqa: E402
-from simulations.live.world_report import draw_picture, render_page  # noqa: E402
+from simulations.live.process import sandbox  # noqa: E402 - after the path is set
+from simulations.live.recipes.recipes import RecipeError, load_recipe, shipped  # noqa: E402
+from simulations.live.world.report import draw_picture, render_page  # noqa: E402
+from simulations.live.world.world import Cell, cell_from_json, cell_json, world  # noqa: E402
 
 CLIENTS = tuple(n for n in sorted(shipped(FOLDER)) if n != "scripted")
 AGENTS = tuple(sorted(shipped("recipes")))

@@ -1,16 +1,17 @@
 """``acp-sysprompt conform`` and ``replay TRACE -- AGENT_CMD``: a running agent judged live.
 
 Scope
-    ``add_parser`` and ``run`` (``conform``: the run of ``simulations.live.conform.conform``,
+    ``add_parser`` and ``run`` (``conform``: the run of
+    ``simulations.live.conform.conform.conform``,
     its verdict printed, ``--out`` and ``--report-json`` written, ``--recipe`` and
     ``--expect``'s pins compared), ``run_live_replay`` (a trace replayed against a live agent,
-    ``simulations.live.conform.replay_live``), and the exit codes both give
+    ``simulations.live.conform.conform.replay_live``), and the exit codes both give
     (``CONFORM_EXITS``).
 
 Abstractions
     Outputs are checked before the run; the verdict is printed before anything that can fail;
     Ctrl-C or SIGTERM anywhere is a flag for the whole run
-    (``simulations.live.options.interrupts``): 130, the report of the tests that ran still
+    (``simulations.live.conform.options.interrupts``): 130, the report of the tests that ran still
     printed and written; a fault of this tool is 3, after the verdict, with one line naming
     the file its traceback went to (``simulations.usage.internal_error``).
     The ACP SDK is imported when a command runs, never by the command line itself.
@@ -31,10 +32,10 @@ from simulations.engines.bounds import LIVE_BOUND
 from simulations.usage import internal_error
 
 if TYPE_CHECKING:
-    from simulations.live.expectations import Expectations
-    from simulations.live.options import Interrupt
-    from simulations.live.recipes import Recipe
-    from simulations.live.report import Report
+    from simulations.live.conform.expectations import Expectations
+    from simulations.live.conform.options import Interrupt
+    from simulations.live.conform.report import Report
+    from simulations.live.recipes.recipes import Recipe
 
 CONFORM_EXITS = (
     "exit codes: 0 conformant; 1 not conformant (the verdict); 2 bad usage, or --out or "
@@ -149,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     """``conform``: outputs checked before the run, the verdict printed before anything that
     can fail, Ctrl-C or SIGTERM at any point of it 130 (``interrupts``: a flag, never an
     exception mid-way), a fault of this tool 3 (after the verdict, its traceback to a file)."""
-    from simulations.live.options import interrupts
+    from simulations.live.conform.options import interrupts
 
     try:
         with interrupts() as interrupt:
@@ -166,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     from model.types import PromptCap
-    from simulations.live.conform import conform
-    from simulations.live.report import (
+    from simulations.live.conform.conform import conform
+    from simulations.live.conform.report import (
         check_output_dir,
         check_output_file,
         counterexample_paths,
@@ -175,13 +176,13 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         write_json,
         write_out,
     )
-    from simulations.live.results import ConformError, clip_middle
+    from simulations.live.oracle.results import ConformError, clip_middle
 
     if args.walks < 0:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
     recipe = None
     if args.recipe is not None:
-        from simulations.live.recipes import RecipeError, load_recipe
+        from simulations.live.recipes.recipes import RecipeError, load_recipe
 
         if args.agent:
             raise UsageError("argument --recipe: give the recipe or -- AGENT_CMD, not both")
@@ -192,7 +193,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         args.agent = recipe.argv(args.prefix.resolve())
     expected = None
     if args.expect is not None:
-        from simulations.live.expectations import ExpectationsError, load_expectations
+        from simulations.live.conform.expectations import ExpectationsError, load_expectations
 
         if recipe is None:
             raise UsageError(
@@ -279,7 +280,7 @@ def _compare_pins(expected: Expectations, recipe: Recipe, prefix: Path, report: 
     """``conform --expect``: what the run found against the pins of the recipe's installed
     version (the recipe's own where none is installed); 0 where they match, 1 with each
     difference."""
-    from simulations.live.expectations import differences, seen_in, unseen
+    from simulations.live.conform.expectations import differences, seen_in, unseen
 
     version = recipe.installed(prefix.resolve()) or recipe.version
     seen = seen_in(report)
@@ -298,9 +299,9 @@ def _compare_pins(expected: Expectations, recipe: Recipe, prefix: Path, report: 
 def run_live_replay(args: argparse.Namespace) -> int:
     """``replay TRACE -- AGENT_CMD``: 0 not reproduced, 1 reproduced, 2 bad usage, 3 internal
     error, 130 Ctrl-C or SIGTERM."""
-    from simulations.live.conform import replay_live
-    from simulations.live.options import interrupts
-    from simulations.live.results import ConformError
+    from simulations.live.conform.conform import replay_live
+    from simulations.live.conform.options import interrupts
+    from simulations.live.oracle.results import ConformError
 
     try:
         with interrupts() as interrupt:

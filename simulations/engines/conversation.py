@@ -2,8 +2,8 @@
 
 Scope
     ``converse(history, step, prompt)`` is the one definition of the ``session/update``
-    notifications the reference agent (``simulations.live.agent``) sends before answering a
-    request, and of the conversation history it keeps beside the model's store. The agent
+    notifications the reference agent (``simulations.live.reference.agent``) sends before answering
+    a request, and of the conversation history it keeps beside the model's store. The agent
     calls it for every request it answers; the JSON-RPC transcript
     (``simulations.wire.acp.transcript``) calls it for every step of a trace, so a transcript
     shows exactly the notifications a live run of the same trace shows

@@ -568,7 +568,8 @@ def _response(n: int | str, step: ReplayedStep, wire: str) -> dict[str, Any]:
 def response_message(msg_id: int | str, step: Step, wire: str = "blocks") -> dict[str, Any]:
     """The agent's answer to one request, as the transcript shows it: the response message
     (id ``msg_id``) for the model's ``step`` on ``wire`` — for a live agent run by the model
-    (``simulations.live.agent``), which answers exactly what the model's transcript predicts."""
+    (``simulations.live.reference.agent``), which answers exactly what the model's transcript
+    predicts."""
     return _response(msg_id, ReplayedStep(step, ()), _check_wire(wire))
 
 

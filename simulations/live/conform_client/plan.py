@@ -1,0 +1,571 @@
+"""The client plan: what ``conform-client`` runs, derived from the model's client rules.
+
+Scope
+    A scenario is one capability profile of the reference agent and one sequence of the
+    client recipe's steps (``new`` with a prompt choice — none, append, override —, then
+    ``turn``, ``fork``, ``close``), run as one test. The plan is the scenarios that together
+    reach every client-rule situation the recipe's steps can reach, in priority order; a
+    user's own scenarios (``--scenarios FILE``) come first.
+
+How it is derived (v1-stable: ``REVISIONS[REVISION].tables.client``, its guards, its checks)
+    *Steps.* Each step is meant to make the client send some requests (``STEP_TRIGGERS``:
+    ``new`` a session/new, ``turn`` a session/load or session/resume and a turn, ``fork`` a
+    session/fork, ``close`` a session/close): the recipe contract, the one thing here not read
+    from the model. Only the recipe's steps are used, and only the modes of its ``[prompt]``.
+
+    *What a client could send.* A client asked for a prompt choice could put in a request
+    nothing, that prompt in that mode or appended (the fallback from an override), an empty
+    content or a non-text block (``candidates``); asked for none, nothing. The rules judge a
+    client by what it sent, so these are the requests whose verdicts tell situations apart.
+
+    *Knobs.* A capability (a field of ``Caps``) matters for a step where changing it changes
+    the verdict of some guard of the step's CLIENT rows on some such request, from some
+    profile of the whole space (systemPrompt none/append/override × each method advertised or
+    not). For v1-stable: ``system_prompt`` (T2, T3) on new, load, resume and fork;
+    ``load_session`` and ``resume`` (S2, S3) on a turn; ``fork`` (S4) on a fork; ``close``
+    (S5) on a close. ``delete`` and ``list`` gate requests no step makes, so they stay off.
+    The profiles are every combination of the knobs of the recipe's steps (acpx has no fork
+    step: its profiles never vary ``fork``): 48 for the scripted recipe, 24 for acpx.
+
+    *Situations.* A step's situation is the step, the prompt choice the client was asked for
+    (for ``new``, and for the steps whose rows cite T6, the re-send rule: a re-open is judged
+    against the prompt the session was created with), and the verdicts of the step's guards
+    on what such a client could send. Profiles those verdicts cannot tell apart are one
+    situation: asked to append, the client owes an agent that offers override what it owes
+    one that offers append only; asked for nothing, it owes the same whatever systemPrompt
+    says. The choice, not what a conforming client sends for it, is the state: asked for an
+    override by an append-only agent a client may drop the prompt or fall back to append
+    (both conform), and what it re-sends later must follow the choice it made.
+
+    *Sequences.* A sequence starts with ``new`` and has no other ``new`` (a later one starts a
+    session of its own: its situations are those of the sequence that starts there). Every
+    later step is judged against the same profile (each step is a new agent process under
+    it) and the prompt at creation: a conforming fork carries its source's prompt, a closed
+    session stays loadable with its stored prompt (the reference agent, Q9), and no client
+    rule reads a session's status; so neither order nor repetition changes a step's
+    situation, and a sequence reaches the set of its steps' situations.
+
+    *Reduction.* Of all profile × sequence pairs up to the length bound, the plan takes, one
+    at a time, the scenario that reaches the most situations not yet reached (ties: fewer
+    steps, then the order of profiles and sequences), until every situation is reached: a
+    scenario that would reach nothing new is dropped (a repeated step, an order already run,
+    a profile that differs only where the rules cannot tell). That order is the priority
+    ``--budget`` cuts by: what a cut drops reached the fewest new situations. A bound past
+    ``1 +`` the number of the recipe's other steps reaches nothing new; 3 already reaches
+    every situation of the shipped recipes (scripted: 44 situations, 26 scenarios, 64 steps;
+    acpx: 32, 24, 50).
+
+    *Targets.* A scenario aims at the client ids some request a client could send in one of
+    its situations would break, as the model's checks judge it (``STEP_CHECKS``, after the
+    profile's initialize and, for a later step, the session/new a conforming client asked for
+    that choice sends): T2 where a prompt was asked of an agent without systemPrompt, T3 where
+    an override was asked of one without it, T4 and T5 wherever a prompt was asked, T6 where
+    a re-open can succeed with a prompt, S2–S5 where the method is not advertised; S1 always
+    (every step initializes), ``prompt-outside`` where a prompt was asked of an agent that
+    advertises the field.
+
+User scenarios (``--scenarios FILE``, TOML)
+    ``[[scenario]]`` tables, each with ``caps`` (the reference agent's ``--caps`` text, or a
+    list of them: one scenario each), ``steps`` (``new``, ``new:append`` or ``new:override``
+    first, then ``turn``, ``fork``, ``close``, as many as wanted) and optionally ``name``. Bad
+    input is one line naming the field.
+
+Source
+    The CLIENT table and its guards (``model.tables``, ``model.guards``) as
+    ``model.revisions`` builds them for v1-stable; the checks of ``model.invariants`` (T2–T6,
+    S1–S5 of ``model.spec``), which ``validate`` judges a recorded conversation by.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from model.context import Ctx
+from model.guards import GUARDS
+from model.invariants import STEP_CHECKS
+from model.machines import System
+from model.revisions import REVISIONS
+from model.tables import Row
+from model.types import (
+    Agent,
+    Block,
+    BlockKind,
+    Caps,
+    ClientKind,
+    Connection,
+    Phase,
+    PromptCap,
+    Request,
+    World,
+    initial_world,
+)
+from simulations.live.validate.model import OUTSIDE, open_client
+from simulations.usage import UsageError
+
+REVISION = "v1-stable"
+MODES = ("append", "override")
+DEFAULT_LENGTH = 3  # new and two more: every situation of the shipped recipes (see above)
+MAX_LENGTH = 6
+# seconds a step takes, for the estimate before the first test has run: measured on the
+# scripted client (python -m simulations.live.conform_client.scripted_client), 2 shared cores; a
+# real client is slower (acpx: about 1.6 s), and the estimate is redone from the first test
+STEP_SECONDS = 0.4
+# the recipe contract: the requests each step is meant to make the client send
+STEP_TRIGGERS: Mapping[str, tuple[str, ...]] = {
+    "new": ("session_new",),
+    "turn": ("session_load", "session_resume", "session_prompt"),
+    "fork": ("session_fork",),
+    "close": ("session_close",),
+}
+STEPS = tuple(STEP_TRIGGERS)
+RESEND_RULE = "T6"  # the rule that makes a later step depend on the prompt at creation
+_TEXT = (Block(BlockKind.TEXT, "p"),)
+_IMAGE = (Block(BlockKind.IMAGE),)
+PROMPT_CHOICES = (None, *MODES)  # what a new step asks the client for (None: no prompt)
+
+
+def candidates(mode: str | None) -> tuple[tuple[tuple[Block, ...] | None, str | None], ...]:
+    """What a client asked for ``mode`` could put in a request's systemPrompt, as (content,
+    mode): nothing; the prompt in that mode or appended (append is the mode every advertising
+    agent offers: the fallback from an override); an empty content; a non-text block."""
+    if mode is None:
+        return ((None, None),)
+    return ((None, None), (_TEXT, mode), (_TEXT, "append"), ((), mode), (_IMAGE, mode))
+
+
+_FIELDS = tuple(f.name for f in fields(Caps))
+
+
+class ScenarioError(ValueError):
+    """A ``--scenarios`` file that cannot be used; the message names the field."""
+
+
+@dataclass(frozen=True)
+class ClientTest:
+    name: str
+    caps: str  # the reference agent's --caps
+    mode: str | None  # the prompt the client is asked for on new (None: none)
+    steps: tuple[str, ...]
+    targets: tuple[str, ...]
+    summary: str
+    source: str = "plan"  # "plan", or the --scenarios file it came from
+
+
+@dataclass(frozen=True)
+class ClientPlan:
+    """The scenarios in priority order, and what they were derived from."""
+
+    tests: tuple[ClientTest, ...]
+    length: int
+    knobs: tuple[str, ...]  # the Caps fields the recipe's steps consult
+    profiles: int
+    sequences: int
+    situations: int  # the client-rule situations the derived scenarios reach
+    derived: int  # how many scenarios the derivation took to reach them all
+    added: int = 0  # scenarios of --scenarios (first in the plan)
+    source: str = ""  # the --scenarios file
+
+    @property
+    def steps(self) -> int:
+        return sum(len(t.steps) for t in self.tests)
+
+    def describe(self) -> str:
+        """The plan's size in one line, for before the run."""
+        added = f", {self.added} of them from {self.source}" if self.added else ""
+        return (
+            f"client plan: {len(self.tests)} scenarios, {self.steps} steps{added}: "
+            f"{self.profiles} capability profiles × {self.sequences} step sequences "
+            f"(length ≤ {self.length}) reach {self.situations} client-rule situations, "
+            f"and {self.derived} scenarios reach them all"
+        )
+
+
+# ---- the model's view ------------------------------------------------------------------------
+
+
+def _client_rows() -> tuple[Row, ...]:
+    return REVISIONS[REVISION].tables.client
+
+
+@cache
+def prompt_caps() -> tuple[PromptCap, ...]:
+    """The systemPrompt capabilities the reference agent can advertise on v1-stable's wire."""
+    # the agent's own reading of --caps; imported here, not at the command line's start
+    from simulations.live.reference.agent import parse_caps
+
+    wire = REVISIONS[REVISION].wire
+    out = []
+    for p in PromptCap:
+        try:
+            parse_caps(f"systemPrompt={p.value}", wire)
+        except UsageError:
+            continue
+        out.append(p)
+    return tuple(out)
+
+
+def _values(name: str) -> tuple[Any, ...]:
+    return prompt_caps() if name == "system_prompt" else (False, True)
+
+
+@cache
+def _space() -> tuple[Caps, ...]:
+    return tuple(
+        Caps(**dict(zip(_FIELDS, combo, strict=True)))
+        for combo in itertools.product(*(_values(f) for f in _FIELDS))
+    )
+
+
+@cache
+def _guard_view(caps: Caps, step: str, mode: str | None) -> tuple[bool, ...]:
+    """The verdict of each guard of the step's CLIENT rows, for each request a client asked
+    for ``mode`` could send."""
+    world = World(Agent(caps), (Connection(Phase.INITIALIZED, ClientKind.CONFORMING, caps),))
+    out: list[bool] = []
+    for row in _client_rows():
+        if row.trigger not in STEP_TRIGGERS[step]:
+            continue
+        for content, sent in candidates(mode):
+            req = Request(row.trigger, sid="s1", system_prompt=content, mode=sent)
+            out += [GUARDS[g](Ctx(world, req)) for g in row.guards]
+    return tuple(out)
+
+
+@cache
+def knobs(step: str) -> tuple[str, ...]:
+    """The capabilities whose value changes some guard verdict of the step's requests, for
+    some prompt choice, from some profile of the whole space."""
+    space = _space()
+    return tuple(
+        f
+        for f in _FIELDS
+        if any(
+            _guard_view(c, step, m) != _guard_view(replace(c, **{f: v}), step, m)
+            for m in PROMPT_CHOICES
+            for c in space
+            for v in _values(f)
+            if v != getattr(c, f)
+        )
+    )
+
+
+@cache
+def resends(step: str) -> bool:
+    """Is a step's request judged against the prompt the session was created with?"""
+    return any(
+        row.trigger in STEP_TRIGGERS[step] and RESEND_RULE in row.reqs for row in _client_rows()
+    )
+
+
+@cache
+def _systems() -> tuple[System, System]:
+    """The conforming client's engine (sends only what its rules allow) and the open one
+    (sends anything: the agent answers, the checks judge), as validate judges a log."""
+    tables = REVISIONS[REVISION].tables
+    return System(tables), System(open_client(tables))
+
+
+_CLIENT_IDS = frozenset(r for row in _client_rows() for r in row.reqs)
+
+
+@cache
+def breakable(caps: Caps, step: str, mode: str | None) -> frozenset[str]:
+    """The client ids some candidate request of the step would break under ``caps``, the
+    session (for a later step) created by a conforming client asked for ``mode``."""
+    real, anything = _systems()
+    rev = REVISIONS[REVISION]
+    world = initial_world(caps)
+    world = real.step(world, Request("connect", client=ClientKind.CONFORMING)).after
+    world = real.step(world, Request("initialize")).after
+    sid = None
+    if step != "new":
+        prompt = None if mode is None else _TEXT
+        made = real.step(world, Request("session_new", system_prompt=prompt, mode=mode))
+        if not made.sent:  # the conforming client drops what it may not send
+            made = real.step(world, Request("session_new"))
+        world, sid = made.after, made.reply.sid
+    broken: set[str] = set()
+    for trigger in STEP_TRIGGERS[step]:
+        for content, sent_mode in candidates(mode):
+            req = Request(trigger, sid=sid, system_prompt=content, mode=sent_mode)
+            done = anything.step(world, req)
+            broken |= {
+                c.rid
+                for c in STEP_CHECKS
+                if c.rid in _CLIENT_IDS and rev.states(c.rid) and not c.fn(done)
+            }
+    return frozenset(broken)
+
+
+def _situation(caps: Caps, step: str, mode: str | None) -> tuple[object, ...]:
+    asked = mode if step == "new" or resends(step) else None
+    return (step, asked, _guard_view(caps, step, asked))
+
+
+def situations(test: ClientTest) -> frozenset[tuple[object, ...]]:
+    """The client-rule situations a test reaches (see the module docstring)."""
+    caps = profile_of(test.caps)
+    return frozenset(_situation(caps, s, test.mode) for s in test.steps)
+
+
+def profile_of(text: str) -> Caps:
+    """The profile a ``--caps`` text advertises, as the reference agent reads it (UsageError
+    naming the item where it cannot)."""
+    from simulations.live.reference.agent import parse_caps
+
+    return parse_caps(text, REVISIONS[REVISION].wire)
+
+
+_INITIALIZE = tuple(r for row in _client_rows() if row.trigger == "initialize" for r in row.reqs)
+
+
+def targets(
+    caps: Caps, mode: str | None, steps: Sequence[str], ids: Sequence[str]
+) -> tuple[str, ...]:
+    """The ids (of ``ids``, in that order) a scenario aims at: see the module docstring."""
+    aimed = set(_INITIALIZE)
+    for step in dict.fromkeys(steps):
+        aimed |= breakable(caps, step, mode if step == "new" or resends(step) else None)
+    if mode is not None and caps.system_prompt is not PromptCap.NONE:
+        aimed.add(OUTSIDE)
+    return tuple(r for r in ids if r in aimed)
+
+
+# ---- naming ----------------------------------------------------------------------------------
+
+
+def step_word(step: str, mode: str | None) -> str:
+    """``new:append``, ``new:override``, ``new`` (no prompt), ``turn``: as --scenarios has it."""
+    return f"new:{mode}" if step == "new" and mode is not None else step
+
+
+_PROMPT_TEXT = {
+    PromptCap.NONE: "advertises no systemPrompt",
+    PromptCap.APPEND: "offers append only",
+    PromptCap.OVERRIDE: "offers append and override",
+}
+_METHOD_TEXT = {"load_session": "load", "resume": "resume", "fork": "fork", "close": "close"}
+_ASKED = {None: "for no prompt", "append": "to append a prompt", "override": "for an override"}
+
+
+def _summary(caps: Caps, mode: str | None, steps: Sequence[str]) -> str:
+    methods = [w for f, w in _METHOD_TEXT.items() if getattr(caps, f)]
+    how = _PROMPT_TEXT.get(caps.system_prompt, f"advertises {caps.system_prompt.value}")
+    can = ", ".join(methods) if methods else "no session method"
+    then = ", then " + ", ".join(steps[1:]) if steps[1:] else ""
+    return f"the agent {how} ({can}); the client is asked {_ASKED[mode]}{then}"
+
+
+def make_test(
+    caps: Caps, mode: str | None, steps: Sequence[str], ids: Sequence[str], source: str = "plan"
+) -> ClientTest:
+    from simulations.live.reference.agent import caps_text
+
+    words = " ".join(step_word(s, mode) for s in steps)
+    return ClientTest(
+        name=f"{caps_text(caps)} | {words}",
+        caps=caps_text(caps),
+        mode=mode,
+        steps=tuple(steps),
+        targets=targets(caps, mode, steps, ids),
+        summary=_summary(caps, mode, steps),
+        source=source,
+    )
+
+
+# ---- the derivation --------------------------------------------------------------------------
+
+
+def recipe_knobs(steps: Iterable[str]) -> tuple[str, ...]:
+    wanted = {k for s in steps if s in STEP_TRIGGERS for k in knobs(s)}
+    return tuple(f for f in _FIELDS if f in wanted)
+
+
+def profiles(steps: Iterable[str]) -> tuple[Caps, ...]:
+    """Every combination of the knobs the steps consult; every other capability off."""
+    names = recipe_knobs(steps)
+    return tuple(
+        Caps(**dict(zip(names, combo, strict=True)))
+        for combo in itertools.product(*(_values(n) for n in names))
+    )
+
+
+def sequences(
+    steps: Iterable[str], modes: Iterable[str], length: int
+) -> tuple[tuple[str | None, tuple[str, ...]], ...]:
+    """(prompt choice, steps): ``new`` first and only there, then up to ``length - 1`` steps."""
+    have = set(steps)
+    later = [s for s in STEPS if s != "new" and s in have]
+    choices = (None, *(m for m in MODES if m in set(modes)))
+    return tuple(
+        (mode, ("new", *rest))
+        for k in range(length)
+        for mode in choices
+        for rest in itertools.product(later, repeat=k)
+    )
+
+
+@cache
+def _derive(
+    steps: tuple[str, ...], modes: tuple[str, ...], length: int, ids: tuple[str, ...]
+) -> ClientPlan:
+    caps_list = profiles(steps)
+    seqs = sequences(steps, modes, length)
+    index: dict[tuple[object, ...], int] = {}
+    candidates: list[tuple[frozenset[int], int, Caps, str | None, tuple[str, ...]]] = []
+    for caps in caps_list:
+        for mode, seq in seqs:
+            reach = frozenset(index.setdefault(_situation(caps, s, mode), len(index)) for s in seq)
+            candidates.append((reach, len(candidates), caps, mode, seq))
+    covered: set[int] = set()
+    chosen: list[ClientTest] = []
+    while len(covered) < len(index):
+        best = max(candidates, key=lambda c: (len(c[0] - covered), -len(c[4]), -c[1]))
+        covered |= best[0]
+        chosen.append(make_test(best[2], best[3], best[4], ids))
+    return ClientPlan(
+        tests=tuple(chosen),
+        length=length,
+        knobs=recipe_knobs(steps),
+        profiles=len(caps_list),
+        sequences=len(seqs),
+        situations=len(index),
+        derived=len(chosen),
+    )
+
+
+def derive(
+    steps: Iterable[str],
+    modes: Iterable[str],
+    ids: Sequence[str],
+    length: int = DEFAULT_LENGTH,
+    extra: Sequence[ClientTest] = (),
+    source: str = "",
+) -> ClientPlan:
+    """The plan for a recipe with ``steps`` and prompt ``modes``: ``extra`` (a user's
+    scenarios, first), then the derived scenarios they do not already name."""
+    if not 1 <= length <= MAX_LENGTH:
+        raise ValueError(f"length {length}: expected 1-{MAX_LENGTH}")
+    have = tuple(s for s in STEPS if s in set(steps))
+    plan = _derive(have, tuple(m for m in MODES if m in set(modes)), length, tuple(ids))
+    if not extra:
+        return plan
+    named = {t.name for t in extra}
+    extra = tuple({t.name: t for t in extra}.values())
+    rest = tuple(t for t in plan.tests if t.name not in named)
+    return replace(plan, tests=(*extra, *rest), added=len(extra), source=source)
+
+
+# ---- --scenarios FILE ------------------------------------------------------------------------
+
+_SCENARIO_KEYS = ("caps", "steps", "name")
+MAX_SCENARIOS = 500
+
+
+def read_scenarios(
+    path: str, steps: Iterable[str], modes: Iterable[str], ids: Sequence[str]
+) -> tuple[ClientTest, ...]:
+    """A user's scenarios, checked against the recipe (its steps and prompt modes)."""
+    where = f"--scenarios {path}"
+
+    def bad(key: str, why: str) -> ScenarioError:
+        return ScenarioError(f"{where}: {key}: {why}")
+
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ScenarioError(f"{where}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{where}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{where}: not TOML: {e}") from None
+    for key in data:
+        if key != "scenario":
+            raise bad(key, "unknown key (expected [[scenario]] tables)")
+    items = data.get("scenario")
+    if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
+        raise bad("scenario", "a list of tables ([[scenario]]) is needed")
+    have, asked = set(steps), set(modes)
+    out: list[ClientTest] = []
+    for n, item in enumerate(items, 1):
+        here = f"scenario[{n}]"
+        for key in item:
+            if key not in _SCENARIO_KEYS:
+                raise bad(f"{here}.{key}", f"unknown key (known: {', '.join(_SCENARIO_KEYS)})")
+        mode, seq = _steps(item.get("steps"), f"{here}.steps", have, asked, bad)
+        for caps in _caps_list(item.get("caps"), f"{here}.caps", bad):
+            test = make_test(caps, mode, seq, ids, source=path)
+            name = item.get("name")
+            if name is not None:
+                if not isinstance(name, str) or not name.strip() or "\n" in name:
+                    raise bad(f"{here}.name", "a one-line string is needed")
+                test = replace(test, name=f"{name}: {test.name}")
+            out.append(test)
+        if len(out) > MAX_SCENARIOS:
+            raise bad("scenario", f"more than {MAX_SCENARIOS} scenarios")
+    return tuple(out)
+
+
+def _steps(
+    value: object, key: str, have: set[str], asked: set[str], bad: Any
+) -> tuple[str | None, tuple[str, ...]]:
+    if not isinstance(value, list) or not value or not all(isinstance(w, str) for w in value):
+        raise bad(key, "a non-empty list of steps is needed (new, new:append, ..., turn)")
+    mode: str | None = None
+    seq: list[str] = []
+    for k, word in enumerate(value):
+        step, _, m = word.partition(":")
+        if step not in STEPS or (m and step != "new"):
+            raise bad(f"{key}[{k}]", f"{word!r}: not a step (new, new:MODE, turn, fork, close)")
+        if step not in have:
+            raise bad(f"{key}[{k}]", f"{word!r}: the recipe has no {step} step")
+        if (step == "new") != (k == 0):
+            raise bad(
+                f"{key}[{k}]",
+                f"{word!r}: a scenario starts with new and has no other (a later session is "
+                "a scenario of its own)",
+            )
+        if m:
+            if m not in MODES:
+                raise bad(f"{key}[{k}]", f"{word!r}: no such prompt mode ({', '.join(MODES)})")
+            if m not in asked:
+                raise bad(f"{key}[{k}]", f"{word!r}: the recipe cannot ask for {m}")
+            mode = m
+        seq.append(step)
+    if len(seq) > 50:
+        raise bad(key, "more than 50 steps")
+    return mode, tuple(seq)
+
+
+def _caps_list(value: object, key: str, bad: Any) -> list[Caps]:
+    texts = value if isinstance(value, list) else [value]
+    if not texts or not all(isinstance(t, str) for t in texts):
+        raise bad(key, 'the agent\'s --caps text is needed (e.g. "systemPrompt=append,fork")')
+    out = []
+    for t in map(str, texts):
+        try:
+            out.append(profile_of(t))
+        except UsageError as e:
+            raise bad(key, str(e).removeprefix("argument --caps: ")) from None
+    return out
+
+
+def unreachable(rid: str, steps: Iterable[str], length: int = DEFAULT_LENGTH) -> str:
+    """Why no scenario of the plan for a recipe with ``steps`` aims at ``rid``."""
+    have = set(steps)
+    reach = [
+        s
+        for s in STEPS
+        if any(row.trigger in STEP_TRIGGERS[s] and rid in row.reqs for row in _client_rows())
+    ]
+    if reach and not have & set(reach):
+        return f"no scenario of the plan reaches it: the recipe has no {' or '.join(reach)} step"
+    if reach and length == 1 and "new" not in reach:
+        return "no scenario of the plan reaches it: --length 1 has no step after new"
+    return "no scenario of the plan reaches it"

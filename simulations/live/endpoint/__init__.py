@@ -1,0 +1,10 @@
+"""The recording model endpoint: a fake model API an agent is pointed at, which records what
+the agent puts in its model's system slot (``endpoint``), answers every call in the shape of its
+API (``model_answers``), and reads the slot's parts (``slot_reading``); ``model_client`` is the
+calling side, what the reference agent sends to a model API of each kind.
+
+It imports no other wing of ``simulations.live``: the tools that judge what it recorded read it.
+"""
+
+# the modules other wings, the command line and the tools use
+__all__ = ["endpoint", "model_client", "slot_reading"]
