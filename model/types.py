@@ -299,6 +299,10 @@ class Reply:
     # echo, a status, a default the missing capability implies. None: the answer tells
     # nothing (a reopen without a prompt): the client knows only what it knew before (P9)
     told: Slot | None = None
+    # an answer that told nothing, where the client can read the session's prompt back on
+    # this connection right after (a proposal's read-back method answers it there): P9 is
+    # then judged on that read's answer, not on this one
+    readable: bool = False
 
     @property
     def ok(self) -> bool:

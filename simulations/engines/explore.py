@@ -57,7 +57,14 @@ from model.invariants import CHECKS, Check
 from model.machines import Compiled, Move, RowRef, Step, System
 from model.monitor import created, next_records, session_view, session_views, updated
 from model.revisions import REVISIONS
-from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS, REFERENCE, Tables
+from model.tables import (
+    CLIENT_REQUESTS,
+    ENVIRONMENT_EVENTS,
+    OPERATIONS,
+    REFERENCE,
+    Tables,
+    wire_operations,
+)
 from model.types import (
     SEALED,
     Agent,
@@ -554,6 +561,7 @@ def explore(
     if keep not in KEEP:
         raise ValueError(f"keep: {keep!r} is not one of {', '.join(KEEP)}")
     b = BOUNDS[bound] if isinstance(bound, str) else bound
+    b = b.with_operations(*wire_operations(tables.replies))  # a design's own method is sent
     if keep == "graph" and until is None and eligible(b, symmetry, workers, max_states):
         run = partial(
             getattr(explore, "__wrapped__"),  # noqa: B009 (each scope's search: not the share)
