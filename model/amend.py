@@ -24,7 +24,9 @@ Scope
       (``echo``: the methods whose result says the session's effective prompt,
       ``model.tables.REPLY_FIELDS``; ``status``: systemPromptStatus on session/new;
       ``read = true``: a method that reads a live session's prompt back,
-      ``model.tables.READ_PROMPT``, which every bound exploring the design sends). It is
+      ``model.tables.READ_PROMPT``, which every bound exploring the design sends; ``learn``:
+      how the client learns the feature, ``"none"`` or ``"protocol-version"``, whose bounds
+      meet agents at version 2). It is
       the one edit a revision that leaves nothing open takes (a population of one);
       v1-stable and v2-draft take all four.
 
@@ -67,7 +69,9 @@ from model.tables import (
     READ_PROMPT,
     REPLY_TRIGGERS,
     REPLY_WIRES,
+    VERSION_GATE,
     Tables,
+    learns_by,
 )
 from model.types import Request
 
@@ -104,12 +108,21 @@ _FIELDS = (
     "wire",
 )
 # [wire] key → the answer field it adds (``model.tables.REPLY_FIELDS``)
-_WIRE_FIELDS = {"echo": "effective_prompt", "status": "status", "read": "effective_prompt"}
+_WIRE_FIELDS = {
+    "echo": "effective_prompt",
+    "status": "status",
+    "read": "effective_prompt",
+    "learn": "",
+}
 # the ACP method names a [wire] edit takes, and the model's triggers
 _METHODS = {t.replace("_", "/", 1): t for t in REPLY_TRIGGERS}
 # the methods each [wire] key may name
 _WIRE_TAKES = {"echo": tuple(_METHODS), "status": ("session/new",)}
 # ``read = true``: the method it adds (``model.tables.READ_PROMPT``), answered with the field
+# ``learn = "..."``: how the client learns the feature, as the pair that changes its gate
+# (``model.tables.LEARN_FIELDS``; "capability" is v1's and rfd-final's own, no pair)
+_LEARN = {"none": ("session_new", "ungated"), "protocol-version": VERSION_GATE}
+_LEARN_VALUES = ("capability", *_LEARN)
 _RULE_FIELDS = ("id", "text", "choice", "value", "situation")
 _RULE_OPTIONAL = ("situation",)
 _RULE_ID = re.compile(r"[A-Z]{1,3}[0-9]{1,3}")
@@ -219,7 +232,14 @@ class Amendment:
             ),
             *(f"rule {r.rid}: {_at(r.situation)}{r.choice} = {r.value}" for r in self.rules),
             *(f"reference {k} = {v}" for k, v in self.reference),
-            *(f"wire {k} on {', '.join(v)}" for k, v in self.wire_by_key()),
+            *(
+                f"wire read: {v[0]} (every scope of the bound sends it)"
+                if k == "read"
+                else f"wire learn: {v[0]} (the client's gate on a prompt)"
+                if k == "learn"
+                else f"wire {k} on {', '.join(v)}"
+                for k, v in self.wire_by_key()
+            ),
         ]
 
     def wire_by_key(self) -> list[tuple[str, list[str]]]:
@@ -227,6 +247,9 @@ class Amendment:
         the method it adds)."""
         out = []
         for key, name in _WIRE_FIELDS.items():
+            if key == "learn":
+                out += [(key, [v]) for v, pair in _LEARN.items() if pair in self.wire]
+                continue
             if key == "read":
                 if (READ_PROMPT, name) in self.wire:
                     out.append((key, [READ_METHOD]))
@@ -255,7 +278,10 @@ class Amendment:
                 for r in self.rules
             ],
             "reference": dict(self.reference),
-            "wire": {k: (True if k == "read" else v) for k, v in self.wire_by_key()},
+            "wire": {
+                k: (True if k == "read" else v[0] if k == "learn" else v)
+                for k, v in self.wire_by_key()
+            },
             "fixes": list(self.fixes),
         }
 
@@ -447,6 +473,9 @@ def _wire(where: str, data: Mapping[str, Any], base: str) -> tuple[tuple[str, st
                 f"a session's prompt in an answer ({key} takes "
                 f"{', '.join(n for n, r in REVISIONS.items() if r.wire in REPLY_WIRES)})"
             )
+        if key == "learn":
+            out += _learn(where, value, base)
+            continue
         if key == "read":
             if not isinstance(value, bool):
                 raise AmendmentError(
@@ -475,6 +504,27 @@ def _wire(where: str, data: Mapping[str, Any], base: str) -> tuple[tuple[str, st
                 raise AmendmentError(f"{where}: wire.{key}: {m} named twice")
             out.append(pair)
     return tuple(out)
+
+
+def _learn(where: str, value: object, base: str) -> list[tuple[str, str]]:
+    """``learn = "capability" | "none" | "protocol-version"``: how a conforming client learns
+    the feature before it sends a prompt. A value that is the base's own way is no change."""
+    if not isinstance(value, str) or value not in _LEARN_VALUES:
+        raise AmendmentError(
+            f"{where}: wire.learn: {shown(value)} is not one of {', '.join(_LEARN_VALUES)}"
+        )
+    pop = population_of(base)
+    own = learns_by(pop.tables(pop.reference_member))
+    if value == own:
+        raise AmendmentError(
+            f"{where}: wire.learn: {value!r} is how {base}'s client learns it already (no change)"
+        )
+    if value == "capability":
+        raise AmendmentError(
+            f"{where}: wire.learn: {base}'s {REVISIONS[base].wire} wire has no systemPrompt "
+            "capability to read"
+        )
+    return [_LEARN[value]]
 
 
 def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:

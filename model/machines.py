@@ -39,6 +39,7 @@ from model.guards import GUARDS
 from model.monitor import observe
 from model.tables import (
     ENVIRONMENT_EVENTS,
+    LEARN_FIELDS,
     READ_PROMPT,
     REFERENCE,
     SET_PROMPT,
@@ -276,6 +277,8 @@ def _with_fields(
         sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
         s = after.agent.session(sid)
         if s is None or s.live is None:
+            continue
+        if name in LEARN_FIELDS:  # the client's gate, not a field of the answer
             continue
         if name in STATUS_FIELDS:
             if req.method == "session_new" and req.system_prompt is not None:

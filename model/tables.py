@@ -239,6 +239,17 @@ REPLY_FIELDS = {
     # mutant, tests/test_proposals.py)
     "stored_prompt": "the session's stored systemPrompt, whatever it runs under",
 }
+# how a conforming client learns the feature (``[wire] learn``), as pairs of ``Tables.replies``
+# that edit its rows, not the answers: the base's way is its session/new row (v1's reads the
+# systemPrompt capability; the string texts' client sends whatever the agent is)
+LEARN_FIELDS = {
+    # the initialize answer's protocolVersion: the client sends systemPrompt only to an agent
+    # at 2 or more (buzz's harness), a number that says nothing of what the agent does with it
+    "protocol_version": "systemPrompt only to an agent at protocol version 2 or more",
+    # no gate: the client sends systemPrompt whatever the agent advertises
+    "ungated": "systemPrompt whatever the agent advertises",
+}
+VERSION_GATE = ("initialize", "protocol_version")
 # the fields that put a status on session/new (the honest one and its mutant)
 STATUS_FIELDS = ("status", "accepted_status")
 # the session/new rows that refuse a prompt the agent cannot apply (an error, no session); a
@@ -265,7 +276,22 @@ def with_replies(t: Tables, replies: tuple[tuple[str, str], ...]) -> Tables:
         t = replace(t, new_session=new_session)
     if any(trigger == READ_PROMPT for trigger, _ in replies):
         t = _read_rows(t)
+    learn = {f for _, f in replies if f in LEARN_FIELDS}
+    if learn:
+        t = t.edit("client", tuple(_learning(r, learn) for r in t.client))
     return replace(t, replies=replies)
+
+
+def _learning(r: Row, learn: set[str]) -> Row:
+    """A client row as a client that learns the feature another way gates it (``LEARN_FIELDS``):
+    its capability gate on a prompt dropped, and, by version, a version gate on session/new."""
+    gated = r.trigger == "session_new" or "prompt_allowed_by_capability" in r.guards
+    if not gated:
+        return r
+    guards = tuple(g for g in r.guards if g != "prompt_allowed_by_capability")
+    if "protocol_version" in learn:
+        guards = ("prompt_allowed_by_version", *guards)
+    return r._replace(guards=guards)
 
 
 def _read_rows(t: Tables) -> Tables:
@@ -287,6 +313,22 @@ def _read_rows(t: Tables) -> Tables:
         Row(READ_PROMPT, S.UNKNOWN, None, (), "reply_unknown_session", ()),
     )  # fmt: skip
     return t.edit("connection", connection).edit("session", session)
+
+
+def learns_by(t: Tables) -> str:
+    """How a conforming client of ``t`` learns the feature before it sends a prompt on
+    session/new: ``"protocol-version"``, ``"capability"`` (v1's, rfd-final's), or ``"none"``
+    (the string texts' client sends whatever the agent is)."""
+    guards = {g for r in t.client if r.trigger == "session_new" for g in r.guards}
+    if "prompt_allowed_by_version" in guards:
+        return "protocol-version"
+    return "capability" if "prompt_allowed_by_capability" in guards else "none"
+
+
+def detects_by_version(replies: tuple[tuple[str, str], ...]) -> bool:
+    """Does the design's client learn the feature from the agent's protocol version? Then the
+    bounds that explore it meet agents at 2 (``simulations.engines.bounds.Bound.for_wire``)."""
+    return VERSION_GATE in replies
 
 
 def wire_operations(replies: tuple[tuple[str, str], ...]) -> tuple[str, ...]:

@@ -2,7 +2,8 @@
 effective prompt (``[wire] echo``), judged over every pair the base allows, on v1-stable,
 v2-draft and rfd-final; the echo is in the transcript, schema-checked, and in the replay. The
 status design (``[wire] status``) and a method that reads a live session's prompt back
-(``[wire] read``), each with its mutant."""
+(``[wire] read``), each with its mutant; how the client learns the feature (``[wire] learn``:
+buzz's detection by protocol version)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from model.invariants import CHECKS
 from model.machines import Step
 from model.population import POPULATIONS, population_of
 from model.revisions import REVISIONS
-from model.tables import READ_METHOD, READ_PROMPT, Tables
+from model.tables import READ_METHOD, READ_PROMPT, Tables, learns_by
 from model.types import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -34,7 +35,7 @@ from simulations.cli import main
 from simulations.engines.domain import text
 from simulations.engines.explore import explore
 from simulations.engines.population import HELD_BY_ALL, LOST_BY_ALL, Judged
-from simulations.engines.trace import Trace, replay
+from simulations.engines.trace import ReplayedStep, Trace, replay
 from simulations.outputs.forms import write_counterexample
 from simulations.outputs.paste import Subject
 from simulations.outputs.population import P_IDS, check_population
@@ -581,3 +582,107 @@ def test_a_bad_read_edit_is_one_line(wire: str, message: str) -> None:
         amendment_from_mapping(
             parse_toml('name = "x"\nbase = "rfd-draft"\n[wire]\nread = true\n', "x"), "x"
         )
+
+
+# ---- how the client learns the feature (issue 55, item 1: [wire] learn) ----------------------
+
+BUZZ = load_amendment("buzz-version-detection")
+GOOSE_1_33 = Caps(PromptCap.NONE, protocol_version=2)  # answers v2, ignores the field
+
+
+def _sent(tables: Tables, requests: list[Request], profile: Caps) -> list[ReplayedStep]:
+    return replay(Trace(profile, tuple(requests)), tables)
+
+
+NEW_WITH_A = [
+    Request("connect"),
+    Request("initialize", 0),
+    Request("session_new", 0, system_prompt=A),
+]
+
+
+def test_buzz_version_detection_gates_on_the_version_not_on_the_field() -> None:
+    """buzz's harness sends the prompt only to an agent at protocolVersion 2: an agent at 1
+    that predates the field is spared it (the client sends none), one at 2 that ignores the
+    field gets it and drops it silently: P9 and P1 lost, as on rfd-draft, which sends to
+    every agent."""
+    tables = BUZZ.tables()
+    assert BUZZ.wire == (("initialize", "protocol_version"),)
+    assert learns_by(tables) == "protocol-version"
+    assert learns_by(REVISIONS["rfd-draft"].tables) == "none"
+    old = _sent(tables, NEW_WITH_A, Caps(PromptCap.NONE))
+    assert not old[-1].step.sent and "P9" not in old[-1].violated
+    dropped = _sent(tables, NEW_WITH_A, GOOSE_1_33)
+    assert dropped[-1].step.reply.ok and "P9" in dropped[-1].violated
+    aware = _sent(tables, NEW_WITH_A, Caps(PromptCap.APPEND, protocol_version=2))
+    assert aware[-1].step.reply.ok and "P9" not in aware[-1].violated
+    draft = _sent(REVISIONS["rfd-draft"].tables, NEW_WITH_A, Caps(PromptCap.NONE))
+    assert "P9" in draft[-1].violated  # the base sends to an agent at 1 as well
+
+
+def test_buzz_version_detection_loses_p1_and_p9_to_an_agent_at_2_that_ignores_the_field() -> None:
+    """Over the default bound the design's agents answer version 2 where they advertise
+    systemPrompt and 1 or 2 where they do not (the states grow: 7,284 → 10,361); P1 and P9
+    are still lost, and every shortest counterexample starts at an agent at 2 that ignores
+    the field. The transcript's initialize result says protocolVersion 2 and validates."""
+    b = bound_for("default", "rfd-draft", "any")
+    base = explore(REVISIONS["rfd-draft"].tables, b, checks=[CHECKS["P1"], CHECKS["P9"]])
+    buzz = explore(BUZZ.tables(), b, checks=[CHECKS["P1"], CHECKS["P9"]])
+    assert (base.states, buzz.states) == (7284, 10_361) and buzz.complete
+    for rid, steps in (("P1", 4), ("P9", 3)):
+        trace = buzz.trace(rid)
+        assert len(trace) == steps == len(base.trace(rid)) and trace.profile == GOOSE_1_33
+        messages = transcript(trace, BUZZ.tables(), wire="string")
+        assert messages[1]["result"]["protocolVersion"] == 2
+        assert validate_transcript(messages, wire="string") == []
+    result = check(amendment=BUZZ, bound="default")
+    assert {p: result.verdicts[p] for p in ("P1", "P9")} == {"P1": "violated", "P9": "violated"}
+
+
+def test_learn_none_sends_to_an_agent_that_advertises_nothing() -> None:
+    """v1-stable's client reads the capability: no prompt to an agent without it, whose
+    answer tells the default. Without the gate the prompt goes and is dropped: P9 lost."""
+    none = amendment_from_mapping(
+        parse_toml('name = "x"\nbase = "v1-stable"\n[wire]\nlearn = "none"\n', "x"), "x"
+    )
+    assert none.wire == (("session_new", "ungated"),)
+    envelope = [*NEW_WITH_A[:2], Request("session_new", 0, system_prompt=A, mode="append")]
+    unaware = Caps(PromptCap.NONE)
+    gated = _sent(_V1.tables(_V1.reference_member), envelope, unaware)
+    assert not gated[-1].step.sent
+    ungated = _sent(none.tables(), envelope, unaware)
+    assert ungated[-1].step.reply.ok and "P9" in ungated[-1].violated
+    assert learns_by(none.tables()) == "none"
+
+
+@pytest.mark.parametrize(
+    ("base", "value", "message"),
+    [
+        ("v1-stable", '"version"', "wire.learn: 'version' is not one of capability, none"),
+        ("v1-stable", "2", "wire.learn: 2 is not one of"),
+        ("v1-stable", '"capability"', "how v1-stable's client learns it already"),
+        ("rfd-draft", '"none"', "how rfd-draft's client learns it already"),
+        ("rfd-draft", '"capability"', "string wire has no systemPrompt capability"),
+    ],
+)
+def test_a_bad_learn_edit_is_one_line(base: str, value: str, message: str) -> None:
+    text = f'name = "x"\nbase = "{base}"\n[wire]\nlearn = {value}\n'
+    with pytest.raises(AmendmentError, match=message) as e:
+        amendment_from_mapping(parse_toml(text, "x.toml"), "x.toml")
+    assert "\n" not in str(e.value)
+
+
+def test_a_version_detected_counterexample_replays_from_its_itf(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check --out writes the agent's version into the ITF profile; replay reads it back and
+    rebuilds the design from #meta: the counterexample reproduces."""
+    out = tmp_path / "ce"
+    main(["check", "--amend", "buzz-version-detection", "--bound", "small", "--out", str(out)])
+    folder = out / "P9-every-member"
+    steps = (folder / "steps.md").read_text(encoding="utf-8")
+    assert "protocolVersion=2" in steps
+    capsys.readouterr()
+    assert main(["replay", str(folder / "trace.itf.json")]) == 1
+    shown = capsys.readouterr().out
+    assert "{systemPrompt=none protocolVersion=2}" in shown and "reproduced: P9" in shown

@@ -52,7 +52,7 @@ from typing import Any
 from model.invariants import Check
 from model.population import Member, Population, choice_of
 from model.spec import REQUIREMENTS, Family
-from model.tables import Tables, wire_operations
+from model.tables import Tables
 from model.witnesses import WITNESSES, decision
 from simulations.engines import cluster
 from simulations.engines import share as sharing
@@ -342,9 +342,10 @@ def judge(
     """Every member of ``population`` searched within ``bound`` (module docstring).
 
     ``share=False`` searches every member and scope on its own (``explore``: the reference
-    the family searches are tested against). A design whose wire adds a method (a read-back,
-    ``model.tables.wire_operations``) has it sent in every scope."""
-    bound = bound.with_operations(*wire_operations(population.replies))
+    the family searches are tested against). A design whose wire adds a method (a read-back)
+    has it sent in every scope, one detected by protocol version meets agents at 2
+    (``Bound.for_wire``)."""
+    bound = bound.for_wire(population.replies)
     t0 = time.perf_counter()
     members = population.members()
     decisions = {c.name: d for c in population.choices if (d := decision(c.name)) is not None}

@@ -213,9 +213,11 @@ def render_steps(
 
 
 def caps_json(c: Caps) -> dict[str, Any]:
+    """A capability profile as JSON; its protocol version only where it is not 1."""
     return {
         "systemPrompt": c.system_prompt.value,
         **{k: getattr(c, k) for k in ("load_session", "resume", "fork", "close", "delete", "list")},
+        **({"protocolVersion": c.protocol_version} if c.protocol_version != 1 else {}),
     }
 
 

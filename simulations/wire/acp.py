@@ -546,10 +546,10 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
         if reply.slot is not None:
             v2["_meta"] = {"systemSlot": list(reply.slot)}
         return v2
-    if req.method == "initialize":
+    if req.method == "initialize":  # the version an agent of a design detected by it says
         conn = step.step.after.conn(req.conn)
         return {
-            "protocolVersion": 1,
+            "protocolVersion": conn.caps.protocol_version if conn and conn.caps else 1,
             "agentCapabilities": _agent_capabilities(conn.caps if conn else None, wire),
             "agentInfo": dict(AGENT_INFO),
         }
