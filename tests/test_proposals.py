@@ -32,7 +32,8 @@ from model.types import (
 )
 from simulations.api import bound_for, check
 from simulations.cli import main
-from simulations.engines.domain import text
+from simulations.engines.bounds import domain_for_wire
+from simulations.engines.domain import Domain, text
 from simulations.engines.explore import explore
 from simulations.engines.population import HELD_BY_ALL, LOST_BY_ALL, Judged
 from simulations.engines.trace import ReplayedStep, Trace, replay
@@ -686,3 +687,28 @@ def test_a_version_detected_counterexample_replays_from_its_itf(
     assert main(["replay", str(folder / "trace.itf.json")]) == 1
     shown = capsys.readouterr().out
     assert "{systemPrompt=none protocolVersion=2}" in shown and "reproduced: P9" in shown
+
+
+def test_both_engines_meet_the_design_as_its_wire_says() -> None:
+    """``Bound.for_wire`` (the BFS, the population) and ``domain_for_wire`` (the Hypothesis
+    engine's domain): a read-back design's method is sent, a version-detected design's agents
+    answer 2 where they advertise systemPrompt and 1 or 2 where they do not; every published
+    revision's wire leaves the domain as it was."""
+    d = Domain()
+    assert domain_for_wire(d, ()) == d
+    assert READ_PROMPT in domain_for_wire(d, READ.wire).operations
+    versions = {
+        (p.system_prompt, p.protocol_version) for p in domain_for_wire(d, BUZZ.wire).profiles
+    }
+    assert versions == {
+        (PromptCap.OVERRIDE, 2),
+        (PromptCap.APPEND, 2),
+        (PromptCap.NONE, 1),
+        (PromptCap.NONE, 2),
+    }
+    b = bound_for("tiny", "rfd-draft", "any")
+    assert b.for_wire(()) is b
+    assert all(
+        s.domain == domain_for_wire(t.domain, BUZZ.wire)
+        for s, t in zip(b.for_wire(BUZZ.wire).scopes, b.scopes, strict=True)
+    )

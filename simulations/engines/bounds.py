@@ -173,17 +173,20 @@ class Bound:
         profile that advertises systemPrompt answers 2, and one that does not answers 1 or 2
         (the number does not say the agent applies the field: an agent at 2 may ignore it).
         Every published revision's wire: the bound itself."""
-        b = self.with_operations(*wire_operations(replies))
-        if not detects_by_version(replies):
-            return b
+        if not replies:
+            return self
 
-        def versioned(scopes: tuple[Scope, ...]) -> tuple[Scope, ...]:
-            return tuple(
-                replace(s, domain=replace(s.domain, profiles=at_version(s.domain.profiles)))
-                for s in scopes
-            )
+        def wired(scopes: tuple[Scope, ...]) -> tuple[Scope, ...]:
+            return tuple(replace(s, domain=domain_for_wire(s.domain, replies)) for s in scopes)
 
-        return replace(b, scopes=versioned(b.scopes), envelope=versioned(b.envelope))
+        return replace(self, scopes=wired(self.scopes), envelope=wired(self.envelope))
+
+
+def domain_for_wire(d: Domain, replies: tuple[tuple[str, str], ...]) -> Domain:
+    """``d`` as a design's wire is explored (``Bound.for_wire``; the Hypothesis engine's domain
+    too)."""
+    d = d.with_operations(*wire_operations(replies))
+    return replace(d, profiles=at_version(d.profiles)) if detects_by_version(replies) else d
 
 
 def at_version(profiles: tuple[Caps, ...]) -> tuple[Caps, ...]:
