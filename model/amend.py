@@ -22,8 +22,13 @@ Scope
       judges); the population is unchanged.
     * ``[wire]`` changes what the agent's answers carry, for every agent the text allows
       (``echo``: the methods whose result says the session's effective prompt,
-      ``model.tables.REPLY_FIELDS``). It is the one edit a revision that leaves nothing open
-      takes (a population of one); v1-stable and v2-draft take all four.
+      ``model.tables.REPLY_FIELDS``; ``status``: systemPromptStatus on session/new;
+      ``read = true``: a method that reads a live session's prompt back,
+      ``model.tables.READ_PROMPT``, which every bound exploring the design sends; ``learn``:
+      how the client learns the feature, ``"none"`` or ``"protocol-version"``, whose bounds
+      meet agents at version 2). It is
+      the one edit a revision that leaves nothing open takes (a population of one);
+      v1-stable and v2-draft take all four.
 
     ``check --amend`` judges the base and the amended population and holds the amendment to
     its ``fixes``: each P id named must hold for every pair the amended text allows, and the
@@ -58,7 +63,16 @@ from model.population import CHOICES, POPULATIONS, Population, choice_of, popula
 from model.revisions import REVISIONS, Revision
 from model.situations import SITUATIONS
 from model.spec import REQUIREMENTS, Family
-from model.tables import PROMPT_REJECTIONS, REPLY_TRIGGERS, REPLY_WIRES, Tables
+from model.tables import (
+    PROMPT_REJECTIONS,
+    READ_METHOD,
+    READ_PROMPT,
+    REPLY_TRIGGERS,
+    REPLY_WIRES,
+    VERSION_GATE,
+    Tables,
+    learns_by,
+)
 from model.types import Request
 
 __all__ = [
@@ -94,11 +108,21 @@ _FIELDS = (
     "wire",
 )
 # [wire] key → the answer field it adds (``model.tables.REPLY_FIELDS``)
-_WIRE_FIELDS = {"echo": "effective_prompt", "status": "status"}
+_WIRE_FIELDS = {
+    "echo": "effective_prompt",
+    "status": "status",
+    "read": "effective_prompt",
+    "learn": "",
+}
 # the ACP method names a [wire] edit takes, and the model's triggers
 _METHODS = {t.replace("_", "/", 1): t for t in REPLY_TRIGGERS}
 # the methods each [wire] key may name
 _WIRE_TAKES = {"echo": tuple(_METHODS), "status": ("session/new",)}
+# ``read = true``: the method it adds (``model.tables.READ_PROMPT``), answered with the field
+# ``learn = "..."``: how the client learns the feature, as the pair that changes its gate
+# (``model.tables.LEARN_FIELDS``; "capability" is v1's and rfd-final's own, no pair)
+_LEARN = {"none": ("session_new", "ungated"), "protocol-version": VERSION_GATE}
+_LEARN_VALUES = ("capability", *_LEARN)
 _RULE_FIELDS = ("id", "text", "choice", "value", "situation")
 _RULE_OPTIONAL = ("situation",)
 _RULE_ID = re.compile(r"[A-Z]{1,3}[0-9]{1,3}")
@@ -208,13 +232,28 @@ class Amendment:
             ),
             *(f"rule {r.rid}: {_at(r.situation)}{r.choice} = {r.value}" for r in self.rules),
             *(f"reference {k} = {v}" for k, v in self.reference),
-            *(f"wire {k} on {', '.join(v)}" for k, v in self.wire_by_key()),
+            *(
+                f"wire read: {v[0]} (every scope of the bound sends it)"
+                if k == "read"
+                else f"wire learn: {v[0]} (the client's gate on a prompt)"
+                if k == "learn"
+                else f"wire {k} on {', '.join(v)}"
+                for k, v in self.wire_by_key()
+            ),
         ]
 
     def wire_by_key(self) -> list[tuple[str, list[str]]]:
-        """The ``[wire]`` edit as written: each key with the ACP methods it names."""
+        """The ``[wire]`` edit as written: each key with the ACP methods it names (``read``:
+        the method it adds)."""
         out = []
         for key, name in _WIRE_FIELDS.items():
+            if key == "learn":
+                out += [(key, [v]) for v, pair in _LEARN.items() if pair in self.wire]
+                continue
+            if key == "read":
+                if (READ_PROMPT, name) in self.wire:
+                    out.append((key, [READ_METHOD]))
+                continue
             methods = [m for m, t in _METHODS.items() if (t, name) in self.wire]
             if methods:
                 out.append((key, methods))
@@ -239,7 +278,10 @@ class Amendment:
                 for r in self.rules
             ],
             "reference": dict(self.reference),
-            "wire": dict(self.wire_by_key()),
+            "wire": {
+                k: (True if k == "read" else v[0] if k == "learn" else v)
+                for k, v in self.wire_by_key()
+            },
             "fixes": list(self.fixes),
         }
 
@@ -425,13 +467,25 @@ def _wire(where: str, data: Mapping[str, Any], base: str) -> tuple[tuple[str, st
             raise AmendmentError(
                 f"{where}: wire: unknown field {shown(key)}" + _suggest(str(key), [*_WIRE_FIELDS])
             )
-        takes = _WIRE_TAKES[key]
-        if key == "echo" and REVISIONS[base].wire not in REPLY_WIRES:
+        if key in ("echo", "read") and REVISIONS[base].wire not in REPLY_WIRES:
             raise AmendmentError(
-                f"{where}: wire.echo: {base}'s {REVISIONS[base].wire} wire has no way to carry a "
-                f"session's prompt in an answer (echo takes "
+                f"{where}: wire.{key}: {base}'s {REVISIONS[base].wire} wire has no way to carry "
+                f"a session's prompt in an answer ({key} takes "
                 f"{', '.join(n for n, r in REVISIONS.items() if r.wire in REPLY_WIRES)})"
             )
+        if key == "learn":
+            out += _learn(where, value, base)
+            continue
+        if key == "read":
+            if not isinstance(value, bool):
+                raise AmendmentError(
+                    f"{where}: wire.read: expected true or false (the method "
+                    f"{READ_METHOD}), got {shown(value)}"
+                )
+            if value:
+                out.append((READ_PROMPT, _WIRE_FIELDS[key]))
+            continue
+        takes = _WIRE_TAKES[key]
         if not isinstance(value, list) or not value:
             raise AmendmentError(
                 f"{where}: wire.{key}: expected a list of methods "
@@ -450,6 +504,27 @@ def _wire(where: str, data: Mapping[str, Any], base: str) -> tuple[tuple[str, st
                 raise AmendmentError(f"{where}: wire.{key}: {m} named twice")
             out.append(pair)
     return tuple(out)
+
+
+def _learn(where: str, value: object, base: str) -> list[tuple[str, str]]:
+    """``learn = "capability" | "none" | "protocol-version"``: how a conforming client learns
+    the feature before it sends a prompt. A value that is the base's own way is no change."""
+    if not isinstance(value, str) or value not in _LEARN_VALUES:
+        raise AmendmentError(
+            f"{where}: wire.learn: {shown(value)} is not one of {', '.join(_LEARN_VALUES)}"
+        )
+    pop = population_of(base)
+    own = learns_by(pop.tables(pop.reference_member))
+    if value == own:
+        raise AmendmentError(
+            f"{where}: wire.learn: {value!r} is how {base}'s client learns it already (no change)"
+        )
+    if value == "capability":
+        raise AmendmentError(
+            f"{where}: wire.learn: {base}'s {REVISIONS[base].wire} wire has no systemPrompt "
+            "capability to read"
+        )
+    return [_LEARN[value]]
 
 
 def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:

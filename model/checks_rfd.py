@@ -480,7 +480,9 @@ def client_can_tell_the_prompt(step: Step) -> bool:
     made elsewhere it cannot tell. (The model keeps no log of who set the stored prompt: one
     that another connection re-sent and the agent applied is taken as known to the creator
     too. Every bound where that can happen has a shorter way to lose P9, on the other
-    connection.)
+    connection.) Where the client can read the prompt back on this connection right after
+    (``Reply.readable``: a proposal's read-back method answers it), an answer that tells
+    nothing is no loss: P9 is judged on the read's answer, which tells.
     """
     if step.request.method not in TELLING or not (by_conforming_client(step) and step.reply.ok):
         return True
@@ -489,6 +491,8 @@ def client_can_tell_the_prompt(step: Step) -> bool:
     if s is None or s.live is None:
         return True
     told = step.reply.told
+    if told is None and step.reply.readable:
+        return True
     if told is None:
         o = step.before.obs(step.request.sid)
         if o is None or not _knows(step.before, o, step.request.conn):

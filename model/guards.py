@@ -47,6 +47,13 @@ def prompt_allowed_by_capability(c: Ctx) -> bool:
 
 
 @guard
+def prompt_allowed_by_version(c: Ctx) -> bool:
+    """A client that detects the feature by the agent's protocol version (buzz's harness) sends
+    a prompt only to an agent at 2 or more, whatever it does with the field."""
+    return c.req.system_prompt is None or c.caps.protocol_version >= 2
+
+
+@guard
 def prompt_has_a_block(c: Ctx) -> bool:
     return c.req.system_prompt is None or len(c.req.system_prompt) > 0
 

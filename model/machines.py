@@ -39,6 +39,8 @@ from model.guards import GUARDS
 from model.monitor import observe
 from model.tables import (
     ENVIRONMENT_EVENTS,
+    LEARN_FIELDS,
+    READ_PROMPT,
     REFERENCE,
     SET_PROMPT,
     STATUS_FIELDS,
@@ -191,7 +193,26 @@ class _Engine:
             told = _told(self._reads_capability, req, reply, before, ctx.world)
             if told is not None:
                 reply = evolve(reply, told=told)
+            elif self._reads_back and self._can_read_back(ctx.world, req, reply):
+                reply = evolve(reply, readable=True)
         return Move(before, req, reply, ctx.world, tuple(self._fired))
+
+    @cached_property
+    def _reads_back(self) -> bool:
+        """Do these tables answer the read-back method (a proposal's ``[wire] read``)?"""
+        return any(trigger == READ_PROMPT for trigger, _ in self.tables.replies)
+
+    def _can_read_back(self, after: World, req: Request, reply: Reply) -> bool:
+        """Would the read-back, sent by this client on this connection right after ``req``'s
+        answer, be answered (the tables decide: the method, the capability, the session live
+        here)? The rows it fires are not this step's."""
+        sid = reply.sid if req.method in ("session_new", "session_fork") else req.sid
+        fired = self._fired
+        try:
+            read = self.move(after, Request(READ_PROMPT, req.conn, sid=sid))
+        finally:
+            self._fired = fired
+        return read.reply.ok
 
     @cached_property
     def _reads_capability(self) -> bool:
@@ -257,6 +278,8 @@ def _with_fields(
         s = after.agent.session(sid)
         if s is None or s.live is None:
             continue
+        if name in LEARN_FIELDS:  # the client's gate, not a field of the answer
+            continue
         if name in STATUS_FIELDS:
             if req.method == "session_new" and req.system_prompt is not None:
                 status = _status(req, s.live, after)
@@ -265,6 +288,8 @@ def _with_fields(
             continue
         if name == "effective_prompt":
             reply = evolve(reply, echo=s.live)
+        elif name == "stored_prompt":
+            reply = evolve(reply, echo=compose(after.agent.base, s.blocks, s.mode))
         elif name == "requested_prompt":
             reply = evolve(reply, echo=_asked(req, after.agent.base))
         else:
@@ -291,7 +316,7 @@ def _status(req: Request, live: Slot | None, after: World) -> str:
 
 # the requests whose answer may tell the client what a session runs under (``_told``; P9
 # judges these answers)
-TELLING = ("session_new", "session_load", "session_resume", "session_fork", SET_PROMPT)
+TELLING = ("session_new", "session_load", "session_resume", "session_fork", SET_PROMPT, READ_PROMPT)
 
 
 def _told(
@@ -300,7 +325,8 @@ def _told(
     """What a successful answer to ``req`` tells a conforming client that the session runs
     under from now on (``Reply.told``; P9 compares it with the truth):
 
-    * an echo of the session's prompt says it outright (``Tables.replies``);
+    * an echo of the session's prompt says it outright (``Tables.replies``), and so does the
+      answer to a read-back (``READ_PROMPT``);
     * a status: "accepted" means the prompt asked for, "rejected" (or none, from an agent that
       predates a field the design has) the agent's default;
     * a prompt the client sent and the agent accepted: that prompt, as the spec composes it;

@@ -412,7 +412,7 @@ PROFILES: dict[str, Profile] = {
             "whole prompt), a blank one leaves the "
             "default, -32602 over its 512 KB limit; it offers no session/load nor any other "
             "session method; it answers protocolVersion 2, which its harness reads as support "
-            "(that detection is not modelled: the string wire carries no version)",
+            "(that detection is the proposal buzz-version-detection)",
             "block/sprout crates/buzz-agent/src/lib.rs@04578ee7: initialize (loadSession "
             "false, no sessionCapabilities; other methods -32601) and session_new (a systemPrompt "
             "that is not blank is used in place of the configured default, a combined prompt "

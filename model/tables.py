@@ -83,7 +83,12 @@ SESSION_METHODS = (
 # prompt (``_session/set_system_prompt``: ACP reserves ``_``-prefixed methods for extensions;
 # the stabilised schema has no such method, so the reference agents answer -32601).
 COMPACT, SET_PROMPT = "session_compact", "session_set_prompt"
-OPERATIONS = (COMPACT, SET_PROMPT)
+# ``session_read_prompt`` reads a live session's prompt back (``session/get_system_prompt``,
+# params ``{sessionId}``, result ``{systemPrompt}``): a method no published revision has, so
+# every reference agent answers it -32601; a proposal's ``[wire] read`` gives it
+# (``with_replies``, ``READ_FIELDS``)
+READ_PROMPT, READ_METHOD = "session_read_prompt", "session/get_system_prompt"
+OPERATIONS = (COMPACT, SET_PROMPT, READ_PROMPT)
 CLIENT_REQUESTS = ("initialize", *SESSION_METHODS, *OPERATIONS)
 ENVIRONMENT_EVENTS = ("connect", "restart")
 _GATED = ("session_load", "session_resume", "session_fork", "session_close", "session_delete")
@@ -105,6 +110,7 @@ CLIENT: Table = (
     Row(COMPACT,          P.INITIALIZED,    None,          (),                                      None,   ()),
     # (the domain's set-prompt value is one non-empty text: what is left to check is the mode)
     Row(SET_PROMPT,       P.INITIALIZED,    None,          ("mode_is_defined", "blocks_are_text"),  None,   ()),
+    Row(READ_PROMPT,      P.INITIALIZED,    None,          (),                                      None,   ()),
 )
 
 AGENT: Table = (
@@ -126,6 +132,8 @@ CONNECTION: Table = (
     Row(COMPACT,          P.INITIALIZED,    None,          (),                                      None,                        ()),
     # no reference agent has the extension method: -32601 whatever the phase
     Row(SET_PROMPT,       (P.UNINITIALIZED, P.INITIALIZED), None, (),                               "reply_method_not_found",    ()),
+    # nor the read-back method (a proposal's, ``with_replies``)
+    Row(READ_PROMPT,      (P.UNINITIALIZED, P.INITIALIZED), None, (),                               "reply_method_not_found",    ()),
 )
 
 NEW_SESSION: Table = (
@@ -228,7 +236,22 @@ REPLY_FIELDS = {
     # "accepted" whatever the agent put in effect: a faulty status (the proposal's mutant,
     # tests/test_proposals.py)
     "accepted_status": "systemPromptStatus: accepted, whatever was applied",
+    # the prompt the session is stored with (what its creator asked for, or the last re-send
+    # the agent took), whatever it runs under: a faulty read-back (the read proposal's
+    # mutant, tests/test_proposals.py)
+    "stored_prompt": "the session's stored systemPrompt, whatever it runs under",
 }
+# how a conforming client learns the feature (``[wire] learn``), as pairs of ``Tables.replies``
+# that edit its rows, not the answers: the base's way is its session/new row (v1's reads the
+# systemPrompt capability; the string texts' client sends whatever the agent is)
+LEARN_FIELDS = {
+    # the initialize answer's protocolVersion: the client sends systemPrompt only to an agent
+    # at 2 or more (buzz's harness), a number that says nothing of what the agent does with it
+    "protocol_version": "systemPrompt only to an agent at protocol version 2 or more",
+    # no gate: the client sends systemPrompt whatever the agent advertises
+    "ungated": "systemPrompt whatever the agent advertises",
+}
+VERSION_GATE = ("initialize", "protocol_version")
 # the fields that put a status on session/new (the honest one and its mutant)
 STATUS_FIELDS = ("status", "accepted_status")
 # the session/new rows that refuse a prompt the agent cannot apply (an error, no session); a
@@ -243,7 +266,8 @@ PROMPT_REJECTIONS = (
 
 def with_replies(t: Tables, replies: tuple[tuple[str, str], ...]) -> Tables:
     """``t`` whose answers also carry ``replies``: a status on session/new turns each refusal of
-    a prompt (``PROMPT_REJECTIONS``) into a session under the default, which the status says."""
+    a prompt (``PROMPT_REJECTIONS``) into a session under the default, which the status says;
+    a read-back (``READ_PROMPT``) gets its rows (``_read_rows``)."""
     if any(t == "session_new" and f in STATUS_FIELDS for t, f in replies):
         new_session = tuple(
             r._replace(dest=Stage.COMPOSED, effect="compose_default_for_status")
@@ -252,7 +276,68 @@ def with_replies(t: Tables, replies: tuple[tuple[str, str], ...]) -> Tables:
             for r in t.new_session
         )
         t = replace(t, new_session=new_session)
+    if any(trigger == READ_PROMPT for trigger, _ in replies):
+        t = _read_rows(t)
+    learn = {f for _, f in replies if f in LEARN_FIELDS}
+    if learn:
+        t = t.edit("client", tuple(_learning(r, learn) for r in t.client))
     return replace(t, replies=replies)
+
+
+def _learning(r: Row, learn: set[str]) -> Row:
+    """A client row as a client that learns the feature another way gates it (``LEARN_FIELDS``):
+    its capability gate on a prompt dropped, and, by version, a version gate on session/new."""
+    gated = r.trigger == "session_new" or "prompt_allowed_by_capability" in r.guards
+    if not gated:
+        return r
+    guards = tuple(g for g in r.guards if g != "prompt_allowed_by_capability")
+    if "protocol_version" in learn:
+        guards = ("prompt_allowed_by_version", *guards)
+    return r._replace(guards=guards)
+
+
+def _read_rows(t: Tables) -> Tables:
+    """The read-back method answered: after initialize, by an agent that advertises systemPrompt
+    on the connection (one that predates the field has no such method: -32601), for a session
+    live on that connection (an answer ``model.machines`` fills with the session's prompt);
+    any other session is an error, as session/prompt answers it."""
+    connection = (
+        *(r for r in t.connection if r.trigger != READ_PROMPT),
+        Row(READ_PROMPT, P.UNINITIALIZED, None, (), "reply_not_initialized", ("S1",)),
+        Row(READ_PROMPT, P.INITIALIZED, None, ("agent_lacks_prompt_capability",),
+            "reply_method_not_found", ()),
+        Row(READ_PROMPT, P.INITIALIZED, None, (), None, ()),
+    )  # fmt: skip
+    session = (
+        *(r for r in t.session if r.trigger != READ_PROMPT),
+        Row(READ_PROMPT, S.ACTIVE, None, ("is_active_here",), "reply_ok", ()),
+        Row(READ_PROMPT, (S.ACTIVE, *_ATTACHABLE, S.DELETED), None, (), "reply_session_unavailable", ()),
+        Row(READ_PROMPT, S.UNKNOWN, None, (), "reply_unknown_session", ()),
+    )  # fmt: skip
+    return t.edit("connection", connection).edit("session", session)
+
+
+def learns_by(t: Tables) -> str:
+    """How a conforming client of ``t`` learns the feature before it sends a prompt on
+    session/new: ``"protocol-version"``, ``"capability"`` (v1's, rfd-final's), or ``"none"``
+    (the string texts' client sends whatever the agent is)."""
+    guards = {g for r in t.client if r.trigger == "session_new" for g in r.guards}
+    if "prompt_allowed_by_version" in guards:
+        return "protocol-version"
+    return "capability" if "prompt_allowed_by_capability" in guards else "none"
+
+
+def detects_by_version(replies: tuple[tuple[str, str], ...]) -> bool:
+    """Does the design's client learn the feature from the agent's protocol version? Then the
+    bounds that explore it meet agents at 2 (``simulations.engines.bounds.Bound.for_wire``)."""
+    return VERSION_GATE in replies
+
+
+def wire_operations(replies: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The operations (``OPERATIONS``) a design's wire adds, which every bound that explores it
+    sends (``simulations.engines.explore.explore``, ``simulations.engines.population.judge``):
+    the read-back where ``replies`` has it. Every published revision's: none."""
+    return (READ_PROMPT,) if any(trigger == READ_PROMPT for trigger, _ in replies) else ()
 
 
 # the requests whose answer may carry the session's prompt: they create or attach one

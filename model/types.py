@@ -211,6 +211,10 @@ class Caps:
     close: bool = False  # sessionCapabilities.close
     delete: bool = False  # sessionCapabilities.delete
     list: bool = False  # sessionCapabilities.list
+    # initialize's protocolVersion: 1 on every wire but v2's (its own messages say 2). A
+    # design whose client detects the feature by version (``[wire] learn``) meets agents at 2,
+    # some of which ignore the field (``simulations.engines.bounds.Bound.for_wire``)
+    protocol_version: int = 1
 
     def label(self) -> str:
         parts = [f"systemPrompt={self.system_prompt.value}"]
@@ -219,6 +223,8 @@ class Caps:
             for name in ("load_session", "resume", "fork", "close", "delete", "list")
             if getattr(self, name)
         ]
+        if self.protocol_version != 1:
+            parts.append(f"protocolVersion={self.protocol_version}")
         return "{" + " ".join(parts) + "}"
 
 
@@ -299,6 +305,10 @@ class Reply:
     # echo, a status, a default the missing capability implies. None: the answer tells
     # nothing (a reopen without a prompt): the client knows only what it knew before (P9)
     told: Slot | None = None
+    # an answer that told nothing, where the client can read the session's prompt back on
+    # this connection right after (a proposal's read-back method answers it there): P9 is
+    # then judged on that read's answer, not on this one
+    readable: bool = False
 
     @property
     def ok(self) -> bool:

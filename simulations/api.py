@@ -40,7 +40,7 @@ from model.spec import REQUIREMENTS, Family
 from model.tables import Tables
 from model.types import Request
 from model.witnesses import WITNESSES, premise_witnesses, vacuous
-from simulations.engines.bounds import BOUNDS, Bound, BoundError, load_bound
+from simulations.engines.bounds import BOUNDS, Bound, BoundError, domain_for_wire, load_bound
 from simulations.engines.cluster import explore_anywhere
 from simulations.engines.domain import DEFAULT_DOMAIN, Domain, profile_domain
 from simulations.engines.exploration import Exploration, Progress
@@ -236,7 +236,7 @@ def check(
         result.amendment = amendment
         return result
     admits = rev.admits if profile is None else profile.admits()
-    domain = domain.restrict(admits)
+    domain = domain_for_wire(domain.restrict(admits), tables.replies)
     if profile is not None:
         domain = profile_domain(domain, profile) or _nothing_advertised(profile)
     t0 = time.perf_counter()

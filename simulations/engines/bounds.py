@@ -35,7 +35,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from model.files import InputError, close_match, read_named, shown
-from model.tables import CLIENT_REQUESTS, ENVIRONMENT_EVENTS, OPERATIONS
+from model.tables import (
+    CLIENT_REQUESTS,
+    ENVIRONMENT_EVENTS,
+    OPERATIONS,
+    detects_by_version,
+    wire_operations,
+)
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request
 from simulations.engines.domain import Domain, text
 
@@ -159,6 +165,38 @@ class Bound:
             return tuple(replace(s, domain=s.domain.with_operations(*operations)) for s in scopes)
 
         return replace(self, scopes=more(self.scopes), envelope=more(self.envelope))
+
+    def for_wire(self, replies: tuple[tuple[str, str], ...]) -> Bound:
+        """The bound as a design's wire (``Tables.replies``) is explored: its own method sent
+        in every scope (``wire_operations``), and, where its client detects the feature by
+        protocol version (``detects_by_version``), agents at version 2: every capability
+        profile that advertises systemPrompt answers 2, and one that does not answers 1 or 2
+        (the number does not say the agent applies the field: an agent at 2 may ignore it).
+        Every published revision's wire: the bound itself."""
+        if not replies:
+            return self
+
+        def wired(scopes: tuple[Scope, ...]) -> tuple[Scope, ...]:
+            return tuple(replace(s, domain=domain_for_wire(s.domain, replies)) for s in scopes)
+
+        return replace(self, scopes=wired(self.scopes), envelope=wired(self.envelope))
+
+
+def domain_for_wire(d: Domain, replies: tuple[tuple[str, str], ...]) -> Domain:
+    """``d`` as a design's wire is explored (``Bound.for_wire``; the Hypothesis engine's domain
+    too)."""
+    d = d.with_operations(*wire_operations(replies))
+    return replace(d, profiles=at_version(d.profiles)) if detects_by_version(replies) else d
+
+
+def at_version(profiles: tuple[Caps, ...]) -> tuple[Caps, ...]:
+    """``profiles`` as agents of a design detected by protocol version meet a client: one that
+    advertises systemPrompt at 2, one that does not at 1 and at 2 (``Bound.for_wire``)."""
+    out: list[Caps] = []
+    for p in profiles:
+        aware = p.system_prompt is not PromptCap.NONE
+        out += [replace(p, protocol_version=2)] if aware else [p, replace(p, protocol_version=2)]
+    return tuple(dict.fromkeys(out))
 
 
 def _plural(n: int, word: str) -> str:

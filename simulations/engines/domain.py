@@ -4,8 +4,8 @@ Scope
     A ``Domain`` says which capability profiles the agent may start or restart with, which
     systemPrompt / systemPromptMode values clients send, which client kinds connect, and how
     many connections and session ids exist, and which turn-level operations (a compaction
-    turn, an extension method that sets the prompt) it sends: none by default, so they are
-    opt-in. The Hypothesis machine samples from it; the
+    turn, an extension method that sets the prompt, a proposal's read-back) it sends: none by
+    default, so they are opt-in. The Hypothesis machine samples from it; the
     enumerator ``requests`` lists every request it allows, for exhaustive engines.
 
 Abstractions
@@ -28,7 +28,7 @@ from model.knobs import CHOICES, METHOD_FLAGS
 from model.operations import OPERATION_KNOBS
 from model.profiles import Profile
 from model.revisions import REOPEN_LIVE
-from model.tables import COMPACT, OPERATIONS, SET_PROMPT
+from model.tables import COMPACT, OPERATIONS, READ_PROMPT, SET_PROMPT
 from model.types import BIG, Block, BlockKind, Caps, ClientKind, PromptCap, Request, Status, World
 
 T = BlockKind.TEXT
@@ -216,6 +216,9 @@ class Domain:
                 for sid in self.sids:
                     for sp, mode in values:
                         yield Request(SET_PROMPT, conn, sid=sid, system_prompt=sp, mode=mode)
+            if READ_PROMPT in self.operations:
+                for sid in self.sids:
+                    yield Request(READ_PROMPT, conn, sid=sid)
 
 
 DEFAULT_DOMAIN = Domain()

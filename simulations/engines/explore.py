@@ -163,6 +163,7 @@ def explore(
     if keep not in KEEP:
         raise ValueError(f"keep: {keep!r} is not one of {', '.join(KEEP)}")
     b = BOUNDS[bound] if isinstance(bound, str) else bound
+    b = b.for_wire(tables.replies)  # a design's own method sent, its agents' versions
     if keep == "graph" and until is None and eligible(b, symmetry, workers, max_states):
         run = partial(
             getattr(explore, "__wrapped__"),  # noqa: B009 (each scope's search: not the share)

@@ -342,7 +342,10 @@ def judge(
     """Every member of ``population`` searched within ``bound`` (module docstring).
 
     ``share=False`` searches every member and scope on its own (``explore``: the reference
-    the family searches are tested against)."""
+    the family searches are tested against). A design whose wire adds a method (a read-back)
+    has it sent in every scope, one detected by protocol version meets agents at 2
+    (``Bound.for_wire``)."""
+    bound = bound.for_wire(population.replies)
     t0 = time.perf_counter()
     members = population.members()
     decisions = {c.name: d for c in population.choices if (d := decision(c.name)) is not None}

@@ -48,7 +48,7 @@ from hypothesis.stateful import (
 
 from model.invariants import CHECKS, Check
 from model.machines import Step, System
-from model.tables import COMPACT, ENVIRONMENT_EVENTS, REFERENCE, SET_PROMPT, Tables
+from model.tables import COMPACT, ENVIRONMENT_EVENTS, READ_PROMPT, REFERENCE, SET_PROMPT, Tables
 from model.types import NOT_SENT, Caps, ClientKind, Request, World, initial_world
 from model.witnesses import DECISIONS, WITNESSES
 from simulations.engines.collector import fewer_collections
@@ -103,6 +103,7 @@ _NEEDS_SID = frozenset(
         "close_and_reopen",
         COMPACT,
         SET_PROMPT,
+        READ_PROMPT,
     }
 )
 _ISSUING = frozenset({"session_new", "session_fork"})  # methods whose result is a fresh id
@@ -196,6 +197,8 @@ def moves(domain: Domain) -> tuple[tuple[str, tuple[Move, ...]], ...]:
                 ),
             )
         )
+    if READ_PROMPT in domain.operations:
+        groups.append((READ_PROMPT, each(Request(READ_PROMPT, c) for c in conns)))
     return tuple((name, tuple(group)) for name, group in groups)
 
 

@@ -28,7 +28,7 @@ from model.effects import EFFECTS, decompose
 from model.guards import GUARDS
 from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import Step, System
-from model.tables import REFERENCE, Tables
+from model.tables import READ_METHOD, READ_PROMPT, REFERENCE, Tables
 from model.types import BASE, BlockKind, Caps, Reply, Request, Slot, World, initial_world
 
 
@@ -95,10 +95,12 @@ def _system(tables: Tables) -> System:
 
 
 # triggers whose wire method is not their name with a slash: the compaction turn is a prompt
-# turn whose text is the slash command; setting the prompt is an extension method
+# turn whose text is the slash command; setting the prompt is an extension method; reading it
+# back, a proposal's method
 _WIRE_NAMES = {
     "session_compact": "session/prompt",
     "session_set_prompt": "_session/set_system_prompt",
+    READ_PROMPT: READ_METHOD,
 }
 COMPACT_TEXT = "/compact"  # the prompt text of a compaction turn
 
@@ -211,9 +213,11 @@ def render_steps(
 
 
 def caps_json(c: Caps) -> dict[str, Any]:
+    """A capability profile as JSON; its protocol version only where it is not 1."""
     return {
         "systemPrompt": c.system_prompt.value,
         **{k: getattr(c, k) for k in ("load_session", "resume", "fork", "close", "delete", "list")},
+        **({"protocolVersion": c.protocol_version} if c.protocol_version != 1 else {}),
     }
 
 

@@ -258,11 +258,17 @@ def _unint(v: Mapping[str, Any]) -> int:
     return int(v["#bigint"])
 
 
-_CAP_FIELDS = tuple(f.name for f in fields(Caps) if f.name != "system_prompt")
+_CAP_FIELDS = tuple(
+    f.name for f in fields(Caps) if f.name not in ("system_prompt", "protocol_version")
+)
 
 
 def _caps_from(d: Mapping[str, Any]) -> Caps:
-    return Caps(PromptCap(d["systemPrompt"]), **{k: bool(d[k]) for k in _CAP_FIELDS})
+    version = d.get("protocolVersion", 1)  # written only where it is not 1 (``caps_json``)
+    if not isinstance(version, int):
+        raise ValueError(f"profile: protocolVersion {version!r} is not an integer")
+    caps = {k: bool(d[k]) for k in _CAP_FIELDS}
+    return Caps(PromptCap(d["systemPrompt"]), **caps, protocol_version=version)
 
 
 def _block_itf(b: Block) -> dict[str, Any]:

@@ -103,6 +103,8 @@ from model.tables import (
     CLIENT_REQUESTS,
     COMPACT,
     ENVIRONMENT_EVENTS,
+    READ_METHOD,
+    READ_PROMPT,
     REPLY_WIRES,
     SET_PROMPT,
     Tables,
@@ -334,7 +336,7 @@ def _params(req: Request, wire: str, meta: Collection[str] = ()) -> dict[str, An
         p = {"sessionId": req.sid, "prompt": [{"type": "text", "text": COMPACT_TEXT}]}
     elif m == "session_list":
         p = {}
-    else:  # session/close, session/delete
+    else:  # session/close, session/delete, a proposal's read-back
         p = {"sessionId": req.sid}
     if m in meta:
         p["_meta"] = {"conn": req.conn, **meta_prompt_params(req, wire)}
@@ -448,6 +450,8 @@ def request_of(message: Mapping[str, Any], wire: str = "blocks", conn: int = 0) 
     trigger = method.replace("/", "_") if isinstance(method, str) else None
     if method == wire_method(SET_PROMPT):
         trigger = SET_PROMPT
+    elif method == READ_METHOD:
+        trigger = READ_PROMPT
     elif trigger == "session_prompt" and _is_compaction(message.get("params")):
         trigger = COMPACT
     if trigger not in CLIENT_REQUESTS:
@@ -526,6 +530,9 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
         return _with_slot({"sessionId": reply.sid}, step.step, wire)
     if req.method in ("session_load", "session_resume"):
         return _with_slot({}, step.step, wire)
+    if req.method == READ_PROMPT:  # a proposal's read-back: the session's prompt, as an echo
+        echo = reply.echo
+        return {} if echo is None else echo_fields(echo, step.step.after.agent.base, wire)
     if req.method == "initialize" and wire == V2_WIRE:
         conn = step.step.after.conn(req.conn)
         return {
@@ -540,10 +547,10 @@ def _result(step: ReplayedStep, wire: str, n: int | str = 0) -> dict[str, Any]:
         if reply.slot is not None:
             v2["_meta"] = {"systemSlot": list(reply.slot)}
         return v2
-    if req.method == "initialize":
+    if req.method == "initialize":  # the version an agent of a design detected by it says
         conn = step.step.after.conn(req.conn)
         return {
-            "protocolVersion": 1,
+            "protocolVersion": conn.caps.protocol_version if conn and conn.caps else 1,
             "agentCapabilities": _agent_capabilities(conn.caps if conn else None, wire),
             "agentInfo": dict(AGENT_INFO),
         }
@@ -905,6 +912,48 @@ def _validator(
     return _draft_2020_12(schema, directory, wire)
 
 
+@lru_cache(maxsize=8)
+def _read_validator(directory: str | None, kind: str, wire: str) -> Any:
+    """The read-back method a proposal adds (``READ_METHOD``): no schema has it, so its shape is
+    ours: params ``{sessionId}`` (the schema's ``SessionId``; ``_meta`` free), the result
+    ``{systemPrompt}``, the wire's own prompt shape or null (``_echo_result``)."""
+    base = _SDK_V2 if wire == V2_WIRE else _STABLE
+    if kind == "request":
+        params = {
+            "type": "object",
+            "required": ["sessionId"],
+            "additionalProperties": False,
+            "properties": {"sessionId": {"$ref": f"{base}#/$defs/SessionId"}, "_meta": {}},
+        }
+        members = {"method": {"const": READ_METHOD}, "params": params}
+        required = ["jsonrpc", "id", "method", "params"]
+    else:
+        echo = _echo_result(wire)
+        result = {
+            "allOf": [echo],
+            "type": "object",
+            "required": ["systemPrompt"],
+            "additionalProperties": False,
+            "properties": {**{k: {} for k in echo["properties"]}, "_meta": {}},
+        }
+        error = {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+        }
+        members = {"result": result, "error": error}
+        required = ["jsonrpc", "id"]
+    schema: dict[str, Any] = {
+        "type": "object",
+        "required": required,
+        "additionalProperties": False,
+        "properties": {"jsonrpc": {"const": "2.0"}, "id": {}, **members},
+    }
+    if kind != "request":
+        schema["oneOf"] = [{"required": ["result"]}, {"required": ["error"]}]
+    return _draft_2020_12(schema, directory, wire)
+
+
 @lru_cache(maxsize=32)
 def _ext_validator(directory: str | None, method: str, kind: str, wire: str) -> Any:
     """An extension (``_``-prefixed) method: no schema defines it (ACP leaves its params and
@@ -973,7 +1022,9 @@ def validate_transcript(
     The schemas are the vendored ones unless ``spec_dir`` (laid out like them) is given.
     ``echo`` names the methods (ACP names) whose results a proposal makes carry the session's
     prompt, ``status`` those that carry ``systemPromptStatus`` (``reply_methods``): there the
-    field's shape is checked too.
+    field's shape is checked too. A proposal's read-back (``READ_METHOD``), in no schema, is
+    checked against its own shape: params ``{sessionId}``, result ``{systemPrompt}`` as the
+    wire's echo has it (the 2026-11 ``SystemPrompt`` or null on the envelope wires).
     """
     _check_wire(wire)
     directory = _dir(spec_dir)
@@ -1001,6 +1052,10 @@ def validate_transcript(
             if method is None:
                 problems.append(f"message {i}: response id {msg.get('id')!r} answers no request")
                 continue
+        if method == READ_METHOD and wire in ECHO_WIRES:  # a proposal's read-back: ours
+            for error in _read_validator(directory, kind, wire).iter_errors(dict(msg)):
+                problems.append(_problem(i, method, kind, wire, error))
+            continue
         if isinstance(method, str) and method.startswith("_"):  # an extension method
             for error in _ext_validator(directory, method, kind, wire).iter_errors(dict(msg)):
                 problems.append(_problem(i, method, kind, wire, error))

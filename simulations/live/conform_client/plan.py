@@ -139,7 +139,8 @@ def candidates(mode: str | None) -> tuple[tuple[tuple[Block, ...] | None, str | 
     return ((None, None), (_TEXT, mode), (_TEXT, "append"), ((), mode), (_IMAGE, mode))
 
 
-_FIELDS = tuple(f.name for f in fields(Caps))
+# the capabilities a client's recipe can consult (the protocol version is no knob of its plan)
+_FIELDS = tuple(f.name for f in fields(Caps) if f.name != "protocol_version")
 
 
 class ScenarioError(ValueError):
