@@ -65,7 +65,6 @@ from simulations.commands import (
 from simulations.commands.common import (
     CACHE,
     CLUSTER,
-    INTERRUPTED,
     OUTPUT_FAILED,
     STARTED,
     Interrupted,
@@ -75,7 +74,7 @@ from simulations.commands.common import (
 )
 from simulations.live.conform_client import conform as client_conform
 from simulations.live.validate import validate
-from simulations.usage import internal_error
+from simulations.usage import INTERRUPTED, internal_error
 
 
 def parser() -> argparse.ArgumentParser:
@@ -176,15 +175,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "bound":
             return bound.run(args)
         if args.command == "conform-client":
-            try:
-                return client_conform.run(args)
-            except client_conform.UsageError as e:
-                raise UsageError(str(e)) from None
+            return client_conform.run(args)
         if args.command == "validate":
-            try:
-                return validate.run(args)
-            except validate.UsageError as e:
-                raise UsageError(str(e)) from None
+            return validate.run(args)
         if args.command == "explore":
             return explore.run(args)
         if args.command == "counterexample":

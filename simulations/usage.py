@@ -36,6 +36,7 @@ class UsageError(Exception):
 
 
 INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never of the agent, the spec or input)
+INTERRUPTED = 130  # Ctrl-C (or SIGTERM, where a command takes it so): what was found is kept
 
 
 def traceback_folder() -> Path:

@@ -48,7 +48,8 @@ from simulations.live.conform.conform import conform
 from simulations.live.oracle import results
 from simulations.live.oracle.results import FAIL, ConformError
 from simulations.live.process import transport
-from simulations.live.validate.validate import UsageError, validate_files
+from simulations.live.validate.validate import validate_files
+from simulations.usage import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -47,7 +47,6 @@ from simulations.api import (
 from simulations.commands.check_out import write_check_out
 from simulations.commands.common import (
     CLUSTER,
-    INTERRUPTED,
     OUTPUT_FAILED,
     announce,
     bfs,
@@ -67,6 +66,7 @@ from simulations.engines import cluster
 from simulations.engines.bounds import Bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.through import THROUGH_HELP, combined, events_arg, labels, through_all
+from simulations.usage import INTERRUPTED
 
 
 def add_parser(sub: Any) -> None:

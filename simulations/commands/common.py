@@ -1,7 +1,8 @@
 """What every command of ``acp-sysprompt`` shares: exit codes, the parser, its argument types.
 
 Scope
-    The exit codes ``main`` gives whatever the command (``INTERRUPTED``, ``OUTPUT_FAILED``);
+    The exit code ``main`` gives whatever the command for an output it cannot write
+    (``OUTPUT_FAILED``; the others are ``simulations.usage``'s);
     ``Parser`` (argparse raising ``UsageError``: one line, exit 2) and the argument types and
     groups several commands take (``positive``, ``seed``, ``target``, ``bfs``, ``cached``);
     the lines a run writes on stderr before it starts (``announce``, ``warn_size``), and any
@@ -38,7 +39,6 @@ from simulations.engines import share
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.size import Estimate, estimate, warning
 
-INTERRUPTED = 130
 OUTPUT_FAILED = 2  # standard output could not be written (a full disk, /dev/full, EIO)
 
 WORKERS = min(2, os.cpu_count() or 1)  # this machine has 2 cores; a bound has 1 to 4 scopes

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simulations.api import UsageError, revision_for
-from simulations.commands.common import INTERRUPTED, OutputFailed, positive, seed
+from simulations.commands.common import OutputFailed, positive, seed
 from simulations.engines.bounds import LIVE_BOUND
-from simulations.usage import internal_error
+from simulations.usage import INTERRUPTED, internal_error
 
 if TYPE_CHECKING:
     from simulations.live.conform.expectations import Expectations

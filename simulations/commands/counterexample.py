@@ -32,7 +32,6 @@ from simulations.api import (
     tables_for,
 )
 from simulations.commands.common import (
-    INTERRUPTED,
     announce,
     bfs,
     out_dir,
@@ -48,6 +47,7 @@ from simulations.engines.size import Estimate
 from simulations.engines.through import THROUGH_HELP, combined, events_arg, labels, shortest_through
 from simulations.engines.trace import Trace
 from simulations.outputs.population import member_named
+from simulations.usage import INTERRUPTED
 
 
 def add_parser(sub: Any) -> None:

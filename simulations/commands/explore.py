@@ -21,7 +21,6 @@ from model.revisions import resolve
 from model.spec import REQUIREMENTS, Family
 from simulations.api import advisory, bound_for, revision_for, tables_for
 from simulations.commands.common import (
-    INTERRUPTED,
     announce,
     bfs,
     out_dir,
@@ -32,6 +31,7 @@ from simulations.commands.common import (
 )
 from simulations.commands.progress import progress, shows_progress
 from simulations.engines.explore import coverage, explore, labelled
+from simulations.usage import INTERRUPTED
 from simulations.wire.acp import revision_wire, wire_fields
 
 

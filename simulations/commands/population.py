@@ -24,7 +24,6 @@ from model.population import population_of
 from simulations.api import UsageError, bound_for, revision_for, tables_for
 from simulations.commands.check_out import write_population_out
 from simulations.commands.common import (
-    INTERRUPTED,
     OUTPUT_FAILED,
     STARTED,
     announce,
@@ -41,6 +40,7 @@ from simulations.outputs.population import (
     render_population,
     rule_checks,
 )
+from simulations.usage import INTERRUPTED
 
 
 def population_run(args: argparse.Namespace, profile: object, amendment: object) -> bool:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from simulations.api import UsageError, bound_for, tables_for
-from simulations.commands.common import INTERRUPTED, WORKERS, cached, noted, out_dir, warn_size
+from simulations.commands.common import WORKERS, cached, noted, out_dir, warn_size
 from simulations.engines.bounds import BOUNDS
+from simulations.usage import INTERRUPTED
 
 
 def add_parser(sub: Any) -> None:

@@ -125,7 +125,6 @@ from simulations.live.endpoint.endpoint import ModelEndpoint
 from simulations.live.oracle.results import (
     DEFAULT_REVISION,
     ENDPOINT_SLOT,
-    INTERRUPTED,
     LIVENESS_END,
     MESSAGE_LIMIT,
     PARSE_ID,
@@ -143,7 +142,7 @@ from simulations.live.oracle.results import (
 from simulations.live.process import sandbox
 from simulations.live.process.transport import STDERR_LIMIT, AgentFailure
 from simulations.live.recipes.recipes import Recipe
-from simulations.usage import UsageError
+from simulations.usage import INTERRUPTED, UsageError
 
 
 async def _conform(

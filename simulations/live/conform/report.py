@@ -38,8 +38,6 @@ from simulations.live.oracle.results import (
     CAPABILITY,
     FAIL,
     INFORMATIONAL,
-    INTERNAL_ERROR,
-    INTERRUPTED,
     LIVENESS_END,
     MANDATORY,
     MESSAGE_LIMIT,
@@ -64,6 +62,7 @@ from simulations.live.oracle.results import (
     stderr_tail,
     worst_status,
 )
+from simulations.usage import INTERNAL_ERROR, INTERRUPTED
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
     revision_wire,

@@ -123,9 +123,9 @@ from simulations.live.conform_client.scripted_client import BUILD_VARIABLE
 from simulations.live.oracle import tiers
 from simulations.live.process import sandbox
 from simulations.live.validate.model import OUTSIDE, OUTSIDE_TIER
+from simulations.usage import INTERNAL_ERROR, INTERRUPTED, UsageError, internal_error
 
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
-INTERNAL_ERROR, INTERRUPTED = 3, 130
 _SHOWN = 8  # outcomes shown under an id in the terminal (the JSON report has them all)
 
 
@@ -362,8 +362,8 @@ class ClientReport:
         if self.internal_error is not None:
             lines += [
                 "",
-                "(internal error of acp-sysprompt, never the client's: the traceback "
-                "is on stderr; the tests that ran are reported)",
+                "(internal error of acp-sysprompt, never the client's: the line on stderr "
+                "names the file of its traceback; the tests that ran are reported)",
             ]
         lines += ["", self.coverage(), "", f"VERDICT: {self.verdict}"]
         return "\n".join(lines)
@@ -470,7 +470,8 @@ def add_parser(sub: Any) -> None:
         "of the recipe's steps; together they reach every client-rule situation the steps "
         "can), records every message, and judges them as validate does. exit codes: 0 "
         "conformant; 1 not conformant, or inconclusive (no rule reached); 2 bad usage; 3 "
-        "internal error (the tests that ran are reported, the traceback on stderr); 130 Ctrl-C "
+        "internal error (the tests that ran are reported, then one line naming the file of "
+        "the traceback); 130 Ctrl-C "
         "or SIGTERM (the tests that ran are reported)",
     )
     c.add_argument(
@@ -506,10 +507,6 @@ def add_parser(sub: Any) -> None:
         "--list", action="store_true", help="print the plan, one scenario a line, and exit"
     )
     c.add_argument("--report-json", help="write the JSON report here")
-
-
-class UsageError(Exception):
-    pass
 
 
 def _as_interrupt(_signum: int, _frame: object) -> None:
@@ -560,6 +557,6 @@ def run(args: argparse.Namespace) -> int:
     print(report.render())
     if args.report_json:
         Path(args.report_json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
-    if report.internal_error is not None:
-        print(report.internal_error, file=sys.stderr, end="")
+    if report.internal_error is not None:  # one line naming the file its traceback went to
+        return internal_error(report.internal_error)
     return report.exit_code

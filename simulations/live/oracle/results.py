@@ -486,10 +486,4 @@ def now_iso() -> str:
 LIVENESS_END = "(liveness: the run ends here)"
 
 
-INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never the agent's)
-
-
-INTERRUPTED = 130  # Ctrl-C or SIGTERM
-
-
 TIMEOUT_RANGE = (0.05, 3600.0)  # seconds --timeout and --test-timeout may be

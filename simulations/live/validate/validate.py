@@ -84,10 +84,7 @@ from simulations.live.validate.read import (
     unwrap,
 )
 from simulations.live.validate.stream import Stream
-
-
-class UsageError(Exception):
-    """Bad command-line input; the message names the argument."""
+from simulations.usage import UsageError
 
 
 @dataclass
