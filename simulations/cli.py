@@ -27,7 +27,7 @@ Scope
     family); 2 on bad usage or a file that cannot be read (``model.files``), with a one-line
     message — also when standard output cannot be written (a full disk, ``/dev/full``: not a
     fault of this tool), and for an output ``conform`` cannot write
-    (``simulations.commands.conform.CONFORM_EXITS``); 3 for a fault of this tool, every command
+    (``simulations.live.conform.command.CONFORM_EXITS``); 3 for a fault of this tool, every command
     alike: one line naming the file its traceback went to (``simulations.usage.internal_error``);
     130 when interrupted.
 
@@ -55,7 +55,6 @@ from simulations.commands import (
     bound,
     cache,
     check,
-    conform,
     counterexample,
     explore,
     listing,
@@ -68,13 +67,13 @@ from simulations.commands.common import (
     OUTPUT_FAILED,
     STARTED,
     Interrupted,
-    OutputFailed,
     Parser,
     use_cache,
 )
+from simulations.live.conform import command as conform
 from simulations.live.conform_client import conform as client_conform
 from simulations.live.validate import validate
-from simulations.usage import INTERRUPTED, internal_error
+from simulations.usage import INTERRUPTED, OutputFailed, internal_error
 
 
 def parser() -> argparse.ArgumentParser:

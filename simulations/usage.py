@@ -3,7 +3,8 @@
 Scope
     ``UsageError`` (bad command-line input, the message naming the argument; exit 2),
     ``internal_error`` (a fault of this tool: its traceback written to a file, one line naming
-    the file; exit 3; ``docs/exit-codes.md``),
+    the file; exit 3; ``docs/exit-codes.md``), ``OutputFailed`` (standard output refused a
+    write), the argument types every command line uses (``positive``, ``seed``),
     ``revision_for`` (the revision a run is about, from ``--revision`` and ``--mutant``) and
     ``refuse_other_revision`` (a profile speaks its own revision). The library API
     (``simulations.api``, which re-exports them), the command line and the reference agent
@@ -20,6 +21,7 @@ Source
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -33,6 +35,30 @@ from model.revisions import resolve
 
 class UsageError(Exception):
     """Bad command-line input; the message names the argument."""
+
+
+class OutputFailed(Exception):
+    """Standard output refused a write (not a closed pipe): ``main`` says so in one line."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
 INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never of the agent, the spec or input)

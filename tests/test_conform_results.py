@@ -41,9 +41,9 @@ from typing import Any
 import pytest
 
 import simulations.live.conform.conform as live
-from simulations.commands.conform import PROGRESS
 from simulations.live.conform import execute, options
 from simulations.live.conform import report as reports
+from simulations.live.conform.command import PROGRESS
 from simulations.live.conform.conform import conform
 from simulations.live.oracle import results
 from simulations.live.oracle.results import FAIL, ConformError

@@ -52,9 +52,7 @@ from simulations.commands.common import (
     bfs,
     noted,
     out_dir,
-    positive,
     say,
-    seed,
     target,
     wall,
     warn_size,
@@ -66,7 +64,7 @@ from simulations.engines import cluster
 from simulations.engines.bounds import Bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.through import THROUGH_HELP, combined, events_arg, labels, through_all
-from simulations.usage import INTERRUPTED
+from simulations.usage import INTERRUPTED, positive, seed
 
 
 def add_parser(sub: Any) -> None:

@@ -38,6 +38,7 @@ from simulations.engines import cache as user_cache
 from simulations.engines import share
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.size import Estimate, estimate, warning
+from simulations.usage import positive
 
 OUTPUT_FAILED = 2  # standard output could not be written (a full disk, /dev/full, EIO)
 
@@ -49,29 +50,12 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
-
-
 def folder(text: str) -> Path:
     """A folder argument: an empty name is refused (``Path("")`` is the working folder, where
     ``--cache ''`` wrote its pickles)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a folder, got an empty name")
     return Path(text)
-
-
-def seed(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
 def target(c: argparse.ArgumentParser) -> None:
@@ -132,13 +116,6 @@ def announce(args: argparse.Namespace, bound: Bound) -> None:
 
 class Interrupted(Exception):
     """Ctrl-C before a run started (while its size was estimated): exit 130, nothing written."""
-
-
-class OutputFailed(Exception):
-    """Standard output refused a write (not a closed pipe): ``main`` says so in one line."""
-
-    def __init__(self, error: OSError) -> None:
-        super().__init__(error.strerror or str(error))
 
 
 def say(line: str) -> None:

@@ -24,14 +24,13 @@ from simulations.commands.common import (
     announce,
     bfs,
     out_dir,
-    positive,
     requirement_id,
     target,
     warn_size,
 )
 from simulations.commands.progress import progress, shows_progress
 from simulations.engines.explore import coverage, explore, labelled
-from simulations.usage import INTERRUPTED
+from simulations.usage import INTERRUPTED, positive
 from simulations.wire.acp import revision_wire, wire_fields
 
 

@@ -4,7 +4,7 @@ Scope
     ``add_parser`` and ``run``: the trace's steps shown and judged against the tables of what
     its ``#meta`` names (a revision and mutant, an agent or client profile, an amendment's or
     a population's member), each overridable by an option. With ``-- AGENT_CMD`` the trace is
-    replayed against that live agent instead (``simulations.commands.conform.run_live_replay``,
+    replayed against that live agent instead (``simulations.live.conform.command.run_live_replay``,
     which ``simulations.cli`` calls).
 
 Abstractions

@@ -40,7 +40,7 @@ Scope
     ``simulations.live.conform.options`` (the options, the interrupt),
     ``simulations.live.oracle.judge`` (``judged_ids``), ``simulations.live.conform.report`` and
     ``simulations.live.oracle.results``. The command line's ``conform`` and ``replay``
-    (``simulations.commands.conform``) call ``conform`` and ``replay_live``; every other name
+    (``simulations.live.conform.command``) call ``conform`` and ``replay_live``; every other name
     a caller uses is imported from the module that defines it.
 
 Abstractions

@@ -26,10 +26,16 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.api import UsageError, revision_for
-from simulations.commands.common import OutputFailed, positive, seed
 from simulations.engines.bounds import LIVE_BOUND
-from simulations.usage import INTERRUPTED, internal_error
+from simulations.usage import (
+    INTERRUPTED,
+    OutputFailed,
+    UsageError,
+    internal_error,
+    positive,
+    revision_for,
+    seed,
+)
 
 if TYPE_CHECKING:
     from simulations.live.conform.expectations import Expectations
