@@ -54,7 +54,9 @@ Abstractions
       after it of a session stored with a prompt whose result shows the slot the session would
       have if the store had lost that prompt is reported R18 at that answer, naming the
       restart's line, besides the restore id (R16) it breaks anyway: the wire cannot tell the
-      two apart (``_after_restart``).
+      two apart (``_after_restart``; the attach is read as from a store that lost the prompt
+      by ``simulations.live.oracle.judge.shown_forgotten``, the function conform reads its
+      restores with).
 
     What the wire cannot show is not judged: the system slot is on the wire only in our
     transcripts' ``_meta.systemSlot`` (the model's observation) of a session/prompt result
@@ -92,6 +94,7 @@ from model.types import (
     initial_world,
 )
 from simulations.engines.observe import attached_slot, prompt_lost
+from simulations.live.oracle.judge import shown_forgotten
 from simulations.live.validate.model import (
     _ATTACH_METHODS,
     _ERRORED_KEPT,
@@ -410,9 +413,10 @@ class Follower:
 
     def _after_restart(self, step: Step, got: _Observed, p: _Pending, line: int) -> None:
         """The first attach of a session stored at the restart: where its result shows the
-        slot the session would have had if the store had lost its prompt at the restart,
-        report R18 (A18 on alt-instructions) with the restart's line; the wire cannot tell
-        that from a load that ignored the stored prompt (R16, judged as before)."""
+        slot the session would have had if the store had lost its prompt at the restart (the
+        one reading of that both live tools share, ``shown_forgotten``), report R18 (A18 on
+        alt-instructions) with the restart's line; the wire cannot tell that from a load that
+        ignored the stored prompt (R16, judged as before)."""
         sid = step.request.sid
         if step.request.method not in _ATTACH_METHODS or sid not in self.unattached:
             return
@@ -426,14 +430,13 @@ class Follower:
             return
         if got.slot is None or model is None or got.slot == model:
             return
-        lost = prompt_lost(before, sid)
-        try:
-            forgot = self.system.step(lost, step.request)
+        try:  # conform's reading of the same answer (``judge.shown_forgotten``)
+            forgot = shown_forgotten(self.tables, step, got.slot)
         except _UNFIT:
             return
-        if attached_slot(forgot) != got.slot:
+        if forgot is None:
             return
-        restart = Step(before, Request("restart"), Reply(), lost)
+        restart = Step(before, Request("restart"), Reply(), prompt_lost(before, sid))
         ids = [r for r in self._checks(restart) if r in ("R18", "A18")]
         for rid in ids:
             self.judge.report(
