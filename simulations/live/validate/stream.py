@@ -260,7 +260,9 @@ class _Open:
 class Reader:
     """One stream's messages in, bounded: requests opened and answered by id, the counts
     notifications read, the wire judged (JSON-RPC, schema, ``session/update``); an answered
-    client request the model knows goes to the ``Follower``, findings to the ``Judge``."""
+    client request the model knows goes to the ``Follower``, findings to the ``Judge``. Of
+    the follower it reads only the log's session ids the model knows (``sids``) and what the
+    agent advertised (``world``); the judge's file changes with ``next_file``."""
 
     def __init__(self, revision: Revision, judge: Judge, follower: Follower, memo: _Memo):
         self.wire = revision.wire
