@@ -293,7 +293,7 @@ def test_real_agents_refuses_a_bad_pins_file_or_name_in_one_line(tmp_path: Path)
     tool = [sys.executable, str(ROOT / "tools" / "real_agents.py")]
     for args, said in (
         (["--expect", str(path)], 'codex-acp."2.6.0".unstable: a list of ids is needed'),
-        (["no-such-agent"], "argument NAME: 'no-such-agent': neither a shipped recipe"),
+        (["no-such-agent"], "argument NAME: 'no-such-agent' is neither a shipped recipe"),
         (["--repeat", "0"], "argument --repeat: expected a number >= 1, got 0"),
     ):
         done = subprocess.run([*tool, *args], capture_output=True, text=True, timeout=120)

@@ -46,9 +46,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import sys
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -56,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 if __name__ != "__main__":  # as the launcher (``Recipe.argv``) it runs on the standard library
-    from model.files import MAX_DEPTH, InputError, check_depth, read_text, shown
+    from model.files import InputError, read_named, shown
     from simulations.live.endpoint.model_client import APIS
 
 HOME_SLOT, PREFIX_SLOT, VENV_SLOT = "{home}", "{prefix}", "{venv}"
@@ -169,35 +167,15 @@ def read_recipe(
 ) -> tuple[dict[str, Any], str]:
     """The TOML of a shipped recipe of ``folder`` by name, or of a ``.toml`` file, and where it
     came from (clipped, for messages); ``error`` (one line naming the argument) where it cannot
-    be read: not a regular file, more than ``MAX_BYTES``, not UTF-8, not TOML, nested deeper
-    than ``MAX_DEPTH``."""
+    be read (``model.files.read_named``: not a regular file, more than ``MAX_BYTES``, not
+    UTF-8, not TOML, nested deeper than ``MAX_DEPTH``, empty)."""
     known = shipped(folder)
     path = known.get(spec) or Path(spec)
-    if spec not in known and not spec.endswith(".toml"):
-        raise error(
-            f"argument --recipe: {shown(spec)}: neither a shipped {what} "
-            f"({', '.join(sorted(known))}) nor a .toml file"
-        )
-    where = _where(path)
-    try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):  # a FIFO would block, /dev/zero never end
-            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, a device or a socket"
-            raise error(f"argument --recipe: {where}: not a regular file ({kind})")
-        data = tomllib.loads(read_text(path, where))
-        check_depth(data, where)
-    except OSError as e:
-        raise error(f"argument --recipe: {where}: {e.strerror or type(e).__name__}") from None
+    try:  # the one reader of "a shipped name or a file" (model.files), its one form of error
+        data = read_named(str(path), sorted(known), what)
     except InputError as e:
         raise error(f"argument --recipe: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise error(f"argument --recipe: {where}: not TOML: {e}") from None
-    except RecursionError:
-        raise error(
-            f"argument --recipe: {where}: nested too deeply (at most {MAX_DEPTH} tables or "
-            "arrays deep)"
-        ) from None
-    return data, where
+    return data, _where(path)
 
 
 def load_recipe(spec: str) -> Recipe:
