@@ -371,7 +371,7 @@ def test_a_recipe_writes_its_files_into_the_agents_home(tmp_path: Path) -> None:
         ('name = "x"\napi = "chat"\ncommand = []\n', "command: a non-empty list"),
         ('name = "x"\napi = "chat"\ncommand = ["a"]\n[files]\n"../x" = "y"\n', "files: '../x'"),
         ('name = "x"\napi = "chat"\ncommand = ["a"]\n[env]\nA = 1\n', "env: a table of strings"),
-        ("name = ", "not TOML"),
+        ("name = ", "not valid TOML"),
     ],
 )
 def test_a_bad_recipe_is_one_line_naming_the_field(tmp_path: Path, text: str, error: str) -> None:
