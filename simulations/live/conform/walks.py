@@ -29,16 +29,15 @@ from collections.abc import Sequence
 from hypothesis import given, seed, target
 from hypothesis import strategies as st
 
-from model.machines import Compiled
 from model.tables import Tables
 from model.types import Caps, ClientKind, Request, initial_world
 from simulations.engines.bounds import Bound
-from simulations.engines.expand import requests
 from simulations.engines.stateful import hypothesis_settings
 from simulations.engines.trace import Trace
 from simulations.live.conform.coverage import Situation, situations_of
 from simulations.live.conform.execute import run_test
 from simulations.live.conform.options import Interrupted, Options
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.oracle.results import FAIL, LiveTest, TestRun
 
 SHRINK_RUNS = 3  # live runs per walk that shrinking may use
@@ -49,17 +48,17 @@ def draw_trace(data: st.DataObject, tables: Tables, b: Bound, steps: int) -> Tra
     si = data.draw(st.integers(0, len(b.scopes) - 1), label="scope")
     scope = b.scopes[si]
     caps = scope.domain.profiles[0]
-    engine = Compiled(tables)
+    oracle = Oracle(tables)
     client = ClientKind.ADVERSARIAL if ClientKind.ADVERSARIAL in scope.domain.clients else None
     opening = [Request("connect", client=client or ClientKind.CONFORMING), Request("initialize")]
     w = initial_world(caps)
     for req in opening:
-        w = engine.step(w, req).after
+        w = oracle.step(w, req).after
     chosen = list(opening)
     for _ in range(data.draw(st.integers(1, steps), label="length")):
-        options = [r for r in requests(scope, w) if r.method != "connect"]
+        options = [r for r in oracle.next(scope, w) if r.method != "connect"]
         req = options[data.draw(st.integers(0, len(options) - 1), label="request")]
-        step = engine.step(w, req)
+        step = oracle.step(w, req)
         if not step.reply.sent:
             continue
         chosen.append(req)

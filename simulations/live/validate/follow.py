@@ -56,12 +56,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from model.machines import ModelError, Step, System
+from model.machines import ModelError, Step
 from model.monitor import observe
 from model.spec import REQUIREMENTS
 from model.tables import Tables
 from model.types import Reply, Request, World, evolve
 from simulations.engines.observe import attached_slot, prompt_lost
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.validate.model import (
     _ATTACH_METHODS,
     _UNFIT,
@@ -277,7 +278,7 @@ class _Following(_Judging):
         tables = self.tables if tables is None else tables
         for _ in range(5):
             try:
-                tried = System(tables).step(before, req)
+                tried = Oracle(tables).fire(before, req)
             except _UNFIT:  # without those rows the tables cannot take this request
                 return None
             if tried.reply.ok:

@@ -71,6 +71,7 @@ from model.types import (
     evolve,
     initial_world,
 )
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.validate.read import _echo
 from simulations.wire.acp import V2_WIRE
 
@@ -222,7 +223,7 @@ def open_client(tables: Tables) -> Tables:
 @lru_cache(maxsize=8)
 def _engine(revision: str) -> tuple[Tables, System]:
     tables = open_client(REVISIONS[revision].tables)
-    return tables, System(tables)
+    return tables, Oracle(tables, revision).system()
 
 
 @dataclass
