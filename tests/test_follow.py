@@ -22,7 +22,7 @@ from model.types import BASE, ClientKind, Request, initial_world
 from simulations.engines.domain import text
 from simulations.engines.trace import Trace
 from simulations.live.conform.conform import _replay, _store_dir, replay_live
-from simulations.live.conform.options import Options, _run_async
+from simulations.live.conform.options import Options, RunState, _run_async
 from simulations.live.conform.report import Report, write_counterexamples
 from simulations.live.oracle.judge import Seen, choice_options, follow, tier
 from simulations.live.oracle.results import FAIL, INFORMATIONAL, PASS, LiveTest
@@ -68,12 +68,11 @@ def _forks() -> Trace:
 
 
 def _live(argv: list[str], trace: Trace | None = None) -> Run:
-    opts = Options("v1-stable", 10.0, 60.0)
     tables = REVISIONS["v1-stable"].tables
     test = LiveTest("follow", trace or _path(), ())
     with _store_dir() as scratch:
-        opts.scratch = scratch
-        run = _run_async(_replay(argv, test, tables, CAPS, opts))
+        state = RunState(Options("v1-stable", 10.0, 60.0, scratch=scratch))
+        run = _run_async(_replay(argv, test, tables, CAPS, state))
     assert run is not None
     return run
 

@@ -288,6 +288,55 @@ def test_the_wing_checks_catch_a_planted_private_import_and_breach(tmp_path: Pat
     ]
 
 
+# the engines (``model.machines``'s two backends) are built by the engines themselves and, on
+# the live side, by the oracle alone: every live tool asks it
+ENGINE_CLASSES = frozenset({"System", "Compiled"})
+ENGINE_BUILDERS = ("simulations/engines/", "simulations/live/oracle/oracle.py")
+
+
+def engine_constructions(root: Path) -> list[str]:
+    """Every ``System(…)``/``Compiled(…)`` call in ``simulations`` outside the engines and the
+    oracle (by name or as an attribute: ``machines.Compiled(…)``), as ``path:line``."""
+    found: list[str] = []
+    for path in sorted((root / "simulations").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(ENGINE_BUILDERS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
+            if name in ENGINE_CLASSES:
+                found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_only_the_oracle_builds_an_engine_on_the_live_side() -> None:
+    """One oracle per run: no live tool (nor anything else of ``simulations`` but the engines)
+    builds a ``System`` or a ``Compiled`` of its own; it asks the oracle."""
+    assert engine_constructions(ROOT) == []
+
+
+def test_the_engine_count_catches_a_planted_construction(tmp_path: Path) -> None:
+    """A tool that builds an engine, by name or through its module, is found; the engines and
+    the oracle building theirs are not."""
+    for folder in ("simulations/engines", "simulations/live/oracle", "simulations/live/conform"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "simulations/engines/explore.py").write_text("e = Compiled(t)\n")
+    (tmp_path / "simulations/live/oracle/oracle.py").write_text("e = System(t)\n")
+    (tmp_path / "simulations/live/oracle/judge.py").write_text("x = 1\ne = Compiled(t)\n")
+    (tmp_path / "simulations/live/conform/plan.py").write_text(
+        "from model import machines\ns = machines.System(t)\nk = System\n"
+    )
+    assert engine_constructions(tmp_path) == [
+        "simulations/live/conform/plan.py:2",
+        "simulations/live/oracle/judge.py:2",
+    ]
+
+
 @pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
 def test_notebooks_use_the_library_not_the_command_line(nb: Path) -> None:
     code = "".join(

@@ -85,6 +85,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from model.revisions import REVISIONS
@@ -100,7 +101,14 @@ from simulations.live.conform.coverage import (
     run_coverage,
 )
 from simulations.live.conform.execute import _OPENING, _Probe, run_test
-from simulations.live.conform.options import Interrupt, Interrupted, Options, _run_async, interrupts
+from simulations.live.conform.options import (
+    Interrupt,
+    Interrupted,
+    Options,
+    RunState,
+    _run_async,
+    interrupts,
+)
 from simulations.live.conform.plan import (
     MUTANT_TEST,
     agent_mutants,
@@ -148,7 +156,7 @@ from simulations.usage import INTERRUPTED, UsageError
 async def _conform(
     argv: Sequence[str],
     tables: Tables,
-    opts: Options,
+    state: RunState,
     report: Report,
     big: bool,
     only: Sequence[str] | None,
@@ -158,13 +166,13 @@ async def _conform(
 ) -> None:
     """The whole run as one task: it always returns, with what it found in ``report`` — an
     interrupt (``Interrupt``) or a fault of this tool (``internal_error``) ends it early."""
-    interrupt = opts.interrupt
+    interrupt = state.interrupt
     me = asyncio.current_task()
     assert me is not None
     interrupt.attach(me)
     try:
         interrupt.check()
-        await _probe_and_run(argv, tables, opts, report, big, only, (walks, steps, seed))
+        await _probe_and_run(argv, tables, state, report, big, only, (walks, steps, seed))
     except (asyncio.CancelledError, Interrupted):
         if not interrupt.stopping:
             raise  # not ours to swallow
@@ -186,14 +194,14 @@ def _collect() -> None:
 async def _probe_and_run(
     argv: Sequence[str],
     tables: Tables,
-    opts: Options,
+    state: RunState,
     report: Report,
     big: bool,
     only: Sequence[str] | None,
     walking: tuple[int, int, int],
 ) -> None:
     try:
-        result, caps, probe = await _probe(argv, opts)
+        result, caps, probe = await _probe(argv, state)
     except AgentFailure as e:
         report.startup_failure = clip(str(e), MESSAGE_LIMIT)
         report.startup_stderr = e.stderr
@@ -202,8 +210,8 @@ async def _probe_and_run(
         report.agent_info = bounded_value(result.get("agentInfo", result.get("info")))
         report.protocol_version = bounded_value(result.get("protocolVersion"))
     try:
-        opts.interrupt.check()
-        await _run_plan(argv, tables, opts, report, big, only, walking, caps, probe)
+        state.interrupt.check()
+        await _run_plan(argv, tables, state, report, big, only, walking, caps, probe)
     finally:
         if not probe.taken:
             await probe.agent.stop()
@@ -212,7 +220,7 @@ async def _probe_and_run(
 async def _run_plan(
     argv: Sequence[str],
     tables: Tables,
-    opts: Options,
+    state: RunState,
     report: Report,
     big: bool,
     only: Sequence[str] | None,
@@ -228,20 +236,30 @@ async def _run_plan(
     coverage_of: Plan | None = None
     if only and all(x.startswith(MUTANT_TEST) for x in only):  # those mutants' tests alone
         names = [x.removeprefix(MUTANT_TEST) for x in only]
-        tests = mutant_plan(tables, opts.revision, caps, names, big=big, bound=opts.bound)
+        tests = mutant_plan(
+            tables, state.opts.revision, caps, names, big=big, bound=state.opts.bound
+        )
     else:
-        cover = opts.coverage and (not only or COVER_TEST in only)
-        if opts.progress is not None:
-            opts.progress(f"planning: {CRITERION}, from the model's graph of {caps.label()}")
+        cover = state.opts.coverage and (not only or COVER_TEST in only)
+        if state.opts.progress is not None:
+            state.opts.progress(f"planning: {CRITERION}, from the model's graph of {caps.label()}")
         # the plan's searches ask the interrupt as they go: a signal while a long plan is
         # built (a loaded machine, a big bound) ends the run there, not after the plan
-        stop = opts.interrupt.check
-        tests = plan(tables, opts.revision, caps, big=big, bound=opts.bound, cover=cover, stop=stop)
+        stop = state.interrupt.check
+        tests = plan(
+            tables,
+            state.opts.revision,
+            caps,
+            big=big,
+            bound=state.opts.bound,
+            cover=cover,
+            stop=stop,
+        )
         if only:
-            tests = select(tests, only, tables, opts.revision)
+            tests = select(tests, only, tables, state.opts.revision)
         if cover:
             covered = coverage_plan(
-                tables, opts.revision, caps, big=big, bound=opts.bound, stop=stop
+                tables, state.opts.revision, caps, big=big, bound=state.opts.bound, stop=stop
             )[1]
             report.coverage = {
                 "criterion": CRITERION,
@@ -251,32 +269,34 @@ async def _run_plan(
             }
             coverage_of = covered
     if not report.coverage:
-        why = "--no-coverage: the rows plan alone" if not opts.coverage else "an --only run"
+        why = "--no-coverage: the rows plan alone" if not state.opts.coverage else "an --only run"
         report.coverage = {"why": why}
     report.planned = tests
-    _announce(opts, tests, probe)
+    _announce(state, tests, probe)
     introspect: dict[str, bool] = {}
-    if opts.endpoint is not None:
-        opts.interrupt.check()
-        report.calibration = await _calibrate(argv, opts)
+    if state.endpoint is not None:
+        state.interrupt.check()
+        report.calibration = await _calibrate(argv, state)
     try:
-        for k in range(1, opts.repeat + 1):  # every test once, then again: the first run whole
-            opts.round = k
-            mine = tests if k == 1 else repeated(tests, opts.repeat_rows)
-            if not await _one_run(argv, mine, tables, caps, opts, introspect, probe, report, only):
+        for k in range(
+            1, state.opts.repeat + 1
+        ):  # every test once, then again: the first run whole
+            state.round = k
+            mine = tests if k == 1 else repeated(tests, state.opts.repeat_rows)
+            if not await _one_run(argv, mine, tables, caps, state, introspect, probe, report, only):
                 return  # the agent takes no session: no later test gets further
         if walks:
-            opts.round = 0  # once, after the runs of the plan, counted in none of them
-            opts.interrupt.check()
-            b = live_bound(opts.revision, caps, big=big, bound=opts.bound)
-            b = coverage_bound(b, opts.revision, caps)  # two sessions live at once too
-            wire, opts.wire = opts.wire, None  # a walk's wire is not written: shrinking reruns
+            state.round = 0  # once, after the runs of the plan, counted in none of them
+            state.interrupt.check()
+            b = live_bound(state.opts.revision, caps, big=big, bound=state.opts.bound)
+            b = coverage_bound(b, state.opts.revision, caps)  # two sessions live at once too
+            wire, state.wire = state.wire, None  # a walk's wire is not written: shrinking reruns
             try:
-                report.runs += await random_walks(argv, tables, b, caps, opts, walks, steps, seed)
+                report.runs += await random_walks(argv, tables, b, caps, state, walks, steps, seed)
             finally:
-                opts.wire = wire
-            report.walks = opts.walk_tally
-            opts.interrupt.check()
+                state.wire = wire
+            report.walks = state.walk_tally
+            state.interrupt.check()
     finally:
         report.introspection = introspect.get("available")
         if coverage_of is not None:
@@ -291,38 +311,38 @@ async def _one_run(
     tests: Sequence[LiveTest],
     tables: Tables,
     caps: Caps,
-    opts: Options,
+    state: RunState,
     introspect: dict[str, bool],
     probe: _Probe,
     report: Report,
     only: Sequence[str] | None,
 ) -> bool:
-    """One run of the plan (``opts.round`` of ``opts.repeat``): its tests, the advertised
+    """One run of the plan (``state.round`` of ``state.opts.repeat``): its tests, the advertised
     methods over them, the version and the parse tests, each in ``report.runs`` as it ends.
     False where the agent took no session (the run ends: ``_unanswered_new``)."""
-    if opts.jobs > 1:  # side by side; the report keeps the plan's order
-        await _side_by_side(argv, tests, tables, caps, opts, introspect, probe, report)
-    for test in tests if opts.jobs <= 1 else ():
-        opts.interrupt.check()
-        if _over_budget(opts, test, report):
+    if state.opts.jobs > 1:  # side by side; the report keeps the plan's order
+        await _side_by_side(argv, tests, tables, caps, state, introspect, probe, report)
+    for test in tests if state.opts.jobs <= 1 else ():
+        state.interrupt.check()
+        if _over_budget(state, test, report):
             continue
-        done = await run_test(argv, test, tables, caps, opts, introspect, probe)
+        done = await run_test(argv, test, tables, caps, state, introspect, probe)
         report.runs.append(done)
-        _advance(opts, opts.total or len(tests))
+        _advance(state, state.total or len(tests))
         dead = _unanswered_new(done)
         if dead is not None:  # every other test needs a session: ended here, in one line
             report.startup_failure, report.startup_stderr = dead, done.stderr
             return False
-    advertised = _advertised_served([r for r in report.runs if r.repeat == opts.round])
+    advertised = _advertised_served([r for r in report.runs if r.repeat == state.round])
     if advertised is not None:
-        advertised.repeat = opts.round
+        advertised.repeat = state.round
         report.summaries.append(advertised)
     if not only or VERSION_ID in only:
-        opts.interrupt.check()
-        report.runs.append(await _version_test(argv, opts, caps))
+        state.interrupt.check()
+        report.runs.append(await _version_test(argv, state, caps))
     if not only or PARSE_ID in only:
-        opts.interrupt.check()
-        report.runs.append(await _parse_test(argv, opts, caps))
+        state.interrupt.check()
+        report.runs.append(await _parse_test(argv, state, caps))
     return True
 
 
@@ -341,15 +361,15 @@ def repeated(tests: Sequence[LiveTest], rows_only: bool) -> list[LiveTest]:
     return [t for t in tests if not (rows_only and is_cover(t.name))]
 
 
-def _announce(opts: Options, tests: Sequence[LiveTest], probe: _Probe) -> None:
+def _announce(state: RunState, tests: Sequence[LiveTest], probe: _Probe) -> None:
     """The plan's size and a first estimate of its time, before it runs: each test and each
     restart a fresh agent process, as long as the probe's start and initialize took, over
     ``jobs`` side by side, times ``repeat`` (the requests come on top; the progress lines
     measure them)."""
-    opts.started = time.monotonic()
-    again = repeated(tests, opts.repeat_rows)
-    opts.total = len(tests) + (opts.repeat - 1) * len(again)
-    if opts.progress is None:
+    state.started = time.monotonic()
+    again = repeated(tests, state.opts.repeat_rows)
+    state.total = len(tests) + (state.opts.repeat - 1) * len(again)
+    if state.opts.progress is None:
         return
     n = sum(len(t.trace.requests) for t in tests)
     restarts = sum(1 for t in tests for r in t.trace.requests if r.method == "restart")
@@ -357,16 +377,16 @@ def _announce(opts: Options, tests: Sequence[LiveTest], probe: _Probe) -> None:
     processes = (
         len(tests)
         + restarts
-        + (opts.repeat - 1)
+        + (state.opts.repeat - 1)
         * sum(1 + sum(1 for r in t.trace.requests if r.method == "restart") for t in again)
     )
-    eta = processes * start / max(1, opts.jobs)
-    budget = "" if opts.budget is None else f"; --budget {opts.budget:g} s"
+    eta = processes * start / max(1, state.opts.jobs)
+    budget = "" if state.opts.budget is None else f"; --budget {state.opts.budget:g} s"
     runs = ""
-    if opts.repeat > 1:  # the progress lines below count every run of every test
+    if state.opts.repeat > 1:  # the progress lines below count every run of every test
         which = " (the coverage tests once)" if len(again) < len(tests) else ""
-        runs = f", each run {opts.repeat} times{which} ({opts.total:,} test runs)"
-    opts.progress(
+        runs = f", each run {state.opts.repeat} times{which} ({state.total:,} test runs)"
+    state.opts.progress(
         f"plan: {len(tests)} tests, {n:,} requests, {restarts} restarts{runs}; at least "
         f"{_duration(eta)} (each agent process at this agent's start-up of {start:.2f} s; "
         f"progress below){budget}"
@@ -377,21 +397,23 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def _advance(opts: Options, total: int) -> None:
+def _advance(state: RunState, total: int) -> None:
     """One test more done: a progress line every tenth of the plan, with what is left."""
-    opts.done += 1
-    if opts.progress is None or total < 10 or opts.done % max(1, total // 10):
+    state.done += 1
+    if state.opts.progress is None or total < 10 or state.done % max(1, total // 10):
         return
-    spent = time.monotonic() - opts.started
-    left = spent / opts.done * (total - opts.done)
-    opts.progress(f"{opts.done}/{total} tests, {_duration(spent)}; about {_duration(left)} left")
+    spent = time.monotonic() - state.started
+    left = spent / state.done * (total - state.done)
+    state.opts.progress(
+        f"{state.done}/{total} tests, {_duration(spent)}; about {_duration(left)} left"
+    )
 
 
-def _over_budget(opts: Options, test: LiveTest, report: Report) -> bool:
+def _over_budget(state: RunState, test: LiveTest, report: Report) -> bool:
     """Past ``--budget``: ``test`` is not started, and the report names it."""
-    if opts.budget is None or time.monotonic() - opts.started < opts.budget:
+    if state.opts.budget is None or time.monotonic() - state.started < state.opts.budget:
         return False
-    report.dropped.append(test.name if opts.round <= 1 else f"{test.name}+run{opts.round}")
+    report.dropped.append(test.name if state.round <= 1 else f"{test.name}+run{state.round}")
     return True
 
 
@@ -411,24 +433,24 @@ async def _side_by_side(
     tests: Sequence[LiveTest],
     tables: Tables,
     caps: Caps,
-    opts: Options,
+    state: RunState,
     introspect: dict[str, bool],
     probe: _Probe,
     report: Report,
 ) -> None:
-    """``tests`` at most ``opts.jobs`` at a time; every one has ended (its agent stopped)
+    """``tests`` at most ``state.opts.jobs`` at a time; every one has ended (its agent stopped)
     before this returns or raises, and the finished ones are in ``report.runs``, in the
     plan's order, whatever ended the others."""
-    gate = asyncio.Semaphore(opts.jobs)
+    gate = asyncio.Semaphore(state.opts.jobs)
     done: list[TestRun | None] = [None] * len(tests)
 
     async def one(k: int, test: LiveTest) -> None:
         async with gate:
-            opts.interrupt.check()
-            if _over_budget(opts, test, report):
+            state.interrupt.check()
+            if _over_budget(state, test, report):
                 return
-            done[k] = await run_test(argv, test, tables, caps, opts, introspect, probe)
-            _advance(opts, opts.total or len(tests))
+            done[k] = await run_test(argv, test, tables, caps, state, introspect, probe)
+            _advance(state, state.total or len(tests))
 
     tasks = [asyncio.ensure_future(one(k, t)) for k, t in enumerate(tests)]
     if not tasks:
@@ -519,33 +541,42 @@ def conform(
             f"argument --model-endpoint: the agent command must name {ENDPOINT_SLOT} where the "
             "agent takes its model API's base URL (e.g. env ANTHROPIC_BASE_URL={endpoint} …)"
         )
-    opts = Options(revision, timeout, test_timeout, stderr_limit, cwd, unseen, jobs=jobs)
-    opts.recipe = recipe
-    opts.coverage, opts.progress, opts.repeat = coverage, progress, repeat
-    opts.repeat_rows = repeat_rows and repeat > 1
-    if budget is not None:
-        opts.budget = check_seconds("--budget", budget)
+    budget = None if budget is None else check_seconds("--budget", budget)
     try:
         live_bound(revision, Caps(), bound=bound)  # a bad name or file: one line, before the run
     except UsageError as e:
         raise ConformError(str(e)) from None
-    opts.bound = bound
+    opts = Options(
+        revision,
+        timeout,
+        test_timeout,
+        stderr_limit,
+        cwd,
+        unseen,
+        jobs=jobs,
+        recipe=recipe,
+        bound=bound,
+        coverage=coverage,
+        budget=budget,
+        progress=progress,
+        repeat=repeat,
+        repeat_rows=repeat_rows and repeat > 1,
+    )
     report = Report(list(argv), revision, None, None, None, [], tables, [], now_iso())
     report.only, report.bound, report.big = (None if only is None else list(only)), bound, big
     report.repeat, report.repeat_rows = repeat, opts.repeat_rows
-    if wire_dir is not None:
-        opts.wire = report.wire = WireFiles(wire_dir)
+    wire = None if wire_dir is None else WireFiles(wire_dir)
+    if wire is not None:
+        report.wire = wire
     with interrupts(interrupt) as it:
-        opts.interrupt = it
         try:
             with _store_dir() as scratch, _endpoint(model_endpoint, scratch) as endpoint:
-                opts.scratch = scratch
+                state = RunState(replace(opts, scratch=scratch), it, endpoint, wire=wire)
                 if endpoint is not None:
-                    opts.endpoint = endpoint
                     report.endpoint = endpoint.url
                     report.isolation = sandbox.note()
                     argv = [a.replace(ENDPOINT_SLOT, endpoint.url) for a in argv]
-                coro = _conform(argv, tables, opts, report, big, only, walks, steps, seed)
+                coro = _conform(argv, tables, state, report, big, only, walks, steps, seed)
                 try:
                     _run_async(coro, it)
                 finally:
@@ -554,7 +585,7 @@ def conform(
                         report.model_dropped = endpoint.dropped
                         report.model_clipped = endpoint.clipped
                         report.model_refused = endpoint.refused
-                        report.base_lines = len(opts.base.lines or ())
+                        report.base_lines = len(state.base.lines or ())
         except KeyboardInterrupt:  # off the main thread, where no handler could be set
             it.set()
         report.interrupted = report.interrupted or it.stopping
@@ -607,11 +638,10 @@ def replay_live(
     test = LiveTest("replay", trace, ())
     run: TestRun | None = None
     with interrupts(interrupt) as it:
-        opts.interrupt = it
         try:
             with _store_dir() as scratch:
-                opts.scratch = scratch
-                run = _run_async(_replay(argv, test, tables, trace.profile, opts), it)
+                state = RunState(replace(opts, scratch=scratch), it)
+                run = _run_async(_replay(argv, test, tables, trace.profile, state), it)
         except KeyboardInterrupt:  # off the main thread, where no handler could be set
             it.set()
     if run is None:
@@ -635,26 +665,26 @@ def replay_live(
 
 
 async def _replay(
-    argv: Sequence[str], test: LiveTest, tables: Tables, caps: Caps, opts: Options
+    argv: Sequence[str], test: LiveTest, tables: Tables, caps: Caps, state: RunState
 ) -> TestRun | None:
     """``test`` as the run's task (``Interrupt.attach``); None where an interrupt ended it."""
     me = asyncio.current_task()
     assert me is not None
-    opts.interrupt.attach(me)
+    state.interrupt.attach(me)
     probe = None
     try:
-        opts.interrupt.check()
+        state.interrupt.check()
         try:  # judged as conform judged it: by what the agent advertises, not the trace's profile
-            _, caps, probe = await _probe(argv, opts)
+            _, caps, probe = await _probe(argv, state)
         except AgentFailure:
             probe = None  # the test's own start names the failure
-        return await run_test(argv, test, tables, caps, opts, {}, probe)
+        return await run_test(argv, test, tables, caps, state, {}, probe)
     except (asyncio.CancelledError, Interrupted):
-        if not opts.interrupt.stopping:
+        if not state.interrupt.stopping:
             raise
         return None
     finally:
         if probe is not None and not probe.taken:
             await probe.agent.stop()
-        opts.interrupt.detach()
+        state.interrupt.detach()
         _collect()

@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from model.effects import compose
-from model.machines import Compiled, Step
+from model.machines import Step
 from model.revisions import resolve
 from model.tables import Tables
 from model.types import (
@@ -77,10 +77,10 @@ from model.types import (
 )
 from simulations.engines.bounds import Bound, Scope
 from simulations.engines.domain import Domain, text
-from simulations.engines.expand import requests
 from simulations.engines.exploration import Exploration, Progress
 from simulations.engines.explore import explore
 from simulations.engines.trace import Trace
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.oracle.results import SKIP_TABLES, LiveTest
 
 CRITERION = "situations (step × session context) of the live bound"
@@ -267,13 +267,13 @@ class Plan:
 
 def situations_of(trace: Trace, tables: Tables, upto: int | None = None) -> set[Situation]:
     """The situations the first ``upto`` requests of ``trace`` reach (all: None)."""
-    engine = Compiled(tables)
+    oracle = Oracle(tables)
     w = initial_world(trace.profile)
     out: set[Situation] = set()
     for n, req in enumerate(trace.requests):
         if upto is not None and n >= upto:
             break
-        step = engine.step(w, req)
+        step = oracle.step(w, req)
         s = situation(step)
         if s is not None:
             out.add(s)
@@ -291,7 +291,7 @@ def reachable(
     ex = explore(
         tables, b, symmetry=True, workers=1, checks=[], witnesses=[], progress=asking(stop)
     )
-    engine = Compiled(tables)
+    oracle = Oracle(tables)
     found: dict[Situation, tuple[int, int, int, Request]] = {}
     for si, scope in enumerate(b.scopes):
         nodes = set(ex.parents[si]) | {
@@ -305,8 +305,8 @@ def reachable(
             if key in seen:  # the same protocol state and origins: the same situations
                 continue
             seen.add(key)
-            for req in requests(scope, w):
-                s = situation(engine.step(w, req))
+            for req in oracle.next(scope, w):
+                s = situation(oracle.step(w, req))
                 if s is not None and (s not in found or found[s][0] > depth[n]):
                     found[s] = (depth[n], si, n, req)
     return found, ex
@@ -339,7 +339,7 @@ def cover(
     covered: set[Situation] = set()
     for t in already:
         covered |= situations_of(t, tables)
-    engine = Compiled(tables)
+    oracle = Oracle(tables)
     order = sorted(
         (s for s in found if s not in covered),
         key=lambda s: (-found[s][0], found[s][1], found[s][2], repr(s)),
@@ -351,15 +351,14 @@ def cover(
         _, si, n, req = found[s]
         trace = ex.trace_to(si, n, req)
         covered |= situations_of(trace, tables)
-        trace = _extend(trace, tables, engine, b.scopes[si], found, covered)
+        trace = _extend(trace, oracle, b.scopes[si], found, covered)
         tests.append(LiveTest(f"{COVER_TEST}+{len(tests) + 1}", trace, ()))
     return tests, Plan(frozenset(found), frozenset(covered & set(found)))
 
 
 def _extend(
     trace: Trace,
-    tables: Tables,
-    engine: Compiled,
+    oracle: Oracle,
     scope: Scope,
     found: dict[Situation, tuple[int, int, int, Request]],
     covered: set[Situation],
@@ -368,11 +367,11 @@ def _extend(
     scope's order) that reaches a situation of ``found`` not yet ``covered``."""
     w = initial_world(trace.profile)
     for req in trace.requests:
-        w = engine.step(w, req).after
+        w = oracle.step(w, req).after
     out = list(trace.requests)
     for _ in range(EXTEND):
-        for req in requests(scope, w):
-            step = engine.step(w, req)
+        for req in oracle.next(scope, w):
+            step = oracle.step(w, req)
             s = situation(step)
             if s is not None and s in found and s not in covered:
                 covered.add(s)

@@ -71,7 +71,7 @@ from model.tables import Tables
 from model.types import Caps, Status
 from simulations.engines.conversation import HISTORY_KINDS
 from simulations.engines.trace import ReplayedStep, replay, replay_from, wire_method
-from simulations.live.conform.options import Options
+from simulations.live.conform.options import RunState
 from simulations.live.conform.plan import _OPEN, observing_turns
 from simulations.live.conform.run_state import (
     _answer_text,
@@ -133,60 +133,60 @@ from simulations.live.recipes.recipes import HOME_SLOT
 from simulations.wire.acp import CWD, INTROSPECTION_METHOD, validate_transcript
 
 
-def _fresh_store(argv: Sequence[str], opts: Options) -> list[str]:
+def _fresh_store(argv: Sequence[str], state: RunState) -> list[str]:
     """``argv`` with ``{store}`` replaced by a new directory: a fresh agent per test (and the
     same one across the restarts of a test, which reuse this argv)."""
     out = list(argv)
     if any("{store}" in a for a in out):
-        store = tempfile.mkdtemp(prefix="store-", dir=opts.scratch)
+        store = tempfile.mkdtemp(prefix="store-", dir=state.opts.scratch)
         out = [a.replace("{store}", store) for a in out]
     if any(HOME_SLOT in a for a in out):  # a real agent's home: its state and config files
-        home = tempfile.mkdtemp(prefix="home-", dir=opts.scratch)
-        if opts.recipe is not None:
-            url = opts.endpoint.url if opts.endpoint is not None else ""
-            opts.recipe.write_files(Path(home), url)
+        home = tempfile.mkdtemp(prefix="home-", dir=state.opts.scratch)
+        if state.opts.recipe is not None:
+            url = state.endpoint.url if state.endpoint is not None else ""
+            state.opts.recipe.write_files(Path(home), url)
         out = [a.replace(HOME_SLOT, home) for a in out]
     return out
 
 
-def _fresh_agent(argv: Sequence[str], opts: Options, cwd: str | None = None) -> LiveAgent:
+def _fresh_agent(argv: Sequence[str], state: RunState, cwd: str | None = None) -> LiveAgent:
     """A new agent process (not started) with its own store and working directory (``cwd``,
     else ``_work_dir``), its wire recorded in a bounded log."""
-    command = _fresh_store(argv, opts)
-    cwd = cwd or _work_dir(opts)
-    endpoint = opts.endpoint
+    command = _fresh_store(argv, state)
+    cwd = cwd or _work_dir(state)
+    endpoint = state.endpoint
     if endpoint is not None and endpoint.socket_path is not None:  # offline by construction
         with contextlib.suppress(AgentFailure):  # else named when the agent starts
             resolved = [executable(command[0]), *command[1:]]
-            mine = [cwd, *sandbox.folders(command, opts.scratch)]  # its cwd, store and home
+            mine = [cwd, *sandbox.folders(command, state.opts.scratch)]  # its cwd, store and home
             command = sandbox.wrap(resolved, endpoint.port, endpoint.socket_path, writable=mine)
     agent = LiveAgent(
         command,
-        timeout=opts.timeout,
-        stderr_limit=opts.stderr_limit,
+        timeout=state.opts.timeout,
+        stderr_limit=state.opts.stderr_limit,
         cwd=cwd,
     )
     agent.log = BoundedLog()
     return agent
 
 
-def _work_dir(opts: Options) -> str:
-    """The directory a test's agent runs in and names as every session's cwd: ``opts.cwd``
+def _work_dir(state: RunState) -> str:
+    """The directory a test's agent runs in and names as every session's cwd: ``state.opts.cwd``
     where given, else a new empty one in the run's scratch directory (the test removes it)."""
-    return opts.cwd or tempfile.mkdtemp(prefix="cwd-", dir=opts.scratch)
+    return state.opts.cwd or tempfile.mkdtemp(prefix="cwd-", dir=state.opts.scratch)
 
 
-async def _stop(agent: LiveAgent, opts: Options) -> None:
+async def _stop(agent: LiveAgent, state: RunState) -> None:
     """Stop ``agent`` and remove the directory ``_work_dir`` made for it."""
     await agent.stop()
-    if opts.cwd is None and agent.cwd is not None:
+    if state.opts.cwd is None and agent.cwd is not None:
         shutil.rmtree(agent.cwd, ignore_errors=True)
 
 
-async def _stopped(agent: LiveAgent, opts: Options, out: TestRun, t0: float) -> None:
+async def _stopped(agent: LiveAgent, state: RunState, out: TestRun, t0: float) -> None:
     """Stop a test's agent and keep in ``out`` what it showed: its wire, stderr, processes and
-    the test's seconds (from ``t0``); with ``opts.wire`` (``--out``) its wire is written."""
-    await _stop(agent, opts)
+    the test's seconds (from ``t0``); with ``state.wire`` (``--out``) its wire is written."""
+    await _stop(agent, state)
     out.seconds = time.perf_counter() - t0
     log = agent.log
     out.transcript = [
@@ -197,8 +197,8 @@ async def _stopped(agent: LiveAgent, opts: Options, out: TestRun, t0: float) -> 
     log.clear()  # the probe's agent outlives its test: its wire is the test's now
     out.stderr = agent.stderr_text()
     out.pids = list(agent.pids)
-    if opts.wire is not None:  # --out: written now, a passing test's dropped after
-        opts.wire.write(out)
+    if state.wire is not None:  # --out: written now, a passing test's dropped after
+        state.wire.write(out)
 
 
 async def _compare(
@@ -455,20 +455,20 @@ async def run_test(
     test: LiveTest,
     tables: Tables,
     caps: Caps,
-    opts: Options,
+    state: RunState,
     introspect: dict[str, bool],
     probe: _Probe | None = None,
 ) -> TestRun:
     """Run ``test`` against a fresh agent — the run's first process (``probe``), already
     initialized, where the test opens as it did; always stops every process it used."""
-    out = TestRun(test, repeat=opts.round)
-    run = _Run(tables, opts.revision, caps, introspect)
-    run.observe_through(opts)
-    if opts.endpoint is not None:
+    out = TestRun(test, repeat=state.round)
+    run = _Run(tables, state.opts.revision, caps, introspect)
+    run.observe_through(state)
+    if state.endpoint is not None:
         test = replace(test, trace=observing_turns(test.trace, tables, test.targets))
         out.test = test
     opened = probe.take(run, test) if probe is not None else None
-    agent = opened.agent if opened is not None else _fresh_agent(argv, opts)
+    agent = opened.agent if opened is not None else _fresh_agent(argv, state)
     run.cwd = agent.cwd or CWD
     if not isinstance(agent.log, BoundedLog):
         agent.log = BoundedLog()
@@ -482,7 +482,7 @@ async def run_test(
         while i < len(steps):
             i += 1
             rs = steps[i - 1]
-            opts.interrupt.check()
+            state.interrupt.check()
             if log.flood is not None:
                 raise AgentFailure(log.flood)
             req = rs.step.request
@@ -522,27 +522,29 @@ async def run_test(
 
     malformed = stalled = False
     try:
-        await asyncio.wait_for(drive(), opts.test_timeout)
+        await asyncio.wait_for(drive(), state.opts.test_timeout)
     except AgentFailure as e:
         out.failure = clip(log.flood or str(e), MESSAGE_LIMIT)
         malformed = out.failure.startswith(MALFORMED)
         stalled = isinstance(e, NoAnswer) and log.flood is None
     except TimeoutError:
-        out.failure = log.flood or f"the test did not end within {opts.test_timeout:g} s (watchdog)"
+        out.failure = (
+            log.flood or f"the test did not end within {state.opts.test_timeout:g} s (watchdog)"
+        )
         stalled = log.flood is None
     finally:
-        await _stopped(agent, opts, out, t0)
+        await _stopped(agent, state, out, t0)
         out.followed, out.knobs = list(run.followed), run.knobs
     if out.failure is not None:
         out.stopped_at = i
         rs = steps[i - 1] if 0 < i <= len(steps) else None
         ids = _ids_for(run, rs, lambda r: True) if rs is not None else []
-        ids += [r for r in row_ids(tables, opts.revision, test.targets) if r not in ids]
+        ids += [r for r in row_ids(tables, state.opts.revision, test.targets) if r not in ids]
         ids = [SCHEMA_ID, *ids] if malformed else ids  # a broken envelope: the schema too
         ids = [LIVENESS_ID] if stalled else ids  # no answer is no departure of the step's rows
         out.stalled = stalled
         where = (
-            f"step {i} {shown_request(rs.step.request, opts.revision)}"
+            f"step {i} {shown_request(rs.step.request, state.opts.revision)}"
             if rs is not None
             else "start"
         )

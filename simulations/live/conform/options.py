@@ -1,13 +1,16 @@
-"""What a live run is given and how it is stopped: ``Options``, and Ctrl-C or SIGTERM as a flag.
+"""What a live run is given, what it holds as it goes and how it is stopped: ``Options``,
+``RunState``, and Ctrl-C or SIGTERM as a flag.
 
 Scope
-    ``Options`` is one run's settings and its running state, shared by every role of the run
-    (the revision, the timeouts, where ``{store}`` and the working directories are made, how
-    many tests run side by side, the model endpoint and the recipe, the plan's bound and
-    budget, how many times the plan runs, the progress lines, the agent's own text learnt
-    through the endpoint, the walks' tally). ``interrupts`` installs SIGINT and SIGTERM
-    handlers that set an ``Interrupt``; ``_run_async`` runs the run's coroutine, in a worker
-    thread with a loop of its own where this thread already runs one (a notebook's kernel).
+    ``Options`` is one run's settings, frozen (the revision, the timeouts, where ``{store}``
+    and the working directories are made, how many tests run side by side, the recipe, the
+    plan's bound and budget, how many times the plan runs, the progress lines).
+    ``RunState`` is the run as it goes, shared by every role of the run: its settings, the
+    interrupt, the model endpoint, the agent's own text learnt through it, the turn counter,
+    the progress counts, the walks' tally and where each test's wire is written.
+    ``interrupts`` installs SIGINT and SIGTERM handlers that set an ``Interrupt``;
+    ``_run_async`` runs the run's coroutine, in a worker thread with a loop of its own where
+    this thread already runs one (a notebook's kernel).
 
 Abstractions
     An interrupt is a flag (``Interrupt``), never an exception raised wherever the signal
@@ -137,8 +140,10 @@ def interrupts(interrupt: Interrupt | None = None) -> Iterator[Interrupt]:
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Options:
+    """One run's settings, fixed before it starts (its running state: ``RunState``)."""
+
     revision: str = DEFAULT_REVISION
     timeout: float = 10.0
     test_timeout: float = 60.0
@@ -147,21 +152,29 @@ class Options:
     unseen: PromptCap = PromptCap.APPEND  # the prompt capability where the wire shows none
     scratch: str | None = None  # where each test's ``{store}`` directory is made
     jobs: int = 1  # tests run side by side
-    interrupt: Interrupt = field(default_factory=Interrupt)  # Ctrl-C, SIGTERM: stop
-    endpoint: ModelEndpoint | None = None  # the slot read from the agent's model calls
     recipe: Recipe | None = None  # a real agent's: the files its fresh {home} gets
     bound: str = LIVE_BOUND  # the live plan's bound: a name or a bound file (``bound_for``)
-    base: BaseText = field(default_factory=BaseText)  # the agent's own text, learnt
-    turns: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     coverage: bool = (
         True  # the coverage tests after the rows plan (``simulations.live.conform.coverage``)
     )
     budget: float | None = None  # seconds: no test starts past them (plan order is priority)
     progress: Callable[[str], None] | None = None  # the plan, an estimate and progress, in lines
-    started: float = 0.0  # when the plan began (``time.monotonic``)
-    done: int = 0  # tests finished (over every run of the plan)
     repeat: int = 1  # how many times the plan runs (``--repeat``)
     repeat_rows: bool = False  # runs after the first: the rows plan only (``--repeat-rows``)
+
+
+@dataclass
+class RunState:
+    """One run as it goes: its settings (``opts``) and what changes while it runs, shared by
+    every role of the run."""
+
+    opts: Options
+    interrupt: Interrupt = field(default_factory=Interrupt)  # Ctrl-C, SIGTERM: stop
+    endpoint: ModelEndpoint | None = None  # the slot read from the agent's model calls
+    base: BaseText = field(default_factory=BaseText)  # the agent's own text, learnt
+    turns: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    started: float = 0.0  # when the plan began (``time.monotonic``)
+    done: int = 0  # tests finished (over every run of the plan)
     total: int = 0  # test runs over every run of the plan (the progress lines' count)
     round: int = 1  # the run of the plan under way (1 to ``repeat``; 0: the walks, after them)
     walk_tally: dict[str, Any] = field(default_factory=dict)  # walks asked, run, and why not

@@ -8,7 +8,7 @@ from dataclasses import replace
 from functools import partial
 
 from model.invariants import CHECKS
-from model.machines import Compiled, RowRef, System
+from model.machines import RowRef
 from model.mutants import MUTANTS
 from model.revisions import REVISIONS
 from model.tables import Tables
@@ -25,7 +25,6 @@ from model.witnesses import WITNESSES, Witness
 from simulations.api import bound_for
 from simulations.engines.bounds import LIVE_BOUND, Bound
 from simulations.engines.domain import text
-from simulations.engines.expand import requests
 from simulations.engines.explore import explore
 from simulations.engines.trace import (
     Trace,
@@ -37,6 +36,7 @@ from simulations.live.oracle.judge import (
     row_id_of,
     row_ids,
 )
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.oracle.results import (
     ATTACH,
     SKIP_TABLES,
@@ -134,7 +134,7 @@ def _plan(
     b = live_bound(revision, caps, big=big, bound=bound)
     # no check is evaluated: the plan reads the graph, the rows fired and the witnesses
     ex = explore(tables, b, symmetry=True, workers=1, checks=[], progress=asking(stop))
-    engine = Compiled(tables)
+    oracle = Oracle(tables, revision, caps)
     fired = {ref for ref in ex.rows if ref[0] not in SKIP_TABLES}
     order: list[tuple[int, int, int]] = []  # (depth in scope, scope, node)
     for si in range(len(b.scopes)):
@@ -146,8 +146,8 @@ def _plan(
         if len(best) == len(fired):
             break
         w = ex.worlds[n]
-        for req in requests(b.scopes[si], w):
-            step = engine.step(w, req)
+        for req in oracle.next(b.scopes[si], w):
+            step = oracle.step(w, req)
             if not step.reply.sent:
                 continue
             for ref in step.rows:
@@ -168,10 +168,9 @@ def _plan(
         si = first[n]
         last = None
         if witness.kind == "step":
-            system = System(tables)
             w = ex.worlds[n]
             last = next(
-                (r for r in requests(b.scopes[si], w) if witness.fn(system.step(w, r))), None
+                (r for r in oracle.next(b.scopes[si], w) if witness.fn(oracle.fire(w, r))), None
             )
             if last is None:
                 continue
@@ -395,16 +394,16 @@ def _with_turns(trace: Trace, tables: Tables, still: Callable[[Trace], bool]) ->
     """``trace`` with a turn on every session right after it is created, so that a later
     load has history to replay (and a resume history not to replay) — unless the test's
     target no longer shows then (``still``), in which case ``trace`` itself."""
-    system = System(tables)
+    oracle = Oracle(tables)
     w = initial_world(trace.profile)
     out: list[Request] = []
     for req in trace.requests:
-        step = system.step(w, req)
+        step = oracle.fire(w, req)
         out.append(req)
         w = step.after
         if req.method in ("session_new", "session_fork") and step.reply.ok:
             turn = Request("session_prompt", req.conn, sid=step.reply.sid)
-            after_turn = system.step(w, turn)
+            after_turn = oracle.fire(w, turn)
             if after_turn.reply.ok:
                 out.append(turn)
                 w = after_turn.after
@@ -416,12 +415,12 @@ def observing_turns(trace: Trace, tables: Tables, targets: Sequence[RowRef] = ()
     """``trace`` with a turn on each session right after each attach that is not followed by
     one (new, load, resume, fork), where the turn is served and the test's ``targets`` still
     fire: through a model endpoint, a turn's model call is where the slot shows."""
-    system = System(tables)
+    oracle = Oracle(tables)
     w = initial_world(trace.profile)
     out: list[Request] = []
     reqs = trace.requests
     for n, req in enumerate(reqs):
-        step = system.step(w, req)
+        step = oracle.fire(w, req)
         out.append(req)
         w = step.after
         if req.method not in ATTACH or not step.reply.ok:
@@ -430,7 +429,7 @@ def observing_turns(trace: Trace, tables: Tables, targets: Sequence[RowRef] = ()
         turn = Request("session_prompt", req.conn, sid=sid)
         if n + 1 < len(reqs) and reqs[n + 1] == turn:
             continue
-        after_turn = system.step(w, turn)
+        after_turn = oracle.fire(w, turn)
         if not after_turn.reply.ok:
             continue
         tried = Trace(trace.profile, (*out, turn, *reqs[n + 1 :]))

@@ -44,7 +44,7 @@ from model.revisions import REVISIONS
 from model.types import Caps, Request
 from simulations.engines.trace import Trace, wire_method
 from simulations.live.conform.execute import _fresh_agent, _Probe, _stop, _stopped
-from simulations.live.conform.options import Options
+from simulations.live.conform.options import RunState
 from simulations.live.conform.plan import _OPEN
 from simulations.live.conform.run_state import _answer_text, _Run
 from simulations.live.oracle.judge import caps_of
@@ -71,11 +71,11 @@ from simulations.live.process.transport import AgentFailure, NoAnswer
 from simulations.wire.acp import CWD, _params, revision_wire
 
 
-async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]:
+async def _probe(argv: Sequence[str], state: RunState) -> tuple[Any, Caps, _Probe]:
     """Start the agent once, initialize, read what it advertises; the process stays up for
     the first test (``_Probe``), and is stopped on any failure."""
-    agent = _fresh_agent(argv, opts)
-    params = _run_params(Request("initialize"), opts.revision)
+    agent = _fresh_agent(argv, state)
+    params = _run_params(Request("initialize"), state.opts.revision)
     try:
         t0 = time.perf_counter()
         await agent.start()
@@ -86,16 +86,16 @@ async def _probe(argv: Sequence[str], opts: Options) -> tuple[Any, Caps, _Probe]
             code = clip(json.dumps(answer.error.get("code"), default=str), TEXT_LIMIT)
             raise AgentFailure(f"initialize answered error {code}")
         try:
-            caps = caps_of(answer.result, revision_wire(opts.revision), opts.unseen)
+            caps = caps_of(answer.result, revision_wire(state.opts.revision), state.opts.unseen)
         except ValueError as e:
             raise AgentFailure(clip(str(e), MESSAGE_LIMIT)) from None
     except AgentFailure as e:
-        await _stop(agent, opts)
+        await _stop(agent, state)
         if agent.starts:  # what it said as it failed: the report shows its end
             e.stderr = agent.stderr_text()
         raise
     except BaseException:
-        await _stop(agent, opts)
+        await _stop(agent, state)
         raise
     return answer.result, caps, _Probe(agent, answer, params, seconds=(t2 - t0, t2 - t1))
 
@@ -106,41 +106,43 @@ def _run_params(req: Request, revision: str) -> dict[str, Any]:
     return p
 
 
-async def _calibrate(argv: Sequence[str], opts: Options) -> str:
+async def _calibrate(argv: Sequence[str], state: RunState) -> str:
     """Through a model endpoint, before the plan: a fresh agent, a session without a client
     prompt and ``BASE_SAMPLES`` turns on it, then a second fresh agent in a second fresh
-    working directory and one turn on such a session; their model calls teach ``opts.base``
+    working directory and one turn on such a session; their model calls teach ``state.base``
     the agent's own text, and which of it changes with the directory (its context). What
     happened, in one line (the report shows it)."""
-    failed = await _learn_in(argv, opts, None, BASE_SAMPLES)
+    failed = await _learn_in(argv, state, None, BASE_SAMPLES)
     if failed is not None:
         return failed
     first = f"learnt from {BASE_SAMPLES} turns of a session without a client prompt"
-    second = tempfile.mkdtemp(prefix="cwd-", dir=opts.scratch)
+    second = tempfile.mkdtemp(prefix="cwd-", dir=state.opts.scratch)
     try:
-        failed = await _learn_in(argv, opts, second, 1)
+        failed = await _learn_in(argv, state, second, 1)
     finally:
         shutil.rmtree(second, ignore_errors=True)
     if failed is not None:
         return f"{first}; in a second working directory: {failed}"
     return (
         f"learnt from {BASE_SAMPLES + 1} turns of sessions without a client prompt in two "
-        f"working directories; {opts.base.allowed()}"
+        f"working directories; {state.base.allowed()}"
     )
 
 
-async def _learn_in(argv: Sequence[str], opts: Options, cwd: str | None, turns: int) -> str | None:
+async def _learn_in(
+    argv: Sequence[str], state: RunState, cwd: str | None, turns: int
+) -> str | None:
     """A fresh agent in ``cwd`` (None: the run's working directory for a test), a session
     there without a client prompt, ``turns`` turns on it, each turn's model call learnt by
-    ``opts.base``; what went wrong, in a few words (None: nothing)."""
-    agent = _fresh_agent(argv, opts, cwd)
-    run = _Run(REVISIONS[opts.revision].tables, opts.revision, Caps(), {})
-    run.observe_through(opts)
+    ``state.base``; what went wrong, in a few words (None: nothing)."""
+    agent = _fresh_agent(argv, state, cwd)
+    run = _Run(REVISIONS[state.opts.revision].tables, state.opts.revision, Caps(), {})
+    run.observe_through(state)
     try:
         await agent.start()
-        await agent.request("initialize", _run_params(Request("initialize"), opts.revision))
+        await agent.request("initialize", _run_params(Request("initialize"), state.opts.revision))
         where = agent.cwd or CWD
-        params = {**_run_params(Request("session_new"), opts.revision), "cwd": where}
+        params = {**_run_params(Request("session_new"), state.opts.revision), "cwd": where}
         answer = await agent.request("session/new", params)
         sid = answer.result.get("sessionId") if isinstance(answer.result, dict) else None
         if answer.error is not None or not isinstance(sid, str):
@@ -152,23 +154,23 @@ async def _learn_in(argv: Sequence[str], opts: Options, cwd: str | None, turns: 
             call = await run.model_call()
             if call is None:
                 return "no model call carried the turn's prompt"
-            opts.base.learn(call.system, run.marks.values(), cwd=where)
+            state.base.learn(call.system, run.marks.values(), cwd=where)
         return None
     except AgentFailure as e:
         return f"the agent failed: {clip(str(e), TEXT_LIMIT)}"
     finally:
-        await _stop(agent, opts)
+        await _stop(agent, state)
 
 
-async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun:
+async def _version_test(argv: Sequence[str], state: RunState, caps: Caps) -> TestRun:
     """A fresh agent asked to initialize with a version no ACP revision has
     (``UNSUPPORTED_VERSION``): its answer must name a version it supports, not echo the one
     asked for (``VERSION_ID``)."""
     test = LiveTest(VERSION_ID, Trace(caps, _OPEN), ())
-    out = TestRun(test, repeat=opts.round)
-    agent = _fresh_agent(argv, opts)
+    out = TestRun(test, repeat=state.round)
+    agent = _fresh_agent(argv, state)
     params = {
-        **_run_params(Request("initialize"), opts.revision),
+        **_run_params(Request("initialize"), state.opts.revision),
         "protocolVersion": UNSUPPORTED_VERSION,
     }
     t0 = time.perf_counter()
@@ -193,27 +195,30 @@ async def _version_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestR
         rid = LIVENESS_ID if out.stalled else VERSION_ID
         out.findings.append(Finding(rid, FAIL, f"initialize asking for a version: {e}", 2))
     finally:
-        await _stopped(agent, opts, out, t0)
+        await _stopped(agent, state, out, t0)
     if not out.failed:
         out.transcript = []
     return out
 
 
-async def _parse_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun:
+async def _parse_test(argv: Sequence[str], state: RunState, caps: Caps) -> TestRun:
     """A fresh agent, initialized, sent a line that is not JSON (``NOT_JSON``) and then a
     session/new: the session/new must be answered, by a result or an error (``PARSE_ID``).
     Whether the line itself got JSON-RPC's -32700 is said in the finding, not judged."""
     test = LiveTest(PARSE_ID, Trace(caps, _OPEN), ())
-    out = TestRun(test, repeat=opts.round)
-    agent = _fresh_agent(argv, opts)
+    out = TestRun(test, repeat=state.round)
+    agent = _fresh_agent(argv, state)
     t0 = time.perf_counter()
     said, sent = "a line that is not JSON", False
     try:
         await agent.start()
-        await agent.request("initialize", _run_params(Request("initialize"), opts.revision))
+        await agent.request("initialize", _run_params(Request("initialize"), state.opts.revision))
         sent = True
         await agent.send_raw(NOT_JSON)
-        params = {**_run_params(Request("session_new"), opts.revision), "cwd": agent.cwd or CWD}
+        params = {
+            **_run_params(Request("session_new"), state.opts.revision),
+            "cwd": agent.cwd or CWD,
+        }
         answer = await agent.request("session/new", params)
         codes = [
             n["error"].get("code") if isinstance(n.get("error"), dict) else None
@@ -241,7 +246,7 @@ async def _parse_test(argv: Sequence[str], opts: Options, caps: Caps) -> TestRun
             note, status = f"initialize failed before {said} was sent: {e}", NOT_TESTED
         out.findings.append(Finding(PARSE_ID, status, note, 3 if sent else 1))
     finally:
-        await _stopped(agent, opts, out, t0)
+        await _stopped(agent, state, out, t0)
     if not out.failed:
         out.transcript = []
     return out

@@ -38,7 +38,7 @@ from model.machines import Step
 from model.tables import Tables
 from model.types import BASE, BlockKind, Caps, Request
 from simulations.engines.trace import ReplayedStep, Trace, replay
-from simulations.live.conform.options import Options
+from simulations.live.conform.options import RunState
 from simulations.live.endpoint.endpoint import ModelCall, ModelEndpoint, turn_call
 from simulations.live.endpoint.slot_reading import BaseText
 from simulations.live.oracle.judge import (
@@ -94,7 +94,7 @@ class _Run:
         # (process, id) of the requests that break a client rule (``breaks_a_client_rule``):
         # left out of the schema check, as the official kit leaves them out of its tiers
         self.exempt: set[tuple[int, str]] = set()
-        # through a model endpoint (``Options.endpoint``): each client text as a text that
+        # through a model endpoint (``RunState.endpoint``): each client text as a text that
         # cannot be mistaken inside an agent's own (``MARKS``); each turn's prompt a marker
         # that finds its model call; the last attach of each session, judged at its next turn
         self.endpoint: ModelEndpoint | None = None
@@ -124,9 +124,9 @@ class _Run:
             return redone
         return None
 
-    def observe_through(self, opts: Options) -> None:
-        self.endpoint, self.base, self.turn_numbers = opts.endpoint, opts.base, opts.turns
-        self.marks = dict(MARKS) if opts.endpoint is not None else {}
+    def observe_through(self, state: RunState) -> None:
+        self.endpoint, self.base, self.turn_numbers = state.endpoint, state.base, state.turns
+        self.marks = dict(MARKS) if state.endpoint is not None else {}
 
     def sid(self, model_sid: str | None) -> str | None:
         if model_sid is None:

@@ -5,7 +5,7 @@ Scope
     ``_check_slot`` asks the agent, by ``INTROSPECTION_METHOD``, which system slot the
     session's next turn would use, after each step that creates or re-opens a session and
     after each turn; ``_check_turn_slot`` reads it, through a model endpoint
-    (``Options.endpoint``), from the model call that carried the turn's prompt, and judges it
+    (``RunState.endpoint``), from the model call that carried the turn's prompt, and judges it
     as the slot of the session's last attach (or of the turn, where there was none in the
     test or the session changed since); ``_agree`` holds the extension's answer to the model
     call where the agent gives both (``AGREE_ID``). ``_judge_slot`` judges a slot the agent

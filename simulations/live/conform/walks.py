@@ -29,16 +29,15 @@ from collections.abc import Sequence
 from hypothesis import given, seed, target
 from hypothesis import strategies as st
 
-from model.machines import Compiled
 from model.tables import Tables
 from model.types import Caps, ClientKind, Request, initial_world
 from simulations.engines.bounds import Bound
-from simulations.engines.expand import requests
 from simulations.engines.stateful import hypothesis_settings
 from simulations.engines.trace import Trace
 from simulations.live.conform.coverage import Situation, situations_of
 from simulations.live.conform.execute import run_test
-from simulations.live.conform.options import Interrupted, Options
+from simulations.live.conform.options import Interrupted, RunState
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.oracle.results import FAIL, LiveTest, TestRun
 
 SHRINK_RUNS = 3  # live runs per walk that shrinking may use
@@ -49,17 +48,17 @@ def draw_trace(data: st.DataObject, tables: Tables, b: Bound, steps: int) -> Tra
     si = data.draw(st.integers(0, len(b.scopes) - 1), label="scope")
     scope = b.scopes[si]
     caps = scope.domain.profiles[0]
-    engine = Compiled(tables)
+    oracle = Oracle(tables)
     client = ClientKind.ADVERSARIAL if ClientKind.ADVERSARIAL in scope.domain.clients else None
     opening = [Request("connect", client=client or ClientKind.CONFORMING), Request("initialize")]
     w = initial_world(caps)
     for req in opening:
-        w = engine.step(w, req).after
+        w = oracle.step(w, req).after
     chosen = list(opening)
     for _ in range(data.draw(st.integers(1, steps), label="length")):
-        options = [r for r in requests(scope, w) if r.method != "connect"]
+        options = [r for r in oracle.next(scope, w) if r.method != "connect"]
         req = options[data.draw(st.integers(0, len(options) - 1), label="request")]
-        step = engine.step(w, req)
+        step = oracle.step(w, req)
         if not step.reply.sent:
             continue
         chosen.append(req)
@@ -72,7 +71,7 @@ async def random_walks(
     tables: Tables,
     b: Bound,
     caps: Caps,
-    opts: Options,
+    state: RunState,
     walks: int,
     steps: int,
     seed_value: int,
@@ -80,12 +79,12 @@ async def random_walks(
     """``walks`` random walks (Hypothesis, seeded), the failing one shrunk; their runs (on an
     interrupt, those that ended: the walks stop at their next step)."""
     work = asyncio.ensure_future(
-        asyncio.to_thread(_walks, argv, tables, b, opts, walks, steps, seed_value)
+        asyncio.to_thread(_walks, argv, tables, b, state, walks, steps, seed_value)
     )
     try:
         return await asyncio.shield(work)
     except asyncio.CancelledError:
-        if not opts.interrupt.stopping:
+        if not state.interrupt.stopping:
             raise
         return await work
 
@@ -94,7 +93,7 @@ def _walks(
     argv: Sequence[str],
     tables: Tables,
     b: Bound,
-    opts: Options,
+    state: RunState,
     walks: int,
     steps: int,
     seed_value: int,
@@ -103,7 +102,7 @@ def _walks(
     budget = [walks * (SHRINK_RUNS + 1)]
     last_failed: list[TestRun] = []
     seen: set[Situation] = set()  # what the walks reached so far: each walk is steered away
-    tally = opts.walk_tally
+    tally = state.walk_tally
     tally.update(asked=walks, ran=0, drawn=0, situations=0)
 
     @seed(seed_value)
@@ -115,13 +114,13 @@ def _walks(
         reached = situations_of(trace, tables)
         # Hypothesis's targeted search: walks that reach situations no walk reached are bred
         target(float(len(reached - seen)), label="situations no earlier walk reached")
-        if budget[0] <= 0 or opts.interrupt.stopping:
+        if budget[0] <= 0 or state.interrupt.stopping:
             return
         budget[0] -= 1
         seen.update(reached)
         test = LiveTest(f"walk-{len(runs) + 1}", trace, ())
         try:
-            run = asyncio.run(run_test(argv, test, tables, trace.profile, opts, {}))
+            run = asyncio.run(run_test(argv, test, tables, trace.profile, state, {}))
         except Interrupted:  # the rest of the walks return at once
             return
         tally["ran"] += 1
@@ -137,7 +136,7 @@ def _walks(
     tally["situations"] = len(seen)
     if last_failed:
         tally["why"] = "a walk failed: it was shrunk, the rest not run"
-    elif opts.interrupt.stopping:
+    elif state.interrupt.stopping:
         tally["why"] = "interrupted"
     elif tally["ran"] < walks:
         tally["why"] = (

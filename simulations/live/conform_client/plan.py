@@ -89,7 +89,6 @@ from typing import Any
 from model.context import Ctx
 from model.guards import GUARDS
 from model.invariants import STEP_CHECKS
-from model.machines import System
 from model.revisions import REVISIONS
 from model.tables import Row
 from model.types import (
@@ -105,6 +104,7 @@ from model.types import (
     World,
     initial_world,
 )
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.validate.model import OUTSIDE, open_client
 from simulations.usage import UsageError
 
@@ -265,11 +265,12 @@ def resends(step: str) -> bool:
 
 
 @cache
-def _systems() -> tuple[System, System]:
-    """The conforming client's engine (sends only what its rules allow) and the open one
-    (sends anything: the agent answers, the checks judge), as validate judges a log."""
+def _oracles() -> tuple[Oracle, Oracle]:
+    """The model with the conforming client (sends only what its rules allow) and with the
+    open one (sends anything: the agent answers, the checks judge), as validate judges a
+    log; both stepped on the ``transitions`` engine."""
     tables = REVISIONS[REVISION].tables
-    return System(tables), System(open_client(tables))
+    return Oracle(tables, REVISION), Oracle(open_client(tables), REVISION)
 
 
 _CLIENT_IDS = frozenset(r for row in _client_rows() for r in row.reqs)
@@ -279,23 +280,23 @@ _CLIENT_IDS = frozenset(r for row in _client_rows() for r in row.reqs)
 def breakable(caps: Caps, step: str, mode: str | None) -> frozenset[str]:
     """The client ids some candidate request of the step would break under ``caps``, the
     session (for a later step) created by a conforming client asked for ``mode``."""
-    real, anything = _systems()
+    real, anything = _oracles()
     rev = REVISIONS[REVISION]
     world = initial_world(caps)
-    world = real.step(world, Request("connect", client=ClientKind.CONFORMING)).after
-    world = real.step(world, Request("initialize")).after
+    world = real.fire(world, Request("connect", client=ClientKind.CONFORMING)).after
+    world = real.fire(world, Request("initialize")).after
     sid = None
     if step != "new":
         prompt = None if mode is None else _TEXT
-        made = real.step(world, Request("session_new", system_prompt=prompt, mode=mode))
+        made = real.fire(world, Request("session_new", system_prompt=prompt, mode=mode))
         if not made.sent:  # the conforming client drops what it may not send
-            made = real.step(world, Request("session_new"))
+            made = real.fire(world, Request("session_new"))
         world, sid = made.after, made.reply.sid
     broken: set[str] = set()
     for trigger in STEP_TRIGGERS[step]:
         for content, sent_mode in candidates(mode):
             req = Request(trigger, sid=sid, system_prompt=content, mode=sent_mode)
-            done = anything.step(world, req)
+            done = anything.fire(world, req)
             broken |= {
                 c.rid
                 for c in STEP_CHECKS

@@ -10,10 +10,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from model.invariants import CHECKS, violated_state, violated_step
 from model.knobs import CHOICES as PROFILE_CHOICES
 from model.knobs import CLIENT_KNOBS
-from model.machines import Compiled, RowRef, Step, System
+from model.machines import RowRef, Step
 from model.monitor import observe
 from model.profiles import Profile, ProfileError
 from model.revisions import REVISIONS
@@ -23,15 +22,15 @@ from model.types import (
     Caps,
     PromptCap,
     Reply,
-    Request,
     Session,
     Status,
     evolve,
 )
-from simulations.engines.observe import attached_sid, attached_slot, prompt_lost
+from simulations.engines.observe import attached_slot, prompt_lost
 from simulations.engines.trace import (
     ReplayedStep,
 )
+from simulations.live.oracle.oracle import Oracle, oracle_of
 from simulations.live.oracle.results import (
     _REOPEN,
     ADVERTISED_ID,
@@ -228,19 +227,10 @@ class Seen:
     slot: tuple[str, ...] | None = None
 
 
-_ENGINES: dict[Tables, Compiled] = {}
-
-
-def _engine(tables: Tables) -> Compiled:
-    if tables not in _ENGINES:
-        _ENGINES[tables] = Compiled(tables)
-    return _ENGINES[tables]
-
-
 def _answers(option: Option, step: Step, seen: Seen) -> Step | None:
     """The step ``option``'s build takes from ``step``'s world on its request, where it
     answers as the agent did (``seen``); None where it does not."""
-    alt = _engine(option.tables).step(step.before, step.request)
+    alt = oracle_of(option.tables).step(step.before, step.request)
     return alt if shows(alt, seen) else None
 
 
@@ -343,7 +333,7 @@ def shown_forgotten(tables: Tables, step: Step, got: tuple[str, ...]) -> Step | 
     session = step.before.agent.session(req.sid)
     if req.method not in _REOPEN or session is None or session.blocks is None:
         return None
-    alt = _engine(tables).step(prompt_lost(step.before, req.sid), req)
+    alt = oracle_of(tables).step(prompt_lost(step.before, req.sid), req)
     if attached_slot(alt) != got:
         return None
     return Step(step.before, req, alt.reply, alt.after, alt.rows)
@@ -369,22 +359,7 @@ def broken_by(revision: str, tables: Tables, step: Step, shown: Step) -> list[st
     ``shown`` in place of the model's ``step``: the step and, where it attached a session, one
     turn on that session after it, checked both ways; the ids (judged ones and P ids) broken
     only as shown, in registry order."""
-    ids = judged_ids(revision)
-    checks = [c for c in CHECKS.values() if c.rid in ids or c.rid.startswith("P")]
-    steps = [c for c in checks if c.kind == "step"]
-    states = [c for c in checks if c.kind == "state"]
-    system = System(tables)
-
-    def broken(s: Step) -> set[str]:
-        out = {*violated_step(s, steps), *violated_state(s.after, states)}
-        sid = attached_sid(s)
-        if sid is not None and s.reply.ok:
-            turn = system.step(s.after, Request("session_prompt", s.request.conn, sid=sid))
-            out |= {*violated_step(turn, steps), *violated_state(turn.after, states)}
-        return out
-
-    new = broken(shown) - broken(step)
-    return [rid for rid in REQUIREMENTS if rid in new]
+    return Oracle(tables, revision).broken(step, shown, judged_ids(revision))
 
 
 def row_id_of(ref: RowRef) -> str:

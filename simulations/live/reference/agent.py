@@ -3,9 +3,10 @@
 Scope
     An ordinary ACP agent, whose every answer is the model's. The process holds a model
     ``World``; each request is read as the model's ``Request``
-    (``simulations.wire.acp.request_of``), stepped through ``model.machines.System`` over the
-    build's tables, and answered with the response message the model's transcript shows for
-    that step (``simulations.wire.acp.response_message``). There is no protocol logic here: a
+    (``simulations.wire.acp.request_of``), moved by the build's oracle
+    (``simulations.live.oracle.oracle``: ``model.machines.System`` over the build's tables),
+    and answered with the response message the model's transcript shows for that step
+    (``simulations.wire.acp.response_message``). There is no protocol logic here: a
     revision's tables make the reference agent of that revision, a profile's tables
     (``--profile``) or a mutant's (``--mutant``) a faulty build, with no extra code
     (``Build``, ``build_for``; what it advertises: ``default_caps``, ``parse_caps``).
@@ -73,7 +74,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.machines import ModelError, Step, System
+from model.machines import ModelError, Step
 from model.mutants import MUTANTS
 from model.profiles import ProfileError, load_profile
 from model.revisions import REVISIONS
@@ -101,6 +102,7 @@ from model.types import (
 from simulations.engines.conversation import History, Update, kept
 from simulations.engines.trace import wire_method
 from simulations.live.endpoint.model_client import call_model
+from simulations.live.oracle.oracle import Oracle
 from simulations.usage import UsageError, refuse_other_revision, revision_for
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
@@ -413,7 +415,7 @@ class ReferenceAgent:
         self.environment = environment  # an ``# Environment`` section in every model call
         self.keeps_identity = keeps_identity  # its identity line kept under override: a fault
         self.calls = 0  # calls made to it
-        self.system = System(build.tables)
+        self.oracle = Oracle(build.tables, build.revision, build.caps)
         self.store = None if store is None else store / STORE_FILE
         self.history: dict[str, tuple[Update, ...]] = {}
         self.cwds: dict[str, str] = {}  # session → its working directory (``_with_cwds``)
@@ -437,7 +439,7 @@ class ReferenceAgent:
         return self.build.wire
 
     def _move(self, world: World, req: Request) -> World:
-        return self.system.move(world, req).after
+        return self.oracle.move(world, req).after
 
     def _persist(self) -> None:
         self.history = kept(self.history, self.world)
@@ -465,7 +467,7 @@ class ReferenceAgent:
         except WireError as e:
             return _error(msg_id, INVALID_PARAMS, str(e))
         try:
-            move = self.system.move(self.world, req)
+            move = self.oracle.move(self.world, req)
         except (ModelError, AssertionError, ValueError) as e:  # the build's tables broke
             return _error(msg_id, INTERNAL_ERROR, f"the model could not step {method}: {e}")
         step = Step(move.before, req, move.reply, move.after, move.rows)
@@ -563,5 +565,5 @@ class ReferenceAgent:
     def slot(self, sid: str) -> list[str] | None:
         """What a session/prompt on ``sid`` would run under now (None: it would be refused):
         the model's reply to that prompt, stepped on a copy of the world."""
-        reply = self.system.move(self.world, Request("session_prompt", 0, sid=sid)).reply
+        reply = self.oracle.move(self.world, Request("session_prompt", 0, sid=sid)).reply
         return list(reply.slot) if reply.ok and reply.slot is not None else None

@@ -78,7 +78,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from model.invariants import STATE_CHECKS, STEP_CHECKS
-from model.machines import ModelError, Step, System
+from model.machines import ModelError, Step
 from model.monitor import observe
 from model.revisions import Revision
 from model.spec import REQUIREMENTS
@@ -95,6 +95,7 @@ from model.types import (
 )
 from simulations.engines.observe import attached_slot, prompt_lost
 from simulations.live.oracle.judge import shown_forgotten
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.validate.model import (
     _ATTACH_METHODS,
     _ERRORED_KEPT,
@@ -511,7 +512,7 @@ class Follower:
         tables = self.tables if tables is None else tables
         for _ in range(5):
             try:
-                tried = System(tables).step(before, req)
+                tried = Oracle(tables).fire(before, req)
             except _UNFIT:  # without those rows the tables cannot take this request
                 return None
             if tried.reply.ok:

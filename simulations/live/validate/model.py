@@ -58,6 +58,7 @@ from model.types import (
     World,
     evolve,
 )
+from simulations.live.oracle.oracle import Oracle
 from simulations.live.validate.read import _echo
 from simulations.wire.acp import V2_WIRE
 
@@ -209,7 +210,7 @@ def open_client(tables: Tables) -> Tables:
 @lru_cache(maxsize=8)
 def _engine(revision: str) -> tuple[Tables, System]:
     tables = open_client(REVISIONS[revision].tables)
-    return tables, System(tables)
+    return tables, Oracle(tables, revision).system()
 
 
 @dataclass
