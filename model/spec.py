@@ -112,6 +112,9 @@ class Requirement:
     keyword: Keyword
     text: str
     source: str
+    # T ids: a phrase (whitespace normalised) of the schema description ``source`` points at,
+    # so a test can show the pointer lands on the text paraphrased (tests/test_spec.py)
+    anchor: str = ""
 
     @property
     def family(self) -> Family:
@@ -482,6 +485,7 @@ _ALL: tuple[Requirement, ...] = (
         "object allows append only) and signals override with an override entry inside that "
         "object's mode.",
         _schema("SessionSystemPromptCapabilities"),
+        anchor="in addition to `append`",
     ),
     Requirement(
         "T2",
@@ -490,6 +494,7 @@ _ALL: tuple[Requirement, ...] = (
         "A client includes systemPrompt on session/new, load, resume or fork only after the agent"
         " advertised the systemPrompt capability (T1) on this connection.",
         _schema("SystemPrompt"),
+        anchor="Clients MUST only send this when the Agent advertises",
     ),
     Requirement(
         "T3",
@@ -498,6 +503,7 @@ _ALL: tuple[Requirement, ...] = (
         "A client picks the override mode only if the agent listed override under the "
         "capability's mode entry.",
         _schema("SystemPromptMode"),
+        anchor="MUST only use it when the Agent advertises `sessionCapabilities.systemPrompt.mode",
     ),
     Requirement(
         "T4",
@@ -505,6 +511,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST_NOT,
         "A client puts nothing but text blocks in the prompt's content.",
         _schema("SystemPrompt/properties/content"),
+        anchor="Clients MUST NOT send other content block types",
     ),
     Requirement(
         "T5",
@@ -512,6 +519,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST_NOT,
         "A client never sends a prompt whose content array holds no blocks.",
         _schema("SystemPrompt/properties/content"),
+        anchor="Clients MUST NOT send an empty array",
     ),
     Requirement(
         "T6",
@@ -520,6 +528,7 @@ _ALL: tuple[Requirement, ...] = (
         "On load or resume a client repeats the prompt it gave at creation; on fork it repeats "
         "the prompt of the session it forks from.",
         _schema("LoadSessionRequest/properties/systemPrompt"),
+        anchor="SHOULD send the same value they used when the session was created",
     ),
     Requirement(
         "T7",
@@ -528,6 +537,7 @@ _ALL: tuple[Requirement, ...] = (
         "The envelope always names its mode, and leaving systemPrompt out is the same as sending "
         "null.",
         _schema("SystemPrompt/properties/mode"),
+        anchor="Required.",
     ),
     Requirement(
         "T8",
@@ -535,6 +545,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.MUST,
         "An advertising agent handles text blocks and always offers the append mode.",
         _schema("SystemPrompt/properties/content"),
+        anchor="MUST accept `text` content blocks",
     ),
     Requirement(
         "T9",
@@ -544,6 +555,7 @@ _ALL: tuple[Requirement, ...] = (
         "unsupported block type) answers with an error, and no session is created, loaded, "
         "resumed, forked or attached.",
         _schema("SystemPrompt"),
+        anchor="MUST return an error instead of creating, loading, resuming, or forking",
     ),
     Requirement(
         "T10",
@@ -552,6 +564,7 @@ _ALL: tuple[Requirement, ...] = (
         "A mode the agent lacks, whether unknown or an underscore-prefixed extension, draws an "
         "error; it is never quietly handled as append or override.",
         _schema("SystemPromptMode"),
+        anchor="rather than treating it as `append` or `override`",
     ),
     Requirement(
         "T11",
@@ -560,6 +573,7 @@ _ALL: tuple[Requirement, ...] = (
         "An advertising agent is free to refuse an empty content array with -32602, in which case"
         " no session is created, loaded, resumed or forked.",
         _schema("SystemPrompt/properties/content"),
+        anchor="Agents MAY reject one with `-32602`",
     ),
     Requirement(
         "T12",
@@ -569,6 +583,7 @@ _ALL: tuple[Requirement, ...] = (
         "developer instructions, not a user turn); where and how it is inserted is its own "
         "choice.",
         _schema("SystemPromptMode"),
+        anchor="system-level precedence",
     ),
     Requirement(
         "T13",
@@ -578,6 +593,8 @@ _ALL: tuple[Requirement, ...] = (
         "instructions while tools, MCP servers, permissions and session configuration stay as "
         "they were; workspace or environment context may still be added.",
         _schema("SystemPromptMode"),
+        anchor="does not change tool availability, MCP servers, permissions, or session "
+        "configuration",
     ),
     Requirement(
         "T14",
@@ -585,6 +602,7 @@ _ALL: tuple[Requirement, ...] = (
         _K.DESCRIPTIVE,
         "A session/new that carries no systemPrompt runs on the agent's own default instructions.",
         _schema("NewSessionRequest/properties/systemPrompt"),
+        anchor="mean the Agent uses its own default instructions",
     ),
     Requirement(
         "T15",
@@ -593,6 +611,7 @@ _ALL: tuple[Requirement, ...] = (
         "When load, resume or fork carries no systemPrompt, the agent chooses between the prompt "
         "it kept for the (source) session and its default instructions.",
         _schema("ForkSessionRequest/properties/systemPrompt"),
+        anchor="may then keep a system prompt it stored with the source session",
     ),
     Requirement(
         "T16",
@@ -602,6 +621,7 @@ _ALL: tuple[Requirement, ...] = (
         " one the session was created with: apply it, keep the stored one, or refuse (open "
         "question O3).",
         _schema("ResumeSessionRequest/properties/systemPrompt"),
+        anchor="SHOULD send the same value they used when the session was created",
     ),
     # --- A: the alternative RFD "Session-Scoped Instructions" (8c977541), not adopted -------
     Requirement(

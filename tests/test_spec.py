@@ -26,8 +26,9 @@ from model.spec import (
 from simulations.wire.schema import load_schema
 
 SDK_V1 = "urn:acp:schema:sdk-2.4.0:v1-unstable"
-# the one pin of the families' sizes (the rest of the project reads them from the registry)
-FAMILY_SIZES = {Family.R: 23, Family.S: 8, Family.P: 9, Family.T: 16, Family.A: 18}
+# each family's size as the registry has it: its ids must run 1..size in order (a new id is
+# added to model/spec.py alone; a gap or a renumbering is caught below)
+FAMILY_SIZES = {fam: sum(rid[0] == fam.value for rid in REQUIREMENTS) for fam in Family}
 RFD_LINES = 262  # docs/rfds/client-system-prompt.mdx at 4969bbbf has 262 lines
 
 SOURCE_RES: dict[Family, re.Pattern[str]] = {
@@ -57,24 +58,7 @@ ALT_SECTIONS = frozenset(
 )
 
 # A phrase (whitespace normalised) that the cited schema node's descriptions must contain.
-T_ANCHORS: dict[str, str] = {
-    "T1": "in addition to `append`",
-    "T2": "Clients MUST only send this when the Agent advertises",
-    "T3": "MUST only use it when the Agent advertises `sessionCapabilities.systemPrompt.mode",
-    "T4": "Clients MUST NOT send other content block types",
-    "T5": "Clients MUST NOT send an empty array",
-    "T6": "SHOULD send the same value they used when the session was created",
-    "T7": "Required.",
-    "T8": "MUST accept `text` content blocks",
-    "T9": "MUST return an error instead of creating, loading, resuming, or forking",
-    "T10": "rather than treating it as `append` or `override`",
-    "T11": "Agents MAY reject one with `-32602`",
-    "T12": "system-level precedence",
-    "T13": "does not change tool availability, MCP servers, permissions, or session configuration",
-    "T14": "mean the Agent uses its own default instructions",
-    "T15": "may then keep a system prompt it stored with the source session",
-    "T16": "SHOULD send the same value they used when the session was created",
-}
+T_ANCHORS: dict[str, str] = {rid: r.anchor for rid, r in REQUIREMENTS.items() if r.anchor}
 
 COPIED_RUN = 7  # this many consecutive words shared with the schema text counts as copying
 

@@ -1,7 +1,8 @@
 """``validate``: judge a recorded ACP session by the model. The entry and its report
 (``validate``), the reader of the inputs (``read``), one pass over one agent process's entries
-(``stream``), the following of a log where it departs from the model (``follow``), and what the
-stream judges with (``model``).
+(``stream``: a reader of the messages, wired to a follower and a judge), the model kept in step
+with the log and followed where the log departs (``follow``), and the judge of the findings with
+what the stream judges with (``model``).
 
 It does not import ``conform``.
 """

@@ -1,20 +1,38 @@
-"""Validate where the log departs from the model: the step as the agent took it, and the
-faults a later answer shows.
+"""Validate's follower: the model's world kept in step with the log, followed where the log
+departs from the model, and the faults a later answer shows.
 
 Scope
-    ``_Following`` sits between ``_Judging`` (``simulations.live.validate.model``) and
-    ``Stream`` (``simulations.live.validate.stream``), which calls it when an answer is not
-    the model's. Where the log departs from the model (the agent created a session the model
-    says fails, or refused what the model accepts), validation follows the LOG: the step is
-    re-run as the agent must have taken it (``_diverged``: the model's rejecting rows removed
-    until it succeeds, ``_succeeding``; an error leaves the world as it was; a listed or
-    replayed value, or a recorded system slot, put into the reply or the session's live
-    prompt, ``_compare`` and ``_slot``), the checks judge that step, and the model goes on
+    ``Follower`` is the part of a ``Stream`` (``simulations.live.validate.stream``) that
+    holds the model beside the log: the model's world, its connections for the log's, the
+    map between the log's session ids and the model's, and the moves that got there. The
+    stream's ``Reader`` asks it for a client request in the model's terms (``request``),
+    hands it each answered client request (``settle``: the model's step, memoised with its
+    checks, ``_step``, judged by the checks) and each piece of slot evidence
+    (``slot_evidence``), and tells it of a new agent process (``restarted``); what it finds
+    it reports to the stream's ``Judge`` (``simulations.live.validate.model``). Where the
+    log departs from the model (the agent created a session the model says fails, or
+    refused what the model accepts), validation follows the LOG: the step is re-run as the
+    agent must have taken it (``_diverged``: the model's rejecting rows removed until it
+    succeeds, ``_succeeding``; an error leaves the world as it was; a listed or replayed
+    value, or a recorded system slot, put into the reply or the session's live prompt,
+    ``_compare`` and ``_slot``), the checks judge that step, and the model goes on
     from it. A departure no check judges (the spec allows several answers, and the model's
     reference agent took another) is a note, not a finding; a load or resume served where no
     edit of the tables serves it is still held to S8 on the wire alone (``_replay_kept``).
 
 Abstractions
+    One agent process per log (per kit transcript). Connections appear as the log names them:
+    each is a model ``connect`` of a conforming client, so a request a conforming client must
+    not send (the CLIENT table's gates: R3, S2–S5, T2–T5, ...) is judged by the client checks
+    (the model runs the request on a client table with every gate open, and the checks see a
+    conforming client send it), whatever the agent answered: a request the model cannot
+    follow is still the client's (S1 for a session/new served before initialize). An
+    ``initialize`` the agent answers with success on a connection already initialised is a
+    new agent process (our transcripts show a restart so): the model restarts with the
+    capabilities the new answer advertises (``_initialize``). The capability profile is
+    read from each initialize result. Session ids are the log's; the model's own (s1, s2,
+    ...) are mapped to them as sessions are created (``_map_ids``).
+
     Some faults leave nothing on the wire where they happen; a later answer shows them, and
     validation infers them from it:
 
@@ -36,14 +54,16 @@ Abstractions
       after it of a session stored with a prompt whose result shows the slot the session would
       have if the store had lost that prompt is reported R18 at that answer, naming the
       restart's line, besides the restore id (R16) it breaks anyway: the wire cannot tell the
-      two apart (``_after_restart``).
+      two apart (``_after_restart``; the attach is read as from a store that lost the prompt
+      by ``simulations.live.oracle.judge.shown_forgotten``, the function conform reads its
+      restores with).
 
     What the wire cannot show is not judged: the system slot is on the wire only in our
     transcripts' ``_meta.systemSlot`` (the model's observation) of a session/prompt result
     (the slot of that turn) and of a session/new, load, resume or fork result (the slot the
     session runs under from then on; where it differs from the model's, the step is judged
     with it, and a later turn that departs is judged alone), and in the introspection
-    extension's answers and conform's records of a model call (``Stream._slot_evidence``).
+    extension's answers and conform's records of a model call (``slot_evidence``).
 
 Source
     The model's tables and machines (``model.tables``, ``model.machines``: an edit of the
@@ -53,25 +73,45 @@ Source
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import ModelError, Step, System
 from model.monitor import observe
+from model.revisions import Revision
 from model.spec import REQUIREMENTS
 from model.tables import Tables
-from model.types import Reply, Request, World, evolve
+from model.types import (
+    Caps,
+    ClientKind,
+    Phase,
+    Reply,
+    Request,
+    World,
+    evolve,
+    initial_world,
+)
 from simulations.engines.observe import attached_slot, prompt_lost
+from simulations.live.oracle.judge import shown_forgotten
 from simulations.live.validate.model import (
     _ATTACH_METHODS,
+    _ERRORED_KEPT,
+    _STEPS_KEPT,
     _UNFIT,
+    Judge,
     _attached_sid,
     _created,
-    _Judging,
+    _engine,
+    _Errored,
+    _Memo,
+    _Moved,
     _Observed,
     _Pending,
     _with_live,
     _with_slot,
+    caps_of,
 )
 from simulations.live.validate.model import REPLAY as _REPLAY
 from simulations.live.validate.read import _UNKNOWN_CODE
@@ -79,9 +119,199 @@ from simulations.live.validate.read import _UNKNOWN_CODE
 _EMPTY_REFUSED = "T11"  # an empty content array refused: then nothing is created or attached
 
 
-class _Following(_Judging):
-    """A stream's judgement where the log departs from the model: the step re-run as the agent
-    took it, and the hidden effects of earlier answers inferred from later ones."""
+class Follower:
+    """The model's world kept in step with one stream's log: each answered client request
+    settled against the model's step (``settle``), the step re-run as the agent took it where
+    the log departs, and the hidden effects of earlier answers inferred from later ones. What
+    it finds goes to the stream's ``Judge``."""
+
+    def __init__(self, revision: Revision, judge: Judge, memo: _Memo):
+        self.rev = revision
+        self.wire = revision.wire
+        self.judge = judge
+        self.tables, self.system = _engine(revision.name)
+        self.memo = memo
+        self.world = initial_world(Caps())
+        self.conns: dict[object, int] = {}  # the log's connection → the model's index
+        self.sids: dict[str, str] = {}  # the log's session id → the model's
+        self.back: dict[str, str] = {}  # the model's session id → the log's
+        self.attached: dict[str, Step] = {}  # model sid → the step that last attached it
+        self.shown: set[str] = set()  # model sids whose attaching result showed the slot
+        # later evidence of earlier hidden effects (bounded): errored answers, recent moves
+        self.moves = 0
+        self.errored: deque[_Errored] = deque(maxlen=_ERRORED_KEPT)
+        self.moved: deque[_Moved] = deque(maxlen=_STEPS_KEPT)
+        # a restart seen (initialize answered on an initialised connection): its line, and the
+        # model's sessions stored then that no attach has shown since
+        self.restart_line = self._answer_line = 0
+        self.unattached: set[str] = set()
+
+    # ---- what the reader asks
+
+    def request(self, req: Request, conn: object) -> Request:
+        """``req`` as the log sent it on its connection ``conn``, in the model's terms: the
+        model's connection (opened at its first request) and session id."""
+        sid = None if req.sid is None else self.sids.get(req.sid, f"?{req.sid}")
+        return evolve(req, conn=self._conn(conn), sid=sid)
+
+    def settle(
+        self, p: _Pending, got: _Observed, line: int, msg: dict[str, Any], conn: object
+    ) -> None:
+        """The answer ``msg`` at ``line`` (``got``: what it shows, in the model's terms) to the
+        client request ``p``, sent on the log's connection ``conn``: the model's step beside
+        it is judged (followed where the log departs), and the model goes on from it."""
+        req = p.request
+        assert req is not None
+        if req.method == "initialize" and got.code is None:
+            self._answer_line = line
+            self._initialize(req, msg)
+            req = evolve(req, conn=self.conns.get(conn, req.conn))
+        step, bad = self._step(self.world, req)
+        if self.errored and _departs(step, got, self.sids) and self._explained(p, got, line):
+            req = p.request
+            assert req is not None
+            step, bad = self._step(self.world, req)
+        reply = step.reply
+        if (reply.code is None) != (got.code is None):
+            step, judged = self._diverged(step, got, p, line)
+            # unjudged, the step still shows what the client sent: its rules hold or not
+            # whatever the agent answered (S1: a session/new served before initialize)
+            bad = (
+                self._checks(step)
+                if judged
+                else tuple(r for r in bad if r in self.judge.client_ids)
+            )
+        elif got.code is not None:
+            if got.code not in (reply.code, _UNKNOWN_CODE):
+                self.judge.note(
+                    line, f"{p.method}: error {got.code}, the model answers {reply.code}"
+                )
+                step = Step(step.before, req, evolve(reply, code=got.code), step.after, step.rows)
+                bad = self._checks(step)
+        else:
+            step, bad = self._compare(step, bad, got, p, line)
+        self.judge.broken(bad, p, line)
+        if self.unattached:
+            self._after_restart(step, got, p, line)
+        if got.code is not None:
+            self.errored.append(_Errored(self.moves, line, p, step))
+        created = got.sid if req.method in ("session_new", "session_fork") else None
+        self._moved(req, p.log_sid, got.code, created)
+        self.world = step.after
+        self._map_ids(step, got, line)
+        self.memo.trim()
+
+    def slot_evidence(self, p: _Pending, log_sid: object, result: Mapping[str, Any]) -> None:
+        """Slot evidence at ``p.line``: the introspection extension's answer, or conform's
+        record of a turn's model call (both ``{systemSlot}``): the session runs under that
+        slot now. Where the result that attached the session did not show its slot, that step
+        is judged again with it (as a turn's ``_meta.systemSlot`` is); the session's live
+        prompt follows the evidence either way."""
+        raw = result.get("systemSlot")
+        sid = self.sids.get(log_sid) if isinstance(log_sid, str) else None
+        if sid is None or not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+            return
+        session = self.world.agent.session(sid)
+        slot = tuple(raw)
+        if session is None or session.live == slot:
+            return
+        self.judge.note(
+            p.line, f"{p.method}: system slot {list(slot)}, the model has {session.live}"
+        )
+        attach = self.attached.get(sid)
+        if attach is not None and sid not in self.shown:
+            again = _with_slot(attach, sid, slot)
+            self.judge.broken(self._checks(again), p, p.line)
+            self.attached[sid] = again
+        self.world = _with_live(self.world, sid, slot)
+        self.shown.add(sid)
+
+    # ---- the model
+
+    def _checks(self, step: Step) -> tuple[str, ...]:
+        bad = [c.rid for c in STEP_CHECKS if not c.fn(step)]
+        bad += [c.rid for c in STATE_CHECKS if not c.fn(step.after)]
+        return tuple(dict.fromkeys(r for r in bad if self.rev.states(r)))
+
+    def _step(self, world: World, req: Request) -> tuple[Step, tuple[str, ...]]:
+        key = (self.rev.name, world, req)
+        hit = self.memo.steps.get(key)
+        if hit is None:
+            step = self.system.step(world, req)
+            hit = (step, self._checks(step))
+            self.memo.steps[key] = hit
+        return hit
+
+    def _conn(self, name: object) -> int:
+        index = self.conns.get(name)
+        if index is None:
+            req = Request("connect", client=ClientKind.CONFORMING)
+            self.world = self.system.step(self.world, req).after
+            index = self.conns[name] = len(self.world.connections) - 1
+            self._moved(req)
+        return index
+
+    def _moved(
+        self,
+        req: Request,
+        log_sid: str | None = None,
+        code: int | None = None,
+        created: str | None = None,
+    ) -> None:
+        """Count a model move; keep it only while an errored answer may need it re-run."""
+        index = self.moves
+        self.moves += 1
+        if not self.errored:
+            if self.moved:
+                self.moved.clear()
+            return
+        self.moved.append(_Moved(index, req, log_sid, code, created))
+        while self.errored and self.moved[0].at > self.errored[0].index + 1:
+            self.errored.popleft()  # the moves after it are no longer all kept
+
+    def _initialize(self, req: Request, msg: dict[str, Any]) -> None:
+        result = msg.get("result")
+        caps = caps_of(result if isinstance(result, Mapping) else {}, self.wire)
+        conn = self.world.conn(req.conn)
+        if conn is not None and conn.phase is Phase.INITIALIZED:
+            # answered with success on an initialised connection: a new agent process
+            name = next(k for k, v in self.conns.items() if v == req.conn)
+            self.restarted(Request("restart", profile=caps), self._answer_line)
+            self._conn(name)
+        elif self.world.agent.profile != caps:
+            self.world = evolve(self.world, agent=evolve(self.world.agent, profile=caps))
+            self.errored.clear()
+
+    def restarted(self, restart: Request, line: int) -> None:
+        """The model's world after the agent process restarted at ``line``: no connection of the
+        log is open (the next request opens its own), hidden effects are not looked for across
+        it, and the sessions it stored wait for their first attach (R18)."""
+        self.world = self.system.step(self.world, restart).after
+        self.conns.clear()
+        self.errored.clear()
+        self.attached.clear()
+        self.shown.clear()
+        self.restart_line = line
+        self.unattached = {s.sid for s in self.world.agent.store if s.blocks is not None}
+
+    def _map_ids(self, step: Step, got: _Observed, line: int) -> None:
+        req = step.request
+        if req.method in ("session_new", "session_fork") and step.reply.ok:
+            model_sid = _created(step)
+            if got.sid is not None and model_sid is not None:
+                self.sids[got.sid] = model_sid
+                self.back[model_sid] = got.sid
+                self.attached[model_sid] = step
+                self._shown(model_sid, got)
+        elif req.method in ("session_load", "session_resume") and step.reply.ok and req.sid:
+            self.attached[req.sid] = step
+            self._shown(req.sid, got)
+
+    def _shown(self, sid: str, got: _Observed) -> None:
+        if got.slot is not None:
+            self.shown.add(sid)
+        else:
+            self.shown.discard(sid)
 
     # ---- later evidence of what an earlier answer hid
 
@@ -100,12 +330,12 @@ class _Following(_Judging):
             if rerun is None:
                 continue
             world, sids = rerun
-            self._note(
+            self.judge.note(
                 cand.line,
                 f"{cand.pending.method}: the agent answered error {cand.step.reply.code} yet "
                 f"changed its store as a success would (shown by the answer at line {line})",
             )
-            self._judge(
+            self.judge.broken(
                 (*self._checks(effect), *self._refusal_ids(effect)), cand.pending, cand.line
             )
             self.world, self.sids = world, sids
@@ -183,9 +413,10 @@ class _Following(_Judging):
 
     def _after_restart(self, step: Step, got: _Observed, p: _Pending, line: int) -> None:
         """The first attach of a session stored at the restart: where its result shows the
-        slot the session would have had if the store had lost its prompt at the restart,
-        report R18 (A18 on alt-instructions) with the restart's line; the wire cannot tell
-        that from a load that ignored the stored prompt (R16, judged as before)."""
+        slot the session would have had if the store had lost its prompt at the restart (the
+        one reading of that both live tools share, ``shown_forgotten``), report R18 (A18 on
+        alt-instructions) with the restart's line; the wire cannot tell that from a load that
+        ignored the stored prompt (R16, judged as before)."""
         sid = step.request.sid
         if step.request.method not in _ATTACH_METHODS or sid not in self.unattached:
             return
@@ -199,17 +430,16 @@ class _Following(_Judging):
             return
         if got.slot is None or model is None or got.slot == model:
             return
-        lost = prompt_lost(before, sid)
-        try:
-            forgot = self.system.step(lost, step.request)
+        try:  # conform's reading of the same answer (``judge.shown_forgotten``)
+            forgot = shown_forgotten(self.tables, step, got.slot)
         except _UNFIT:
             return
-        if attached_slot(forgot) != got.slot:
+        if forgot is None:
             return
-        restart = Step(before, Request("restart"), Reply(), lost)
+        restart = Step(before, Request("restart"), Reply(), prompt_lost(before, sid))
         ids = [r for r in self._checks(restart) if r in ("R18", "A18")]
         for rid in ids:
-            self._report(
+            self.judge.report(
                 rid,
                 line,
                 f"{p.method} (line {p.line}): the session comes back without the prompt it "
@@ -226,21 +456,25 @@ class _Following(_Judging):
         req, before = step.request, step.before
         if got.code is not None:  # the model succeeds, the agent refused: nothing changed
             reply = Reply(code=got.code)
-            self._note(line, f"{p.method}: the agent answered error {got.code}, the model succeeds")
+            self.judge.note(
+                line, f"{p.method}: the agent answered error {got.code}, the model succeeds"
+            )
             return Step(before, req, reply, observe(before, req, reply, before), step.rows), True
         for reading in _readings(req):
             tried = self._succeeding(before, reading)
             if tried is None:
                 continue
             read = "" if reading == req else " (read as ignoring the systemPrompt it cannot take)"
-            self._note(
+            self.judge.note(
                 line,
                 f"{p.method}: the agent succeeded where the model answers error "
                 f"{step.reply.code}{self._rows_cite(step)}{read}",
             )
             as_sent = Step(before, req, tried.reply, tried.after, tried.rows)
             return self._compare(as_sent, (), got, p, line)[0], True
-        self._note(line, f"{p.method}: the agent succeeded; the model has no way to (kept as is)")
+        self.judge.note(
+            line, f"{p.method}: the agent succeeded; the model has no way to (kept as is)"
+        )
         self._replay_kept(p, got, line)
         return Step(before, req, Reply(sid=step.reply.sid), before, step.rows), False
 
@@ -254,16 +488,16 @@ class _Following(_Judging):
         """S8 on a load or resume the agent served where no edit of the model's tables does (a
         deleted session, say): judged on the wire alone, as ``conform`` does — history before
         a resume's answer, or none before a load's where the log saw the session's updates."""
-        evidence = self._replay_evidence(p, line)
+        evidence = self.judge.replay_evidence(p, line)
         if p.method == "session/resume" and got.replayed:
-            self._report(
+            self.judge.report(
                 _REPLAY,
                 line,
                 f"{p.method} (line {p.line}): history replayed before its answer",
                 evidence,
             )
         elif p.method == "session/load" and got.replayed is False:
-            self._report(
+            self.judge.report(
                 _REPLAY,
                 line,
                 f"{p.method} (line {p.line}): no history replayed before its answer, where the "
@@ -295,7 +529,7 @@ class _Following(_Judging):
         if got.listed is not None:
             listed = tuple(self.sids.get(s, f"?{s}") for s in got.listed)
             if sorted(listed) != sorted(reply.listed):
-                self._note(line, f"{p.method}: the agent lists {list(got.listed)}")
+                self.judge.note(line, f"{p.method}: the agent lists {list(got.listed)}")
                 changes["listed"] = listed
         if got.replayed is not None and got.replayed != reply.replayed:
             changes["replayed"] = got.replayed
@@ -303,7 +537,9 @@ class _Following(_Judging):
         if got.slot is not None and attached is not None:
             live = attached_slot(step)
             if got.slot != live:  # the session runs under what the result shows
-                self._note(line, f"{p.method}: system slot {list(got.slot)}, the model has {live}")
+                self.judge.note(
+                    line, f"{p.method}: system slot {list(got.slot)}, the model has {live}"
+                )
                 step, altered = _with_slot(step, attached, got.slot), True
         elif got.slot is not None and got.slot != reply.slot and step.request.sid is not None:
             return self._slot(step, got.slot, p, line)
@@ -321,7 +557,9 @@ class _Following(_Judging):
         again with it, then the turn."""
         sid = step.request.sid
         assert sid is not None
-        self._note(line, f"{p.method}: system slot {list(slot)}, the model has {step.reply.slot}")
+        self.judge.note(
+            line, f"{p.method}: system slot {list(slot)}, the model has {step.reply.slot}"
+        )
         if sid in self.shown:
             req, reply = step.request, evolve(step.reply, slot=slot)
             unseen = evolve(step.after, observed=step.before.observed)

@@ -1,34 +1,25 @@
-"""What validate judges with: findings, the model with an open client, one stream's state.
+"""What validate judges with: findings and the judge of one stream, the model with an open
+client, the records of a request and its answer.
 
 Scope
     ``Finding`` is one violated id (or wire problem) at the first message that shows it; the
     findings that are no requirement id are named here (``MALFORMED``, ``SCHEMA``,
     ``JSONRPC``, ``NOTE``, ``OUTSIDE``, ``UPDATE``), with the tier the live tools give them
-    (``live_tier_fails``). ``caps_of`` reads the model's capability profile back from an
-    initialize result on a revision's wire; ``open_client`` gives the revision's tables a
-    client that sends every request from either phase, so the agent answers whatever the log
-    shows and the client checks judge what a conforming client sent. ``_Judging`` is the base
-    of ``Stream`` (``simulations.live.validate.stream``, through
-    ``simulations.live.validate.follow``): the model's world, the maps between the log's
-    session ids and the model's, the findings and notes, and what reports them (``_report``,
-    ``_judge``), steps the model (``_step``, memoised, with its ``_checks``), opens a
-    connection and restarts the agent.
+    (``live_tier_fails``). ``Judge`` keeps one stream's findings and notes (``report``,
+    ``broken``: a step's ids at their lines, ``note``: a departure, kept as the evidence of
+    the answer's findings); the stream's reader and follower report to it. ``caps_of`` reads
+    the model's capability profile back from an initialize result on a revision's wire;
+    ``open_client`` gives the revision's tables a client that sends every request from
+    either phase, so the agent answers whatever the log shows and the client checks judge
+    what a conforming client sent (``_engine``: those tables and their engine, per
+    revision). ``_Pending``, ``_Observed``, ``_Errored`` and ``_Moved`` are what the reader
+    and the follower (``simulations.live.validate.stream``, ``.follow``) pass between them;
+    ``_Memo`` is what the streams of one run share.
 
 Abstractions
-    One agent process per log (per kit transcript). Connections appear as the log names them:
-    each is a model ``connect`` of a conforming client, so a request a conforming client must
-    not send (the CLIENT table's gates: R3, S2–S5, T2–T5, ...) is judged by the client checks
-    (the model runs the request on a client table with every gate open, and the checks see a
-    conforming client send it), whatever the agent answered: a request the model cannot
-    follow is still the client's (S1 for a session/new served before initialize). A client
-    rule is reported at the request's line, the agent's at the answer's. An ``initialize``
-    the agent answers with success on a connection already initialised is a new agent
-    process (our transcripts show a restart so): the model restarts with the capabilities
-    the new answer advertises (``_initialize``). The capability profile is read from each
-    initialize result. Session ids are the log's; the model's own (s1, s2, ...) are mapped
-    to them as sessions are created (``_map_ids``).
-
-    A requirement id is reported once, at its first line; a wire problem at every line, past
+    A client rule is reported at the request's line, the agent's at the answer's (the
+    CLIENT table's citations are the client's). A requirement id is reported once, at its
+    first line; a wire problem at every line, past
     _WIRE_LIMIT per stream counted and not kept. P ids (the end-to-end guarantees, not rules
     of either party) are notes, always kept; a departure the model's checks do not judge is a
     note too, past _WIRE_LIMIT dropped; SHOULDs (T6) are advisory. A check the live tools
@@ -39,16 +30,15 @@ Abstractions
     (``_Memo``), at most _MEMO_LIMIT of each, schema verdicts keyed by a digest of the text.
 
 Source
-    Requirement ids, keywords and who they bind: ``model.spec``; the checks:
-    ``model.invariants`` (STEP_CHECKS, STATE_CHECKS); the rows a step fired: ``Step.rows`` →
-    ``Row.reqs`` (``model.tables``); the wire of each revision: ``simulations.wire.acp``.
+    Requirement ids, keywords and who they bind: ``model.spec``; the CLIENT table and its
+    rows: ``model.tables``; the wire of each revision: ``simulations.wire.acp``; the tiers:
+    ``simulations.live.oracle.tiers``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -56,20 +46,17 @@ from typing import Any, NamedTuple
 
 from transitions.core import MachineError
 
-from model.invariants import STATE_CHECKS, STEP_CHECKS
 from model.machines import ModelError, Step, System
 from model.revisions import REVISIONS, Revision
 from model.spec import REQUIREMENTS
 from model.tables import CLIENT_REQUESTS, Row, Tables
 from model.types import (
     Caps,
-    ClientKind,
     Phase,
     PromptCap,
     Request,
     World,
     evolve,
-    initial_world,
 )
 from simulations.live.validate.read import _echo
 from simulations.wire.acp import V2_WIRE
@@ -89,7 +76,7 @@ OUTSIDE_TIER = "ADVISORY"  # a prompt outside the field: a SHOULD-like advice (c
 # names the session it belongs to. Others (available commands, mode, title) may come any time
 UPDATE = "update-id"
 # S8: a load replays the conversation before answering, a resume replays none. Its evidence is
-# the re-open itself (``_Judging._replay_evidence``), never a note the same answer left about
+# the re-open itself (``Judge.replay_evidence``), never a note the same answer left about
 # something else (a -32602 the model expected, say)
 REPLAY = "S8"
 _MEMO_LIMIT = 20_000  # memoised steps (their worlds) and schema verdicts, each; then cleared
@@ -254,7 +241,7 @@ class _Pending:
 class _Errored:
     """An answer that was an error, kept in case later answers show it changed the store."""
 
-    index: int  # its place among the stream's model moves (``Stream.moves``)
+    index: int  # its place among the stream's model moves (``Follower.moves``)
     line: int  # the answer's line
     pending: _Pending
     step: Step  # as it was followed (the world unchanged)
@@ -264,7 +251,7 @@ class _Moved(NamedTuple):
     """A model move the stream made (a step it settled, or a connection it opened), to re-run
     from another world: the request with the log's session id, and what the log answered."""
 
-    at: int  # its place among the stream's model moves (``Stream.moves``)
+    at: int  # its place among the stream's model moves (``Follower.moves``)
     request: Request
     log_sid: str | None = None
     code: int | None = None
@@ -294,41 +281,27 @@ class _Memo:
             self.schema.clear()
 
 
-class _Judging:
-    """One stream's judgement so far: the model's world beside the log, the maps between their
-    session ids, the findings and notes, and the model moves that got there."""
+class Judge:
+    """One stream's findings and notes: what the reader and the follower report, kept as
+    ``Finding`` values (a requirement id once, wire problems capped, notes apart)."""
 
-    def __init__(self, revision: Revision, file: str, where: str = "", memo: _Memo | None = None):
-        self.rev = revision
-        self.wire = revision.wire
+    def __init__(self, revision: Revision, file: str, where: str = ""):
         self.file, self.where = file, _echo(where)
-        self.tables, self.system = _engine(revision.name)
         # the rules a client breaks (the CLIENT table's citations): judged at the request
         self.client_ids = frozenset(r for row in revision.tables.client for r in row.reqs)
-        self.memo = memo if memo is not None else _Memo()
-        self.world = initial_world(Caps())
-        self.conns: dict[object, int] = {}  # the log's connection → the model's index
-        self.sids: dict[str, str] = {}  # the log's session id → the model's
-        self.back: dict[str, str] = {}  # the model's session id → the log's
-        self.attached: dict[str, Step] = {}  # model sid → the step that last attached it
-        self.shown: set[str] = set()  # model sids whose attaching result showed the slot
-        # later evidence of earlier hidden effects (bounded): errored answers, recent moves
-        self.moves = 0
-        self.errored: deque[_Errored] = deque(maxlen=_ERRORED_KEPT)
-        self.moved: deque[_Moved] = deque(maxlen=_STEPS_KEPT)
-        # a restart seen (initialize answered on an initialised connection): its line, and the
-        # model's sessions stored then that no attach has shown since
-        self.restart_line = self._answer_line = 0
-        self.unattached: set[str] = set()
         self.findings: dict[str, Finding] = {}
         self.notes: dict[str, Finding] = {}
         self.evidence: list[str] = []  # the notes of the answer being settled
         self.suppressed = 0  # wire problems past _WIRE_LIMIT, counted only
         self.kinds: dict[str, int] = {}  # wire problems (malformed, schema, jsonrpc) by kind
 
-    # ---- reporting
+    def afresh(self) -> None:
+        """The next entry: the notes of the one before are no evidence of its findings."""
+        if self.evidence:
+            self.evidence.clear()
 
-    def _report(self, rid: str, line: int, message: str, evidence: str = "") -> None:
+    def report(self, rid: str, line: int, message: str, evidence: str = "") -> None:
+        """A finding ``rid`` at ``line`` (a P id or ``NOTE``: a note)."""
         message = _echo(message)
         if rid.startswith("P") or rid == NOTE:
             key = rid if rid != NOTE else f"{NOTE}:{message}"
@@ -351,8 +324,9 @@ class _Judging:
             rid, line, self.file, message, self.where, advisory, _echo(evidence)
         )
 
-    def _judge(self, ids: Iterable[str], p: _Pending, line: int) -> None:
-        """Report ``ids``: a client rule at the request's line, the agent's at the answer's."""
+    def broken(self, ids: Iterable[str], p: _Pending, line: int) -> None:
+        """Report ``ids``, broken by the request ``p`` answered at ``line``: a client rule at
+        the request's line, the agent's at the answer's."""
         for rid in ids:
             req = REQUIREMENTS.get(rid)
             text = req.text if req is not None else ""
@@ -361,11 +335,11 @@ class _Judging:
             shown = sent if len(sent) <= 200 else sent[:200] + "..."
             evidence = "; ".join(self.evidence) or f"line {p.line} sent {shown}"
             if rid == REPLAY and p.method in ("session/load", "session/resume"):
-                evidence = self._replay_evidence(p, line)
-            self._report(rid, at, f"{p.method} (line {p.line}): {text}", evidence)
+                evidence = self.replay_evidence(p, line)
+            self.report(rid, at, f"{p.method} (line {p.line}): {text}", evidence)
 
     @staticmethod
-    def _replay_evidence(p: _Pending, line: int) -> str:
+    def replay_evidence(p: _Pending, line: int) -> str:
         """What S8 saw of the load or resume ``p`` answered at ``line``: the session/update
         notifications for its session that came before that answer."""
         sid = f" of session {p.log_sid!r:.60}" if p.log_sid is not None else ""
@@ -379,96 +353,10 @@ class _Judging:
             f"{p.method} answer (line {line})"
         )
 
-    def _note(self, line: int, text: str) -> None:
+    def note(self, line: int, text: str) -> None:
+        """A departure noted at ``line``: a note, and evidence of the answer's findings."""
         self.evidence.append(f"line {line}: {text}")
-        self._report(NOTE, line, text)
-
-    # ---- the model
-
-    def _checks(self, step: Step) -> tuple[str, ...]:
-        bad = [c.rid for c in STEP_CHECKS if not c.fn(step)]
-        bad += [c.rid for c in STATE_CHECKS if not c.fn(step.after)]
-        return tuple(dict.fromkeys(r for r in bad if self.rev.states(r)))
-
-    def _step(self, world: World, req: Request) -> tuple[Step, tuple[str, ...]]:
-        key = (self.rev.name, world, req)
-        hit = self.memo.steps.get(key)
-        if hit is None:
-            step = self.system.step(world, req)
-            hit = (step, self._checks(step))
-            self.memo.steps[key] = hit
-        return hit
-
-    def _conn(self, name: object) -> int:
-        index = self.conns.get(name)
-        if index is None:
-            req = Request("connect", client=ClientKind.CONFORMING)
-            self.world = self.system.step(self.world, req).after
-            index = self.conns[name] = len(self.world.connections) - 1
-            self._moved(req)
-        return index
-
-    def _moved(
-        self,
-        req: Request,
-        log_sid: str | None = None,
-        code: int | None = None,
-        created: str | None = None,
-    ) -> None:
-        """Count a model move; keep it only while an errored answer may need it re-run."""
-        index = self.moves
-        self.moves += 1
-        if not self.errored:
-            if self.moved:
-                self.moved.clear()
-            return
-        self.moved.append(_Moved(index, req, log_sid, code, created))
-        while self.errored and self.moved[0].at > self.errored[0].index + 1:
-            self.errored.popleft()  # the moves after it are no longer all kept
-
-    def _initialize(self, req: Request, msg: dict[str, Any]) -> None:
-        result = msg.get("result")
-        caps = caps_of(result if isinstance(result, Mapping) else {}, self.wire)
-        conn = self.world.conn(req.conn)
-        if conn is not None and conn.phase is Phase.INITIALIZED:
-            # answered with success on an initialised connection: a new agent process
-            name = next(k for k, v in self.conns.items() if v == req.conn)
-            self._restarted(Request("restart", profile=caps), self._answer_line)
-            self._conn(name)
-        elif self.world.agent.profile != caps:
-            self.world = evolve(self.world, agent=evolve(self.world.agent, profile=caps))
-            self.errored.clear()
-
-    def _restarted(self, restart: Request, line: int) -> None:
-        """The model's world after the agent process restarted at ``line``: no connection of the
-        log is open (the next request opens its own), hidden effects are not looked for across
-        it, and the sessions it stored wait for their first attach (R18)."""
-        self.world = self.system.step(self.world, restart).after
-        self.conns.clear()
-        self.errored.clear()
-        self.attached.clear()
-        self.shown.clear()
-        self.restart_line = line
-        self.unattached = {s.sid for s in self.world.agent.store if s.blocks is not None}
-
-    def _map_ids(self, step: Step, got: _Observed, line: int) -> None:
-        req = step.request
-        if req.method in ("session_new", "session_fork") and step.reply.ok:
-            model_sid = _created(step)
-            if got.sid is not None and model_sid is not None:
-                self.sids[got.sid] = model_sid
-                self.back[model_sid] = got.sid
-                self.attached[model_sid] = step
-                self._shown(model_sid, got)
-        elif req.method in ("session_load", "session_resume") and step.reply.ok and req.sid:
-            self.attached[req.sid] = step
-            self._shown(req.sid, got)
-
-    def _shown(self, sid: str, got: _Observed) -> None:
-        if got.slot is not None:
-            self.shown.add(sid)
-        else:
-            self.shown.discard(sid)
+        self.report(NOTE, line, text)
 
 
 def _created(step: Step) -> str | None:

@@ -1,21 +1,27 @@
 """Validate's one pass: ``Stream`` judges the entries of one agent process, in order.
 
 Scope
-    ``Stream.feed`` takes the entries of one log (one kit transcript) as they were recorded.
-    A request is opened under its connection, direction and id; a client request the model
-    knows is read back as the model's request (``simulations.wire.acp.request_of``) with the
-    model's ids for the log's; a response closes the open request it answers, is checked with
+    ``Stream`` wires three parts, each its own object: a ``Reader`` (the messages in,
+    bounded; here), a ``Follower`` (the model's world kept in step with the log,
+    ``simulations.live.validate.follow``) and a ``Judge`` (the findings,
+    ``simulations.live.validate.model``). ``Stream.feed`` hands the entries of one log (one
+    kit transcript), as they were recorded, to the reader. A request is opened under its
+    connection, direction and id; a client request the model knows is read back as the
+    model's request (``simulations.wire.acp.request_of``) with the model's ids for the log's
+    (``Follower.request``); a response closes the open request it answers, is checked with
     it against the vendored schema (a message the model does not know against its own
     definition: agent→client requests, notifications, ``_`` extensions), and a client
-    request's answer is settled against the model's step (``_settle``: error or success and
-    its code, the session id created, the ids listed, the history replayed before a load
-    answers, the system slot where the log shows it; where it departs, ``_Following`` in
-    ``simulations.live.validate.follow``). A message's direction, where the log does not
-    state it, comes from ACP's method names (``direction_of``). ``session/update``
-    notifications are counted per session (history replay) and judged for the session they
-    name (``UPDATE``); a new agent process named by the records is a restart of the model
-    (``_process_started``), and so is the next file of a recording the tee wrote one file per
-    process (``next_file``); ``finish`` names the requests left unanswered.
+    request's answer, read in the model's terms (``_observed``: error or success and its
+    code, the session id created, the ids listed, the history replayed before a load
+    answers, the system slot where the log shows it), is settled by the follower against
+    the model's step (``Follower.settle``, which follows the log where it departs). A
+    message's direction, where the log does not state it, comes from ACP's method names
+    (``direction_of``). ``session/update`` notifications are counted per session (history
+    replay) and judged for the session they name (``UPDATE``); a new agent process named by
+    the records is a restart of the model (``_process_started``), and so is the next file of
+    a recording the tee wrote one file per process (``next_file``); ``finish`` names the
+    requests left unanswered. What the callers read of a stream (findings, notes, counts)
+    is the judge's and the reader's.
 
 Abstractions
     Where the records name their process (conform's live wire, conform-client's tee), a new
@@ -48,12 +54,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from model.machines import Step
 from model.revisions import Revision
 from model.tables import CLIENT_REQUESTS
-from model.types import PromptCap, Request, evolve
+from model.types import PromptCap, Request
 from simulations.engines.conversation import HISTORY_KINDS
-from simulations.live.validate.follow import _departs, _Following
+from simulations.live.validate.follow import Follower
 from simulations.live.validate.model import (
     _ATTACHING,
     JSONRPC,
@@ -62,16 +67,15 @@ from simulations.live.validate.model import (
     OUTSIDE,
     SCHEMA,
     UPDATE,
+    Finding,
+    Judge,
     _digest,
-    _Errored,
     _Memo,
     _Observed,
     _Pending,
     _slot_of,
-    _with_live,
-    _with_slot,
 )
-from simulations.live.validate.read import _UNKNOWN_CODE, A2C, C2A, Entry
+from simulations.live.validate.read import A2C, C2A, Entry
 from simulations.wire.acp import INTROSPECTION_METHOD, MODEL_DIRECTION, WireError, request_of
 from simulations.wire.schema import SCHEMA_FILES, load_schema, schema_registry, validate_transcript
 
@@ -245,11 +249,16 @@ class _Open:
         self.by_id.clear()
 
 
-class Stream(_Following):
-    """One recorded run against one agent process: feed entries in order, then ``finish``."""
+class Reader:
+    """One stream's messages in, bounded: requests opened and answered by id, the counts
+    notifications read, the wire judged (JSON-RPC, schema, ``session/update``); an answered
+    client request the model knows goes to the ``Follower``, findings to the ``Judge``. Of
+    the follower it reads only the log's session ids the model knows (``sids``) and what the
+    agent advertised (``world``); the judge's file changes with ``next_file``."""
 
-    def __init__(self, revision: Revision, file: str, where: str = "", memo: _Memo | None = None):
-        super().__init__(revision, file, where, memo)
+    def __init__(self, revision: Revision, judge: Judge, follower: Follower, memo: _Memo):
+        self.wire = revision.wire
+        self.judge, self.follower, self.memo = judge, follower, memo
         # log sids with session/update notifications seen (the latest _HISTORY_KEPT)
         self.history: OrderedDict[str, None] = OrderedDict()
         # per log sid with a load or resume open: its open ones, session/update seen so far
@@ -265,38 +274,41 @@ class Stream(_Following):
 
     def feed(self, e: Entry) -> None:
         self.messages += 1
-        if self.evidence:  # the notes of the entry before: this one's findings start afresh
-            self.evidence.clear()
+        self.judge.afresh()
         if e.process is not None and e.process != self.process:
             if self.process is not None:
                 self._process_ended(e.line)
                 self._process_started(e.line)
             self.process = e.process
         if e.problem is not None:
-            self._report(MALFORMED, e.line, e.problem)
+            self.judge.report(MALFORMED, e.line, e.problem)
             return
         if e.direction == MODEL_DIRECTION:  # what a model call carried: evidence, no message
             m = e.message
-            self._slot_evidence(_Pending(e.line, "model call", A2C, {}), m.get("sessionId"), m)
+            self.follower.slot_evidence(
+                _Pending(e.line, "model call", A2C, {}), m.get("sessionId"), m
+            )
             return
         msg = e.message
         if not isinstance(msg, dict):
-            self._report(MALFORMED, e.line, f"not a JSON-RPC object: {msg!r:.60}")
+            self.judge.report(MALFORMED, e.line, f"not a JSON-RPC object: {msg!r:.60}")
             return
         if msg.get("jsonrpc") != "2.0":
-            self._report(JSONRPC, e.line, f'jsonrpc: expected "2.0", got {msg.get("jsonrpc")!r}')
+            self.judge.report(
+                JSONRPC, e.line, f'jsonrpc: expected "2.0", got {msg.get("jsonrpc")!r}'
+            )
         method = msg.get("method")
         if "method" in msg:
             self.recognised += 1
             if not isinstance(method, str):
-                self._report(MALFORMED, e.line, f"method: expected a string, got {method!r}")
+                self.judge.report(MALFORMED, e.line, f"method: expected a string, got {method!r}")
                 return
             self._request(e, msg, method)
         elif "id" in msg and ("result" in msg or "error" in msg):
             self.recognised += 1
             self._response(e, msg)
         else:
-            self._report(MALFORMED, e.line, "neither a request, a notification nor a response")
+            self.judge.report(MALFORMED, e.line, "neither a request, a notification nor a response")
 
     def _conn_name(self, e: Entry, msg: Mapping[str, Any]) -> object:
         if e.conn is not None:
@@ -310,30 +322,29 @@ class Stream(_Following):
         direction = e.direction or direction_of(method) or "?"
         params = msg.get("params")
         if "params" in msg and not isinstance(params, (dict, list)):
-            self._report(MALFORMED, e.line, f"params: expected an object, got {params!r:.60}")
+            self.judge.report(MALFORMED, e.line, f"params: expected an object, got {params!r:.60}")
             return
         if "id" not in msg:  # a notification
             self._notification(e, msg, method, direction)
             return
         mid = msg["id"]
         if not isinstance(mid, (int, str)) or isinstance(mid, bool):
-            self._report(MALFORMED, e.line, f"id: expected a number or a string, got {mid!r}")
+            self.judge.report(MALFORMED, e.line, f"id: expected a number or a string, got {mid!r}")
             return
         conn = self._conn_name(e, msg)
         key = (conn, direction, mid)
         if key in self.pending:
-            self._report(JSONRPC, e.line, f"request id {mid!r} reused while still unanswered")
+            self.judge.report(JSONRPC, e.line, f"request id {mid!r} reused while still unanswered")
         p = _Pending(e.line, method, direction, msg)
         trigger = method.replace("/", "_")
         if direction == C2A and trigger in CLIENT_REQUESTS:
             try:
                 req = request_of(msg, self.wire, 0)
             except WireError as err:
-                self._report(MALFORMED, e.line, f"{method}: {err}")
+                self.judge.report(MALFORMED, e.line, f"{method}: {err}")
             else:
                 p.log_sid = req.sid
-                sid = None if req.sid is None else self.sids.get(req.sid, f"?{req.sid}")
-                p.request = evolve(req, conn=self._conn(conn), sid=sid)
+                p.request = self.follower.request(req, conn)
                 self._outside(e.line, method, params)
         if p.log_sid is not None and method in ("session/load", "session/resume"):
             seen = self.loading.setdefault(p.log_sid, [0, 0])
@@ -343,7 +354,7 @@ class Stream(_Following):
         for closed in self.pending.add(key, p):
             self._answered(closed)
             if closed.given_up:
-                self._report(
+                self.judge.report(
                     JSONRPC,
                     closed.line,
                     f"{closed.method} request id {closed.message['id']!r} still unanswered "
@@ -357,12 +368,12 @@ class Stream(_Following):
             return
         meta = params.get("_meta")
         value = meta.get("systemPrompt") if isinstance(meta, Mapping) else None
-        if value is None or self.world.agent.profile.system_prompt is PromptCap.NONE:
+        if value is None or self.follower.world.agent.profile.system_prompt is PromptCap.NONE:
             return
         field = "sessionInstructions" if self.wire == "instructions" else "systemPrompt"
         if params.get(field) is not None:  # the field carries a prompt: _meta is extra
             return
-        self._report(
+        self.judge.report(
             OUTSIDE,
             line,
             f"{method}: the prompt went in _meta.systemPrompt ({json.dumps(value)[:80]}), not "
@@ -379,7 +390,7 @@ class Stream(_Following):
             if self.open_sids[p.log_sid] == 0:
                 del self.open_sids[p.log_sid]
             if by > 0:
-                p.about = p.method in _ABOUT_ONE and p.log_sid in self.sids
+                p.about = p.method in _ABOUT_ONE and p.log_sid in self.follower.sids
             if p.about:
                 self.open_about += by
         if p.method in _HANDS_OUT:
@@ -408,8 +419,8 @@ class Stream(_Following):
         if stray and self.open_about > 0 and not self.open_new:
             update = params.get("update") if isinstance(params, Mapping) else None
             kind = update.get("sessionUpdate") if isinstance(update, Mapping) else None
-            if sid not in self.sids:
-                self._report(
+            if sid not in self.follower.sids:
+                self.judge.report(
                     UPDATE,
                     e.line,
                     f"session/update for session {sid!r:.60} while a request about a session "
@@ -417,7 +428,7 @@ class Stream(_Following):
                     "and no open request names it",
                 )
             elif kind in _TURN_CONTENT:
-                self._report(
+                self.judge.report(
                     UPDATE,
                     e.line,
                     f"session/update {kind} for session {sid!r:.60} while a request about "
@@ -439,7 +450,7 @@ class Stream(_Following):
         where = f"line {line}" if file is None else f"{file}:{line}"
         for p in list(self.pending.values()):
             self._answered(p)
-            self._report(
+            self.judge.report(
                 JSONRPC,
                 p.line,
                 f"{p.method} request id {p.message['id']!r:.60} has no answer before its agent "
@@ -456,12 +467,12 @@ class Stream(_Following):
         started (they ran side by side; a note says they are judged one after the other)."""
         if self.messages:
             self._process_ended(line, file)
-        self.file = file
+        self.judge.file = file
         if self.messages:
             self._process_started(line)
         self.process = None  # the file's first record names its process: no second restart
         if running is not None:
-            self._report(
+            self.judge.report(
                 NOTE,
                 line,
                 f"this agent process started before the one of {running} ended: they ran "
@@ -475,7 +486,7 @@ class Stream(_Following):
         sent before it breaks S1 as at the start of a log. Waiting for an initialize answered
         on an initialised connection (how a restart shows where the log names no process)
         would judge what comes before it on the ended process's connection."""
-        self._restarted(Request("restart"), line)
+        self.follower.restarted(Request("restart"), line)
 
     def _response(self, e: Entry, msg: dict[str, Any]) -> None:
         mid = msg["id"]
@@ -483,45 +494,25 @@ class Stream(_Following):
         if p is None and mid is None and "error" in msg:
             return  # JSON-RPC 2.0: the error answer to a request whose id could not be read
         if p is None:
-            self._report(JSONRPC, e.line, f"response id {mid!r:.60} answers no open request")
+            self.judge.report(JSONRPC, e.line, f"response id {mid!r:.60} answers no open request")
             return
         self._answered(p)
         if p.method == INTROSPECTION_METHOD and isinstance(msg.get("result"), Mapping):
             params = p.message.get("params")
             log_sid = params.get("sessionId") if isinstance(params, Mapping) else None
-            self._slot_evidence(_Pending(e.line, p.method, A2C, {}), log_sid, msg["result"])
+            self.follower.slot_evidence(_Pending(e.line, p.method, A2C, {}), log_sid, msg["result"])
         error = msg.get("error")
         if "error" in msg and (
             not isinstance(error, Mapping) or not isinstance(error.get("code"), int)
         ):
-            self._report(MALFORMED, e.line, f"error: expected {{code, message}}, got {error!r:.60}")
+            self.judge.report(
+                MALFORMED, e.line, f"error: expected {{code, message}}, got {error!r:.60}"
+            )
             return
         self._schema_pair(p, e, msg)
         if p.request is not None:
-            self._settle(p, e, msg)
-
-    def _slot_evidence(self, p: _Pending, log_sid: object, result: Mapping[str, Any]) -> None:
-        """Slot evidence at ``p.line``: the introspection extension's answer, or conform's
-        record of a turn's model call (both ``{systemSlot}``): the session runs under that
-        slot now. Where the result that attached the session did not show its slot, that step
-        is judged again with it (as a turn's ``_meta.systemSlot`` is); the session's live
-        prompt follows the evidence either way."""
-        raw = result.get("systemSlot")
-        sid = self.sids.get(log_sid) if isinstance(log_sid, str) else None
-        if sid is None or not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
-            return
-        session = self.world.agent.session(sid)
-        slot = tuple(raw)
-        if session is None or session.live == slot:
-            return
-        self._note(p.line, f"{p.method}: system slot {list(slot)}, the model has {session.live}")
-        attach = self.attached.get(sid)
-        if attach is not None and sid not in self.shown:
-            again = _with_slot(attach, sid, slot)
-            self._judge(self._checks(again), p, p.line)
-            self.attached[sid] = again
-        self.world = _with_live(self.world, sid, slot)
-        self.shown.add(sid)
+            got = self._observed(p, e, msg)
+            self.follower.settle(p, got, e.line, msg, self._conn_name(e, p.message))
 
     # ---- schema
 
@@ -537,7 +528,7 @@ class Stream(_Following):
                 self.memo.schema[key] = problems
             for problem in problems:
                 line = p.line if problem.startswith("message 0") else e.line
-                self._report(SCHEMA, line, problem.split(" ", 2)[-1])
+                self.judge.report(SCHEMA, line, problem.split(" ", 2)[-1])
             return
         self._schema_alone(p.line, p.method, "request", p.message.get("params"))
         if "result" in msg:
@@ -554,7 +545,7 @@ class Stream(_Following):
             problems = tuple(f"{method} {kind}: {err.message:.200}" for err in errors)
             self.memo.schema[key] = problems
         for problem in problems:
-            self._report(SCHEMA, line, problem)
+            self.judge.report(SCHEMA, line, problem)
 
     # ---- the comparison with the model
 
@@ -586,51 +577,65 @@ class Stream(_Following):
                 out.replayed = False  # the log records this session's updates: none came
         return out
 
-    def _settle(self, p: _Pending, e: Entry, msg: dict[str, Any]) -> None:
-        req = p.request
-        assert req is not None
-        got = self._observed(p, e, msg)
-        if req.method == "initialize" and got.code is None:
-            self._answer_line = e.line
-            self._initialize(req, msg)
-            req = evolve(req, conn=self.conns.get(self._conn_name(e, p.message), req.conn))
-        step, bad = self._step(self.world, req)
-        line = e.line
-        if self.errored and _departs(step, got, self.sids) and self._explained(p, got, line):
-            req = p.request
-            assert req is not None
-            step, bad = self._step(self.world, req)
-        reply = step.reply
-        if (reply.code is None) != (got.code is None):
-            step, judged = self._diverged(step, got, p, line)
-            # unjudged, the step still shows what the client sent: its rules hold or not
-            # whatever the agent answered (S1: a session/new served before initialize)
-            bad = self._checks(step) if judged else tuple(r for r in bad if r in self.client_ids)
-        elif got.code is not None:
-            if got.code not in (reply.code, _UNKNOWN_CODE):
-                self._note(line, f"{p.method}: error {got.code}, the model answers {reply.code}")
-                step = Step(step.before, req, evolve(reply, code=got.code), step.after, step.rows)
-                bad = self._checks(step)
-        else:
-            step, bad = self._compare(step, bad, got, p, line)
-        self._judge(bad, p, line)
-        if self.unattached:
-            self._after_restart(step, got, p, line)
-        if got.code is not None:
-            self.errored.append(_Errored(self.moves, line, p, step))
-        created = got.sid if req.method in ("session_new", "session_fork") else None
-        self._moved(req, p.log_sid, got.code, created)
-        self.world = step.after
-        self._map_ids(step, got, line)
-        self.memo.trim()
-
     def finish(self) -> None:
         for p in self.pending.values():
-            self._report(
+            self.judge.report(
                 JSONRPC, p.line, f"{p.method} request id {p.message['id']!r} has no answer"
             )
         self.pending.clear()
         self.loading.clear()
+
+
+class Stream:
+    """One recorded run against one agent process: feed entries in order, then ``finish``.
+    The wiring of a ``Reader`` (messages in), a ``Follower`` (the model beside the log) and a
+    ``Judge`` (the findings); what the callers read is the judge's and the reader's."""
+
+    def __init__(self, revision: Revision, file: str, where: str = "", memo: _Memo | None = None):
+        memo = memo if memo is not None else _Memo()
+        self.judge = Judge(revision, file, where)
+        self.follower = Follower(revision, self.judge, memo)
+        self.reader = Reader(revision, self.judge, self.follower, memo)
+
+    def feed(self, e: Entry) -> None:
+        """The next entry of the log."""
+        self.reader.feed(e)
+
+    def next_file(self, file: str, line: int, running: str | None = None) -> None:
+        """The entries go on in ``file`` from its ``line`` (``Reader.next_file``)."""
+        self.reader.next_file(file, line, running)
+
+    def finish(self) -> None:
+        """The log ended: what is still open has no answer."""
+        self.reader.finish()
+
+    @property
+    def findings(self) -> dict[str, Finding]:
+        return self.judge.findings
+
+    @property
+    def notes(self) -> dict[str, Finding]:
+        return self.judge.notes
+
+    @property
+    def suppressed(self) -> int:
+        return self.judge.suppressed
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        return self.judge.kinds
+
+    @property
+    def messages(self) -> int:
+        return self.reader.messages
+
+    @property
+    def recognised(self) -> int:
+        return self.reader.recognised
+
+    @property
+    def pending(self) -> _Open:
+        return self.reader.pending
 
 
 def _schema_key(request: Mapping[str, Any], response: Mapping[str, Any]) -> bytes:

@@ -20,10 +20,12 @@ Scope
     records, a JSON report's transcripts — the official test kit's, conform's,
     conform-client's —, sacp-tee logs) into entries, bounded against hostile files;
     ``simulations.live.validate.stream`` is ``Stream``, one pass over one agent process's
-    entries; ``simulations.live.validate.follow`` follows the log where it departs from the
-    model and infers what an earlier answer hid; ``simulations.live.validate.model`` holds
-    what they share (the findings, the model with an open client, a stream's state). Each
-    name is imported from the module that defines it.
+    entries, and its ``Reader`` of the messages; ``simulations.live.validate.follow`` is its
+    ``Follower``, which keeps the model in step with the log, follows it where it departs
+    and infers what an earlier answer hid; ``simulations.live.validate.model`` holds its
+    ``Judge`` (the findings) and what they share (the model with an open client, the
+    records of a request and its answer). Each name is imported from the module that
+    defines it.
 
 Abstractions
     One stream per log, and per test transcript of a report (each test ran against a fresh
