@@ -6,25 +6,36 @@ Scope
     values that answer a question the texts leave open; ``CLIENT_KNOBS`` the client's side.
     ``EDITS`` turns one knob value into an edit of a revision's tables (the same row edits the
     mutants use, ``model.mutants``), applied in ``edit_order``; ``no_effect`` says why a knob
-    value would change nothing on a revision, so a profile can refuse it in one line. The knobs'
-    meanings are documented once, in ``model.profiles``.
+    value would change nothing on a revision, so a profile can refuse it in one line. The edits
+    of how a session comes back and where its prompt travels (``on_load``, ``fork_inherits``,
+    ``store_survives_restart``, ``restore``, ``reads_prompt``, ``client_puts_prompt``) are
+    ``model.restore_knobs``'s; the others, and the mode readings they share, are here. The
+    knobs' meanings are documented once, in ``model.profiles``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from model import operations
 from model.context import Ctx
 from model.effects import EFFECTS, compose_default, effect, ignore_prompt_fields
 from model.mutants import edit_rows, insert_before, swap_effect, swap_guard
+from model.restore_knobs import (
+    META_RESENT,
+    ResentInMeta,
+    edit_client_puts_prompt,
+    edit_fork_inherits,
+    edit_on_load,
+    edit_reads_prompt,
+    edit_restore,
+    edit_store_survives_restart,
+)
 from model.revisions import (
     APPLY_RESENT,
     KEEP_STORED,
     REVISIONS,
-    USE_DEFAULT,
     refuse_active_reopen,
 )
 from model.tables import Row, Tables
@@ -138,7 +149,7 @@ def no_effect(revision: str, knob: str, value: Any, restore: str = "stored") -> 
     rev = REVISIONS[revision]
     base, admits = rev.tables, rev.admits
     if restore == "resent" and knob in CLIENT_KNOBS.values():
-        base, admits = _restore(base, restore), ResentInMeta(rev.admits)
+        base, admits = edit_restore(base, restore), ResentInMeta(rev.admits)
     try:
         edited = EDITS[knob](base, value)
     except ValueError:
@@ -149,26 +160,6 @@ def no_effect(revision: str, knob: str, value: Any, restore: str = "stored") -> 
     if needs is not None and not any(admits(r) for r in needs[0]):
         return f"its wire cannot carry {needs[1]}"
     return ""
-
-
-def _on_load(t: Tables, _: Any) -> Tables:
-    """Load and resume (whichever the revision has: v2-draft has no load) use the default."""
-    edited = t
-    for trigger in ("session_load", "session_resume"):
-        stored = KEEP_STORED[trigger]
-        if any(r.effect == stored for r in t.session):
-            edited = swap_effect(edited, "session", stored, USE_DEFAULT[trigger])
-    if edited is t:
-        raise ValueError("no load or resume restores a stored prompt")
-    return edited
-
-
-def _fork(t: Tables, _: Any) -> Tables:
-    return swap_effect(t, "session", KEEP_STORED["session_fork"], USE_DEFAULT["session_fork"])
-
-
-def _restart(t: Tables, _: Any) -> Tables:
-    return swap_effect(t, "agent", "restart_keeping_store", "restart_forgetting_prompts")
 
 
 @effect
@@ -278,35 +269,6 @@ def _as_if_absent(reject: str) -> Callable[[Tables, Any], Tables]:
     return edit
 
 
-# ---- restore by re-send: load, resume and fork take the prompt from the request --------------
-# (the effects here; the edit, _restore, below)
-
-
-@effect
-def load_with_meta_prompt(c: Ctx) -> None:
-    """Load under the prompt the request re-sends in ``_meta.systemPrompt``."""
-    EFFECTS[APPLY_RESENT["session_load"]](c)
-
-
-@effect
-def resume_with_meta_prompt(c: Ctx) -> None:
-    """Resume under the prompt the request re-sends in ``_meta.systemPrompt``."""
-    EFFECTS[APPLY_RESENT["session_resume"]](c)
-
-
-@effect
-def fork_with_meta_prompt(c: Ctx) -> None:
-    """Fork under the prompt the request re-sends in ``_meta.systemPrompt``."""
-    EFFECTS[APPLY_RESENT["session_fork"]](c)
-
-
-META_RESENT = {
-    "session_load": "load_with_meta_prompt",
-    "session_resume": "resume_with_meta_prompt",
-    "session_fork": "fork_with_meta_prompt",
-}
-
-
 _ANY = "*"  # a mode mapping's key for "whatever the request says"
 
 
@@ -355,8 +317,7 @@ def _merged(
 
 
 # the effects that read a request's mode (the _meta re-sends of restore = "resent" included)
-_META_READERS = tuple(META_RESENT.values())
-_READERS = ("take_prompt_fields", *APPLY_RESENT.values(), *_META_READERS)
+_READERS = ("take_prompt_fields", *APPLY_RESENT.values(), *META_RESENT.values())
 _AS_APPEND: tuple[tuple[str | None, str], ...] = ((_ANY, Mode.APPEND.value),)
 _OVERRIDE_AS_APPEND: tuple[tuple[str | None, str], ...] = (
     (Mode.OVERRIDE.value, Mode.APPEND.value),
@@ -587,204 +548,14 @@ def _held(t: Tables, _: Any) -> Tables:
     return swap_effect(t, "agent", "restart_keeping_store", "restart_rebuilding_closed")
 
 
-# ---- where the prompt travels: the field or _meta.systemPrompt -------------------------------
-#
-# Both sides are table edits. The agent's ``reads_prompt`` and the client's ``puts_prompt``
-# decide, row by row, whether a row that reads the request's prompt finds it: a reading effect
-# X whose prompt is not where the agent looks becomes ``X__unseen__F``, which runs the fallback
-# F (session/new: ``ignore_prompt_fields``; load, resume, fork: what the same request without a
-# prompt does). ``reads_prompt = "meta"`` marks every field reader unseen (the modelled client
-# writes the field); ``puts_prompt = "meta"`` turns unseen readers back into X (the agent looks
-# in _meta and the prompt is there) and marks the field readers unseen (the field is empty).
-# ``nowhere`` replaces the readers by their fallback outright: no client brings them back. The
-# validation rows stay as they are in every case (the request is checked as a whole).
-
-_UNSEEN: dict[str, tuple[str, bool]] = {}  # derived effect → (the reader, its row had no dest)
-
-
-def _unseen(name: str, fallback: str, rejects: bool) -> str:
-    """The reader ``name`` looking where the prompt is not: it runs ``fallback`` (registered
-    once under a derived name; ``rejects``: the reader's row answered an error, no dest)."""
-    derived = f"{name}__unseen__{fallback}"
-    if derived not in EFFECTS:
-        body = EFFECTS[fallback]
-
-        def run(c: Ctx) -> None:
-            body(c)
-
-        run.__name__ = derived
-        run.__doc__ = f"{name}, looking where the client did not put the prompt: {fallback}."
-        effect(run)
-        _UNSEEN[derived] = (name, rejects)
-    return derived
-
-
-_VALIDATION = frozenset(
-    {
-        "reject_empty_prompt",
-        "reject_unsupported_block",
-        "reject_unadvertised_mode",
-        "reject_cannot_incorporate",
-    }
-)
-
-
-# session/new reads the composed draft; a re-sent prompt is read from the request
-_REQUEST_GUARD = {"exceeds_size_limit": "request_exceeds_size_limit"}
-
-
-def _field_reader(table: str, r: Row) -> bool:
-    """Does row ``r`` read the prompt the request carries in the revision's own field?"""
-    if r.effect is None or r.effect in _UNSEEN or r.effect.split("__")[0] in _META_READERS:
-        return False
-    if table == "new_session":
-        return r.effect.startswith("take_prompt_fields")
-    return "carries_prompt" in r.guards and r.effect not in _VALIDATION
-
-
-def _without_prompt(t: Tables, r: Row) -> Row:
-    """The row the same load/resume/fork request would fire if it carried no prompt."""
-    return next(
-        x
-        for x in t.session
-        if x.trigger == r.trigger
-        and set(x.sources) & set(r.sources)
-        and "carries_prompt" not in x.guards
-        and all(g in r.guards for g in x.guards)
-    )
-
-
-def _looks_away(t: Tables, table: str, r: Row) -> Row:
-    """``r`` with its reader looking where the prompt is not."""
-    assert r.effect is not None
-    if table == "new_session":
-        return r._replace(effect=_unseen(r.effect, "ignore_prompt_fields", False))
-    plain = _without_prompt(t, r)
-    assert plain.effect is not None
-    return r._replace(dest=plain.dest, effect=_unseen(r.effect, plain.effect, r.dest is None))
-
-
-def _map_readers(t: Tables, change: Callable[[Tables, str, Row], Row | None]) -> Tables:
-    """Every row of new_session and session changed by ``change`` (None: left as it is);
-    ValueError if no row changes."""
-    edited = t
-    for table in ("new_session", "session"):
-        rows = tuple(change(t, table, r) or r for r in t.table(table))
-        if rows != t.table(table):
-            edited = edited.edit(table, rows)
-    if edited == t:
-        raise ValueError("no row reads the prompt")
-    return edited
-
-
-def _reads(t: Tables, value: Any) -> Tables:
-    """``meta``: the agent looks in ``_meta.systemPrompt``, so the field a client writes is
-    unseen; ``nowhere``: every reader runs its fallback, whatever the client does."""
-    if value == "meta":
-        return _map_readers(
-            t, lambda t, n, r: _looks_away(t, n, r) if _field_reader(n, r) else None
-        )
-    t = swap_effect(t, "new_session", "take_prompt_fields", "ignore_prompt_fields")
-    if any(_field_reader("session", r) for r in t.session):
-
-        def fallback(t: Tables, n: str, r: Row) -> Row | None:
-            if n != "session" or not _field_reader(n, r):
-                return None
-            plain = _without_prompt(t, r)
-            return r._replace(dest=plain.dest, effect=plain.effect)
-
-        t = _map_readers(t, fallback)
-    return t
-
-
-def _client_puts(t: Tables, _: Any) -> Tables:
-    """The client writes the prompt in ``_meta.systemPrompt``: an agent that looks there finds
-    it, one that reads the field finds nothing (an agent that reads nowhere: no change)."""
-
-    def change(t: Tables, n: str, r: Row) -> Row | None:
-        if r.effect in _UNSEEN:
-            name, rejects = _UNSEEN[r.effect]
-            return r._replace(effect=name, dest=None if rejects else r.dest)
-        return _looks_away(t, n, r) if _field_reader(n, r) else None
-
-    try:
-        return _map_readers(t, change)
-    except ValueError:
-        return t  # nothing reads the prompt anywhere: the agent never sees it either way
-
-
-def reopens_with_prompt(t: Tables) -> bool:
-    """Does the wire re-send the prompt on load/resume/fork in its own field (v1-stable)?"""
-    return any(r.effect in APPLY_RESENT.values() for r in t.session)
-
-
-@dataclass(frozen=True)
-class ResentInMeta:
-    """A revision's ``admits`` widened for an agent that restores by re-send: load, resume and
-    fork may carry the prompt session/new carries on that wire, in ``_meta.systemPrompt``."""
-
-    base: Callable[[Request], bool]
-
-    def __call__(self, req: Request) -> bool:
-        if self.base(req):
-            return True
-        return (
-            req.method in KEEP_STORED
-            and req.system_prompt is not None
-            and self.base(evolve(req, method="session_new", sid=None))
-        )
-
-    @property
-    def profiles(self) -> Any:  # the base wire's capability profiles (WireAdmits)
-        return getattr(self.base, "profiles", None)
-
-
-def _restore(t: Tables, _: Any) -> Tables:
-    """Load, resume and fork run under the prompt the request carries, else the default.
-
-    On an envelope wire (v1-stable, v2-draft) a re-sent prompt is applied already: this is
-    ``on_load`` and ``fork_inherits`` together (the profile says so and refuses it). Elsewhere
-    the re-send travels in ``_meta.systemPrompt``: a row applies it before the stored-prompt
-    row, which now uses the default, and the client may re-send on load/resume/fork what it
-    may send on session/new (``client_resends`` then says what it re-sends)."""
-    if reopens_with_prompt(t):
-        return _fork(_on_load(t, True), False)
-    new = next(r for r in t.client if r.trigger == "session_new")
-    resend = tuple(dict.fromkeys((*new.guards, "prompt_has_a_block")))
-    # a re-sent prompt is checked as session/new checks one (an error, nothing attached)
-    rejects = [
-        (tuple(_REQUEST_GUARD.get(g, g) for g in r.guards), r.effect)
-        for r in t.new_session
-        if r.dest is Stage.REJECTED and r.effect in _VALIDATION
-    ]
-    session: list[Row] = []
-    for r in t.session:
-        if r.trigger in KEEP_STORED and r.effect == KEEP_STORED[r.trigger]:
-            guards = ("carries_prompt", *r.guards)
-            session += [r._replace(dest=None, guards=(*guards, *g), effect=e) for g, e in rejects]
-            session.append(r._replace(guards=guards, effect=META_RESENT[r.trigger]))
-            r = r._replace(effect=USE_DEFAULT[r.trigger])
-        session.append(r)
-    reopened = {r.trigger for r in session if r.effect in META_RESENT.values()}
-    client = tuple(
-        r._replace(guards=tuple(dict.fromkeys((*r.guards, *resend))))
-        if r.trigger in reopened
-        else r
-        for r in t.client
-    )
-    if not reopened:
-        raise ValueError("no load, resume or fork restores a stored prompt")
-    return t.edit("session", tuple(session)).edit("client", client)
-
-
 EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
-    "on_load": _on_load,
-    "fork_inherits": _fork,
-    "store_survives_restart": _restart,
+    "on_load": edit_on_load,
+    "fork_inherits": edit_fork_inherits,
+    "store_survives_restart": edit_store_survives_restart,
     "blank_text": _blank,
     "bare_prompt": _bare,
     "size_limit": _size,
-    "reads_prompt": _reads,
+    "reads_prompt": edit_reads_prompt,
     "empty_array": _as_if_absent("reject_empty_prompt"),
     "mode_alone": _as_if_absent("reject_mode_without_prompt"),
     "unsupported_blocks": _as_if_absent("reject_unsupported_block"),
@@ -800,8 +571,8 @@ EDITS: dict[str, Callable[[Tables, Any], Tables]] = {
     "client_sends_prompt": _client_sends,
     "client_override": _client_override,
     "client_resends": _client_resends,
-    "restore": _restore,
-    "client_puts_prompt": _client_puts,
+    "restore": edit_restore,
+    "client_puts_prompt": edit_client_puts_prompt,
     "compaction": operations.compaction,
     "set_prompt": operations.set_prompt,
 }

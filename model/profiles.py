@@ -164,7 +164,6 @@ from model.knobs import (
     OnLoad,
     OverrideMode,
     ReadsPrompt,
-    ResentInMeta,
     Restore,
     SetPrompt,
     SizeLimit,
@@ -174,9 +173,9 @@ from model.knobs import (
     UnsupportedBlocks,
     edit_order,
     no_effect,
-    reopens_with_prompt,
 )
 from model.mutants import MUTANTS
+from model.restore_knobs import ResentInMeta, reopens_with_prompt
 from model.revisions import (
     ALIASES,
     REVISIONS,

@@ -35,7 +35,8 @@ from simulations.api import check
 from simulations.cli import main
 from simulations.engines.domain import ALT_DOMAIN, DEFAULT_DOMAIN, text
 from simulations.engines.trace import Trace
-from simulations.wire.acp import transcript, validate_transcript
+from simulations.wire.acp import transcript
+from simulations.wire.schema import validate_transcript
 
 # a question another such module or a notebook explored is answered from the run's share
 pytestmark = pytest.mark.usefixtures("shared_explorations")

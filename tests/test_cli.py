@@ -15,7 +15,7 @@ import simulations.commands.explore as explore_command
 from model.mutants import MUTANTS
 from model.spec import REQUIREMENTS, Family, family_ids
 from simulations.cli import main
-from simulations.wire.acp import validate_transcript
+from simulations.wire.schema import validate_transcript
 
 # a question another such module or a notebook explored is answered from the run's share
 pytestmark = pytest.mark.usefixtures("shared_explorations")

@@ -1169,9 +1169,9 @@ def test_a_slot_too_long_to_keep_is_not_observable_never_a_verdict(monkeypatch) 
     cannot show what its middle held: the build that FAILs append_drops_base's id through the
     endpoint gets NOT_OBSERVABLE there instead, never PASS, and the report counts the clipped
     calls (its text and its JSON)."""
-    from simulations.live.endpoint import endpoint as endpoint_module
+    from simulations.live.endpoint import model_calls
 
-    monkeypatch.setattr(endpoint_module, "TEXT_KEPT", 40)  # the reference agent's slot is longer
+    monkeypatch.setattr(model_calls, "TEXT_KEPT", 40)  # the reference agent's slot is longer
     m = MUTANTS["append_drops_base"]
     report = conform(
         reference(m.revision, "--mutant", m.name, *ENDPOINT_ARGS),

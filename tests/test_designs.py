@@ -105,6 +105,7 @@ def test_adding_a_revision_names_the_places_that_hold_what_it_says() -> None:
         "model/revisions.py",
         "model/population.py",
         "simulations/wire/acp.py",
+        "simulations/wire/schema.py",
         "docs/verdicts.md",
         "tests/test_designs.py",
         "tests/test_cli.py",

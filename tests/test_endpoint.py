@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from model.types import BASE
-from simulations.live.endpoint.endpoint import ModelEndpoint, api_of, parse_call, turn_call
+from simulations.live.endpoint.endpoint import ModelEndpoint
+from simulations.live.endpoint.model_calls import api_of, parse_call, turn_call
 from simulations.live.endpoint.model_client import ANTHROPIC, APIS, CHAT, GEMINI, RESPONSES
 from simulations.live.endpoint.slot_reading import BaseText, symbols
 from simulations.live.process import sandbox

@@ -18,14 +18,9 @@ from typing import Any
 import pytest
 
 from model.types import BASE
-from simulations.live.endpoint.endpoint import (
-    ModelCall,
-    ModelEndpoint,
-    api_of,
-    parse_call,
-    turn_call,
-)
+from simulations.live.endpoint.endpoint import ModelEndpoint
 from simulations.live.endpoint.model_answers import JSON_REPLY, SIDE_COUNT, SIDE_JSON
+from simulations.live.endpoint.model_calls import ModelCall, api_of, parse_call, turn_call
 from simulations.live.endpoint.model_client import CHAT, GEMINI
 from simulations.live.endpoint.slot_reading import BaseText, symbols
 

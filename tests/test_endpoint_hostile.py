@@ -14,13 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.endpoint.endpoint import (
-    BODY_LIMIT,
-    CALLS_BYTES_KEPT,
-    TEXT_KEPT,
-    ModelEndpoint,
-    parse_call,
-)
+from simulations.live.endpoint.endpoint import BODY_LIMIT, CALLS_BYTES_KEPT, ModelEndpoint
+from simulations.live.endpoint.model_calls import TEXT_KEPT, parse_call
 from simulations.live.endpoint.model_client import ANTHROPIC
 
 LIVENESS = 10.0  # seconds any socket here waits at most: a bound on a hang, never a timing

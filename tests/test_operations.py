@@ -24,7 +24,8 @@ from simulations.engines.exploration import Exploration
 from simulations.engines.explore import coverage, explore
 from simulations.engines.stateful import machine_class, moves, run
 from simulations.engines.trace import request_text
-from simulations.wire.acp import request_of, transcript, validate_transcript
+from simulations.wire.acp import request_of, transcript
+from simulations.wire.schema import validate_transcript
 
 _C = (ClientKind.CONFORMING,)
 # two narrow scopes side by side: every mode on one session that is closed and loaded, and a

@@ -41,7 +41,8 @@ from simulations.engines.trace import ReplayedStep, Trace, replay
 from simulations.outputs.forms import write_counterexample
 from simulations.outputs.paste import Subject
 from simulations.outputs.population import check_population
-from simulations.wire.acp import echo_methods, request_of, transcript, validate_transcript
+from simulations.wire.acp import echo_methods, request_of, transcript
+from simulations.wire.schema import validate_transcript
 
 pytestmark = pytest.mark.usefixtures("shared_explorations")
 

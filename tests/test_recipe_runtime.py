@@ -203,7 +203,7 @@ def test_the_sandbox_names_a_pypi_agents_venv_and_the_python_it_was_made_with(
     """A PyPI agent's entry point is a script in its venv whose ``python`` links into the
     install the venv was made with (pyenv's, under ``/root``, 0700 here): the sandbox must
     mount both back, or the agent cannot start as uid 65530."""
-    from simulations.live.process import sandbox
+    from simulations.live.process import sandbox_setup
 
     base = tmp_path / "pythons" / "3.13.0"
     (base / "bin").mkdir(parents=True)
@@ -212,9 +212,9 @@ def test_the_sandbox_names_a_pypi_agents_venv_and_the_python_it_was_made_with(
     (venv / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\nversion = 3.13.0\n")
     script = venv / "bin" / "agent-acp"
     script.write_text("#!/bin/sh\n")
-    opts = sandbox._Options(["0", "sock", "--", sys.executable, "-I", str(script)])
-    needed = sandbox._needed(opts, sys.executable, str(tmp_path))
+    opts = sandbox_setup._Options(["0", "sock", "--", sys.executable, "-I", str(script)])
+    needed = sandbox_setup._needed(opts, sys.executable, str(tmp_path))
     assert str(venv) in needed and str(base) in needed, needed
     (venv / "pyvenv.cfg").write_text("version = 3.13.0\n")  # no home: the venv alone
-    needed = sandbox._needed(opts, sys.executable, str(tmp_path))
+    needed = sandbox_setup._needed(opts, sys.executable, str(tmp_path))
     assert str(venv) in needed and str(base) not in needed, needed

@@ -28,14 +28,12 @@ from simulations.outputs.forms import (
 )
 from simulations.outputs.paste import replay_command, review_markdown
 from simulations.outputs.sequence import mermaid
-from simulations.wire.acp import (
+from simulations.wire.acp import WIRES, revision_wire, transcript
+from simulations.wire.schema import (
     SCHEMA_FILES,
-    WIRES,
     load_schema,
     method_schemas,
-    revision_wire,
     schema_registry,
-    transcript,
     validate_transcript,
     vendored_schemas,
 )

@@ -16,7 +16,7 @@ from simulations.outputs.report import (
     kill_rows,
     verdict_row,
 )
-from simulations.wire.acp import validate_transcript
+from simulations.wire.schema import validate_transcript
 
 # a question another such module or a notebook explored is answered from the run's share
 pytestmark = pytest.mark.usefixtures("shared_explorations")

@@ -16,7 +16,7 @@ from simulations.cli import main
 from simulations.engines.bounds import BOUNDS, Bound
 from simulations.engines.domain import MODES, PROMPTS, Domain, text
 from simulations.engines.explore import explore
-from simulations.wire.acp import validate_transcript
+from simulations.wire.schema import validate_transcript
 
 # a question another such module or a notebook explored is answered from the run's share
 pytestmark = pytest.mark.usefixtures("shared_explorations")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from simulations.live.process import sandbox
+from simulations.live.process import sandbox, sandbox_setup
 from simulations.live.process.transport import AgentFailure, LiveAgent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -300,7 +300,10 @@ def test_a_program_it_cannot_read_is_named_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 126 and "ran" not in done.stdout
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sandbox: "), done.stderr
-    assert f"{script} is not readable by the sandbox's user (uid {sandbox.AGENT_UID})" in lines[0]
+    assert (
+        f"{script} is not readable by the sandbox's user (uid {sandbox_setup.AGENT_UID})"
+        in lines[0]
+    )
 
 
 # ---- (d) daemons: nothing outlives the sandbox -------------------------------------------------
@@ -445,7 +448,7 @@ def test_the_reference_agent_answers_initialize_in_the_sandbox(
     result, uids = asyncio.run(main())
     assert isinstance(result, dict) and result.get("protocolVersion") == 1, result
     if not userns:
-        assert sandbox.AGENT_UID in uids, uids
+        assert sandbox_setup.AGENT_UID in uids, uids
 
 
 @pytest.mark.parametrize("userns", MODES)
@@ -499,4 +502,4 @@ def test_the_note_says_what_the_sandbox_covers() -> None:
     for part in ("network namespace", "loopback only", "no capabilities", "mount", "PID"):
         assert part in line, line
     if ROOTED:
-        assert f"uid {sandbox.AGENT_UID}" in line, line
+        assert f"uid {sandbox_setup.AGENT_UID}" in line, line

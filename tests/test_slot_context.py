@@ -20,7 +20,7 @@ import pytest
 
 from model.types import BASE
 from simulations.live.endpoint import slot_reading
-from simulations.live.endpoint.endpoint import ModelCall, parse_call
+from simulations.live.endpoint.model_calls import ModelCall, parse_call
 from simulations.live.endpoint.model_client import ANTHROPIC, CHAT
 from simulations.live.endpoint.slot_reading import QUOTED_CHARS, QUOTED_LINES, BaseText, symbols
 

@@ -1,7 +1,7 @@
 """Tests for model.spec: the registry is the project's source of requirement ids.
 
 Nothing here reads outside the repository: the T sources are checked against the vendored
-sdk-2.4.0 v1 schema (``simulations.wire.acp.load_schema``); R, S and A sources are checked for
+sdk-2.4.0 v1 schema (``simulations.wire.schema.load_schema``); R, S and A sources are checked for
 their format only (the upstream documents are not vendored). Each check is a function returning
 a list of problems, and each has a test that feeds it an altered registry and sees it complain.
 """
@@ -23,7 +23,7 @@ from model.spec import (
     Requirement,
     requirement,
 )
-from simulations.wire.acp import load_schema
+from simulations.wire.schema import load_schema
 
 SDK_V1 = "urn:acp:schema:sdk-2.4.0:v1-unstable"
 # each family's size as the registry has it: its ids must run 1..size in order (a new id is

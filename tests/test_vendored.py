@@ -9,7 +9,7 @@ from importlib.resources.abc import Traversable
 
 import pytest
 
-from simulations.wire.acp import SCHEMA_FILES
+from simulations.wire.schema import SCHEMA_FILES
 
 ROW = re.compile(r"^\|\s*`(?P<file>[^`]+)`\s*\|.*\|\s*`(?P<sha>[^`]*)`\s*\|\s*$")
 SHA256 = re.compile(r"[0-9a-f]{64}")

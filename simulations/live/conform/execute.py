@@ -130,7 +130,8 @@ from simulations.live.process.transport import (
 )
 from simulations.live.process.transport import history_updates as _history_updates
 from simulations.live.recipes.recipes import HOME_SLOT
-from simulations.wire.acp import CWD, INTROSPECTION_METHOD, validate_transcript
+from simulations.wire.acp import CWD, INTROSPECTION_METHOD
+from simulations.wire.schema import validate_transcript
 
 
 def _fresh_store(argv: Sequence[str], state: RunState) -> list[str]:

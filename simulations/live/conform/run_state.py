@@ -39,7 +39,8 @@ from model.tables import Tables
 from model.types import BASE, BlockKind, Caps, Request
 from simulations.engines.trace import ReplayedStep, Trace, replay
 from simulations.live.conform.options import RunState
-from simulations.live.endpoint.endpoint import ModelCall, ModelEndpoint, turn_call
+from simulations.live.endpoint.endpoint import ModelEndpoint
+from simulations.live.endpoint.model_calls import ModelCall, turn_call
 from simulations.live.endpoint.slot_reading import BaseText
 from simulations.live.oracle.judge import (
     Judging,

@@ -1,5 +1,6 @@
 """The recording model endpoint: a fake model API an agent is pointed at, which records what
-the agent puts in its model's system slot (``endpoint``), answers every call in the shape of its
+the agent puts in its model's system slot (``endpoint``, the server; ``model_calls``, what
+each call carries, per API), answers every call in the shape of its
 API (``model_answers``), and reads the slot's parts (``slot_reading``); ``model_client`` is the
 calling side, what the reference agent sends to a model API of each kind.
 
@@ -7,4 +8,4 @@ It imports no other wing of ``simulations.live``: the tools that judge what it r
 """
 
 # the modules other wings, the command line and the tools use
-__all__ = ["endpoint", "model_client", "slot_reading"]
+__all__ = ["endpoint", "model_calls", "model_client", "slot_reading"]

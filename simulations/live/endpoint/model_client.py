@@ -8,8 +8,8 @@ Scope
     ``call_model`` sends it to an endpoint and reads the whole answer. The APIs' names
     (``ANTHROPIC``, ``RESPONSES``, ``CHAT``, ``GEMINI``; ``APIS``) and the model a call names
     (``MODEL``)
-    are kept here, the lowest of the endpoint's modules, and re-exported by
-    ``simulations.live.endpoint.endpoint``: the reference agent's process imports this module at
+    are kept here, the lowest of the endpoint's modules, which the others import
+    (``model_calls``, ``model_answers``): the reference agent's process imports this module at
     every start, and neither the server nor the answers.
 
 Abstractions
@@ -21,8 +21,8 @@ Abstractions
 Source
     The request shapes of the Anthropic Messages API, the OpenAI Responses and Chat
     Completions APIs and the Gemini API (``streamGenerateContent`` with ``alt=sse``, as
-    @google/gemini-cli calls it), as ``simulations.live.endpoint.endpoint`` (``parse_call``) reads
-    them.
+    @google/gemini-cli calls it), as ``simulations.live.endpoint.model_calls``
+    (``parse_call``) reads them.
 """
 
 from __future__ import annotations

@@ -37,8 +37,9 @@ Abstractions
     slot showed them as the agent's own.
 
 Source
-    The slots are those the recording model endpoint keeps (``simulations.live.endpoint.endpoint``,
-    ``ModelCall.slot_text`` and its pieces ``ModelCall.system``); ``BASE``: ``model.types``.
+    The slots are those the recording model endpoint keeps
+    (``simulations.live.endpoint.model_calls``: ``ModelCall.slot_text`` and its pieces
+    ``ModelCall.system``); ``BASE``: ``model.types``.
     T13: "context the Agent supplies from the workspace or environment" may stay under
     override, the agent's own instructions may not (ACP v1 as stabilised; ``model/spec.py``).
 """

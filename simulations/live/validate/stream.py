@@ -76,16 +76,8 @@ from simulations.live.validate.model import (
     _slot_of,
 )
 from simulations.live.validate.read import A2C, C2A, Entry
-from simulations.wire.acp import (
-    INTROSPECTION_METHOD,
-    MODEL_DIRECTION,
-    SCHEMA_FILES,
-    WireError,
-    load_schema,
-    request_of,
-    schema_registry,
-    validate_transcript,
-)
+from simulations.wire.acp import INTROSPECTION_METHOD, MODEL_DIRECTION, WireError, request_of
+from simulations.wire.schema import SCHEMA_FILES, load_schema, schema_registry, validate_transcript
 
 _TURN_CONTENT = HISTORY_KINDS  # what a turn or a replay carries
 _HANDS_OUT = ("session/new", "session/fork")  # requests whose answer names a new session

@@ -71,7 +71,8 @@ from simulations.live.conform_client.run import (
     settle,
     socket_folder,
 )
-from simulations.live.endpoint.endpoint import ModelCall, ModelEndpoint, turn_call
+from simulations.live.endpoint.endpoint import ModelEndpoint
+from simulations.live.endpoint.model_calls import ModelCall, turn_call
 from simulations.live.endpoint.slot_reading import BaseText
 from simulations.live.oracle.judge import caps_of
 from simulations.live.process import reaper, sandbox
