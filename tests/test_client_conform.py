@@ -128,7 +128,7 @@ def test_the_command_line(
             "prompt.replace",
         ),
         ('name = "x"\nbogus = 1\n', "bogus"),
-        ("name = \n", "not TOML"),
+        ("name = \n", "not valid TOML"),
     ],
 )
 def test_a_bad_recipe_is_one_line_naming_the_field(
