@@ -46,6 +46,7 @@ from simulations.live.conform.report import Report, render, runs_note, to_json, 
 from simulations.live.oracle.results import FAIL, PASS  # noqa: E402
 from simulations.live.recipes.recipes import Recipe, RecipeError, load_recipe, shipped  # noqa: E402
 from simulations.outputs.population import check_population  # noqa: E402
+from simulations.usage import positive  # noqa: E402
 
 REVISION = "v1-stable"
 CHOICES = ("T11", "T15", "T16")
@@ -235,16 +236,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"real_agents: error: {message}\n")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
-
-
 def kept_sections(page: Path) -> dict[str, list[str]]:
     """The agent sections of the page as it stands (``## NAME — …`` up to the next), by recipe
     name: what a run of some recipes leaves as it was for the others."""
@@ -331,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     # two agents side by side: a real agent's test waits mostly on its own start-up and on
     # the endpoint, so two at a time nearly halve the wall clock on 2 cores (bench/RESULTS.md)
     p.add_argument("--jobs", type=int, default=2, help="tests run side by side (2)")
-    p.add_argument("--repeat", type=_positive, default=1, help="runs of each plan (1)")
+    p.add_argument("--repeat", type=positive, default=1, help="runs of each plan (1)")
     p.add_argument(
         "--repeat-rows",
         action="store_true",
