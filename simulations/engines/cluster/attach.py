@@ -92,21 +92,21 @@ def probe(where: str) -> None:
         errors="replace",
         start_new_session=True,
     )
+    out = err = None
     try:
         out, err = proc.communicate(timeout=seconds + 10)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        pass
+    finally:  # past the deadline, or Ctrl-C while it waits: the child and its group go
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    if out is None or err is None:
         raise UsageError(
             f"argument --cluster: no scheduler at {where}: nothing answered as one (waited "
             f"{seconds + 10:g} s; {TIMEOUT} sets the scheduler's part)"
-        ) from None
-    except BaseException:  # Ctrl-C while it waits: the child goes too
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise
+        )
     if proc.returncode == 0 and out.strip() == "Scheduler":
         return
     lines = [line.strip() for line in err.splitlines() if line.strip()]
