@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -72,7 +73,17 @@ def test_a_device_or_a_fifo_is_refused_before_it_is_opened(
     assert "not a regular file (a FIFO, a device or a socket)" in err, err
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
-    err = _one_line(capsys, _argv(kind, fifo))
+
+    def hung(*_: object) -> None:  # liveness only: a loader that opens the FIFO blocks for ever
+        raise AssertionError("the FIFO was opened: the loader blocks")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        err = _one_line(capsys, _argv(kind, fifo))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     assert "not a regular file (a FIFO, a device or a socket)" in err, err
     folder = tmp_path / "folder.toml"
     folder.mkdir()
