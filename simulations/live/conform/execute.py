@@ -1,21 +1,22 @@
 """One live test: its path sent to a fresh agent process, each answer judged by the model.
 
 Scope
-    ``run_test`` runs one ``LiveTest`` in a fresh agent process (``_fresh_agent``: the
-    command with a new ``{store}`` and ``{home}``, in a fresh empty directory, ``_work_dir``,
-    the cwd of every session/new, load, resume, fork and list it sends, removed when the test
-    ends; offline in a network namespace of its own where the run has a model endpoint,
+    ``run_test`` runs one ``LiveTest`` in a fresh agent process (``_fresh_agent``: the command
+    with a new ``{store}`` and ``{home}``, in a fresh empty directory, ``_work_dir``, the cwd of
+    every session/new, load, resume, fork and list it sends, removed when the test ends; offline
+    in a network namespace of its own where the run has a model endpoint,
     ``simulations.live.process.sandbox``), or on the run's first process (``_Probe``), already
-    initialized, where the test opens as the probe did. A restart in the path stops the
-    process and starts the same command again, there. Every answer is compared with the
-    model's prediction (``_compare``): success or error and its code; the session ids handed
-    out (fresh, S6) and used from then on; ``session/list`` contents (a deleted session
+    initialized, where the test opens as the probe did. A restart in the path stops the process
+    and starts the same command again, there. Every answer is compared with the model's
+    prediction (``_compare``): success or error and its code; the session ids handed out (fresh,
+    S6; one reused after a restart no session can outlive names ``REUSE_ID`` instead,
+    ``_Run.outlived``) and used from then on; ``session/list`` contents (a deleted session
     listed is S7); history replayed before the answer of ``session/load`` and none on
     ``session/resume`` (S8); the capabilities re-advertised after a restart; the session each
-    ``session/update`` names (``UPDATE_ID``); the system slot each created or re-opened
-    session would run under (``simulations.live.conform.slot_checks``); and, once the test ends, the
-    messages' shapes against the vendored schema (``_schema_findings``). A message the
-    transport finds malformed (``simulations.live.process.transport``) ends its test with a FAIL of
+    ``session/update`` names (``UPDATE_ID``); the system slot each created or re-opened session
+    would run under (``simulations.live.conform.slot_checks``); and, once the test ends, the
+    messages' shapes against the vendored schema (``_schema_findings``). A message the transport
+    finds malformed (``simulations.live.process.transport``) ends its test with a FAIL of
     ``SCHEMA`` and the step's ids; an agent that stops answering, or a test past its
     ``test_timeout``, with a FAIL of ``LIVENESS_ID``. ``_stopped`` stops the test's processes
     and keeps what they showed.
@@ -108,6 +109,7 @@ from simulations.live.oracle.results import (
     MESSAGE_LIMIT,
     NULL_LOAD_ID,
     PASS,
+    REUSE_ID,
     SCHEMA_ID,
     SKIP_TABLES,
     UPDATE_ID,
@@ -310,8 +312,25 @@ async def _compare(
         if not isinstance(live, str) or not live:
             return fail([SCHEMA_ID], f"no sessionId in the result: {answer.result!r}")
         if live in run.model:
-            return fail([ABOUT_IDS], f"sessionId {live!r} handed out twice", sessionId=live)
+            if run.issued.get(live, run.restarts) == run.restarts:
+                return fail([ABOUT_IDS], f"sessionId {live!r} handed out twice", sessionId=live)
+            if run.outlived(live):
+                return fail(
+                    [ABOUT_IDS],
+                    f"sessionId {live!r} handed out twice, the first time before a restart "
+                    f"that session can outlive ({_outlives_by(run, live)})",
+                    sessionId=live,
+                )
+            # the earlier session went with the restart: S6 does not bind, the reuse is named
+            note = (
+                f"step {i} {method}: sessionId {live!r} handed out again after a restart: "
+                "S6 binds across a restart only where a session outlives it, and here none "
+                "can (neither session/load nor session/resume advertised, no session/list "
+                "after the restart showed it)"
+            )
+            out.findings.append(Finding(REUSE_ID, FAIL, note, i, {"sessionId": live}))
         run.live[reply.sid], run.model[live] = live, reply.sid
+        run.issued[live] = run.restarts
         _passed(out, [ABOUT_IDS], i, method)
     if req.method == "session_list":
         listed = result.get("sessions")
@@ -321,6 +340,7 @@ async def _compare(
         if bad:
             return fail([SCHEMA_ID], f"a listed session without a string sessionId: {bad[0]!r}")
         seen = {run.model[s["sessionId"]] for s in listed if _listed(s) in run.model}
+        run.listed.update((str(_listed(s)), run.restarts) for s in listed)
         deleted = {s.sid for s in rs.step.before.agent.store if s.status is Status.DELETED} & seen
         if deleted:
             return fail([ABOUT_LIST], f"deleted session(s) listed: {sorted(deleted)}")
@@ -382,6 +402,15 @@ async def _compare(
             slot_ids = []
     _passed(out, slot_ids, i, method)
     return True
+
+
+def _outlives_by(run: _Run, live: str) -> str:
+    """Why the session handed out as ``live`` can outlive a restart (``_Run.outlived``)."""
+    if run.caps.load_session:
+        return "the agent advertises session/load"
+    if run.caps.resume:
+        return "the agent advertises session/resume"
+    return "a session/list after the restart showed it"
 
 
 def _listed(entry: object) -> object:
@@ -494,6 +523,7 @@ async def run_test(
             if req.method == "restart":
                 agent.check()
                 await agent.stop()
+                run.restarts += 1
                 continue
             if not rs.step.reply.sent:
                 continue

@@ -54,6 +54,7 @@ from simulations.live.oracle.results import (
     LIVENESS_ID,
     NULL_LOAD_ID,
     PARSE_ID,
+    REUSE_ID,
     SCHEMA_ID,
     UPDATE_ID,
     VERSION_ID,
@@ -68,6 +69,7 @@ PSEUDO_IDS = (
     NULL_LOAD_ID,
     PARSE_ID,
     AGREE_ID,
+    REUSE_ID,
 )
 _ROW = re.compile(r"ROW-[a-z_]+\.[0-9]+")
 _KEYS = ("fail", "unstable", "why")

@@ -4,7 +4,9 @@ Scope
     ``_Run`` is what a test knows while it runs: the revision's tables and wire, the
     capabilities the agent advertised, whether it answers the introspection method (shared
     by the run: known after the first ask), the maps between the model's session ids and the
-    agent's, the sessions that had a turn, the client texts sent, the steps the agent refused
+    agent's, the restarts so far and when each live id was handed out and last listed
+    (``_Run.outlived``: can its session have outlived a restart, S6), the sessions that had
+    a turn, the client texts sent, the steps the agent refused
     as the model does, and the requests left out of the schema check. ``_Run.params`` writes
     a model request as this agent is sent it; ``_Run.normal`` reads a slot back as the
     model's symbols. ``_ids_for`` names the ids a step's rows cite and ``_passed`` records
@@ -79,6 +81,11 @@ class _Run:
         self.introspect = introspect  # shared by the run: {"available": bool} once known
         self.live: dict[str, str] = {}  # model sid → live sid
         self.model: dict[str, str] = {}  # live sid → model sid
+        # the restarts of the test so far; per live sid, the restart count when it was handed
+        # out and when a session/list last showed it (S6 across a restart: ``outlived``)
+        self.restarts = 0
+        self.issued: dict[str, int] = {}
+        self.listed: dict[str, int] = {}
         self.turns: set[str] = set()  # model sids that had a successful turn
         self.sent_texts: set[str] = set()
         self.refused: list[Step] = []  # the steps answered with an error, as the model does
@@ -105,6 +112,17 @@ class _Run:
         self.marker = ""
         self.seq = 0
         self.attached: dict[str, tuple[int, ReplayedStep, list[str]]] = {}
+
+    def outlived(self, live: str) -> bool:
+        """Can the session the agent handed out as ``live`` have outlived the restarts since?
+        It can where the agent advertises session/load or session/resume, or a session/list
+        answered after a restart showed it."""
+        caps = self.caps
+        return (
+            caps.load_session
+            or caps.resume
+            or self.listed.get(live, -1) > self.issued.get(live, self.restarts)
+        )
 
     def judging(self, step: Step) -> Judging:
         """What a choice at ``step`` is judged against (``judge.Judging``): the followed

@@ -41,6 +41,7 @@ from simulations.live.oracle.results import (
     NULL_LOAD_ID,
     PARSE_ID,
     PASS,
+    REUSE_ID,
     SCHEMA_ID,
     SKIP_TABLES,
     UPDATE_ID,
@@ -401,6 +402,11 @@ def citation(rid: str, tables: Tables) -> str:
         return (
             "ACP initialization (docs/protocol/v1/initialization.mdx, capabilities): a method "
             "an agent advertises is one it serves (the official kit's LOAD-001, RESUME-001)"
+        )
+    if rid == REUSE_ID:
+        return (
+            "ACP session setup (docs/protocol/v1/session-setup.mdx): the Agent MUST return a "
+            "unique session ID; binding across a restart only where a session outlives it (S6)"
         )
     if rid.startswith("ROW-"):
         name, _, index = rid[4:].partition(".")

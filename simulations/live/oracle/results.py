@@ -124,6 +124,16 @@ BASE_SAMPLES = 2  # turns without a client text the agent's own text is learnt f
 ABOUT_IDS, ABOUT_LIST, ABOUT_REPLAY = "S6", "S7", "S8"
 
 
+# a session id handed out again after a restart, by an agent none of whose sessions can outlive
+# the restart (it advertises neither session/load nor session/resume, and no session/list after
+# the restart showed the earlier one). ACP's "the Agent MUST return a unique session ID" does not
+# say over what span; S6 binds across a restart where a session outlives it (a reused id could
+# attach a stored session, prompt included, to the new one) and this id names the reuse
+# elsewhere (ADVISORY: the official kit starts a fresh process per test and calls such in-memory
+# agents, its SDK's example among them, conforming)
+REUSE_ID = "ID-AFTER-RESTART"
+
+
 SPECIFIC = frozenset({ABOUT_IDS, ABOUT_LIST, ABOUT_REPLAY})
 
 

@@ -49,6 +49,7 @@ from simulations.live.oracle.results import (
     MANDATORY,
     NULL_LOAD_ID,
     PARSE_ID,
+    REUSE_ID,
     SCHEMA_ID,
     UPDATE_ID,
     VERSION_ID,
@@ -71,6 +72,7 @@ _OWN = {
     NULL_LOAD_ID: ADVISORY,
     PARSE_ID: ADVISORY,
     AGREE_ID: ADVISORY,
+    REUSE_ID: ADVISORY,
 }
 
 
