@@ -69,6 +69,14 @@ def add_parser(sub: Any) -> None:
         help="write the run here: its summary, JSON report, each test's wire and each "
         "failure's forms (a README.md says which is which)",
     )
+    c.add_argument(
+        "--junit",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the results as JUnit XML here (what CI systems show as test results): one "
+        "case per id, the verdict's, INCOMPLETE where the run was cut short",
+    )
     c.add_argument("--timeout", type=float, default=10.0, help="seconds per answer (10; 0.05–3600)")
     c.add_argument(
         "--test-timeout", type=float, default=60.0, help="seconds per test (60; 0.05–3600)"
@@ -174,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
 def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     from model.types import PromptCap
     from simulations.live.conform.conform import conform
+    from simulations.live.conform.junit_cases import write_junit
     from simulations.live.conform.report import (
         check_output_dir,
         check_output_file,
@@ -219,6 +228,8 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             check_output_file(args.report_json, "--report-json")
         if args.out is not None:
             check_output_dir(args.out, "--out")
+        if args.junit is not None:
+            check_output_file(args.junit, "--junit")
         report = conform(
             args.agent,
             revision=revision_for(args.revision),
@@ -257,6 +268,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     for name, path, write in (
         ("--out", args.out, partial(write_out, report)),
         ("--report-json", args.report_json, partial(write_json, report)),
+        ("--junit", args.junit, partial(write_junit, report, args)),
     ):
         if path is None:
             continue
