@@ -249,18 +249,19 @@ def test_the_schema_checks_catch_a_planted_fault(edit: object, said: str) -> Non
     ],
     ids=["check", "validate", "conform-client", "conform"],
 )
-@pytest.mark.parametrize("where", ["dir", "no-folder"])
+@pytest.mark.parametrize("where", ["dir", "under-a-file"])
 def test_a_junit_file_that_cannot_be_written_is_refused_before_the_run(
     argv: list[str], where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    target = tmp_path if where == "dir" else tmp_path / "none" / "j.xml"
+    (tmp_path / "file").write_text("")
+    target = tmp_path if where == "dir" else tmp_path / "file" / "more" / "j.xml"
     agent = ["--", "true"] if argv[0] == "conform" else []
     assert cli.main([*argv, "--junit", str(target), *agent]) == 2
     out, err = capsys.readouterr()
     assert out == "", out
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("acp-sysprompt: error: argument --junit: ")
-    said = "is a directory" if where == "dir" else "no directory"
+    said = "is a directory" if where == "dir" else "is not a directory"
     assert said in lines[0], lines
 
 

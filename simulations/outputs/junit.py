@@ -33,6 +33,7 @@ Source
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
@@ -205,29 +206,36 @@ def to_xml(suites: Iterable[Suite], name: str) -> bytes:
 
 
 def write(path: Path, suites: Iterable[Suite], name: str) -> None:
-    """The file written whole (made in memory first); an OSError is the caller's to say."""
+    """The file written whole (made in memory first), its missing folders made as ``--out``
+    makes its own; an OSError is the caller's to say."""
     data = to_xml(suites, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
         fh.write(data)
 
 
 def check_target(path: Path | str, name: str = "--junit") -> None:
-    """Before a run: ``path`` can be written (its folder exists, it is no folder, a file can
-    be opened there); else a UsageError naming the argument ``name``, one line. Nothing is
-    left behind (a file this made is removed again)."""
+    """Before a run: ``path`` can be written — it is no folder, and its folder is one or can
+    be made (its nearest existing ancestor is a folder a file can be made in), as ``--out``'s
+    is — else a UsageError naming the argument ``name``, one line. Nothing is left behind
+    (a file this made is removed again, no folder is made)."""
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"argument {name}: {str(p)!r} is a directory")
-    if not p.parent.is_dir():
-        raise UsageError(f"argument {name}: no directory {str(p.parent)!r}")
-    existed = p.exists()
+    there = p.parent
+    while not there.exists() and there != there.parent:
+        there = there.parent
+    if not there.is_dir():
+        raise UsageError(f"argument {name}: {str(there)!r} is not a directory")
+    probe = p if there == p.parent else there / f".acp-sysprompt-junit-{os.getpid()}"
+    existed = probe.exists()
     try:
-        with open(p, "a", encoding="utf-8"):
+        with open(probe, "a", encoding="utf-8"):
             pass
     except OSError as e:
-        raise UsageError(f"argument {name}: cannot write {str(p)!r}: {e.strerror}") from None
+        raise UsageError(f"argument {name}: cannot write {str(probe)!r}: {e.strerror}") from None
     if not existed:
-        p.unlink(missing_ok=True)
+        probe.unlink(missing_ok=True)
 
 
 def write_or_say(path: Path | str | None, suites: Iterable[Suite], name: str) -> str | None:

@@ -192,6 +192,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         write_out,
     )
     from simulations.live.oracle.results import ConformError, clip_middle
+    from simulations.outputs.junit import check_target
 
     if args.walks < 0:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
@@ -229,7 +230,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         if args.out is not None:
             check_output_dir(args.out, "--out")
         if args.junit is not None:
-            check_output_file(args.junit, "--junit")
+            check_target(args.junit)
         report = conform(
             args.agent,
             revision=revision_for(args.revision),
