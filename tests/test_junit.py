@@ -447,3 +447,60 @@ def test_an_interrupted_conform_run_writes_what_ran_and_incomplete(tmp_path: Pat
     error = ET.fromstring(data).find(f".//testcase[@name='{INCOMPLETE}']/error")
     assert error is not None and "interrupted" in (error.get("message") or "")
     assert outcomes(data)["VERDICT"] != PASSED
+
+
+def test_check_of_a_population_fails_a_lost_p_id_only_under_strict(tmp_path: Path) -> None:
+    """v1-stable's population on tiny loses some P ids: skipped without --strict (exit 0),
+    the same ids failures with it (exit 1); an amendment adds its claims' case."""
+    counts = {}
+    for strict in (False, True):
+        junit = tmp_path / f"p{strict}.xml"
+        flags = ["--strict"] if strict else []
+        done = _acp(
+            "check",
+            "--revision",
+            "v1-stable",
+            "--bound",
+            "tiny",
+            "--quiet",
+            *flags,
+            "--junit",
+            str(junit),
+        )
+        assert done.returncode == (1 if strict else 0), done.stderr[-2000:]
+        data = junit.read_bytes()
+        assert schema_problems(data) == []
+        counts[strict] = totals(data)
+        lost = {n for n, o in outcomes(data).items() if o != PASSED}
+        assert lost and all(n.startswith("P") for n in lost)
+    assert counts[False]["failures"] == 0 and counts[True]["skipped"] == 0
+    assert counts[False]["skipped"] == counts[True]["failures"] > 0
+    junit = tmp_path / "amend.xml"
+    done = _acp(
+        "check", "--amend", "stable-prompt", "--bound", "tiny", "--quiet", "--junit", str(junit)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert outcomes(junit.read_bytes())["amendment stable-prompt"] == PASSED
+
+
+def test_compare_refuses_junit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    argv = ["check", "--compare", "v1-stable", "rfd-final", "--junit", str(tmp_path / "j.xml")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "argument --compare:" in err and "--junit" in err, err
+
+
+def test_a_recipe_not_run_still_writes_its_file(tmp_path: Path) -> None:
+    """A recipe whose runtime is missing is skipped, not failed (exit 0): the file a CI waits
+    for holds one skipped case saying why."""
+    recipe = tmp_path / "later.toml"
+    recipe.write_text(
+        'name = "later"\nversion = "1"\napi = "chat"\nruntime = "python>=3.99"\n'
+        'requirements = "python/x.txt"\ncommand = ["{venv}/bin/x"]\n'
+    )
+    junit = tmp_path / "ci" / "conform.xml"
+    done = _acp("conform", "--recipe", str(recipe), "--junit", str(junit))
+    assert done.returncode == 0 and done.stdout.startswith("SKIPPED: recipe later: ")
+    data = junit.read_bytes()
+    assert schema_problems(data) == []
+    assert outcomes(data) == {"VERDICT": SKIPPED}

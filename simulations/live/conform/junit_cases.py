@@ -16,7 +16,8 @@ Abstractions
     interrupt, ``--budget`` leaving tests out, an internal error), an error case
     ``INCOMPLETE`` saying how many of the planned tests ran. With ``--expect``, an id whose
     FAIL is pinned is skipped as expected, the verdict case too where the pins hold, and an
-    ``EXPECTATIONS`` case passes or fails by the pins (what the exit code says).
+    ``EXPECTATIONS`` case passes or fails by the pins (what the exit code says). A recipe
+    whose runtime is missing (not run, exit 0) gets a file of one skipped case saying why.
 """
 
 from __future__ import annotations
@@ -41,11 +42,13 @@ from simulations.outputs.junit import (
     SKIPPED,
     Case,
     Suite,
+    check_target,
     cut_short,
     now,
     suite_properties,
     write,
 )
+from simulations.usage import UsageError
 
 CLASS = "acp-sysprompt.conform"
 SHOWN = 20  # failing tests listed in a failure's text (the JSON report has them all)
@@ -233,6 +236,25 @@ def _seconds(report: Report) -> float:
     except ValueError:
         return 0.0
     return max(0.0, (end - start).total_seconds())
+
+
+def write_skipped(args: argparse.Namespace, why: str) -> None:
+    """``--junit``'s file for a run that did not start (a recipe whose runtime is missing):
+    one skipped case saying why; a file that cannot be written is a UsageError."""
+    check_target(args.junit)
+    command = ["acp-sysprompt", "conform", "--recipe", str(args.recipe)]
+    suite = Suite(
+        f"conform {args.revision}: {args.recipe}",
+        (Case("VERDICT", CLASS, SKIPPED, f"SKIPPED: {why}", kind="not run"),),
+        suite_properties(args.revision, command),
+        now(),
+    )
+    try:
+        write(Path(args.junit), [suite], "acp-sysprompt conform")
+    except OSError as e:
+        raise UsageError(
+            f"argument --junit: cannot write {str(args.junit)!r}: {e.strerror}"
+        ) from None
 
 
 def write_junit(report: Report, args: argparse.Namespace, path: Path) -> None:
