@@ -10,7 +10,9 @@ fails it. A ``text`` block right after it (nothing but blank lines between) quot
 stdout and stderr together: each quoted line must equal a line of the output, in any order,
 where ``…`` stands for any text. ``sh runnable exhaustive`` marks a block that takes minutes: it
 runs under ``make exhaustive`` (pytest marker ``exhaustive``) only. docs/cli.md, "Runnable
-blocks in the docs", says the same to the reader.
+blocks in the docs", says the same to the reader. The agent author's CI pipeline (a GitHub
+Actions workflow in docs/guide-agent-author.md, with the files it reads) runs too: its ``run:``
+lines in a scratch repository of those files.
 """
 
 from __future__ import annotations
@@ -196,3 +198,88 @@ def test_a_command_that_exits_2_or_more_fails_its_block(tmp_path: Path) -> None:
     assert "not reached" not in done.stdout
     verdict = Block("page.md", 1, "acp-sysprompt validate missing.log || true\nexit 1\n", (), False)
     assert run(verdict, tmp_path / "other").returncode == 1
+
+
+# ---- the agent author's pipeline ----------------------------------------------------------
+# docs/guide-agent-author.md, "6. In CI: a pipeline for your agent's repository"
+
+PIPELINE = ROOT / "docs" / "guide-agent-author.md"
+INSTALL = "python -m pip install ./acp-sysprompt"
+NARROW = ("--bound", "tiny", "--only", "T13")  # the plan the test runs: short, T13 reached
+# a stand-in for the author's agent: the reference agent, its model calls to OPENAI_BASE_URL
+STAND_IN = """\
+import os
+import sys
+
+url = os.environ["OPENAI_BASE_URL"].removesuffix("/v1")
+store = os.path.join(os.environ["HOME"], "store")
+argv = [sys.executable, "-m", "simulations.agent", "--revision", "v1-stable"]
+argv += ["--model-api", "chat", "--model-endpoint", url, "--store", store]
+os.execv(sys.executable, argv)
+"""
+
+
+def pipeline(page: Path) -> tuple[dict[str, str], list[str], str]:
+    """The guide's pipeline: its files (each ``toml``/``yaml`` block whose first line is a
+    ``# path`` comment: path → text), the workflow's ``run:`` lines in order, and the
+    workflow itself."""
+    files: dict[str, str] = {}
+    for m in FENCE.finditer(page.read_text(encoding="utf-8")):
+        head, _, _ = m.group(2).partition("\n")
+        if m.group(1).strip() in ("toml", "yaml") and head.startswith("# "):
+            files[head[2:].strip()] = m.group(2)
+    workflow = next((text for path, text in files.items() if path.startswith(".github/")), "")
+    runs = [m.group(1).strip() for m in re.finditer(r"^\s+run: (.+)$", workflow, re.M)]
+    return files, runs, workflow
+
+
+def test_the_agent_authors_pipeline_runs_as_documented(tmp_path: Path) -> None:
+    """The workflow's ``run:`` lines, in a scratch repository of the guide's files and a
+    stand-in agent: the install is this checkout's (``./acp-sysprompt`` a link to it; the venv
+    that runs this test has it installed, so the line is checked, not re-run: no network);
+    ``conform`` runs as written, narrowed to the tiny bound and T13 to keep make test short;
+    it must exit 0 (the pins hold) and leave the ``--out`` folder and the ``--junit`` file
+    the upload step keeps, the JUnit file valid by the schema's rules."""
+    from test_junit import outcomes, schema_problems
+
+    files, runs, workflow = pipeline(PIPELINE)
+    assert {"ci/acp-agent.toml", "ci/acp-expect.toml"} <= set(files), sorted(files)
+    assert runs and runs[0] == INSTALL, runs
+    repo = tmp_path / "agent-repo"
+    repo.mkdir()
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    (repo / "agent.py").write_text(STAND_IN, encoding="utf-8")
+    (repo / "acp-sysprompt").symlink_to(ROOT)
+    assert (repo / "acp-sysprompt" / "pyproject.toml").is_file()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    conform = [line for line in runs if line.startswith("acp-sysprompt conform ")]
+    assert len(conform) == 1 and len(runs) == 2, runs
+    for flag in ("--expect", "--junit", "--out"):
+        assert f" {flag} " in conform[0], conform
+    done = subprocess.run(
+        ["bash", "-c", GUARD + conform[0] + " " + " ".join(NARROW)],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert "expectations: my-agent 1.0.0 as pinned in ci/acp-expect.toml" in done.stdout
+    kept = re.search(r"upload-artifact@\S+\n(?:\s+.*\n)*?\s+path: (\S+)", workflow)
+    assert kept is not None, workflow
+    junit = re.search(r"--junit (\S+)", conform[0])
+    out = re.search(r"--out (\S+)", conform[0])
+    assert junit is not None and out is not None
+    for written in (junit.group(1), out.group(1)):
+        assert (repo / written).exists(), written
+        assert (repo / written).resolve().is_relative_to((repo / kept.group(1)).resolve())
+    assert (repo / out.group(1) / "README.md").is_file()
+    data = (repo / junit.group(1)).read_bytes()
+    assert schema_problems(data) == []
+    got = outcomes(data)
+    assert got["T13"] == "passed" and got["VERDICT"] == "passed" and got["EXPECTATIONS"] == "passed"

@@ -44,6 +44,11 @@ from simulations.api import (
     verdict_diff,
     with_causes,
 )
+from simulations.commands.check_junit import (
+    build_suites,
+    claims_case,
+    write_check_junit,
+)
 from simulations.commands.check_out import write_check_out
 from simulations.commands.common import (
     CLUSTER,
@@ -64,6 +69,7 @@ from simulations.engines import cluster
 from simulations.engines.bounds import Bound
 from simulations.engines.domain import DEFAULT_DOMAIN
 from simulations.engines.through import THROUGH_HELP, combined, events_arg, labels, through_all
+from simulations.outputs.junit import check_target
 from simulations.usage import INTERRUPTED, positive, seed
 
 
@@ -140,6 +146,14 @@ def add_parser(sub: Any) -> None:
     )
     c.add_argument("--json", action="store_true")
     c.add_argument(
+        "--junit",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the verdicts as JUnit XML here (what CI systems show as test results): "
+        "one case per id",
+    )
+    c.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -201,6 +215,8 @@ def search(args: argparse.Namespace) -> int | Searched:
         )
     if args.out is not None:  # before any exploration: one line, exit 2
         out_dir(args.out)
+    if args.junit is not None:
+        check_target(args.junit)
     if args.cluster is not None:
         if args.engine != "bfs":
             raise UsageError("argument --cluster: spreads the bfs engine's searches only")
@@ -285,9 +301,12 @@ def show(args: argparse.Namespace, found: Searched) -> int:
             print(noted(render(result, wall())) + "\n" + render_diff(base, result, diff))
         if args.out is not None and not write_check_out(args, result, bound):
             return OUTPUT_FAILED
+        kept = keeps_promise(amendment, diff)
+        if _junit(args, build_suites(args, result, [claims_case(amendment.name, kept)])):
+            return OUTPUT_FAILED
         if not (result.complete and base.complete):
             return INTERRUPTED
-        return 0 if keeps_promise(amendment, diff) else 1
+        return 0 if kept else 1
     doc = to_json(result) if args.json else None
     if doc is not None and none is not None:
         doc["through"] = {"events": list(events), "none": none}
@@ -301,9 +320,19 @@ def show(args: argparse.Namespace, found: Searched) -> int:
         )
     if args.out is not None and not write_check_out(args, result, bound, events):
         return OUTPUT_FAILED
+    if _junit(args, build_suites(args, result)):
+        return OUTPUT_FAILED
     if not result.complete:
         return INTERRUPTED
     return result.exit_code(args.strict)
+
+
+def _junit(args: argparse.Namespace, suites: list[Any]) -> bool:
+    """``--junit``'s file written; True (and one line on stderr) where it could not be."""
+    failed = write_check_junit(args, suites)
+    if failed is not None:
+        print(f"acp-sysprompt: error: {failed}", file=sys.stderr)
+    return failed is not None
 
 
 def _run_compare(args: argparse.Namespace) -> int:
@@ -312,7 +341,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     from simulations.compare import compare_side
     from simulations.outputs.compare import comparison_json, render_comparison
 
-    alone = [f"--{k}" for k in ("revision", "mutant", "profile", "client", "amend", "out")]
+    alone = [f"--{k}" for k in ("revision", "mutant", "profile", "client", "amend", "out", "junit")]
     given = [a for a in alone if getattr(args, a[2:]) is not None]
     given += [a for a, on in (("--reference", args.reference), ("--through", args.through)) if on]
     if given or args.engine != "bfs":

@@ -5,7 +5,8 @@ Scope
     as a revision, or an amendment) and ``run_population``: the population judged
     (``simulations.outputs.population.check_population``), for an amendment its base's too
     with the diff of the two (``AmendmentReport``), printed with the run's clock, and
-    ``--out`` written (``simulations.commands.check_out``).
+    ``--out`` and ``--junit`` written (``simulations.commands.check_out``,
+    ``simulations.commands.check_junit``).
 
 Abstractions
     Exit 0 where every member keeps the rules (an amendment: where it keeps its claims), 1
@@ -17,11 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from functools import partial
+from typing import Any
 
 from model.amend import Amendment
 from model.population import population_of
 from simulations.api import UsageError, bound_for, revision_for, tables_for
+from simulations.commands.check_junit import claims_case, population_suites, write_check_junit
 from simulations.commands.check_out import write_population_out
 from simulations.commands.common import (
     OUTPUT_FAILED,
@@ -97,6 +101,8 @@ def run_population(args: argparse.Namespace, amendment: Amendment | None, restar
         )
         if args.out is not None and not write_population_out(args, result, None):
             return OUTPUT_FAILED
+        if _junit(args, population_suites(args, result)):
+            return OUTPUT_FAILED
         return result.exit_code(args.strict) if result.judged.complete else INTERRUPTED
     rules = rule_checks(amendment)
     # split where the amendment scopes a choice to a situation, so both sides count the same
@@ -128,6 +134,17 @@ def run_population(args: argparse.Namespace, amendment: Amendment | None, restar
         print(noted(render_population(amended, clock=clock)) + "\n" + diff)
     if args.out is not None and not write_population_out(args, amended, amendment):
         return OUTPUT_FAILED
+    claims = claims_case(amendment.name, report.kept, "" if report.kept else report.render())
+    if _junit(args, population_suites(args, amended, [claims])):
+        return OUTPUT_FAILED
     if not (base.judged.complete and amended.judged.complete):
         return INTERRUPTED
     return 0 if report.kept else 1
+
+
+def _junit(args: argparse.Namespace, suites: list[Any]) -> bool:
+    """``--junit``'s file written; True (and one line on stderr) where it could not be."""
+    failed = write_check_junit(args, suites)
+    if failed is not None:
+        print(f"acp-sysprompt: error: {failed}", file=sys.stderr)
+    return failed is not None

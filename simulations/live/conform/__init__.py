@@ -4,7 +4,7 @@ one test and its state (``execute``, ``run_state``, ``slot_checks``), the tests 
 plan (``probes``) and the random walks (``walks``), and its report (``report``); the pinned
 expectations of real agents (``expectations``) and the opening of ``docs/real-agents.md``
 (``agents_page``); the ``conform`` command of ``acp-sysprompt`` and ``replay -- AGENT_CMD``,
-options and run (``command``).
+options and run (``command``), and the report as ``--junit``'s cases (``junit_cases``).
 
 It imports neither ``validate`` nor ``conform_client``: its judge is the oracle wing.
 """

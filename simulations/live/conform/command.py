@@ -69,6 +69,14 @@ def add_parser(sub: Any) -> None:
         help="write the run here: its summary, JSON report, each test's wire and each "
         "failure's forms (a README.md says which is which)",
     )
+    c.add_argument(
+        "--junit",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the results as JUnit XML here (what CI systems show as test results): one "
+        "case per id, the verdict's, INCOMPLETE where the run was cut short",
+    )
     c.add_argument("--timeout", type=float, default=10.0, help="seconds per answer (10; 0.05–3600)")
     c.add_argument(
         "--test-timeout", type=float, default=60.0, help="seconds per test (60; 0.05–3600)"
@@ -174,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
 def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     from model.types import PromptCap
     from simulations.live.conform.conform import conform
+    from simulations.live.conform.junit_cases import write_junit
     from simulations.live.conform.report import (
         check_output_dir,
         check_output_file,
@@ -183,6 +192,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         write_out,
     )
     from simulations.live.oracle.results import ConformError, clip_middle
+    from simulations.outputs.junit import check_target
 
     if args.walks < 0:
         raise UsageError(f"argument --walks: expected a number >= 0, got {args.walks}")
@@ -212,6 +222,10 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     skipped = None if recipe is None else recipe.skipped()
     if recipe is not None and skipped is not None:  # its runtime is missing: not run, not failed
         print(f"SKIPPED: recipe {recipe.name}: {skipped}", flush=True)
+        if args.junit is not None:  # the file a CI waits for: one case, skipped, with why
+            from simulations.live.conform.junit_cases import write_skipped
+
+            write_skipped(args, f"recipe {recipe.name}: {skipped}")
         return 0
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     try:
@@ -219,6 +233,8 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
             check_output_file(args.report_json, "--report-json")
         if args.out is not None:
             check_output_dir(args.out, "--out")
+        if args.junit is not None:
+            check_target(args.junit)
         report = conform(
             args.agent,
             revision=revision_for(args.revision),
@@ -257,6 +273,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
     for name, path, write in (
         ("--out", args.out, partial(write_out, report)),
         ("--report-json", args.report_json, partial(write_json, report)),
+        ("--junit", args.junit, partial(write_junit, report, args)),
     ):
         if path is None:
             continue

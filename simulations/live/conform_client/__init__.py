@@ -2,7 +2,8 @@
 The run and its report (``conform``), the plan derived from the model's client rules
 (``plan``), client recipes (``recipe``; the shipped ones are in ``recipes/``), one test's
 processes and records (``run``), and the repository's own scripted client
-(``scripted_client``, started as ``python -m simulations.live.conform_client.scripted_client``).
+(``scripted_client``, started as ``python -m simulations.live.conform_client.scripted_client``);
+the report as ``--junit``'s cases (``junit_cases``).
 
 It judges the records with ``validate``'s stream.
 """

@@ -507,6 +507,12 @@ def add_parser(sub: Any) -> None:
         "--list", action="store_true", help="print the plan, one scenario a line, and exit"
     )
     c.add_argument("--report-json", help="write the JSON report here")
+    c.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="write the results as JUnit XML here (what CI systems show as test results): one "
+        "case per client id, the verdict's, INCOMPLETE where the run was cut short",
+    )
 
 
 def _as_interrupt(_signum: int, _frame: object) -> None:
@@ -532,6 +538,10 @@ def run(args: argparse.Namespace) -> int:
         parent = Path(args.report_json).resolve().parent
         if not parent.is_dir():
             raise UsageError(f"argument --report-json: {parent}: no such directory")
+    if args.junit:
+        from simulations.outputs.junit import check_target
+
+        check_target(args.junit)
     try:
         plan = plan_for(recipe, args.length, args.scenarios)
     except ScenarioError as e:
@@ -557,6 +567,11 @@ def run(args: argparse.Namespace) -> int:
     print(report.render())
     if args.report_json:
         Path(args.report_json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    from simulations.live.conform_client.junit_cases import write_junit
+
+    unwritten = write_junit(report, args, args.junit)
+    if unwritten is not None:
+        print(f"acp-sysprompt: error: {unwritten}", file=sys.stderr)
     if report.internal_error is not None:  # one line naming the file its traceback went to
         return internal_error(report.internal_error)
-    return report.exit_code
+    return 2 if unwritten is not None else report.exit_code

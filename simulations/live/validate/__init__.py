@@ -2,7 +2,7 @@
 (``validate``), the reader of the inputs (``read``), one pass over one agent process's entries
 (``stream``: a reader of the messages, wired to a follower and a judge), the model kept in step
 with the log and followed where the log departs (``follow``), and the judge of the findings with
-what the stream judges with (``model``).
+what the stream judges with (``model``); the findings as ``--junit``'s cases (``junit_cases``).
 
 It does not import ``conform``.
 """

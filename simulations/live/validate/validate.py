@@ -58,6 +58,7 @@ import json
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -570,9 +571,21 @@ def add_parser(sub: Any) -> None:
     v.add_argument(
         "--quiet", action="store_true", help="each finding on one line, without its evidence"
     )
+    v.add_argument(
+        "--junit",
+        metavar="FILE",
+        default=None,
+        help="write the findings as JUnit XML here (what CI systems show as test results): "
+        "one case per violated id and file",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from simulations.live.validate.junit_cases import write_junit
+    from simulations.outputs.junit import check_target
+
+    if args.junit is not None:  # before any log is read: one line, exit 2
+        check_target(args.junit)
     result = validate_files(args.logs, args.revision)
     # printing is not guarded: a stdout that fails (a full disk) is the caller's to report
     if args.json:
@@ -581,4 +594,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.notes:  # P ids: always shown
             result.notes = [f for f in result.notes if f.rid.startswith("P")]
         print(result.render(evidence=not args.quiet))
+    failed = write_junit(result, [str(x) for x in args.logs], args.junit)
+    if failed is not None:
+        print(f"acp-sysprompt: error: {failed}", file=sys.stderr)
+        return 2
     return result.exit_code
