@@ -8,8 +8,8 @@ source; T13 still fails (its text makes no exception), and the finding carries t
 that raises. A client text that missed the system slot but stands in a user-role message
 (qwen-code's ``<system-reminder>``) "reached the model outside the system slot (user role)".
 
-The request bodies are shaped as the recording endpoint receives them (``parse_call``, which
-the endpoint runs on each body it records)."""
+The request bodies are shaped as the agents send theirs, and each is read as the recording
+endpoint records it (``ModelEndpoint.record``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from simulations.live.conform import agents_page
 from simulations.live.conform.run_state import _Run
 from simulations.live.conform.slot_checks import _kept_evidence, outside_note, provider_note
 from simulations.live.endpoint import provider_lines
-from simulations.live.endpoint.model_calls import ModelCall, parse_call
+from simulations.live.endpoint.endpoint import ModelEndpoint
+from simulations.live.endpoint.model_calls import ModelCall
 from simulations.live.endpoint.model_client import ANTHROPIC, CHAT
 from simulations.live.endpoint.provider_lines import MANDATED, QUESTION, load
 from simulations.live.endpoint.slot_reading import BaseText, symbols
@@ -59,7 +60,7 @@ def claude(cwd: str, n: int, blocks: list[str] | None = None) -> ModelCall:
         "messages": [{"role": "user", "content": [{"type": "text", "text": f"turn {n}"}]}],
         "tools": [{"name": "Bash", "input_schema": {"type": "object"}}],
     }
-    return parse_call(ANTHROPIC, "/v1/messages?beta=true", {}, body, n)
+    return ModelEndpoint().record(ANTHROPIC, "/v1/messages?beta=true", {}, body)
 
 
 def run_for(make: Any) -> _Run:
@@ -178,7 +179,7 @@ def test_a_client_text_in_a_user_role_message_is_said_to_have_reached_the_model(
         ],
         "tools": [{"x": 1}],
     }
-    call = parse_call(CHAT, "/v1/chat/completions", {}, body, 1)
+    call = ModelEndpoint().record(CHAT, "/v1/chat/completions", {}, body)
     assert TEXT_A not in call.slot_text and TEXT_A not in call.user
     words, props = outside_note(call, TEXTS, ("a",))
     assert words == "; a reached the model outside the system slot (user role)"
@@ -186,7 +187,9 @@ def test_a_client_text_in_a_user_role_message_is_said_to_have_reached_the_model(
     # in the slot, or not in the model's slot: nothing said
     assert outside_note(call, TEXTS, ()) == ("", {})
     body["messages"][0]["content"] = f"You are Qwen Code.\n{TEXT_A}"
-    assert outside_note(parse_call(CHAT, "/v1/chat/completions", {}, body, 2), TEXTS, ("a",)) == (
+    assert outside_note(
+        ModelEndpoint().record(CHAT, "/v1/chat/completions", {}, body), TEXTS, ("a",)
+    ) == (
         "",
         {},
     )
