@@ -216,7 +216,12 @@ HEADER = [
     "agent supplies from its environment; the rest are its instructions. Where the model's",
     "slot has no BASE (override, T13), the slot is judged on the instructions alone: its",
     "context may stay, one kept instruction line fails, and the finding quotes the kept",
-    "lines (docs/conform.md, 'Through the model endpoint').",
+    "lines (docs/conform.md, 'Through the model endpoint'); a kept line that a model provider",
+    "requires (the Claude Agent SDK's preamble) is named apart with its source — \"override",
+    'honoured except a provider-mandated line" — and still fails T13, whose text makes no',
+    "exception for it (docs/conform.md, 'Provider-mandated lines'). An agent that advertises a",
+    "client prompt is also sent one of 16 KiB and one of 200 KiB, judged on T9: applied, or an",
+    "error and no session.",
     "",
     "How to run it: `make real-agents` (Node and npm) installs the agents that",
     "`real-agents/package-lock.json` pins, runs each plan `REPEAT` times (3 unless told, its",
@@ -227,6 +232,43 @@ HEADER = [
     "runs only the recipes named and rewrites only their sections below. A section whose plan",
     "ran more than once says so on its tests line, and names its unstable ids (FAIL in some",
     "runs only); one whose tests line says nothing of runs ran once.",
+    "",
+]
+
+
+# What checks added since the sections below were measured would say of each agent, until
+# `make real-agents` runs again with them (then emptied: the sections and findings say it)
+PENDING = [
+    "## Checks added since these runs (a re-run pending)",
+    "",
+    "The sections and findings above were measured before three checks existed; `make",
+    "real-agents` has not been run with them. How each agent would be judged, from what the",
+    "page already shows and the sources named (not measured):",
+    "",
+    "- **Provider-mandated lines** (T13, P1): claude-agent-acp 0.101.0's two findings would read",
+    '  "override honoured except a provider-mandated line: "You are a Claude agent, built on',
+    "  Anthropic's Claude Agent SDK.\" (Anthropic requires it for Claude Sonnet and Opus:",
+    '  https://github.com/anthropics/claude-code/issues/16794, 2026-01-08)", followed by the',
+    "  question for the text (should such an agent not advertise override, or should the spec",
+    "  allow the line?). Both stay FAIL; its verdict stays NOT CONFORMANT (T13). No other agent",
+    "  kept an instruction line under override (the others advertise no override, or none kept).",
+    "- **Prompt size** (T9; `PROMPT-SIZE-16KiB`, `PROMPT-SIZE-200KiB`): sent to the two agents",
+    "  that advertise a client prompt. claude-agent-acp 0.101.0: unknown — the Claude Agent SDK",
+    "  for Python passes the prompt to its CLI as one argument, which fails over 128 KiB",
+    "  (anthropics/claude-agent-sdk-python#267); whether the TypeScript SDK under this adapter",
+    "  does the same is not verified: an error and no session passes, a crash or a dropped",
+    "  prompt fails T9. codex-acp 2.6.0: codex-acp rejects prompts over 256 KiB since its PR",
+    "  #379 (whether 2.6.0 has it is not checked), so both sizes should be applied. The nine",
+    "  others advertise no client prompt and are not sent them.",
+    "- **A client text outside the system slot** (user role): conform sends a client text only",
+    "  to the two agents above, which put it in the system slot in every run shown; no finding",
+    "  here changes. In [real-world.md](real-world.md) a prompt found in a user message is now",
+    '  said to have "reached the model outside the system slot (user role)".',
+    "",
+    "Lines a re-run rewrites: the two claude-agent-acp findings above (P1, T13) and its",
+    "section's T13 and P1 rows; the claude-agent-acp and codex-acp sections (their tests lines",
+    "and T9 rows, with the two prompt-size tests); `docs/real-agents.json` and the picture; and",
+    "`real-agents/expectations.toml` if either agent fails T9.",
     "",
 ]
 
@@ -290,6 +332,7 @@ def page(
             "",
             *agents_page.findings(summaries, REVISION),
             "",
+            *PENDING,
         ]
     return "\n".join([*HEADER, *opening, *body])
 

@@ -4,7 +4,8 @@ the findings an upstream issue can take as they are, both from a small summary p
 Scope
     ``tools/real_agents.py`` (``make real-agents``) keeps, beside the page, a JSON summary per
     recipe (``summary``: its package and version, verdict, how long it took, each id's status
-    and, for each FAIL, the evidence of the first failing test). A run of some recipes updates
+    and, for each FAIL, the evidence of the first failing test, with the question it raises
+    for the text where the slot kept a provider-mandated line). A run of some recipes updates
     their entries and leaves the others' as they were, as the page keeps their sections; the
     picture (``draw``) and the findings (``findings``) are drawn from the whole summary, so
     they always show every agent the page shows.
@@ -55,11 +56,15 @@ def summary(
         status = r["status"]
         statuses[rid] = UNSTABLE if rid in unstable else status
         if status == FAIL:
-            failed = [o["message"] for o in r["outcomes"] if o["status"] == FAIL]
+            outcomes = [o for o in r["outcomes"] if o["status"] == FAIL]
+            failed = [o["message"] for o in outcomes]
             runs = unstable.get(rid)
             note = f"FAIL in {runs['failed']} of {runs['runs']} runs; " if runs else ""
             note += f"{len(failed)} of the {len(r['outcomes'])} tests that judged it failed it"
             evidence[rid] = f"{note}: {(failed or [''])[0][:EVIDENCE]}"
+            question = (outcomes[0].get("properties") or {}).get("question") if outcomes else None
+            if isinstance(question, str):  # a provider-mandated line: what it asks of the text
+                evidence[rid] += f". The question for the text: {question[:EVIDENCE]}"
     verdict = report["verdict"]
     return {
         "package": package,
@@ -111,9 +116,11 @@ def findings(summaries: Mapping[str, Mapping[str, Any]], revision: str) -> list[
             if status not in (FAIL, UNSTABLE):
                 continue
             how = "fails" if status == FAIL else "fails in some runs only:"
+            said = s["evidence"].get(rid, "").strip().rstrip(".")
+            said += "" if said.endswith("?") else "."
             out.append(
                 f"- **{s['package']} {s['version']} {how} {rid}** ({s['tiers'][rid]}, revision "
-                f"{revision}): {s['evidence'].get(rid, '').strip().rstrip('.')}. Shown by: "
+                f"{revision}): {said} Shown by: "
                 "`make real-agents "
                 f"AGENTS={name}`, or `acp-sysprompt conform --recipe {name} --prefix real-agents "
                 f"--only {rid}` once it is installed."

@@ -12,7 +12,8 @@ Scope
     empty directory, and every answer is compared with the model's prediction
     (``simulations.live.conform.execute``; the system slot:
     ``simulations.live.conform.slot_checks``). After the plan come the advertised methods over the
-    runs, the version and the parse tests (``simulations.live.conform.probes``), and ``walks``
+    runs, the version and the parse tests (``simulations.live.conform.probes``), the
+    prompt-size tests (16 KiB and 200 KiB: ``simulations.live.conform.prompt_size``), and ``walks``
     Hypothesis random walks over the same requests (``simulations.live.conform.walks``).
     ``replay_live`` runs one ``trace.itf.json`` against the agent, judged by the revision it names
     (``acp-sysprompt replay TRACE -- AGENT_CMD``).
@@ -125,6 +126,7 @@ from simulations.live.conform.probes import (
     _probe,
     _version_test,
 )
+from simulations.live.conform.prompt_size import size_tests
 from simulations.live.conform.report import (
     Report,
 )
@@ -318,7 +320,8 @@ async def _one_run(
     only: Sequence[str] | None,
 ) -> bool:
     """One run of the plan (``state.round`` of ``state.opts.repeat``): its tests, the advertised
-    methods over them, the version and the parse tests, each in ``report.runs`` as it ends.
+    methods over them, the version and the parse tests and the prompt-size tests
+    (``simulations.live.conform.prompt_size``), each in ``report.runs`` as it ends.
     False where the agent took no session (the run ends: ``_unanswered_new``)."""
     if state.opts.jobs > 1:  # side by side; the report keeps the plan's order
         await _side_by_side(argv, tests, tables, caps, state, introspect, probe, report)
@@ -343,6 +346,7 @@ async def _one_run(
     if not only or PARSE_ID in only:
         state.interrupt.check()
         report.runs.append(await _parse_test(argv, state, caps))
+    report.runs += await size_tests(argv, state, caps, only)
     return True
 
 

@@ -25,6 +25,7 @@ from simulations.engines.trace import (
     replay,
 )
 from simulations.live.conform.coverage import is_cover
+from simulations.live.conform.slot_checks import provider_note
 from simulations.live.oracle.judge import (
     build_of,
     citation,
@@ -753,6 +754,7 @@ def _live_review(rid: str, run: TestRun, f: Finding, report: Report) -> str:
         "",
         f"**{rid} {f.status}** at step {f.step}: {clip(f.message, MESSAGE_LIMIT)}",
         "",
+        *provider_note(f.properties),
         "| # | request | the model answers | the agent answered |",
         "|---:|---|---|---|",
     ]

@@ -28,7 +28,13 @@ Abstractions
     one kept instruction line is ``BASE`` kept, and the finding quotes the kept lines
     (``BaseText.kept``: at most ``QUOTED_LINES`` of ``QUOTED_CHARS``; in the JSON too,
     ``kept_instructions``); the context the agent supplies from its environment may stay, as
-    T13 lets it, and the finding says what was allowed. The slot a model call showed is kept
+    T13 lets it, and the finding says what was allowed. A kept line a model provider requires
+    (``simulations.live.endpoint.provider_lines``) is named apart, with its source: where it
+    is all that stayed, "override honoured except a provider-mandated line"; T13 still fails
+    (its text has no exception), and the finding's properties carry the question that raises
+    (``provider_mandated``, ``question``). A client text the slot lacks that reached the model
+    in a user-role message of the same call is said to have "reached the model outside the
+    system slot (user role)" (``outside_note``). The slot a model call showed is kept
     with the wire (a ``MODEL_DIRECTION`` record), where validate reads it back as slot
     evidence.
 
@@ -41,13 +47,16 @@ Source
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from model.spec import REQUIREMENTS
 from model.types import BASE
 from simulations.engines.trace import ReplayedStep, wire_method
 from simulations.live.conform.run_state import _answer_text, _ids_for, _not_specific, _passed, _Run
-from simulations.live.endpoint.slot_reading import symbols
+from simulations.live.endpoint.model_calls import ModelCall
+from simulations.live.endpoint.provider_lines import QUESTION
+from simulations.live.endpoint.slot_reading import outside_slot, symbols
 from simulations.live.oracle.judge import (
     Seen,
     broken_by,
@@ -197,9 +206,12 @@ async def _check_turn_slot(
         label = "session/prompt (model call)"
     if unseen:
         label += f"; not seen in a model call: {unseen}"
-    detail, evidence = "", {}
+    detail = ""
+    words, evidence = outside_note(call, run.marks, want)
+    label += words
     if strict:
-        detail, evidence = _kept_evidence(run, call.slot_text)
+        detail, kept = _kept_evidence(run, call.slot_text)
+        evidence.update(kept)
     elif (BASE in got) != (BASE in want):  # the evidence for the agent's own text, or its absence
         found, total = run.base.share(call.slot_text)
         label += f"; {found} of the {total} lines of the agent's own text are in the slot"
@@ -207,15 +219,40 @@ async def _check_turn_slot(
     return _judge_slot(run, at, attach, sid, want, got, rids, out, label, detail, evidence)
 
 
+def outside_note(
+    call: ModelCall, marks: Mapping[str, str], want: Sequence[str]
+) -> tuple[str, dict[str, Any]]:
+    """The client texts the model's slot has (``want``: symbols; ``marks``: symbol → the text
+    sent) that the call's system slot lacks but one of its user-role messages holds
+    (``outside_slot``), in words ("a reached the model outside the system slot (user role)")
+    and as a FAIL's properties (``outside_slot``); ("", {}) where there are none."""
+    texts = {s: marks[s] for s in want if s in marks}
+    elsewhere = outside_slot(call.outside, texts, call.slot_text)
+    if not elsewhere:
+        return "", {}
+    words = f"; {', '.join(elsewhere)} reached the model outside the system slot (user role)"
+    return words, {"outside_slot": {"symbols": list(elsewhere), "role": "user"}}
+
+
 def _kept_evidence(run: _Run, slot: str) -> tuple[str, dict[str, Any]]:
     """Where the model's slot has no BASE: what the slot kept of the agent's own text, in
     words (its instruction lines quoted, its context and what was allowed as context) and as
     a FAIL's properties (``kept_instructions``, at most ``QUOTED_LINES`` lines, as many as
-    the JSON report keeps whole; ``context_allowed``)."""
+    the JSON report keeps whole; ``context_allowed``). Where the only instruction lines kept
+    are lines a model provider requires (``Kept.mandated``), the words are "override honoured
+    except a provider-mandated line" with the line and its source; the properties name each
+    such line (``provider_mandated``) and the question it raises for T13's text
+    (``question``). The verdict is not changed: T13 as written has no exception."""
     kept = run.base.kept(slot, run.marks.values())
     words = ""
     evidence: dict[str, Any] = {}
-    if kept.instructions:
+    mandated = kept.mandated
+    if mandated and not kept.own:  # nothing kept but what the provider requires
+        m = mandated[0]
+        words = f"; override honoured except a provider-mandated line: {m.text!r} ({m.cited()})" + (
+            f" and {len(mandated) - 1} more such" if len(mandated) > 1 else ""
+        )
+    elif kept.instructions:
         quoted = kept.quoted()
         more = len(kept.instructions) - len(quoted)
         total = len(run.base.instructions)
@@ -223,13 +260,41 @@ def _kept_evidence(run: _Run, slot: str) -> tuple[str, dict[str, Any]]:
             f"; it kept {len(kept.instructions)} of the {total} lines of its built-in "
             f"instructions: {' | '.join(repr(q) for q in quoted)}"
             + (f" and {more} more" if more else "")
+            + (f" ({len(mandated)} of them provider-mandated)" if mandated else "")
         )
+    if kept.instructions:
+        quoted = kept.quoted()
         while len(json.dumps(quoted)) > REPORT_VALUE:
             quoted = quoted[:-1]
         evidence = {"kept_instructions": quoted, "context_allowed": run.base.allowed()}
+    if mandated:  # both facts, and what they ask of the text (the review and the page say it)
+        evidence["provider_mandated"] = [m.as_json() for m in mandated]
+        evidence["question"] = QUESTION
     if kept.context:
-        words += f"; it kept {kept.context} lines of its context (allowed: {run.base.allowed()})"
+        words += f"; it kept {kept.context} lines of its context" + (
+            "" if mandated and not kept.own else f" (allowed: {run.base.allowed()})"
+        )
     return words, evidence
+
+
+def provider_note(properties: Mapping[str, Any]) -> list[str]:
+    """A failure's ``review.md`` lines where the slot kept a line a model provider requires
+    (the properties ``_kept_evidence`` gives: ``provider_mandated``, ``question``): both
+    facts, the line's source, and the question they raise for the text; [] where none."""
+    found = properties.get("provider_mandated")
+    lines = []
+    for m in found if isinstance(found, list) else ():
+        if not isinstance(m, dict):
+            continue
+        lines += [
+            f"**A provider-mandated line**: `{m.get('text')}` is required by "
+            f"{m.get('provider')} for {m.get('models')} ({m.get('says')}; source: "
+            f"{m.get('source')}, {m.get('date')}). Under override the agent kept it: T13 as "
+            f"written is not met, and the provider does not let the agent meet it. The "
+            f"question for the text: {properties.get('question')}",
+            "",
+        ]
+    return lines
 
 
 async def _introspect(agent: LiveAgent, run: _Run, sid: str | None) -> Answer | None:

@@ -4,14 +4,16 @@ slot, the turn's prompt, the tools offered and the session named.
 Scope
     ``parse_call`` reads one request body of a model API (``api_of`` tells which API a POST
     path speaks) as a ``ModelCall``: which API, the system slot's text pieces in order, the
-    newest user message (the turn's prompt), how many tools it offers, the ACP session it
-    names where the request carries one, and whether the request shows itself a side call
-    (``side``). ``turn_call`` picks a turn's own call among those kept. The server that
-    receives the calls and keeps them is ``simulations.live.endpoint.endpoint``; what a slot
-    means is read by ``simulations.live.endpoint.slot_reading`` (``symbols``: the client's
-    texts by containment and order, the agent's own text by the lines it shares with the
-    slots of sessions the client gave no prompt; never by equality of the whole slot, since
-    real slots carry per-request header lines and identity lines).
+    newest user message (the turn's prompt), the texts of every user-role message
+    (``outside``: where a client text that missed the slot went), how many tools it offers,
+    the ACP session it names where the request carries one, and whether the request shows
+    itself a side call (``side``). ``turn_call`` picks a turn's own call among those kept.
+    The server that receives the calls and keeps them is
+    ``simulations.live.endpoint.endpoint``; what a slot means is read by
+    ``simulations.live.endpoint.slot_reading`` (``symbols``: the client's texts by
+    containment and order, the agent's own text by the lines it shares with the slots of
+    sessions the client gave no prompt; never by equality of the whole slot, since real
+    slots carry per-request header lines and identity lines).
 
 Abstractions
     Four APIs, streamed (Server-Sent Events) or not, as the agents call them:
@@ -41,11 +43,11 @@ Abstractions
     offering the most tools (a title call offers none; a memory extraction after the turn,
     fewer than the turn).
 
-    Of each call, the slot and the newest user message are kept to ``TEXT_KEPT`` characters
-    each (head and tail), the session to ``SESSION_KEPT``; what was left out is counted
-    (``ModelCall.clipped``; ``slot_clipped``, a slot whose middle is not seen and so is not
-    judged), never left out silently. ``ModelCall.held`` is the bytes a kept call holds, which
-    the server bounds over all calls.
+    Of each call, the slot, the newest user message and the user-role texts are kept to
+    ``TEXT_KEPT`` characters each (head and tail), the session to ``SESSION_KEPT``; what
+    was left out is counted (``ModelCall.clipped``; ``slot_clipped``, a slot whose middle is
+    not seen and so is not judged), never left out silently. ``ModelCall.held`` is the bytes
+    a kept call holds, which the server bounds over all calls.
 
 Source
     The request bodies of the Anthropic Messages API, the OpenAI Responses and Chat
@@ -99,6 +101,10 @@ class ModelCall:
     # what the request shows itself to be besides a turn ("": nothing; ``SIDE_COUNT``, a
     # token count; ``SIDE_JSON``, a tool-less call asking for JSON): never a turn's call
     side: str = ""
+    # the texts of every user-role message, joined (the turn's prompt and what the agent puts
+    # beside it: a ``<system-reminder>``, its environment): where a client text went that
+    # missed the system slot
+    outside: str = ""
 
     @property
     def slot_text(self) -> str:
@@ -107,7 +113,7 @@ class ModelCall:
     @property
     def held(self) -> int:
         """Bytes the call holds, kept: its texts as Python holds them, and the call itself."""
-        texts = (*self.system, self.user, self.path, self.session or "")
+        texts = (*self.system, self.user, self.outside, self.path, self.session or "")
         return _CALL_BYTES + sys.getsizeof(self.system) + sum(sys.getsizeof(t) for t in texts)
 
 
@@ -216,6 +222,34 @@ def _gemini_side(method: str, tools: int, body: Mapping[str, Any]) -> str:
     return ""
 
 
+def _all_user(items: object) -> list[str]:
+    """The texts of every item of role ``user`` (a list of messages or input items)."""
+    if not isinstance(items, list):
+        return []
+    return [
+        t
+        for item in items
+        if isinstance(item, Mapping) and item.get("role") == "user"
+        for t in _texts(item.get("content"))
+    ]
+
+
+def _gemini_all_user(contents: object) -> list[str]:
+    """The texts of every ``contents[]`` item of role ``user`` (a role left out is the
+    user's)."""
+    if isinstance(contents, Mapping | str):
+        contents = [contents]
+    if not isinstance(contents, list):
+        return []
+    out: list[str] = []
+    for item in contents:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping) and item.get("role", "user") == "user":
+            out += _parts(item)
+    return out
+
+
 def _last_user(items: object, key: str = "role") -> str:
     if not isinstance(items, list):
         return ""
@@ -256,6 +290,7 @@ def parse_call(
         if contents is None and isinstance(request, Mapping):
             contents = request.get("contents")
         user = _gemini_user(contents)
+        outside = _gemini_all_user(contents)
         stream, side = method == "streamGenerateContent", _gemini_side(method, tools, body)
     elif api == ANTHROPIC:
         system += _texts(body.get("system"))
@@ -263,7 +298,7 @@ def parse_call(
         for m in messages if isinstance(messages, list) else ():
             if isinstance(m, Mapping) and m.get("role") == "system":
                 system += _texts(m.get("content"))
-        user = _last_user(messages)
+        user, outside = _last_user(messages), _all_user(messages)
         metadata = body.get("metadata")
         if isinstance(metadata, Mapping):
             session = _session_of_user_id(metadata.get("user_id"))
@@ -278,7 +313,7 @@ def parse_call(
         for m in items if isinstance(items, list) else ():
             if isinstance(m, Mapping) and m.get("role") in ("developer", "system"):
                 system += _texts(m.get("content"))
-        user = _last_user(items)
+        user, outside = _last_user(items), _all_user(items)
         cache_key = body.get("prompt_cache_key")
         session = (
             headers.get("session_id")
@@ -290,13 +325,14 @@ def parse_call(
         for m in messages if isinstance(messages, list) else ():
             if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
                 system += _texts(m.get("content"))
-        user = _last_user(messages)
+        user, outside = _last_user(messages), _all_user(messages)
     pieces, slot_clipped = tuple(system), 0
     if sum(len(p) for p in pieces) + len(pieces) - 1 > TEXT_KEPT:
         slot, slot_clipped = _clip("\n".join(pieces), TEXT_KEPT)
         half = TEXT_KEPT // 2
         pieces = (slot[:half], slot[half + 1 :])  # its head and its tail: ``slot_text`` is slot
     user, user_clipped = _clip(user)
+    others, outside_clipped = _clip("\n".join(outside))
     clipped = slot_clipped
     if session is not None:
         session, session_clipped = _clip(session, SESSION_KEPT)
@@ -311,9 +347,10 @@ def parse_call(
         stream=stream,
         seq=seq,
         at=time.monotonic(),
-        clipped=clipped + user_clipped,
+        clipped=clipped + user_clipped + outside_clipped,
         slot_clipped=slot_clipped,
         side=side,
+        outside=others,
     )
 
 

@@ -13,6 +13,11 @@ Scope
     its instructions (``BaseText.instructions``). ``BaseText.kept`` says which of each a slot
     kept, and ``symbols(…, instructions_only=True)`` reads ``BASE`` from the instructions
     alone: what T13 (override) forbids is the agent's built-in instructions, not context.
+    Of the instruction lines a slot kept, ``Kept.mandated`` are those a model provider
+    requires (``simulations.live.endpoint.provider_lines``: the line, who requires it, the
+    source), reported apart from the agent's own (``Kept.own``); they still count as kept
+    (T13 as written makes no exception). ``outside_slot`` names the client texts that missed
+    the system slot but reached the model in a user-role message (``ModelCall.outside``).
 
 Abstractions
     A slot is never read by equality of the whole: real slots carry per-request header lines
@@ -55,6 +60,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from model.types import BASE
+from simulations.live.endpoint.provider_lines import MandatedLine, mandated
 
 _LINE_MIN = 16  # characters of a line worth keeping as a mark of the agent's own text
 _SAMPLES_KEPT = 8  # slots kept to learn context from (calibration sends three)
@@ -226,11 +232,23 @@ def _classify(
 @dataclass(frozen=True)
 class Kept:
     """What a slot kept of the agent's own text: the lines of its instructions (slot order),
-    where the first stands, and how many lines of its context."""
+    where the first stands, and how many lines of its context; of those instruction lines,
+    the ones a model provider requires (``mandated``: ``provider_lines``), which ``own``
+    leaves out."""
 
     instructions: tuple[str, ...] = ()
     at: int | None = None
     context: int = 0
+
+    @property
+    def mandated(self) -> tuple[MandatedLine, ...]:
+        """The kept instruction lines a model provider requires, with their sources."""
+        return tuple(m for line in self.instructions if (m := mandated(line)) is not None)
+
+    @property
+    def own(self) -> tuple[str, ...]:
+        """The kept instruction lines no provider requires: the agent's own choice."""
+        return tuple(line for line in self.instructions if mandated(line) is None)
 
     def quoted(self) -> list[str]:
         """The kept instruction lines as a finding quotes them: at most ``QUOTED_LINES``, each
@@ -376,6 +394,13 @@ def _outside(slot: str, line: str, spans: _Spans) -> int | None:
             return i
         start = i + len(line)
     return None
+
+
+def outside_slot(outside: str, texts: Mapping[str, str], slot: str) -> tuple[str, ...]:
+    """The client texts (``texts``: symbol → text) that are not in the system ``slot`` but
+    reached the model in ``outside`` (the call's user-role messages: ``ModelCall.outside``),
+    in ``texts``' order; an empty text is never looked for."""
+    return tuple(s for s, t in texts.items() if t and t not in slot and t in outside)
 
 
 def symbols(

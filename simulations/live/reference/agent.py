@@ -23,7 +23,11 @@ Scope
     section after it (the session's working directory, the date, the platform), in every
     mode, as an agent supplies context from its environment (T13 lets it stay under
     override); with ``keeps_identity`` (``--model-keeps-identity``, a faulty build) the first
-    line of ``BASE_TEXT`` stays under override, an instruction T13 says must go.
+    line of ``BASE_TEXT`` stays under override, an instruction T13 says must go. With
+    ``oversize`` (``--oversize-fault``, a faulty build) a request whose client prompt is over
+    ``OVERSIZE`` bytes (Linux's limit on one command-line argument) makes it exit (``crash``),
+    or is answered an error with nothing created (``error``, what the spec asks), or opens the
+    session without the prompt (``drop``), or both opens it and answers an error (``leak``).
 
 Abstractions
     One process is one agent process of the model and its stdio connection is the model's
@@ -399,6 +403,29 @@ BASE_TEXT = (
 )
 
 
+# bytes of a system prompt's texts past which a faulty build (``ReferenceAgent.oversize``) fails
+# as it is told: Linux's limit on one command-line argument (MAX_ARG_STRLEN, 32 pages), which a
+# real agent that passes its prompt to a child process as one argument meets
+OVERSIZE = 128 * 1024
+OVERSIZE_FAULTS = ("crash", "error", "drop", "leak")
+_PROMPT_FIELDS = ("systemPrompt", "sessionInstructions", "systemPromptMode")
+
+
+def _prompt_bytes(params: object) -> int:
+    """The UTF-8 bytes of the texts of a request's client prompt (any of the wires' fields)."""
+    if not isinstance(params, Mapping):
+        return 0
+    total = 0
+    for name in _PROMPT_FIELDS:
+        value = params.get(name)
+        if isinstance(value, Mapping):
+            value = value.get("content", value.get("text"))
+        for b in value if isinstance(value, list) else [value]:
+            text = b.get("text") if isinstance(b, Mapping) else b
+            total += len(text.encode("utf-8", "replace")) if isinstance(text, str) else 0
+    return total
+
+
 class ReferenceAgent:
     """One agent process of the model: its world, its tables and (optionally) its store."""
 
@@ -409,11 +436,13 @@ class ReferenceAgent:
         model: tuple[str, str] | None = None,
         environment: bool = False,
         keeps_identity: bool = False,
+        oversize: str | None = None,
     ) -> None:
         self.build = build
         self.model = model  # (base URL, API): each turn goes to that model endpoint too
         self.environment = environment  # an ``# Environment`` section in every model call
         self.keeps_identity = keeps_identity  # its identity line kept under override: a fault
+        self.oversize = oversize  # a faulty build's answer to a prompt over ``OVERSIZE``
         self.calls = 0  # calls made to it
         self.oracle = Oracle(build.tables, build.revision, build.caps)
         self.store = None if store is None else store / STORE_FILE
@@ -461,6 +490,25 @@ class ReferenceAgent:
         trigger = _TRIGGERS.get(method)
         if trigger is None:
             return _error(msg_id, METHOD_NOT_FOUND, f"method not found: {method}")
+        size = _prompt_bytes(params)
+        if self.oversize is not None and size > OVERSIZE and isinstance(params, Mapping):
+            if self.oversize == "crash":  # as a CLI that cannot start with it (E2BIG) takes it down
+                print(
+                    f"{PROG}: the system prompt ({size} bytes) is too long: E2BIG", file=sys.stderr
+                )
+                sys.stderr.flush()
+                os._exit(1)
+            if self.oversize == "error":  # the spec's answer: an error, nothing created
+                return _error(
+                    msg_id, INVALID_PARAMS, f"systemPrompt: {size} bytes, over {OVERSIZE}"
+                )
+            # "drop": the session made without the prompt; "leak": an error, the session made
+            params = {k: v for k, v in params.items() if k not in _PROMPT_FIELDS}
+            if self.oversize == "leak":
+                self.handle(msg_id, method, params)
+                return _error(
+                    msg_id, INVALID_PARAMS, f"systemPrompt: {size} bytes, over {OVERSIZE}"
+                )
         message = {"method": method, "params": {} if params is None else params}
         try:
             req = evolve(request_of(message, self.wire), conn=0)

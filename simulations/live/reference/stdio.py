@@ -52,7 +52,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from simulations.live.endpoint.model_client import ANTHROPIC, APIS
-from simulations.live.reference.agent import PROG, STORE_FILE, ReferenceAgent, build_for
+from simulations.live.reference.agent import (
+    OVERSIZE,
+    OVERSIZE_FAULTS,
+    PROG,
+    STORE_FILE,
+    ReferenceAgent,
+    build_for,
+)
 from simulations.usage import UsageError
 from simulations.wire.acp import INTROSPECTION_METHOD
 
@@ -517,6 +524,13 @@ def parser() -> argparse.ArgumentParser:
         "first line of its own instructions (T13 says they must go)",
     )
     p.add_argument(
+        "--oversize-fault",
+        choices=OVERSIZE_FAULTS,
+        help=f"a faulty build: a client prompt over {OVERSIZE} bytes makes it exit (crash), "
+        "or is refused with nothing created (error: what the spec asks), or opens the session "
+        "without it (drop), or both opens it and is refused (leak)",
+    )
+    p.add_argument(
         "--caps",
         metavar="LIST",
         help="what it advertises, a comma list: systemPrompt=none|append|override (replace "
@@ -550,7 +564,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             flag = "--model-environment" if args.model_environment else "--model-keeps-identity"
             raise UsageError(f"argument {flag}: only with --model-endpoint")
         agent = ReferenceAgent(
-            build, store, model, args.model_environment, args.model_keeps_identity
+            build,
+            store,
+            model,
+            args.model_environment,
+            args.model_keeps_identity,
+            args.oversize_fault,
         )
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

@@ -411,14 +411,20 @@ def _slot(call: ModelCall, way: str, base: BaseText) -> tuple[str, str]:
     slot = call.slot_text
     total = len(base.instructions)
     if PROMPT_TEXT not in slot:
-        if PROMPT_TEXT in call.user:
-            return OTHERWISE, "in the user message, not the system slot"
+        if PROMPT_TEXT in call.user or PROMPT_TEXT in call.outside:
+            return OTHERWISE, "reached the model outside the system slot (user role)"
         return LOST, "in neither the system slot nor the user message"
     if not base.lines:
         return REACHED, "in the system slot (the agent's own text is unknown: mode not told)"
     kept = base.kept(slot, [PROMPT_TEXT])
     context = f"; {kept.context} line(s) of its context stayed" if kept.context else ""
     if way == "override":
+        if kept.mandated and not kept.own:  # only what the model provider requires stayed
+            m = kept.mandated[0]
+            return OTHERWISE, (
+                f"in the system slot in place of the agent's instructions, except a "
+                f"provider-mandated line {m.text!r} ({m.cited()}){context}"
+            )
         if kept.instructions:
             quoted = "; ".join(repr(q[:120]) for q in kept.quoted()[:_QUOTED])
             more = len(kept.instructions) - _QUOTED
