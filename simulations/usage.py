@@ -63,6 +63,9 @@ def seed(text: str) -> int:
 
 INTERNAL_ERROR = 3  # the exit code of a fault of this tool (never of the agent, the spec or input)
 INTERRUPTED = 130  # Ctrl-C (or SIGTERM, where a command takes it so): what was found is kept
+# a live run (conform, conform-client) cut by --budget before its verdict was reached, with no
+# failure among the tests that ran: INCOMPLETE, neither a pass (0) nor a violation (1)
+INCOMPLETE_EXIT = 4
 
 
 def traceback_folder() -> Path:

@@ -20,6 +20,7 @@ from simulations.live.conform_client import run as client_run
 from simulations.live.conform_client.scripted_client import BUILDS
 from simulations.live.validate.model import OUTSIDE
 from simulations.live.validate.validate import validate_files
+from simulations.usage import INCOMPLETE_EXIT
 
 
 def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
@@ -331,7 +332,8 @@ def test_the_acpx_plan_has_no_fork_and_s4_is_not_observable(tmp_root: Path) -> N
     assert (len(plan.tests), plan.profiles, plan.situations) == (24, 24, 32)
     scripted = cc.scripted_recipe()
     nofork = replace(scripted, steps={k: v for k, v in scripted.steps.items() if k != "fork"})
-    report = cc.conform_client(nofork, Path("."), budget=1)
+    plan = cc.plan_for(nofork)  # its first scenario alone: a whole run, fast
+    report = cc.conform_client(nofork, Path("."), plan=replace(plan, tests=plan.tests[:1]))
     (s4,) = report.outcomes("S4")
     assert s4.status == client_run.NOT_OBSERVABLE and "the recipe has no fork step" in s4.message
     assert report.verdict.startswith("CONFORMANT (not observed: "), report.render()
@@ -362,17 +364,25 @@ def test_the_run_says_its_plan_its_coverage_and_what_a_budget_dropped(
     tmp_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The plan's size and an estimate before the run (stderr); the coverage before the
-    verdict and in the JSON; --budget cuts the plan by its order (the first test runs)."""
+    verdict and in the JSON; --budget cuts the plan by its order (the first test runs), and
+    the run cut so reached no verdict: INCOMPLETE, exit 4, never CONFORMANT."""
     out = tmp_path / "r.json"
     args = ["conform-client", "--recipe", "scripted", "--budget", "1", "--report-json", str(out)]
-    assert cli.main(args) in (0, 1)
+    assert cli.main(args) == INCOMPLETE_EXIT == 4
     captured = capsys.readouterr()
     err = captured.err.splitlines()
     assert err[0].startswith("client plan: 26 scenarios, 64 steps")
     assert err[1].startswith("running 26 of them (64 steps): about ") and "--budget 1s" in err[1]
     text = captured.out.rstrip().splitlines()
-    assert text[-1].startswith("VERDICT: ") and text[-2] == ""
+    assert text[-1] == "VERDICT: INCOMPLETE (1 of 26 tests; the failures so far: none)"
+    assert text[-2] == "" and "cut by --budget after 1 of 26 tests" in captured.out
     data = json.loads(out.read_text())
+    assert (data["outcome"], data["cut"], data["tests_run"], data["tests_planned"]) == (
+        "INCOMPLETE",
+        "budget",
+        1,
+        26,
+    )
     plan = data["plan"]
     assert text[-3] == plan["coverage"]
     ran = len(plan["run"])
@@ -385,6 +395,18 @@ def test_the_run_says_its_plan_its_coverage_and_what_a_budget_dropped(
     assert [t["name"] for t in data["tests"]] == plan["run"]
 
 
+def test_a_budget_cut_after_a_failure_is_not_conformant_by_that_failure_alone(
+    tmp_root: Path,
+) -> None:
+    """A failure among the tests that ran is real: a run cut by --budget after it is NOT
+    CONFORMANT (exit 1), naming the failed id and no id the cut left unreached."""
+    recipe = cc.scripted_recipe("sends-unadvertised")
+    report = cc.conform_client(recipe, Path("."), only=["T2"], budget=0.001)
+    assert report.budget_cut and len(report.results) == 1 < report.planned, report.render()
+    assert report.verdict == "NOT CONFORMANT (T2)" and report.exit_code == 1, report.render()
+    assert report.to_json()["outcome"] == "NOT CONFORMANT"
+
+
 def test_an_interrupt_reports_what_ran_and_what_it_left(tmp_root: Path) -> None:
     seen: list[str] = []
 
@@ -395,6 +417,7 @@ def test_an_interrupt_reports_what_ran_and_what_it_left(tmp_root: Path) -> None:
 
     report = cc.conform_client(cc.scripted_recipe(), Path("."), progress=progress)
     assert report.interrupted and report.exit_code == cc.INTERRUPTED
+    assert report.verdict == "INCOMPLETE (1 of 26 tests; the failures so far: none)"
     assert len(report.results) == 1 and len(report.not_run) == 25
     assert "not run: 25 left by the interrupt" in report.coverage()
     assert list(tmp_root.iterdir()) == []

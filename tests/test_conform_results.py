@@ -267,6 +267,13 @@ def test_a_ctrl_c_at_any_moment_exits_130_with_the_report_written(
     data = json.loads(out.read_text(encoding="utf-8"))
     if moment not in AFTER_THE_RUN:  # past the run, the report it wrote is whole
         assert data["interrupted"] is True and "interrupted" in printed
+        # a verdict it did not reach is never printed: INCOMPLETE, or NOT CONFORMANT naming
+        # only what a test that ran failed (before: NOT CONFORMANT over ids never tested)
+        verdict = next(x for x in printed.splitlines() if x.startswith("VERDICT: "))
+        assert verdict.startswith(("VERDICT: INCOMPLETE (", "VERDICT: NOT CONFORMANT (")), verdict
+        named = verdict.partition("(")[2].rstrip(")").split(", ")
+        if verdict.startswith("VERDICT: NOT CONFORMANT"):
+            assert all(data["requirements"][rid]["status"] == "FAIL" for rid in named), verdict
     assert signal.getsignal(signal.SIGINT) == before  # given back
 
 

@@ -80,6 +80,17 @@ def test_each_kind_of_difference_is_named(pins: Pins, seen: Seen, said: str) -> 
     assert differences(_pinned(pins), "agent", "1.0", seen) == [said]
 
 
+def test_a_run_that_did_not_see_the_agent_differs_from_every_pin() -> None:
+    """A failed start-up, or a cut that left MANDATORY ids untested, differs from any pin:
+    ``fail = []``, a pinned failure, an agent the file does not pin."""
+    gap = "the agent failed at start-up: exited with code 1"
+    seen = Seen({}, {}, 1, (gap,))
+    for pins in (Pins(), Pins(fail=frozenset({"T13"}))):
+        said = differences(_pinned(pins), "agent", "1.0", seen)
+        assert said[0] == f"agent 1.0: {gap}", said
+    assert differences(_pinned(Pins()), "other", "2.0", seen)[0] == f"other 2.0: {gap}"
+
+
 def test_a_pinned_unstable_id_that_did_not_show_is_a_note_not_a_difference() -> None:
     """A race seen in one test of a hundred does not show in every three runs: no
     difference (exit 0), but said, so a fix is seen; an id pinned to fail that passes still
@@ -266,7 +277,17 @@ def test_conform_expect_exits_by_the_pins_not_the_verdict(
     [
         ('["reference"."1.0"]\nfail = ["T99"]\n', "fail[0]: 'T99' is no id conform reports"),
         ("[reference\n", "not valid TOML"),
+        # a ROW- id of no table, or past a real table's rows: it would pin nothing
+        (
+            '["reference"."1.0"]\nfail = ["ROW-nosuch.3"]\n',
+            "fail[0]: 'ROW-nosuch.3' is no id conform reports",
+        ),
+        (
+            '["reference"."1.0"]\nunstable = ["ROW-session.999"]\n',
+            "unstable[0]: 'ROW-session.999' is no id conform reports",
+        ),
     ],
+    ids=["T99", "toml", "row-no-table", "row-past-the-table"],
 )
 def test_a_bad_pins_file_ends_conform_before_any_agent_runs(
     tmp_path: Path, pins: str, said: str
@@ -276,6 +297,71 @@ def test_a_bad_pins_file_ends_conform_before_any_agent_runs(
     err = done.stderr.strip()
     assert err.startswith("acp-sysprompt: error: argument --expect: ") and said in err, err
     assert "\n" not in err
+
+
+@pytest.mark.parametrize(
+    ("rid", "meant"),
+    [
+        ("ROW-nosuch.3", "ROW-session.3"),
+        ("ROW-session.999", "ROW-session.9"),
+        ("S88", "S8"),
+        ("UPDATE_ID", "UPDATE-ID"),
+    ],
+)
+def test_an_unknown_id_is_named_with_the_ids_it_might_mean(
+    tmp_path: Path, rid: str, meant: str
+) -> None:
+    path = tmp_path / "pins.toml"
+    path.write_text(f'[agent."1.0"]\nfail = ["{rid}"]\n', encoding="utf-8")
+    with pytest.raises(ExpectationsError) as e:
+        load_expectations(path)
+    message = str(e.value)
+    assert f"'{rid}' is no id conform reports" in message and "\n" not in message, message
+    assert "did you mean " in message and meant in message.split("did you mean ")[1], message
+
+
+def _dead_recipe(tmp_path: Path, script: str) -> Path:
+    """A recipe (``dead`` 1.0) whose agent runs ``script`` instead of answering."""
+    recipe = tmp_path / "dead.toml"
+    recipe.write_text(
+        textwrap.dedent(
+            f"""\
+            name = "dead"
+            version = "1.0"
+            api = "chat"
+            command = ["sh", "-c", "{script}"]
+            [files]
+            "conf/url" = "{{endpoint}}"
+            """
+        )
+    )
+    return recipe
+
+
+@pytest.mark.parametrize(
+    ("script", "why"),
+    [("echo gone >&2; exit 3", "exited"), ("exec cat >/dev/null", "")],
+    ids=["exits-at-once", "never-answers-initialize"],
+)
+def test_an_agent_that_does_not_start_differs_from_its_pins(
+    tmp_path: Path, script: str, why: str
+) -> None:
+    """The gate cannot pass what it did not see: an agent pinned to conform (``fail = []``)
+    that exits at start-up, or never answers initialize, is a difference (exit 1), named."""
+    path = tmp_path / "pins.toml"
+    path.write_text('["dead"."1.0"]\nfail = []\n', encoding="utf-8")
+    argv = [sys.executable, "-m", "simulations", "conform"]
+    argv += ["--recipe", str(_dead_recipe(tmp_path, script)), "--timeout", "2"]
+    argv += ["--expect", str(path)]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "VERDICT: NOT CONFORMANT (the agent did not initialize)" in done.stdout
+    assert "as pinned" not in done.stdout
+    lines = done.stdout.splitlines()
+    diff = lines.index(next(x for x in lines if x.startswith("expectations: ")))
+    assert lines[diff].startswith("expectations: 1 difference(s) from "), lines[diff:]
+    assert lines[diff + 1].startswith("  dead 1.0: the agent failed at start-up: "), lines[diff:]
+    assert why in lines[diff + 1]
 
 
 def test_expect_needs_a_recipe(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ takes, and what no option allows. The JSON reports go to ``--json-dir``.
 is unstable; with ``--repeat-rows`` its coverage tests run once); ``--expect FILE`` compares
 what each agent showed with the pins of its recipe and version there
 (``simulations.live.conform.expectations``): exit 1 naming each difference, after the page is
-written. Named recipes (``NAME ...``) are the only ones run, and the page keeps the sections of the
-others as they were.
+written; an agent that failed at start-up, or whose run was cut short, differs from its pins
+whatever they say (``fail = []`` too). Named recipes (``NAME ...``) are the only ones run, and
+the page keeps the sections of the others as they were.
 
     python tools/real_agents.py [--prefix real-agents] [--out docs/real-agents.md] [--jobs N]
         [--repeat N [--repeat-rows]] [--expect real-agents/expectations.toml] [NAME ...]
@@ -141,8 +142,8 @@ def section(
         head,
         "",
         f"- advertises: {report.caps.label() if report.caps else '(no initialize answer)'}",
-        f"- verdict: **{'CONFORMANT' if verdict['conformant'] else 'NOT CONFORMANT'}**"
-        + ("" if verdict["conformant"] else f" ({', '.join(verdict['failing'])})"),
+        f"- verdict: **{verdict['verdict']}**"
+        + (f" ({', '.join(verdict['failing'])})" if verdict["failing"] else ""),
         f"- {len(report.runs)} tests"
         + (f" ({report.repeat} runs of the plan{_once(report)})" if report.repeat > 1 else "")
         + f" in {seconds:.0f} s; {report.model_calls} model calls; "

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulations.engines.bounds import LIVE_BOUND
 from simulations.usage import (
+    INCOMPLETE_EXIT,
     INTERRUPTED,
     OutputFailed,
     UsageError,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
     from simulations.live.recipes.recipes import Recipe
 
 CONFORM_EXITS = (
-    "exit codes: 0 conformant; 1 not conformant (the verdict); 2 bad usage, or --out or "
+    "exit codes: 0 conformant; 1 not conformant (the verdict); 4 incomplete (--budget cut the "
+    "run before its verdict, with no failure so far); 2 bad usage, or --out or "
     "--report-json could not be written (checked before the run; a failure while writing, "
     "after the verdict is printed), or standard output could not (the files still written); "
     "3 internal error (a fault of acp-sysprompt, never the "
@@ -99,7 +101,8 @@ def add_parser(sub: Any) -> None:
         type=float,
         default=None,
         help="seconds: no test starts past them (the plan's order is its priority: rows, "
-        "mutants, reopen matrix, then coverage); the report names what was left out",
+        "mutants, reopen matrix, then coverage); the report names what was left out, and a "
+        "run cut so with no failure yet is INCOMPLETE (exit 4)",
     )
     c.add_argument("--jobs", type=positive, default=1, help="tests run side by side (1)")
     c.add_argument(
@@ -294,7 +297,7 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
         return 2
     if interrupt.stopping:
         return INTERRUPTED
-    if expected is not None and recipe is not None and code in (0, 1):
+    if expected is not None and recipe is not None and code in (0, 1, INCOMPLETE_EXIT):
         return _compare_pins(expected, recipe, args.prefix, report)
     return code
 
@@ -302,7 +305,8 @@ def _conform_and_report(args: argparse.Namespace, interrupt: Interrupt) -> int:
 def _compare_pins(expected: Expectations, recipe: Recipe, prefix: Path, report: Report) -> int:
     """``conform --expect``: what the run found against the pins of the recipe's installed
     version (the recipe's own where none is installed); 0 where they match, 1 with each
-    difference."""
+    difference (a run that did not see the agent whole — a failed start-up, a ``--budget``
+    cut — differs from every pin: ``expectations.Seen.gaps``)."""
     from simulations.live.conform.expectations import differences, seen_in, unseen
 
     version = recipe.installed(prefix.resolve()) or recipe.version

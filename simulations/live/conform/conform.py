@@ -47,7 +47,9 @@ Scope
 Abstractions
     A run always returns its report: Ctrl-C or SIGTERM (``interrupts``) end it with the tests
     that ran (``Report.interrupted``, exit 130), a fault of this tool with them and its
-    traceback (``Report.internal_error``, exit 3: never the agent's doing). Output paths are
+    traceback (``Report.internal_error``, exit 3: never the agent's doing); either, or a
+    ``budget`` that left tests out, is a verdict not reached: INCOMPLETE unless a test that ran
+    failed (``simulations.live.conform.verdict``). Output paths are
     checked before a run (``check_output_file``, ``check_output_dir``). What the agent sends
     is bounded in what the run keeps and shows: text clipped (``clip``), the JSON report's
     fields bounded, a passing test's wire dropped, a failing one's capped.
@@ -657,14 +659,16 @@ def replay_live(
         mark += f"  (followed the agent as the build {chose[i]})" if i in chose else ""
         print(f"{i:3d}  {shown_request(req, revision)}{mark}")
     failed = run.failed
+    if it.stopping:  # the signal may have ended the agent, or the test, early: no verdict
+        at = run.stopped_at or len(trace.requests)
+        print(f"INCOMPLETE: interrupted at step {at} of {len(trace.requests)}: no verdict")
+        print("acp-sysprompt: interrupted", file=sys.stderr)
+        return INTERRUPTED
     if not failed:
         print(f"not reproduced: the agent answered every step as {revision} predicts")
     else:
         ids = ", ".join(dict.fromkeys(f.rid for f in failed))
         print(f"reproduced: {ids} at step {run.stopped_at}: {clip(failed[0].message)}")
-    if it.stopping:
-        print("acp-sysprompt: interrupted", file=sys.stderr)
-        return INTERRUPTED
     return 1 if failed else 0
 
 

@@ -14,7 +14,10 @@ Scope
     ``load_expectations`` reads it (a bad field: ``ExpectationsError``, one line naming the
     field); ``seen_in`` takes what a run found from its ``Report``; ``differences`` says, one
     line each, where the two part: a new failure, a failure pinned and not seen, an id newly
-    unstable, an agent or version the file does not pin; ``unseen`` names each pinned-unstable
+    unstable, an agent or version the file does not pin, and — whatever the pins say — a run
+    that did not see the agent whole (it failed at start-up, or the run was cut short by an
+    interrupt, ``--budget`` or a fault of this tool, leaving MANDATORY ids NOT_TESTED because
+    no test that reaches them ran); ``unseen`` names each pinned-unstable
     id that failed in no run, a note and no difference. ``conform --recipe NAME --expect FILE``
     and ``tools/real_agents.py --expect FILE`` (``make real-agents``) use them: exit 0 when
     nothing differs, 1 with the lines otherwise; the notes are printed either way.
@@ -27,8 +30,11 @@ Abstractions
     not fail every other ``make real-agents``.
     An id pinned ``fail`` matches where it failed in every run that judged it. Any other FAIL
     differs. An id is named as ``conform`` reports it: a registry id, a pseudo-id (``SCHEMA``,
-    ``LIVENESS``, …) or ``ROW-<table>.<index>``; a name that is none of those is refused, so
-    a typo cannot pin nothing.
+    ``LIVENESS``, …) or ``ROW-<table>.<index>`` of a row some revision's tables hold; a name
+    that is none of those is refused with the ids it might mean, so a typo cannot pin
+    nothing.
+    A pin says what a whole run finds: a run that saw less (``Seen.gaps``) differs from every
+    pin, ``fail = []`` too — else an agent that no longer starts would match it.
 
 Source
     Ours.
@@ -36,6 +42,8 @@ Source
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 import re
 import stat
@@ -45,8 +53,10 @@ from pathlib import Path
 from typing import Any
 
 from model.files import InputError, parse_toml, read_text, shown, shown_json
+from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
 from simulations.live.conform.report import Report
+from simulations.live.conform.verdict import BUDGET_CUT, cut_short, tests_counts, untested
 from simulations.live.oracle.results import (
     ADVERTISED_ID,
     AGREE_ID,
@@ -56,8 +66,10 @@ from simulations.live.oracle.results import (
     PARSE_ID,
     REUSE_ID,
     SCHEMA_ID,
+    SKIP_TABLES,
     UPDATE_ID,
     VERSION_ID,
+    clip,
 )
 
 PSEUDO_IDS = (
@@ -104,6 +116,9 @@ class Seen:
     statuses: Mapping[str, str]
     failed: Mapping[str, tuple[int, int]]
     runs: int = 1
+    # what the run did not see, one line each (a failed start-up, a cut that left MANDATORY
+    # ids NOT_TESTED): each a difference from any pin
+    gaps: tuple[str, ...] = ()
 
     @property
     def unstable(self) -> dict[str, tuple[int, int]]:
@@ -111,9 +126,32 @@ class Seen:
         return {rid: (k, n) for rid, (k, n) in self.failed.items() if k < n}
 
 
+@functools.cache
+def _row_ids() -> frozenset[str]:
+    """Every ``ROW-<table>.<index>`` a run of some revision can report."""
+    return frozenset(
+        f"ROW-{name}.{i}"
+        for revision in REVISIONS.values()
+        for name in revision.tables.NAMES
+        if name not in SKIP_TABLES
+        for i in range(len(revision.tables.table(name)))
+    )
+
+
 def known_id(rid: str) -> bool:
-    """``rid`` is a name ``conform`` can report."""
-    return rid in REQUIREMENTS or rid in PSEUDO_IDS or _ROW.fullmatch(rid) is not None
+    """``rid`` is a name ``conform`` can report (a ``ROW-`` id: of a row that exists)."""
+    if rid in REQUIREMENTS or rid in PSEUDO_IDS:
+        return True
+    return _ROW.fullmatch(rid) is not None and rid in _row_ids()
+
+
+def might_mean(rid: str) -> list[str]:
+    """The ids ``conform`` reports that ``rid`` is closest to (a few; none where none is
+    close); a ``ROW-`` name is matched more loosely, against the rows alone (a misspelt
+    table: the same index in the tables that have it)."""
+    if rid.upper().startswith("ROW"):
+        return difflib.get_close_matches(rid, sorted(_row_ids()), n=3, cutoff=0.5)
+    return difflib.get_close_matches(rid, [*REQUIREMENTS, *PSEUDO_IDS], n=3, cutoff=0.6)
 
 
 def load_expectations(path: Path | str, argument: str = "--expect") -> Expectations:
@@ -172,10 +210,12 @@ def _pins(table: dict[str, Any], field: str, bad: Any) -> Pins:
             if not isinstance(rid, str):
                 raise bad(f"{field}.{key}[{i}]", f"an id (a string) is needed, got {shown(rid)}")
             if not known_id(rid):
+                close = might_mean(rid)
+                meant = f"; did you mean {', '.join(close)}?" if close else ""
                 raise bad(
                     f"{field}.{key}[{i}]",
                     f"{shown(rid)} is no id conform reports (a requirement id, ROW-<table>.<n> "
-                    f"or one of {', '.join(PSEUDO_IDS)})",
+                    f"of a row the model has, or one of {', '.join(PSEUDO_IDS)}){meant}",
                 )
             if rid in ids[:i]:
                 raise bad(f"{field}.{key}[{i}]", f"{rid} is named twice")
@@ -196,7 +236,27 @@ def seen_in(report: Report) -> Seen:
         judged = [s for s in r.get("runs", [FAIL]) if s is not None]
         k, n = judged.count(FAIL), len(judged)
         failed[rid] = (k, n) if k else (max(n, 1), max(n, 1))  # a walk's FAIL alone: stable
-    return Seen({rid: r["status"] for rid, r in reqs.items()}, failed, report.repeat)
+    statuses = {rid: r["status"] for rid, r in reqs.items()}
+    return Seen(statuses, failed, report.repeat, _gaps(report, reqs))
+
+
+def _gaps(report: Report, reqs: dict[str, Any]) -> tuple[str, ...]:
+    """What ``report``'s run did not see, one line each (``Seen.gaps``)."""
+    if report.startup_failure is not None:
+        return (f"the agent failed at start-up: {clip(report.startup_failure, 160)}",)
+    out = []
+    cut = cut_short(report)
+    if cut is not None:
+        ran, planned = tests_counts(report)
+        how = "--budget" if cut == BUDGET_CUT else cut
+        out.append(f"the run was cut short ({how}) after {ran} of {planned} tests")
+    left = untested(report, reqs)
+    if left:
+        out.append(
+            f"{len(left)} MANDATORY id(s) NOT_TESTED, no test that reaches them ran: "
+            + clip(", ".join(left), 160)
+        )
+    return tuple(out)
 
 
 def _found(seen: Seen) -> str:
@@ -212,17 +272,18 @@ def differences(expected: Expectations, name: str, version: str, seen: Seen) -> 
     """Each way ``seen`` (agent ``name`` at ``version``) differs from its pins, one line each,
     starting ``name version:``; [] where it matches them."""
     head = f"{name} {version}:"
+    out = [f"{head} {gap}" for gap in seen.gaps]  # a run that saw less differs from any pin
     versions = expected.agents.get(name)
     if versions is None:
-        return [f"{head} not pinned in {expected.where} (seen: {_found(seen)})"]
+        return [*out, f"{head} not pinned in {expected.where} (seen: {_found(seen)})"]
     pins = versions.get(version)
     if pins is None:
         known = ", ".join(sorted(versions)) or "none"
         return [
+            *out,
             f"{head} no pins for this version in {expected.where} (pinned versions: {known}; "
-            f"seen: {_found(seen)})"
+            f"seen: {_found(seen)})",
         ]
-    out = []
     runs = seen.runs
     for rid, (failed, judged) in seen.failed.items():
         every = failed == judged

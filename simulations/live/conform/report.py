@@ -26,6 +26,15 @@ from simulations.engines.trace import (
 )
 from simulations.live.conform.coverage import is_cover
 from simulations.live.conform.slot_checks import provider_note
+from simulations.live.conform.verdict import (  # the verdicts, for whoever reads a Report
+    CONFORMANT,
+    INCOMPLETE,
+    cut_line,
+    verdict_line,
+    verdict_of,
+)
+from simulations.live.conform.verdict import NOT_CONFORMANT as NOT_CONFORMANT
+from simulations.live.conform.verdict import VERDICTS as VERDICTS
 from simulations.live.oracle.judge import (
     build_of,
     citation,
@@ -39,7 +48,6 @@ from simulations.live.oracle.results import (
     CAPABILITY,
     FAIL,
     INFORMATIONAL,
-    LIVENESS_END,
     MANDATORY,
     MESSAGE_LIMIT,
     NOT_TESTED,
@@ -63,7 +71,7 @@ from simulations.live.oracle.results import (
     stderr_tail,
     worst_status,
 )
-from simulations.usage import INTERNAL_ERROR, INTERRUPTED
+from simulations.usage import INCOMPLETE_EXIT, INTERNAL_ERROR, INTERRUPTED
 from simulations.wire.acp import (
     INTROSPECTION_METHOD,
     revision_wire,
@@ -232,24 +240,9 @@ class Report:
         return row_ids(self.tables, self.revision, test.targets)
 
     def verdict(self) -> dict[str, Any]:
-        reqs = self.requirements()
-        counts: dict[str, dict[str, int]] = {t: {} for t in TIERS}
-        for r in reqs.values():
-            c = counts[r["tier"]]
-            c[r["status"]] = c.get(r["status"], 0) + 1
-        blocking = [
-            rid
-            for rid, r in reqs.items()
-            if (r["tier"] in (MANDATORY, CAPABILITY) and r["status"] == FAIL)
-            or (r["tier"] == MANDATORY and r["status"] == NOT_TESTED)
-        ]
-        return {
-            "conformant": not blocking and self.startup_failure is None,
-            "blocked_by_auth": False,
-            "blocked_by_version_mismatch": False,
-            "tier_counts": counts,
-            "failing": blocking,
-        }
+        """The verdict (``simulations.live.conform.verdict.verdict_of``): CONFORMANT, NOT
+        CONFORMANT or INCOMPLETE, the ids that block it, how much of the plan ran."""
+        return verdict_of(self)
 
     @property
     def conformant(self) -> bool:
@@ -257,12 +250,13 @@ class Report:
 
     def exit_code(self) -> int:
         """3: a fault of this tool ended the run; 130: Ctrl-C or SIGTERM did; else the
-        verdict's: 0 conformant, 1 not."""
+        verdict's: 0 conformant, 1 not, 4 incomplete (``--budget`` cut it first)."""
         if self.internal_error is not None:
             return INTERNAL_ERROR
         if self.interrupted:
             return INTERRUPTED
-        return 0 if self.conformant else 1
+        verdict = self.verdict()["verdict"]
+        return {CONFORMANT: 0, INCOMPLETE: INCOMPLETE_EXIT}.get(verdict, 1)
 
 
 def per_run(
@@ -381,19 +375,15 @@ def render(report: Report) -> str:
     v = report.verdict()
     for rid, path in report.counterexamples.items():
         lines.append(f"counterexample {rid}: {path}")
-    if report.interrupted:
-        lines.append("\ninterrupted: the report holds the tests that ran")
+    cut = cut_line(report, v)
+    if cut is not None:
+        lines.append(f"\n{cut}")
     if report.internal_error is not None:
         lines.append(
             f"\ninternal error (a fault of acp-sysprompt, not of the agent): "
             f"{clip(_last_line(report.internal_error))}; the report holds the tests that ran"
         )
-    verdict = "CONFORMANT" if v["conformant"] else f"NOT CONFORMANT ({', '.join(v['failing'])})"
-    if report.startup_failure:
-        dead = report.startup_failure.endswith(LIVENESS_END)
-        why = "the agent takes no session: LIVENESS" if dead else "the agent did not initialize"
-        verdict = f"NOT CONFORMANT ({why})"
-    lines.append(f"\nVERDICT: {verdict}")
+    lines.append(f"\n{verdict_line(report, v)}")
     return "\n".join(lines)
 
 
@@ -694,8 +684,7 @@ def write_out(report: Report, out_dir: Path) -> None:
 
 def _out_readme(report: Report, out_dir: Path) -> str:
     """The top README.md of ``--out DIR``: the run in a line, and what each entry is."""
-    v = report.verdict()
-    verdict = "CONFORMANT" if v["conformant"] else "NOT CONFORMANT"
+    verdict = report.verdict()["verdict"]
     rows = [
         ("summary.txt", "the terminal table and the verdict, as printed"),
         ("report.json", "the JSON report (as `--report-json` writes it)"),

@@ -26,7 +26,9 @@ Scope
     redone from the tests that ran). After it, before the verdict: the coverage, ``covered N
     of M (profile × step-sequence) scenarios``, naming what ``--only``, ``--budget SECONDS``
     (the plan cut by its priority: the first test always runs, then each only if it fits at
-    the time per step measured so far), an interrupt or an internal error left out.
+    the time per step measured so far), an interrupt or an internal error left out. A run
+    cut so says only what it reached: INCOMPLETE (``N of M tests``; exit 4 for ``--budget``,
+    130 for an interrupt), or NOT CONFORMANT where a test that ran failed.
 
     A test that asked the client for a prompt an agent advertised, and whose session/new
     carries it neither in ``systemPrompt`` nor in ``_meta``, fails ``prompt-outside`` too (the
@@ -91,6 +93,7 @@ from pathlib import Path
 from typing import Any
 
 from model.spec import REQUIREMENTS
+from simulations.live.conform.verdict import CONFORMANT, INCOMPLETE, NOT_CONFORMANT
 from simulations.live.conform_client.plan import (
     DEFAULT_LENGTH,
     MAX_LENGTH,
@@ -123,9 +126,16 @@ from simulations.live.conform_client.scripted_client import BUILD_VARIABLE
 from simulations.live.oracle import tiers
 from simulations.live.process import sandbox
 from simulations.live.validate.model import OUTSIDE, OUTSIDE_TIER
-from simulations.usage import INTERNAL_ERROR, INTERRUPTED, UsageError, internal_error
+from simulations.usage import (
+    INCOMPLETE_EXIT,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    UsageError,
+    internal_error,
+)
 
 MANDATORY, ADVISORY = "MANDATORY", "ADVISORY"
+INCONCLUSIVE = "INCONCLUSIVE"  # no client rule reached: the run says nothing of the client
 _SHOWN = 8  # outcomes shown under an id in the terminal (the JSON report has them all)
 
 
@@ -194,6 +204,8 @@ class ClientReport:
     not_run: list[tuple[ClientTest, str]] = field(default_factory=list)  # each with why
     # the ids no scenario of the plan reaches (NOT_OBSERVABLE for the run, with why)
     unplanned: list[Outcome] = field(default_factory=list)
+    planned: int = 0  # the tests the run set out to run (the plan, or its --only part)
+    budget_cut: bool = False  # --budget left tests out
 
     def outcomes(self, rid: str) -> list[Outcome]:
         return [o for r in self.results for o in r.outcomes if o.rid == rid] + [
@@ -217,10 +229,38 @@ class ClientReport:
         return any(self.status(r) in (PASS, FAIL) for r in IDS)
 
     @property
-    def verdict(self) -> str:
+    def cut(self) -> str | None:
+        """Why the run ended before its tests did: "interrupted", "internal error",
+        "budget"; None where every test it set out to run ran."""
+        if self.interrupted:
+            return "interrupted"
+        if self.internal_error is not None:
+            return "internal error"
+        return "budget" if self.budget_cut else None
+
+    @property
+    def outcome(self) -> str:
+        """The verdict in a word: NOT CONFORMANT (a failure, even in a run cut short),
+        INCOMPLETE (cut short before one), INCONCLUSIVE (no rule reached), CONFORMANT."""
         if self.failed:
+            return NOT_CONFORMANT
+        if self.cut is not None:
+            return INCOMPLETE
+        return CONFORMANT if self.reached else INCONCLUSIVE
+
+    @property
+    def verdict(self) -> str:
+        outcome = self.outcome
+        if outcome == NOT_CONFORMANT:
             return f"NOT CONFORMANT ({', '.join(self.failed)})"
-        if not self.reached:
+        if outcome == INCOMPLETE:
+            advisory = [r for r in IDS if tier(r) == ADVISORY and self.status(r) == FAIL]
+            so_far = ", ".join(f"{r} (advisory)" for r in advisory) or "none"
+            return (
+                f"INCOMPLETE ({len(self.results)} of {self.planned} tests; the failures so "
+                f"far: {so_far})"
+            )
+        if outcome == INCONCLUSIVE:
             return "INCONCLUSIVE (no client rule was reached: see each id's NOT_OBSERVABLE)"
         unseen = [r for r in IDS if self.status(r) == NOT_OBSERVABLE]
         return "CONFORMANT" + (f" (not observed: {', '.join(unseen)})" if unseen else "")
@@ -282,6 +322,12 @@ class ClientReport:
             "plan": self.plan_json(),
             "requirements": reqs,
             "verdict": self.verdict,
+            # the verdict in a word (CONFORMANT, NOT CONFORMANT, INCOMPLETE, INCONCLUSIVE),
+            # why the run was cut short (None: it was not), and how much of it ran
+            "outcome": self.outcome,
+            "cut": self.cut,
+            "tests_run": len(self.results),
+            "tests_planned": self.planned,
         }
 
     def coverage(self) -> str:
@@ -357,8 +403,13 @@ class ClientReport:
             lines += [f"  {name}: {f[:300]}" for name, f in ran_into[:10]]
             if len(ran_into) > 10:
                 lines.append(f"  and {len(ran_into) - 10} more")
-        if self.interrupted:
-            lines += ["", "(interrupted: the tests that ran are reported)"]
+        if self.interrupted or self.budget_cut:
+            why = "interrupted" if self.interrupted else "cut by --budget"
+            lines += [
+                "",
+                f"({why} after {len(self.results)} of {self.planned} tests: the tests that ran "
+                "are reported; an id none of them reached is no failure)",
+            ]
         if self.internal_error is not None:
             lines += [
                 "",
@@ -370,11 +421,13 @@ class ClientReport:
 
     @property
     def exit_code(self) -> int:
+        """130 interrupted, 3 internal error; else 1 not conformant or inconclusive, 4
+        incomplete (cut by --budget before a failure), 0 conformant."""
         if self.interrupted:
             return INTERRUPTED
         if self.internal_error is not None:
             return INTERNAL_ERROR
-        return 1 if self.failed or not self.reached else 0
+        return {CONFORMANT: 0, INCOMPLETE: INCOMPLETE_EXIT}.get(self.outcome, 1)
 
 
 def plan_for(
@@ -402,7 +455,7 @@ def conform_client(
     tests = [t for t in plan.tests if not only or set(t.targets) & set(only)]
     if SCHEMA_ID in only and not tests:
         tests = list(plan.tests[:1])
-    report = ClientReport(recipe, [], sandbox.available(), plan=plan)
+    report = ClientReport(recipe, [], sandbox.available(), plan=plan, planned=len(tests))
     asked = ",".join(only)
     report.not_run = [
         (t, f"aiming at none of --only {asked}") for t in plan.tests if t not in tests
@@ -433,6 +486,7 @@ def conform_client(
                     f"past --budget {budget:g}s (the plan's lowest priority, at {rate:.2f}s a step)"
                 )
                 report.not_run += [(t, why) for t in tests[k:]]
+                report.budget_cut = True
                 break
             left = rate * sum(len(t.steps) for t in tests[k:])
             say(f"[{k + 1}/{len(tests)}] {test.name}, about {left:.0f}s left")
@@ -469,7 +523,8 @@ def add_parser(sub: Any) -> None:
         "each scenario of a plan derived from the client rules (capability profile x sequence "
         "of the recipe's steps; together they reach every client-rule situation the steps "
         "can), records every message, and judges them as validate does. exit codes: 0 "
-        "conformant; 1 not conformant, or inconclusive (no rule reached); 2 bad usage; 3 "
+        "conformant; 1 not conformant, or inconclusive (no rule reached); 4 incomplete "
+        "(--budget cut the plan before a failure); 2 bad usage; 3 "
         "internal error (the tests that ran are reported, then one line naming the file of "
         "the traceback); 130 Ctrl-C "
         "or SIGTERM (the tests that ran are reported)",
