@@ -10,6 +10,8 @@ all), and the finding kinds ``validate`` reports at its line (at least these).""
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 
 # the reference agent's limits (docs/reference-agent.md; ``test_the_table_knows_the_limits``
@@ -104,16 +106,47 @@ CASES: tuple[Garbage, ...] = (
 )
 
 
-def answers(out: list[bytes]) -> list[object]:
-    """The agent's answer lines, each read strictly (no NaN, nothing given twice)."""
-    from simulations.live.process.tee import read_json
+def strict(raw: bytes) -> object:
+    """``raw`` as JSON, read as strictly as JSON is: UTF-8, no NaN or Infinity (no JSON), no
+    member given twice in one object; an AssertionError otherwise. The tests' own reading,
+    not the code under test's."""
 
-    got = []
-    for raw in out:
-        reading = read_json(raw)
-        assert reading.problem is None and not reading.nonfinite and not reading.twice, raw[:200]
-        got.append(reading.value)
-    return got
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        names = [k for k, _ in items]
+        assert len(set(names)) == len(names), f"a member given twice: {raw[:200]!r}"
+        return dict(items)
+
+    def constant(name: str) -> object:
+        raise AssertionError(f"{name} is no JSON: {raw[:200]!r}")
+
+    def number(text: str) -> float:
+        value = float(text)
+        assert math.isfinite(value), f"{text} is out of range: {raw[:200]!r}"
+        return value
+
+    try:
+        text = raw.decode("utf-8")
+        hooks = {"object_pairs_hook": pairs, "parse_constant": constant, "parse_float": number}
+        return json.loads(text, **hooks)  # type: ignore[arg-type]
+    except (ValueError, RecursionError) as e:
+        raise AssertionError(f"no JSON ({e}): {raw[:200]!r}") from None
+
+
+def depth(value: object) -> int:
+    """How deep ``value`` nests (a scalar: 0), walked without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        v, level = todo.pop()
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if items is not None:
+            deepest = max(deepest, level)
+            todo.extend((item, level + 1) for item in items)
+    return deepest
+
+
+def answers(out: list[bytes]) -> list[object]:
+    """The agent's answer lines, each read strictly (``strict``)."""
+    return [strict(raw) for raw in out]
 
 
 def codes(answer: object) -> int | tuple[int, ...]:
@@ -126,4 +159,4 @@ def codes(answer: object) -> int | tuple[int, ...]:
     return code
 
 
-__all__ = ["CASES", "Garbage", "answers", "codes"]
+__all__ = ["CASES", "Garbage", "answers", "codes", "depth", "strict"]
