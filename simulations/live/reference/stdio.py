@@ -72,7 +72,7 @@ from simulations.wire.acp import INTROSPECTION_METHOD
 if TYPE_CHECKING:
     from acp.connection import Connection, StreamEvent
 
-# what a client can send, bounded (docs/reference-agent.md, "Garbage"): past these, one error
+# what a client can send, bounded (docs/reference-agent.md, its Garbage item): past these, one error
 LINE_LIMIT = 8 << 20  # bytes of one incoming line; a longer one is skipped unread, -32700
 DEPTH_LIMIT = 64  # nesting of one line's JSON, measured before parsing; deeper is -32700
 BATCH_LIMIT = 1_000  # entries of one batch; a longer one is one -32600
