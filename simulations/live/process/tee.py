@@ -58,9 +58,8 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 LINE_KEPT = 1 << 20  # bytes of one line the record keeps (the line itself is passed whole)
 RECORDS_READ = 100_000  # records ``read_records`` returns at most (a flood is cut, and said)
@@ -86,10 +85,16 @@ def too_big(data: bytes | str, depth: int = DEPTH_LIMIT, entries: int | None = N
     exception. Where the brackets and commas are too few to matter (the common case) nothing
     is walked; otherwise the walk stops at the first level or entry past the bound, and holds
     one token at a time."""
-    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    few = raw.count(b"[") + raw.count(b"{") <= depth
-    if few and (entries is None or raw.count(b",") < entries):
-        return None
+    if isinstance(data, str):  # counted as text: no copy on the common path
+        few = data.count("[") + data.count("{") <= depth
+        if few and (entries is None or data.count(",") < entries):
+            return None
+        raw = data.encode("utf-8", "surrogatepass")
+    else:
+        raw = data
+        few = raw.count(b"[") + raw.count(b"{") <= depth
+        if few and (entries is None or raw.count(b",") < entries):
+            return None
     array = raw.lstrip().startswith(b"[")
     level = commas = 0
     for token in _TOKEN.finditer(raw):
@@ -107,8 +112,7 @@ def too_big(data: bytes | str, depth: int = DEPTH_LIMIT, entries: int | None = N
     return None
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """One line read strictly (``read_json``): its value, or why it has none."""
 
     value: Any = None
@@ -176,7 +180,9 @@ def read_json(data: bytes | str, limit: int = DEPTH_LIMIT) -> Reading:
         return Reading(problem=f"not JSON ({e.args[0] if e.args else e})")
     finally:
         twice, _MARKS.twice = _MARKS.twice, None
-    return Reading(value, None, tuple(dict.fromkeys(twice)), _MARKS.nonfinite)
+    if twice:
+        return Reading(value, None, tuple(dict.fromkeys(twice)), _MARKS.nonfinite)
+    return Reading(value, None, (), _MARKS.nonfinite)
 
 
 def record(direction: str, process: int, line: bytes, size: int) -> dict[str, Any] | None:
