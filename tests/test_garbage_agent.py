@@ -13,6 +13,8 @@ where it is one (else ``raw`` with the problem, or cut), all of it read back by
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,12 +46,17 @@ def _run(cmd: list[str], data: bytes) -> tuple[list[bytes], str]:
     """``data`` on the process's stdin, then its end; its stdout lines and stderr, once it has
     exited with status 0 (past TIMEOUT it is killed and the test fails)."""
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        cmd,
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own group: a hung tee's agent is stopped with it
     )
     try:
         out, err = proc.communicate(data, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         pytest.fail(f"still running {TIMEOUT:.0f} s after stdin closed: {err[-2000:]!r}")
     assert proc.returncode == 0, err[-2000:]
