@@ -12,8 +12,11 @@ Scope
     processes (``read_records``): a line is recorded before it is passed on, so the answer to
     a request is always recorded after it. AGENT's stderr goes to ``DIR/process-<n>.stderr``.
 
-    A line that is not JSON is recorded as ``{"raw": text}`` instead of ``message`` (validate
-    reports it malformed); a line longer than LINE_KEPT bytes is passed on whole but recorded
+    A line the tee cannot record as a message is recorded as ``{"raw": text, "problem":
+    why}`` instead of ``message`` (validate reports it malformed): not UTF-8, not JSON (a
+    ``NaN`` or ``Infinity`` included), nested deeper than DEPTH_LIMIT, or with a member given
+    twice in one object (a parsed copy would keep one of the two: the record would not be the
+    line). A line longer than LINE_KEPT bytes is passed on whole but recorded
     cut, as ``{"raw": head, "cut": size}`` (``record``): the tee's memory stays bounded
     whatever the client or the agent sends, and its file too (RECORD_BYTES: past it lines are
     passed on, not recorded, and the last record says so). SIGTERM and SIGINT are passed to
@@ -26,6 +29,10 @@ Scope
     number, a process that is no number) is counted as unread, never an error.
     ``acp-sysprompt validate DIR`` judges the folder's files as one conversation, each next
     process a restart of the agent (``simulations.live.validate.validate``).
+
+    ``read_json`` is that strict reading of one line, shared with the reference agent and
+    ``validate``: nesting measured before parsing (``too_big``: no recursion, whatever the
+    depth), non-finite numbers and members given twice reported, never a traceback.
 
     ``conform-client`` does not use the tee: a client can write DIR, so its records there are
     the client's to rewrite. It records in its own memory (``simulations.live.process.recorder``,
@@ -44,6 +51,7 @@ import heapq
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -51,7 +59,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 LINE_KEPT = 1 << 20  # bytes of one line the record keeps (the line itself is passed whole)
 RECORDS_READ = 100_000  # records ``read_records`` returns at most (a flood is cut, and said)
@@ -59,24 +67,147 @@ RECORD_BYTES = 64 << 20  # bytes one process's record file may take; past it, li
 RECORD_LINE = 8 << 20  # bytes of a record file's line ``read_records`` reads (LINE_KEPT, escaped)
 BYTES_READ = 128 << 20  # bytes of records ``read_records`` returns at most, over all processes
 FILES_READ = 256  # process files ``read_records`` reads at most (the rest counted as unread)
+DEPTH_LIMIT = 64  # nesting of one line's JSON ``read_json`` parses; deeper is a problem
 _CHUNK = 1 << 16
+
+
+# ---- the strict reading of one line ----------------------------------------------------------
+
+# a JSON string (its brackets are text, skipped whole) or one of the bytes that shape the text
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.DOTALL)
+
+
+def too_big(data: bytes | str, depth: int = DEPTH_LIMIT, entries: int | None = None) -> str | None:
+    """Why the JSON text ``data`` is too big to parse, measured on the text without parsing
+    it and without recursion: nested deeper than ``depth``, or (``entries`` given) an
+    outermost array of more than ``entries`` entries; None when neither. Strings are skipped
+    whole (their brackets are text); a text that is no JSON gets an answer too, never an
+    exception. Where the brackets and commas are too few to matter (the common case) nothing
+    is walked; otherwise the walk stops at the first level or entry past the bound, and holds
+    one token at a time."""
+    if isinstance(data, str):  # counted as text: no copy on the common path
+        few = data.count("[") + data.count("{") <= depth
+        if few and (entries is None or data.count(",") < entries):
+            return None
+        raw = data.encode("utf-8", "surrogatepass")
+    else:
+        raw = data
+        few = raw.count(b"[") + raw.count(b"{") <= depth
+        if few and (entries is None or raw.count(b",") < entries):
+            return None
+    array = raw.lstrip().startswith(b"[")
+    level = commas = 0
+    for token in _TOKEN.finditer(raw):
+        c = raw[token.start()]
+        if c == 91 or c == 123:  # [ {
+            level += 1
+            if level > depth:
+                return f"nested deeper than {depth} levels"
+        elif c == 93 or c == 125:  # ] }
+            level -= 1
+        elif c == 44 and level == 1:  # a comma of the outermost level
+            commas += 1
+            if entries is not None and array and commas >= entries:
+                return f"an array of more than {entries:,} entries"
+    return None
+
+
+class Reading(NamedTuple):
+    """One line read strictly (``read_json``): its value, or why it has none."""
+
+    value: Any = None
+    problem: str | None = None  # set: not JSON this reader takes (value is None)
+    twice: tuple[str, ...] = ()  # member names given twice in one object (the value: the last)
+    nonfinite: bool = False  # a NaN, Infinity or out-of-range number (the value holds it)
+
+
+class _Marks(threading.local):
+    """What the strict decoder's hooks saw in the line being read (one per thread: the tee's
+    two pumps read at once)."""
+
+    twice: list[str] | None = None
+    nonfinite = False
+
+
+_MARKS = _Marks()
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(items)
+    if len(obj) < len(items):
+        seen: set[str] = set()
+        for k, _ in items:
+            if k in seen and _MARKS.twice is not None:
+                _MARKS.twice.append(k)
+            seen.add(k)
+    return obj
+
+
+def _constant(name: str) -> float:
+    _MARKS.nonfinite = True
+    return float(name)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        _MARKS.nonfinite = True
+    return value
+
+
+# built once: a decoder per call (what ``json.loads`` with hooks does) costs a third more
+_STRICT = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+
+
+def read_json(data: bytes | str, limit: int = DEPTH_LIMIT) -> Reading:
+    """``data`` as JSON, strictly: nested deeper than ``limit`` is a problem found before
+    parsing (``too_big``); not UTF-8 or not JSON, a problem; a member given twice in one
+    object is named in ``twice`` and a number JSON cannot carry (``NaN``, ``Infinity``, or
+    out of a double's range) flagged ``nonfinite``, each for the caller to refuse. Never
+    raises."""
+    big = too_big(data, limit)
+    if big is not None:
+        return Reading(problem=big)
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return Reading(problem=f"not UTF-8 (byte {data[e.start]:#04x} at byte {e.start + 1})")
+    _MARKS.twice, _MARKS.nonfinite = [], False
+    try:
+        value = _STRICT.decode(data)
+    except (ValueError, RecursionError) as e:
+        return Reading(problem=f"not JSON ({e.args[0] if e.args else e})")
+    finally:
+        twice, _MARKS.twice = _MARKS.twice, None
+    if twice:
+        return Reading(value, None, tuple(dict.fromkeys(twice)), _MARKS.nonfinite)
+    return Reading(value, None, (), _MARKS.nonfinite)
 
 
 def record(direction: str, process: int, line: bytes, size: int) -> dict[str, Any] | None:
     """The record of one line passed (``t`` left to the writer, which stamps it in order):
-    its message, or ``raw`` where it is no JSON, or ``raw`` and ``cut`` where it was longer
-    than the ``line`` kept (``size`` bytes); None for a blank line."""
+    its message; or ``raw`` and the ``problem`` where it cannot be recorded as one (not UTF-8,
+    not JSON, too deep, a non-finite number, a member given twice: ``read_json``); or ``raw``
+    and ``cut`` where it was longer than the ``line`` kept (``size`` bytes); None for a blank
+    line."""
     rec: dict[str, Any] = {"direction": direction, "process": process}
     text = line.decode("utf-8", "replace").rstrip("\r\n")
+    if not text.strip():
+        return None
     if size > len(line):
         rec["raw"], rec["cut"] = text, size
+        return rec
+    reading = read_json(line)
+    problem = reading.problem
+    if problem is None and reading.nonfinite:
+        problem = "not JSON (NaN, Infinity or a number out of range)"
+    if problem is None and reading.twice:
+        problem = f"member {reading.twice[0]!r} given twice in one object"
+    if problem is None:
+        rec["message"] = reading.value
     else:
-        try:
-            rec["message"] = json.loads(text)
-        except (ValueError, RecursionError):
-            rec["raw"] = text
-    if not text.strip() and "message" not in rec:
-        return None
+        rec["raw"], rec["problem"] = text, problem
     return rec
 
 

@@ -11,12 +11,23 @@ Scope
     ``simulations.agent`` runs it under its old name, ``python -m simulations.agent``.
 
 Abstractions
-    What the SDK's connection does not take is answered here, as JSON-RPC 2.0 says: a line
-    that is not JSON, -32700 with id null; a value that is no request object, -32600; a
-    batch (issue 27, kit ACP-BATCH-202..204) has its requests served in order and answered
-    together in one array (``_BatchWriter``), its invalid entries answered -32600 in it, and a
-    batch with no request answered with its errors alone, or not at all. Each refusal is one
-    line on stderr. stdin and stdout may be pipes, sockets or a terminal (watched by asyncio)
+    Only what JSON-RPC 2.0 calls a request or a notification reaches the SDK's connection
+    (``_take``, ``_kind``); the rest is answered here, as JSON-RPC 2.0 says, with id null
+    (the id cannot be trusted): a line that is not JSON (a ``NaN`` or ``Infinity`` included),
+    nested deeper than DEPTH_LIMIT (measured on the text before parsing, with no recursion:
+    ``simulations.live.process.tee.too_big``) or longer than LINE_LIMIT (skipped to its
+    newline a chunk at a time, never held: ``_Lines``), -32700; an invalid request (a
+    ``method`` that is no string, an ``id`` that is no string, number or null, a
+    ``jsonrpc`` that is not "2.0", a member given twice, no object at all), an empty batch and
+    a batch of more than BATCH_LIMIT entries, -32600. A response matches no request of this
+    agent (it makes none): it is ignored, never answered. A batch (issue 27, kit
+    ACP-BATCH-202..204) has its requests served in order and answered together in one array
+    (``_BatchWriter``), its invalid entries answered -32600 in it, and a batch with no
+    request answered with its errors alone, or not at all. Each refusal is one line on
+    stderr; nothing is written with a NaN (``_dumps``). At most ``_IN_FLIGHT`` requests are
+    read ahead of their answers, so memory stays bounded whatever a client sends; reading
+    that fails ends the input, and the end of the input ends the process (within
+    ``_DRAIN_SECONDS``). stdin and stdout may be pipes, sockets or a terminal (watched by asyncio)
     or a regular file or a device such as ``/dev/null`` (``_FileReader``, ``_FileWriter``:
     read on demand in a worker thread, each answer written whole at once, so ``> answers``
     records a session); anything else (a directory) is one line and exit 2; bad arguments
@@ -40,6 +51,7 @@ import contextlib
 import importlib
 import importlib.util
 import json
+import math
 import os
 import stat
 import sys
@@ -52,6 +64,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from simulations.live.endpoint.model_client import ANTHROPIC, APIS
+from simulations.live.process.tee import read_json, too_big
 from simulations.live.reference.agent import (
     OVERSIZE,
     OVERSIZE_FAULTS,
@@ -66,8 +79,12 @@ from simulations.wire.acp import INTROSPECTION_METHOD
 if TYPE_CHECKING:
     from acp.connection import Connection, StreamEvent
 
-_STDIN_LIMIT = 50 * 1024 * 1024  # bytes of one incoming line, as the SDK's own agents allow
-_FILE_CHUNK = 1 << 16  # bytes read at a time from a stdin that is a file
+# what a client can send, bounded (docs/reference-agent.md, its Garbage item): past these, one error
+LINE_LIMIT = 8 << 20  # bytes of one incoming line; a longer one is skipped unread, -32700
+DEPTH_LIMIT = 64  # nesting of one line's JSON, measured before parsing; deeper is -32700
+BATCH_LIMIT = 1_000  # entries of one batch; a longer one is one -32600
+_IN_FLIGHT = 256  # requests read ahead of their answers (then stdin waits)
+_CHUNK = 1 << 16  # bytes read from stdin at a time
 _LOOPBACK = ("127.0.0.1", "localhost")  # the only hosts --model-endpoint may name
 
 
@@ -115,12 +132,22 @@ class _Line:
     read: int = 0  # requests read from stdin
     answered: int = 0  # responses written to stdout
     waiting: dict[int, asyncio.Event] = field(default_factory=dict)  # ticket → its turn
+    progress: asyncio.Event | None = None  # set at each answer while stdin waits for room
 
     def responded(self) -> None:
         self.answered += 1
         turn = self.waiting.pop(self.answered, None)
         if turn is not None:
             turn.set()
+        if self.progress is not None:
+            self.progress.set()
+
+    async def room(self, ahead: int) -> None:
+        """Wait until fewer than ``ahead`` requests read are still unanswered."""
+        while self.read - self.answered >= ahead:
+            self.progress = asyncio.Event()
+            await self.progress.wait()
+        self.progress = None
 
     async def turn(self, ticket: int) -> None:
         """Wait until every request before ``ticket`` has been answered."""
@@ -129,28 +156,53 @@ class _Line:
             await event.wait()
 
 
-_UNPARSED = object()  # a line that is not JSON at all
+def _refusal(code: int, text: str) -> dict[str, Any]:
+    """JSON-RPC 2.0's answer to a line (or a batch entry) that is no request it can serve:
+    id null, as JSON-RPC 2.0 has it where the id cannot be read."""
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
 
 
-def _message(line: bytes) -> object:
+def _id_fault(request_id: object) -> str | None:
+    """What makes ``request_id`` no JSON-RPC id (a string, a number, or null); None if it is
+    one. A boolean is no number here, nor a NaN or an infinity (no JSON)."""
+    if request_id is None or isinstance(request_id, str):
+        return None
+    if isinstance(request_id, int) and not isinstance(request_id, bool):
+        return None
+    if isinstance(request_id, float) and math.isfinite(request_id):
+        return None
+    return f"id: expected a string, a number or null, got {_shown(request_id)}"
+
+
+def _shown(value: object) -> str:
+    """A value as a refusal names it: its JSON, cut short (a NaN as the word)."""
     try:
-        return json.loads(line)
+        text = json.dumps(value, allow_nan=False)
     except ValueError:
-        return _UNPARSED
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _refusal(message: object) -> tuple[dict[str, Any], str]:
-    """JSON-RPC 2.0's answer to a line that is no request object (id null: none can be read),
-    and what stderr says of it: not JSON, -32700; an empty batch or a value that is no object
-    (a batch entry included), -32600."""
-    if message is _UNPARSED:
-        code, text = -32700, "parse error: not JSON"
-    elif isinstance(message, list):
-        code, text = -32600, "invalid request: an empty batch"
-    else:
-        code, text = -32600, "invalid request: not a JSON object"
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
-    return error, text
+def _kind(message: object) -> tuple[str, str]:
+    """What a JSON value read from stdin (or a batch entry) is: ``request``,
+    ``notification``, ``response`` (to a request this agent never makes: it makes none) or
+    ``invalid``, with why for the last (JSON-RPC 2.0's Request object: ``jsonrpc`` "2.0",
+    ``method`` a string, ``id`` if any a string, a number or null)."""
+    if not isinstance(message, dict):
+        return "invalid", "not a JSON object"
+    if "method" not in message:
+        if "id" in message and ("result" in message or "error" in message):
+            return "response", ""
+        return "invalid", "neither a request, a notification nor a response"
+    if not isinstance(message["method"], str):
+        return "invalid", f"method: expected a string, got {_shown(message['method'])}"
+    if message.get("jsonrpc") != "2.0":
+        got = _shown(message["jsonrpc"]) if "jsonrpc" in message else "nothing"
+        return "invalid", f'jsonrpc: expected "2.0", got {got}'
+    if "id" not in message:
+        return "notification", ""
+    fault = _id_fault(message["id"])
+    return ("invalid", fault) if fault else ("request", "")
 
 
 @dataclass
@@ -194,7 +246,7 @@ class _BatchWriter:
                         batch.answers.append(message)
                         if not any(batch.owed.values()):
                             self.batches.remove(batch)
-                            self._writer.write(json.dumps(batch.answers).encode() + b"\n")
+                            self._writer.write(_dumps(batch.answers))
                         return
         self._writer.write(data)
 
@@ -204,38 +256,90 @@ def _key(request_id: Any) -> str:
     return json.dumps(request_id)
 
 
+def _dumps(value: object) -> bytes:
+    """One line of JSON as this process writes it: never a NaN or an infinity (no JSON)."""
+    return json.dumps(value, allow_nan=False).encode() + b"\n"
+
+
+class _Lines:
+    """stdin as lines of at most ``limit`` bytes, read a chunk at a time: a longer line is
+    skipped to its newline as it comes, never held (its size is returned instead)."""
+
+    def __init__(self, source: _Source, limit: int) -> None:
+        self._source, self._limit = source, limit
+        self._buffer = bytearray()
+        self._end = False
+
+    async def _more(self) -> bytes:
+        if self._end:
+            return b""
+        chunk = await self._source.read(_CHUNK)
+        self._end = not chunk
+        return chunk
+
+    async def next(self) -> bytes | int | None:
+        """The next line (its newline left off); an int, the size of a line longer than the
+        limit, skipped; None at the end of stdin."""
+        start = 0
+        while True:
+            at = self._buffer.find(b"\n", start)
+            if 0 <= at <= self._limit:
+                with memoryview(self._buffer) as view:
+                    line = bytes(view[:at])  # one copy, not two
+                del self._buffer[: at + 1]
+                return line
+            if at > self._limit or len(self._buffer) > self._limit:
+                return await self._skip()
+            start = len(self._buffer)
+            chunk = await self._more()
+            if not chunk:
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                return line or None
+            self._buffer += chunk
+
+    async def _skip(self) -> int:
+        at = self._buffer.find(b"\n")
+        if at >= 0:
+            del self._buffer[: at + 1]
+            return at
+        size = len(self._buffer)
+        self._buffer.clear()
+        while chunk := await self._more():
+            at = chunk.find(b"\n")
+            if at >= 0:
+                self._buffer += chunk[at + 1 :]
+                return size + at
+            size += len(chunk)
+        return size
+
+
 async def _pump(
     source: _Source,
     sink: asyncio.StreamReader,
     line: _Line,
     out: _Sink | _BatchWriter | None = None,
 ) -> None:
-    """Copy stdin into the connection's reader, message by message; a line that is not a JSON
-    object is reported on stderr and answered on ``out`` with JSON-RPC's error for it
-    (``_refusal``). At end of input, end the connection only once every request read has been
-    answered (the SDK sends nothing after it sees the end)."""
+    """Copy stdin into the connection's reader, message by message (``_take``); what is no
+    request or notification is reported on stderr and answered on ``out`` with JSON-RPC's
+    error for it. At most ``_IN_FLIGHT`` requests are read ahead of their answers. At end of
+    input, end the connection once every request read has been answered, or after
+    ``_DRAIN_SECONDS`` (the SDK sends nothing after it sees the end); whatever went wrong in
+    reading ends the input too, never the process's liveness."""
+    lines = _Lines(source, LINE_LIMIT)
     n = 0
-    while True:
-        try:
-            data = await source.readuntil(b"\n")
-        except asyncio.IncompleteReadError as e:
-            data = e.partial
-        except asyncio.LimitOverrunError:
-            data = await source.read(_STDIN_LIMIT)  # an overlong line: reported and dropped
-        if not data:
-            break
-        n += 1
-        if not data.strip():
-            continue
-        message = _message(data)
-        if isinstance(message, list) and message:
-            _serve_batch(message, n, sink, line, out)
-            continue
-        if not isinstance(message, dict):
-            _refuse(message, n, out)
-            continue
-        line.read += "method" in message and "id" in message
-        sink.feed_data(data if data.endswith(b"\n") else data + b"\n")
+    try:
+        while (data := await lines.next()) is not None:
+            n += 1
+            if isinstance(data, int):
+                text = f"a line of {data:,} bytes, over the limit of {LINE_LIMIT:,} (not read)"
+                _refuse(-32700, f"parse error: {text}", n, out)
+                continue
+            if data.strip():
+                await line.room(_IN_FLIGHT)
+                _take(data, n, sink, line, out)
+    except (OSError, ValueError, RuntimeError) as e:  # stdin itself failed: the input ends
+        print(f"{PROG}: stdin: {e}; reading stops", file=sys.stderr)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + _DRAIN_SECONDS
     while line.answered < line.read and loop.time() < deadline:
@@ -243,11 +347,63 @@ async def _pump(
     sink.feed_eof()
 
 
-def _refuse(message: object, n: int, out: _Sink | _BatchWriter | None) -> None:
-    error, text = _refusal(message)
-    print(f"{PROG}: stdin line {n}: {text}, answered {error['error']['code']}", file=sys.stderr)
+def _take(
+    data: bytes,
+    n: int,
+    sink: asyncio.StreamReader,
+    line: _Line,
+    out: _Sink | _BatchWriter | None,
+) -> None:
+    """One line of stdin: a request or a notification goes to the connection; a batch to
+    ``_serve_batch``; a response (this agent makes no request) is ignored; anything else is
+    answered -32700 (not JSON, nested deeper than DEPTH_LIMIT, a NaN or an infinity) or
+    -32600 (an invalid request, a member given twice, an empty batch, a batch of more than
+    BATCH_LIMIT entries)."""
+    big = too_big(data, DEPTH_LIMIT, BATCH_LIMIT)
+    if big is not None and big.startswith("nested"):
+        _refuse(-32700, f"parse error: {big}", n, out)
+        return
+    if big is not None:
+        _refuse(-32600, f"invalid request: a batch of {big.removeprefix('an array of ')}", n, out)
+        return
+    reading = read_json(data, DEPTH_LIMIT)
+    message = reading.value
+    if reading.problem is not None:
+        _refuse(-32700, f"parse error: {reading.problem}", n, out)
+        return
+    if reading.nonfinite:
+        fault = _id_fault(message.get("id")) if isinstance(message, dict) else None
+        if fault is not None:  # the id is the NaN: the request's own fault
+            _refuse(-32600, f"invalid request: {fault}", n, out)
+        else:
+            _refuse(-32700, "parse error: NaN, Infinity or a number out of range", n, out)
+        return
+    if reading.twice:
+        _refuse(-32600, f"invalid request: member {reading.twice[0]!r} given twice", n, out)
+        return
+    if isinstance(message, list):
+        if message:
+            _serve_batch(message, n, sink, line, out)
+        else:
+            _refuse(-32600, "invalid request: an empty batch", n, out)
+        return
+    kind, why = _kind(message)
+    if kind == "invalid":
+        _refuse(-32600, f"invalid request: {why}", n, out)
+    elif kind == "response":
+        print(
+            f"{PROG}: stdin line {n}: a response to no request of this agent, ignored",
+            file=sys.stderr,
+        )
+    else:
+        line.read += kind == "request"
+        sink.feed_data(data + b"\n")
+
+
+def _refuse(code: int, text: str, n: int, out: _Sink | _BatchWriter | None) -> None:
+    print(f"{PROG}: stdin line {n}: {text}, answered {code}", file=sys.stderr)
     if out is not None:
-        out.write(json.dumps(error).encode() + b"\n")
+        out.write(_dumps(_refusal(code, text)))
 
 
 def _serve_batch(
@@ -257,13 +413,21 @@ def _serve_batch(
     line: _Line,
     out: _Sink | _BatchWriter | None,
 ) -> None:
-    """A non-empty batch, as JSON-RPC 2.0 says: each entry that is no object is answered
-    -32600; requests are served in order and answered together in one array; notifications
-    and responses are taken as they are and answered by nothing. A batch with no request is
-    answered with its errors alone, or not at all (kit ACP-BATCH-202)."""
-    calls = [e for e in entries if _entry(e)]
-    errors = [_refusal(e)[0] for e in entries if not _entry(e)]
-    ids = [e["id"] for e in calls if "method" in e and "id" in e]
+    """A non-empty batch, as JSON-RPC 2.0 says: each entry that is no request or
+    notification is answered -32600; requests are served in order and answered together in
+    one array; notifications are taken as they are, responses ignored, both answered by
+    nothing. A batch with no request is answered with its errors alone, or not at all (kit
+    ACP-BATCH-202)."""
+    kinds = [_kind(e) for e in entries]
+    errors = [
+        _refusal(-32600, f"invalid request: {why}") for kind, why in kinds if kind == "invalid"
+    ]
+    calls = [
+        e
+        for e, (kind, _) in zip(entries, kinds, strict=True)
+        if kind in ("request", "notification")
+    ]
+    ids = [e["id"] for e in calls if "id" in e]
     print(
         f"{PROG}: stdin line {n}: a batch of {len(entries)} ({len(ids)} requests, "
         f"{len(errors)} invalid)",
@@ -272,25 +436,15 @@ def _serve_batch(
     if ids and isinstance(out, _BatchWriter):
         out.open(errors, ids)
     elif errors and out is not None:
-        out.write(json.dumps(errors).encode() + b"\n")
+        out.write(_dumps(errors))
     for entry in calls:
-        line.read += "method" in entry and "id" in entry
-        sink.feed_data(json.dumps(entry).encode() + b"\n")
-
-
-def _entry(e: object) -> bool:
-    """A batch entry the connection can take: a call with a method name, or a response."""
-    if not isinstance(e, dict):
-        return False
-    if "method" in e:
-        return isinstance(e["method"], str)
-    return "id" in e and ("result" in e or "error" in e)
+        line.read += "id" in entry
+        sink.feed_data(_dumps(entry))
 
 
 class _Source(Protocol):
     """What ``_pump`` reads stdin through: ``asyncio.StreamReader``, or ``_FileReader``."""
 
-    async def readuntil(self, separator: bytes = ..., /) -> bytes: ...
     async def read(self, n: int = ..., /) -> bytes: ...
 
 
@@ -302,54 +456,15 @@ class _Sink(Protocol):
 
 
 class _FileReader:
-    """stdin that asyncio cannot watch (a regular file, ``/dev/null``), read on demand a chunk
-    at a time in a worker thread, with ``asyncio.StreamReader``'s answers: ``readuntil``
-    raises ``IncompleteReadError`` at the end and ``LimitOverrunError`` past ``limit`` bytes
-    with no separator (the bytes stay, for ``read``). Memory: at most ``limit`` and a chunk."""
+    """stdin that asyncio cannot watch (a regular file, ``/dev/null``), read on demand, at
+    most ``n`` bytes at a time, in a worker thread; b"" at the end."""
 
-    def __init__(self, fd: int, limit: int) -> None:
-        self._fd, self._limit = fd, limit
-        self._buffer = bytearray()
-        self._eof = False
-
-    async def _fill(self) -> bool:
-        """One more chunk into the buffer; False at the end of the file."""
-        if self._eof:
-            return False
-        loop = asyncio.get_running_loop()
-        chunk = await loop.run_in_executor(None, os.read, self._fd, _FILE_CHUNK)
-        if not chunk:
-            self._eof = True
-            return False
-        self._buffer += chunk
-        return True
-
-    async def readuntil(self, separator: bytes = b"\n") -> bytes:
-        start = 0
-        while True:
-            at = self._buffer.find(separator, start)
-            if at >= 0:
-                end = at + len(separator)
-                if end > self._limit:
-                    raise asyncio.LimitOverrunError("separator found past the limit", at)
-                line = bytes(self._buffer[:end])
-                del self._buffer[:end]
-                return line
-            if len(self._buffer) > self._limit:
-                raise asyncio.LimitOverrunError("no separator within the limit", self._limit)
-            start = max(0, len(self._buffer) - len(separator) + 1)
-            if not await self._fill():
-                partial = bytes(self._buffer)
-                self._buffer.clear()
-                raise asyncio.IncompleteReadError(partial, None)
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
 
     async def read(self, n: int = -1) -> bytes:
-        if not self._buffer:
-            await self._fill()
-        size = len(self._buffer) if n < 0 else min(n, len(self._buffer))
-        data = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        return data
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, os.read, self._fd, _CHUNK if n < 0 else n)
 
 
 class _FileWriter:
@@ -388,11 +503,11 @@ async def _stdio() -> tuple[_Source, _Sink]:
     stdout: _Sink
     try:
         if _watchable("stdin", os.fstat(sys.stdin.fileno()).st_mode, sys.stdin.isatty()):
-            reader = asyncio.StreamReader(limit=_STDIN_LIMIT)
+            reader = asyncio.StreamReader(limit=_CHUNK)
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
             stdin = reader
         else:
-            stdin = _FileReader(sys.stdin.fileno(), _STDIN_LIMIT)
+            stdin = _FileReader(sys.stdin.fileno())
         if _watchable("stdout", os.fstat(sys.stdout.fileno()).st_mode, sys.stdout.isatty()):
             transport, protocol = await loop.connect_write_pipe(
                 asyncio.streams.FlowControlMixin, sys.stdout
@@ -428,7 +543,7 @@ async def serve(agent: ReferenceAgent) -> None:
 
     stdin, stdout = await _stdio()
     writer = _BatchWriter(stdout)
-    reader = asyncio.StreamReader(limit=_STDIN_LIMIT)
+    reader = asyncio.StreamReader(limit=LINE_LIMIT + 1)
     line = _Line()
     tickets = 0
 

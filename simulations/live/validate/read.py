@@ -37,8 +37,12 @@ Abstractions
     Hostile files: a log is read as bytes, one line at a time, at most LINE_LIMIT (16 MiB) a
     line: a longer line is malformed at its number and skipped in chunks, never held. A line
     that is not UTF-8 is malformed (never decoded with replacement characters, which would
-    make two session ids one), and so is JSON nested deeper than DEPTH_LIMIT (64; never a
-    RecursionError). A kit report is read whole, up to REPORT_LIMIT (64 MiB; a larger file is
+    make two session ids one), and so is JSON nested deeper than DEPTH_LIMIT (64; measured
+    before parsing, never a RecursionError) and a ``NaN`` or ``Infinity`` (no JSON). Lines are
+    read by the tee's strict reading (``simulations.live.process.tee.read_json``): a member
+    given twice in one object is named on the entry (``Entry.twice``), for the judge to
+    refuse, and the tee's record of such a line (``raw`` with its ``problem``) is read back
+    the same way. A kit report is read whole, up to REPORT_LIMIT (64 MiB; a larger file is
     read as lines). What a finding quotes from the log is cut to ECHO_LIMIT characters and
     its unprintable characters escaped (``_echo``). A stream that cannot seek back (a FIFO,
     stdin) is read once: the bytes read to tell a report from a log are put back in front of
@@ -54,12 +58,12 @@ Source
 from __future__ import annotations
 
 import io
-import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
+from simulations.live.process.tee import Reading, read_json
 from simulations.wire.acp import MODEL_DIRECTION
 
 C2A, A2C = "client->agent", "agent->client"
@@ -109,6 +113,7 @@ class Entry:
     lost_code: bool = False  # an error reply whose code the capture dropped
     process: int | None = None  # conform's live wire, the tee: which agent process
     t: float | None = None  # the tee: when the line was passed (wall clock, seconds)
+    twice: tuple[str, ...] = ()  # member names given twice in one object (message: the last)
 
 
 def unwrap(line: int, obj: Any) -> Entry:
@@ -117,8 +122,14 @@ def unwrap(line: int, obj: Any) -> Entry:
     wrapped = isinstance(obj, dict) and "direction" in obj and "jsonrpc" not in obj
     if wrapped and obj["direction"] == MODEL_DIRECTION and isinstance(obj.get("message"), dict):
         return Entry(line, obj["message"], MODEL_DIRECTION)  # conform's record of a model call
-    if wrapped and "message" not in obj and "raw" in obj:  # the tee: a line that is no JSON
-        return Entry(line, problem=f"not JSON (the line passed: {str(obj['raw'])!r:.80})")
+    if wrapped and "message" not in obj and "raw" in obj:  # the tee: a line it did not parse
+        again = _reread(obj)
+        if again is None:
+            why = obj.get("problem")
+            why = why if isinstance(why, str) else "not JSON"
+            return Entry(line, problem=f"{why} (the line passed: {str(obj['raw'])!r:.80})")
+        entry = unwrap(line, {**obj, "message": again.value})
+        return entry if entry.problem is not None else replace(entry, twice=again.twice)
     if wrapped and "message" in obj:
         d = obj["direction"]
         if not isinstance(d, str) or d not in _DIRECTIONS:
@@ -147,6 +158,19 @@ def unwrap(line: int, obj: Any) -> Entry:
     return Entry(line, obj)
 
 
+def _reread(rec: Mapping[str, Any]) -> Reading | None:
+    """The tee's ``raw`` record of a whole line that is a JSON object but for a member given
+    twice, read again (the tee keeps such a line as it passed: a parsed copy would lose one
+    of the two); None for any other ``raw`` record (cut, not JSON, too deep)."""
+    raw = rec.get("raw")
+    if not isinstance(raw, str) or "cut" in rec:
+        return None
+    again = read_json(raw)
+    if again.problem is not None or again.nonfinite or not again.twice:
+        return None
+    return again if isinstance(again.value, dict | list) else None
+
+
 def record_time(t: object) -> float | None:
     """A record's ``t`` (the tee's wall clock) as seconds: None unless a finite number."""
     if not isinstance(t, int | float) or isinstance(t, bool):
@@ -158,46 +182,35 @@ def record_time(t: object) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _depth(obj: object) -> int:
-    """How deep ``obj`` nests (a scalar: 0), walked without recursion."""
-    deepest, todo = 0, [(obj, 1)]
-    while todo:
-        value, level = todo.pop()
-        if isinstance(value, dict):
-            items: Iterable[object] = value.values()
-        elif isinstance(value, list):
-            items = value
-        else:
-            continue
-        deepest = max(deepest, level)
-        todo.extend((v, level + 1) for v in items)
-    return deepest
-
-
-def _loads(text: str) -> tuple[Any, str | None]:
-    """(the JSON value, None), or (None, why it is not one a validator can judge)."""
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        return None, f"not JSON ({e.args[0] if e.args else e})"
-    except RecursionError:
-        return None, _TOO_DEEP
-    # only a text with more brackets than DEPTH_LIMIT can nest deeper: walk those alone
-    if text.count("[") + text.count("{") > DEPTH_LIMIT and _depth(obj) > DEPTH_LIMIT:
-        return None, _TOO_DEEP
-    return obj, None
+def _loads(text: str | bytes) -> tuple[Any, str | None, tuple[str, ...]]:
+    """(the JSON value, None, the members given twice), or (None, why it is not one a
+    validator can judge, ()): not JSON (a ``NaN`` or ``Infinity`` included), nested deeper
+    than DEPTH_LIMIT (measured before parsing)."""
+    reading = read_json(text, DEPTH_LIMIT)
+    if reading.problem is not None:
+        if reading.problem.startswith("nested deeper"):
+            return None, _TOO_DEEP, ()
+        return None, reading.problem, ()
+    if reading.nonfinite:
+        return None, _NONFINITE, ()
+    return reading.value, None, reading.twice
 
 
 _TOO_DEEP = f"not JSON this tool reads: nested deeper than {DEPTH_LIMIT} levels"
+_NONFINITE = "not JSON (NaN, Infinity or a number out of range)"
 
 
 def _parse(line: int, text: str) -> Entry | None:
     if not text.strip():
         return None
-    obj, problem = _loads(text)
+    obj, problem, twice = _loads(text)
     if problem is not None:
         return Entry(line, problem=problem)
-    return unwrap(line, obj)
+    return _twice(unwrap(line, obj), twice)
+
+
+def _twice(entry: Entry, twice: tuple[str, ...]) -> Entry:
+    return entry if not twice or entry.problem is not None else replace(entry, twice=twice)
 
 
 def read_ndjson(lines: Iterable[str]) -> Iterator[Entry]:
@@ -231,19 +244,13 @@ def read_log(f: IO[bytes], limit: int | None = None) -> Iterator[Entry]:
             bad = raw[e.start]
             yield Entry(n, problem=f"not UTF-8 (byte {bad:#04x} at byte {e.start + 1} of the line)")
             continue
-        try:  # _parse, inlined: this is the loop every line of a long log goes through
-            obj = json.loads(text)
-        except ValueError as e:
-            if text.strip():
-                yield Entry(n, problem=f"not JSON ({e.args[0] if e.args else e})")
+        if not text.strip():
             continue
-        except RecursionError:
-            yield Entry(n, problem=_TOO_DEEP)
+        obj, problem, twice = _loads(text)
+        if problem is not None:
+            yield Entry(n, problem=problem)
             continue
-        if text.count("[") + text.count("{") > DEPTH_LIMIT and _depth(obj) > DEPTH_LIMIT:
-            yield Entry(n, problem=_TOO_DEEP)
-            continue
-        yield unwrap(n, obj)
+        yield _twice(unwrap(n, obj), twice)
 
 
 # ---- reports: the official kit's, conform's and conform-client's ---------------------------
@@ -285,7 +292,11 @@ def _transcript_entry(k: int, item: object) -> Entry | None:
         shown = _echo(repr(item))
         return Entry(k, problem=f"transcript entry: expected dir and raw, got {shown:.120}")
     e = _parse(k, raw)
-    return None if e is None else Entry(k, e.message, _KIT_DIRS[str(d)], None, e.problem)
+    return (
+        None
+        if e is None
+        else replace(e, direction=_KIT_DIRS[str(d)], conn=None, process=None, t=None)
+    )
 
 
 def kit_transcripts(report: Mapping[str, Any]) -> Iterator[KitTranscript]:
@@ -355,5 +366,5 @@ def _loads_bytes(raw: bytes) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    obj, problem = _loads(text)
+    obj, problem, _ = _loads(text)
     return obj if problem is None else None

@@ -21,7 +21,10 @@ Scope
     the records is a restart of the model (``_process_started``), and so is the next file of
     a recording the tee wrote one file per process (``next_file``); ``finish`` names the
     requests left unanswered. What the callers read of a stream (findings, notes, counts)
-    is the judge's and the reader's.
+    is the judge's and the reader's. A batch (a line that is a JSON array) has each entry
+    judged as a message of that line, in order (an empty batch is a jsonrpc finding); a line
+    with a member given twice in one object (``Entry.twice``) is malformed, naming the member,
+    and then followed as its last copy reads, so its answer still finds it.
 
 Abstractions
     Where the records name their process (conform's live wire, conform-client's tee), a new
@@ -49,6 +52,7 @@ from __future__ import annotations
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -289,6 +293,23 @@ class Reader:
                 _Pending(e.line, "model call", A2C, {}), m.get("sessionId"), m
             )
             return
+        msg = e.message
+        if e.twice:  # refused: which copy a reader takes is the reader's (RFC 8259 §4)
+            self.judge.report(
+                MALFORMED,
+                e.line,
+                f"member {e.twice[0]!r} given twice in one object: readers differ on which "
+                "counts (this one follows the last)",
+            )
+        if isinstance(msg, list):  # a batch: each entry judged as a message of its own
+            if not msg:
+                self.judge.report(JSONRPC, e.line, "an empty batch (JSON-RPC 2.0: invalid)")
+            for item in msg:
+                self._message(replace(e, message=item, twice=()))
+            return
+        self._message(e)
+
+    def _message(self, e: Entry) -> None:
         msg = e.message
         if not isinstance(msg, dict):
             self.judge.report(MALFORMED, e.line, f"not a JSON-RPC object: {msg!r:.60}")
