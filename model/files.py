@@ -47,6 +47,7 @@ __all__ = [
     "close_match",
     "parse_json",
     "parse_toml",
+    "printable",
     "read_named",
     "read_text",
     "shown",
@@ -72,6 +73,18 @@ def shown(value: object, limit: int = SHOWN) -> str:
 def clipped(text: str, limit: int = SHOWN) -> str:
     """``text`` itself (no quotes), cut to ``limit`` characters with "…" when longer."""
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def printable(text: object, limit: int = SHOWN) -> str:
+    """``text`` as a terminal may print it: no quotes, every character a terminal acts on
+    (control characters such as ESC, lone surrogates, other unprintable ones) escaped as
+    ``repr`` escapes it, cut to ``limit`` characters with "…" when longer. For names a user
+    chose (a bound's, a profile's, a pin's) printed in plain text."""
+    s = str(text)
+    cut = s[: limit + 1]
+    if not cut.isprintable():
+        cut = "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
+    return cut if len(cut) <= limit and len(s) <= limit else cut[:limit] + "…"
 
 
 def shown_json(value: object, limit: int = SHOWN) -> str:
