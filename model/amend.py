@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
-from model.files import InputError, close_match, parse_toml, read_named, shown
+from model.files import InputError, close_match, parse_toml, printable, read_named, shown
 from model.population import CHOICES, POPULATIONS, Population, choice_of, population_of, scoped
 from model.revisions import REVISIONS, Revision
 from model.situations import SITUATIONS
@@ -575,7 +575,7 @@ def amendment_from_mapping(data: Mapping[str, Any], where: str) -> Amendment:
         if r is None or r.family is not Family.P:
             raise AmendmentError(f"{where}: fixes: {shown(rid)} is not a P id (P1-P9)")
     a = Amendment(
-        name=data["name"],
+        name=printable(data["name"], None),  # kept as printed: what a terminal acts on escaped
         base=base_name,
         must=must,
         reference=tuple(reference),

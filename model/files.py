@@ -47,6 +47,7 @@ __all__ = [
     "close_match",
     "parse_json",
     "parse_toml",
+    "printable",
     "read_named",
     "read_text",
     "shown",
@@ -72,6 +73,21 @@ def shown(value: object, limit: int = SHOWN) -> str:
 def clipped(text: str, limit: int = SHOWN) -> str:
     """``text`` itself (no quotes), cut to ``limit`` characters with "…" when longer."""
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def printable(text: object, limit: int | None = SHOWN) -> str:
+    """``text`` as a terminal may print it: no quotes, every character a terminal acts on
+    (control characters such as ESC, lone surrogates, other unprintable ones) escaped as
+    ``repr`` escapes it, cut to ``limit`` characters with "…" when longer (None: never cut).
+    For names a user chose (a bound's, a profile's, an amendment's, a recipe's): the loaders
+    keep a name so (``limit`` None), so every line that prints it is safe."""
+    s = str(text)
+    cut = s if limit is None else s[: limit + 1]
+    if not cut.isprintable():
+        cut = "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
+    if limit is None or (len(cut) <= limit and len(s) <= limit):
+        return cut
+    return cut[:limit] + "…"
 
 
 def shown_json(value: object, limit: int = SHOWN) -> str:

@@ -133,6 +133,7 @@ from model.files import (
     InputError,
     clipped,
     close_match,
+    printable,
     read_named,
     shown,
     shown_json,
@@ -505,7 +506,7 @@ def from_mapping(data: Mapping[str, Any], default_name: str | None = None) -> Pr
         raise ProfileError('profile: name: missing (a profile names its agent: name = "my-agent")')
     if not name.strip():
         raise ProfileError("profile: name: empty (a profile names its agent)")
-    return Profile(**{**data, "name": name})
+    return Profile(**{**data, "name": printable(name, None)})  # kept as printed: escaped
 
 
 def load_profile(spec: str) -> Profile:
@@ -581,7 +582,7 @@ def client_from_mapping(data: Mapping[str, Any]) -> Client:
                 )
             knobs.append((key, data[key]))
     text = {k: data[k] for k in texts if k in data and k != "name"}
-    return Client(name, knobs=tuple(knobs), **text)
+    return Client(printable(name, None), knobs=tuple(knobs), **text)  # kept as printed
 
 
 CLIENTS: dict[str, Client] = {

@@ -58,11 +58,13 @@ def _read(name: str) -> nbformat.NotebookNode:
     return nbformat.read(NOTEBOOKS / name, as_version=4)
 
 
-def _execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
-    """Run ``nb`` in a fresh kernel whose working directory is ``cwd``; wall seconds.
+def _execute(nb: nbformat.NotebookNode, cwd: Path) -> tuple[float, list[str]]:
+    """Run ``nb`` in a fresh kernel whose working directory is ``cwd``; wall seconds, and
+    what the run left in the kernel's temporary folder (names).
 
     The kernel's temporary folder (where the notebooks write their files, ``tempfile``) is a
-    scratch folder removed afterwards, so a test run leaves nothing in the system's /tmp. The
+    scratch folder removed afterwards, so a test run leaves nothing in the system's /tmp;
+    what a notebook left there is listed first (a notebook removes what it makes). The
     kernel answers a question the run already explored from the run's shared folder
     (``conftest.shared_folder``): the notebooks ask many of the suite's questions again.
     """
@@ -73,9 +75,10 @@ def _execute(nb: nbformat.NotebookNode, cwd: Path) -> float:
     t0 = time.perf_counter()
     try:
         client.execute(env={**os.environ, **shared_folder(), "TMPDIR": scratch})
+        left = sorted(os.listdir(scratch))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, left
 
 
 # ---- committed form ----------------------------------------------------------------------------
@@ -108,10 +111,11 @@ def test_last_cell_asserts(name: str) -> None:
 def test_notebook_runs(name: str, tmp_path: Path) -> None:
     """Executes a copy (the file in notebooks/ is never written) from a scratch directory."""
     nb = _read(name)
-    seconds = _execute(nb, tmp_path)
+    seconds, left = _execute(nb, tmp_path)
     print(f"{name}: {seconds:.1f} s")
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "ename" in o]
     assert errors == []
+    assert left == []  # issue 57: the folders a notebook made in TMPDIR are removed
     assert list(tmp_path.iterdir()) == []  # files go to tempfile directories, not the cwd
     assert _read(name).cells[1].outputs == []  # the committed notebook is untouched
 

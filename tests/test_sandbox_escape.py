@@ -503,3 +503,27 @@ def test_the_note_says_what_the_sandbox_covers() -> None:
         assert part in line, line
     if ROOTED:
         assert f"uid {sandbox_setup.AGENT_UID}" in line, line
+
+
+@pytest.mark.parametrize("userns", MODES)
+def test_the_note_names_the_host_sockets_out_of_reach_and_no_more(userns: bool) -> None:
+    """Issue 57: the line claimed "no host Unix socket in reach" while a socket anyone may
+    connect to, outside ``/tmp`` and ``/run``, answered from inside. It now names the folders
+    hidden (/tmp, /run) and says one elsewhere is in reach where its mode lets the agent in:
+    what a sandboxed child reaches agrees with it."""
+    # outside /tmp and /run, on a path the sandbox's uid may walk (the checkout, not $HOME,
+    # which is often 0700), removed at the end
+    folder = tempfile.mkdtemp(prefix=".acp-escape-", dir=ROOT)
+    os.chmod(folder, 0o755)
+    elsewhere = os.path.join(folder, "host.sock")
+    listener = _unix_listener(elsewhere)
+    try:
+        reached = _run("reach.py", "9", "9", elsewhere, userns=userns, cwd="/")[elsewhere]
+    finally:
+        listener.close()
+        subprocess.run(["rm", "-rf", folder], check=False)
+    line = sandbox._covers(userns)
+    assert "no host Unix socket in reach" not in line, line
+    assert "no host Unix socket under them in reach" in line and "/tmp and /run" in line, line
+    if reached == "ok":  # what the line owns up to
+        assert "one elsewhere is where its mode lets the agent's uid connect" in line, line

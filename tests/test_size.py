@@ -269,6 +269,7 @@ def test_the_issue_25_bound_as_bound_show_prints_it_is_warned_before_the_run(
         raise SystemExit(0)  # the run would start here
 
     monkeypatch.setattr(simulations.engines.size, "sample", counted)
+    monkeypatch.setattr(simulations.engines.size, "available_memory", lambda: 1 << 50)  # fits
     monkeypatch.setattr(simulations.api, "explore", stop)
     monkeypatch.setattr(simulations.outputs.population, "judge", stop)  # v1-stable's population
     for revision in ("rfd-final", "v1-stable"):

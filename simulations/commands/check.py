@@ -248,7 +248,13 @@ def search(args: argparse.Namespace) -> int | Searched:
             tables = profile.tables()
         else:
             tables = tables_for(revision_for(args.revision, args.mutant), args.mutant)
-        est = warn_size(bound, tables, not args.no_symmetry, single=shows_progress(args))
+        est = warn_size(
+            bound,
+            tables,
+            not args.no_symmetry,
+            single=shows_progress(args),
+            force=args.force or args.cluster is not None,  # a cluster says what fits it
+        )
         line = progress(args, "check", est)
     run_check = partial(
         check,

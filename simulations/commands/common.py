@@ -37,7 +37,7 @@ from simulations.api import UsageError
 from simulations.engines import cache as user_cache
 from simulations.engines import share
 from simulations.engines.bounds import BOUNDS, Bound
-from simulations.engines.size import Estimate, estimate, warning
+from simulations.engines.size import Estimate, estimate, refusal, warning
 from simulations.usage import positive
 
 OUTPUT_FAILED = 2  # standard output could not be written (a full disk, /dev/full, EIO)
@@ -87,7 +87,18 @@ def bfs(c: argparse.ArgumentParser, default: str = "default") -> None:
     )
     c.add_argument("--progress", action="store_true", help="show progress even off a terminal")
     c.add_argument("--quiet", action="store_true", help="no progress line")
+    force(c)
     cached(c)
+
+
+def force(c: argparse.ArgumentParser) -> None:
+    """``--force``: run a bound whose estimated states do not fit the memory available."""
+    c.add_argument(
+        "--force",
+        action="store_true",
+        help="run the bound even where its estimated states do not fit the memory available "
+        "(else refused before it starts, exit 2)",
+    )
 
 
 def cached(c: argparse.ArgumentParser, off: bool = True) -> None:
@@ -123,16 +134,26 @@ def say(line: str) -> None:
 
 
 def warn_size(
-    bound: Bound, tables: Tables, symmetry: bool, keep: str | None = None, single: bool = False
+    bound: Bound,
+    tables: Tables,
+    symmetry: bool,
+    keep: str | None = None,
+    single: bool = False,
+    force: bool = True,
 ) -> Estimate:
     """Before a run: one line on stderr if the bound may be too big (``simulations.engines.size``;
     ``keep``: what the run keeps, default the bound's), and the estimate, for the progress
     line's ETA (``single``: every scope sampled, as that needs). Printed under ``--quiet``
-    too: it is a warning, not progress."""
+    too: it is a warning, not progress. Without ``force``, a bound whose estimate does not fit
+    the memory available is refused (``size.refusal``: a UsageError, one line naming the
+    estimate and ``--force``)."""
     try:
         est = estimate(tables, bound, symmetry, keep=keep, single=single)
     except KeyboardInterrupt:
         raise Interrupted from None
+    why = None if force else refusal(est)
+    if why is not None:
+        raise UsageError(why)
     line = warning(est)
     if line is not None:
         print(f"acp-sysprompt: {line}", file=sys.stderr, flush=True)

@@ -202,7 +202,9 @@ def run(args: argparse.Namespace) -> int:
         tables = profile.tables()
     else:
         tables = tables_for(args.revision, args.mutant)
-    est = warn_size(bound, tables, not args.no_symmetry, single=shows_progress(args))
+    est = warn_size(
+        bound, tables, not args.no_symmetry, single=shows_progress(args), force=args.force
+    )
     events = combined(bound, args.through)
     through = f" through {labels(events)}" if events else ""
     if pop is not None and member is None:  # an amendment: the first member that violates it

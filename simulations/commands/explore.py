@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     out = out_dir(args.out)
     announce(args, bound)
     shows = shows_progress(args)  # explore draws the graph: it keeps one
-    est = warn_size(bound, tables, not args.no_symmetry, keep="graph", single=shows)
+    est = warn_size(
+        bound, tables, not args.no_symmetry, keep="graph", single=shows, force=args.force
+    )
     line = progress(args, f"explore {bound.name}", est)
     ex = explore(tables, bound, symmetry=not args.no_symmetry, progress=line, workers=args.workers)
     if line is not None:

@@ -75,7 +75,12 @@ def run_population(args: argparse.Namespace, amendment: Amendment | None, restar
         )
     announce(args, bound)
     # the reference build's size; each member's searches are of the same order
-    warn_size(bound, tables_for(revision, None), not args.no_symmetry)
+    warn_size(
+        bound,
+        tables_for(revision, None),
+        not args.no_symmetry,
+        force=args.force or getattr(args, "cluster", None) is not None,
+    )
     line = None
     if not args.quiet:  # on a terminal, or every few seconds where stderr is piped
         line = PopulationLine(bool(args.progress))

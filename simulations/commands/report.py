@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from simulations.api import UsageError, bound_for, tables_for
-from simulations.commands.common import WORKERS, cached, noted, out_dir, warn_size
+from simulations.commands.common import WORKERS, cached, force, noted, out_dir, warn_size
 from simulations.engines.bounds import BOUNDS
 from simulations.usage import INTERRUPTED
 
@@ -35,6 +35,7 @@ def add_parser(sub: Any) -> None:
         help=f"processes for the scopes and the kill matrix (default {WORKERS})",
     )
     rp.add_argument("--quiet", action="store_true", help="no progress lines")
+    force(rp)
     cached(rp)
 
 
@@ -56,7 +57,9 @@ def _build(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"argument --jobs: must be at least 1, got {args.jobs}")
     out = out_dir(args.out)
-    warn_size(bound_for(args.bound, "rfd-final"), tables_for("rfd-final", None), True)
+    warn_size(
+        bound_for(args.bound, "rfd-final"), tables_for("rfd-final", None), True, force=args.force
+    )
 
     def say(text: str) -> None:
         if not args.quiet:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from model.files import InputError, close_match, read_named, shown
+from model.files import InputError, close_match, printable, read_named, shown
 from model.tables import (
     CLIENT_REQUESTS,
     ENVIRONMENT_EVENTS,
@@ -680,7 +680,7 @@ def bound_from_mapping(data: dict[str, object], source: str = "bound") -> Bound:
     if dup is not None:
         raise BoundError(f"{source}: scope name {shown(dup)} is used twice")
     return Bound(
-        name,
+        printable(name, None),  # kept as printed: what a terminal acts on escaped
         summary,
         parts["scopes"],
         parts["envelope"],

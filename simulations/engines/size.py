@@ -7,7 +7,10 @@ Scope
     explodes: the one of sessions, restarts, connections, profiles, prompts, modes and clients
     whose reduction by one shrinks the guess most, with the guess without it. ``check``,
     ``explore`` and ``counterexample`` print it on stderr after the bound's headline (``report``
-    before it starts), and keep it under ``--quiet`` (a warning, not progress).
+    before it starts), and keep it under ``--quiet`` (a warning, not progress). ``refusal``
+    turns a guess whose states would not fit the memory available (``available_memory``)
+    even at half the guess into the one line that refuses a local run (exit 2) unless
+    ``--force`` is given.
 
 Abstractions
     Sessions are what multiplies: each session id adds its own lifecycle and monitor record
@@ -64,7 +67,10 @@ SAMPLE_SECONDS = 1.0
 # and the estimate may be up to ~2.7× low, so a bound of a quarter million is warned about too
 WARN_STATES = 100_000
 # what one state costs, kept as a graph or verdicts only (bench/RESULTS.md: ~6 KB with the
-# graph, from issue 25; 320 B verdict-only, from ``large``)
+# graph, from issue 25; 320 B verdict-only, from ``large``). Measured again for issue 57 as
+# the growth of the peak resident memory of one process exploring a shipped bound with its
+# graph: ``small`` 5,262 states, 17 MiB (~3.4 KB a state); ``default`` 6,618 states, 25 MiB
+# (~4.0 KB a state): under the 6 KB kept, which stays as the larger, issue 25's bound's
 BYTES_PER_STATE = {"graph": 6_000, "verdicts": 320}
 DIMENSIONS = ("sessions", "restarts", "connections", "profiles", "prompts", "modes", "clients")
 
@@ -120,6 +126,56 @@ def machine_memory() -> int:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return 0
+
+
+def available_memory() -> int:
+    """Bytes this process may still take: the kernel's ``MemAvailable`` (/proc/meminfo), else
+    the free physical pages (``os.sysconf``), the lower of it and what the cgroup has left
+    (``memory.max`` less ``memory.current``, cgroup v2) where one is set; 0 where none of
+    them can be read."""
+    free = 0
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    free = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if free <= 0:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            free = 0
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+            limit = f.read().strip()
+        with open("/sys/fs/cgroup/memory.current", encoding="ascii") as f:
+            used = int(f.read().strip())
+        if limit != "max":
+            left = max(int(limit) - used, 1)
+            free = min(free, left) if free > 0 else left
+    except (OSError, ValueError):
+        pass
+    return free
+
+
+def refusal(est: Estimate, memory: int | None = None) -> str | None:
+    """The line that refuses a local run of ``est``'s bound whose states, at
+    ``BYTES_PER_STATE``, would not fit in ``memory`` bytes (default ``available_memory()``;
+    unknown: never refused) even at half the guess (the real count has been as low as half
+    of it on the bounds measured: a bound that may fit is run, as before), naming the
+    estimate and ``--force``; else None."""
+    free = available_memory() if memory is None else memory
+    if free <= 0 or est.memory // 2 <= free:
+        return None
+    about = "at least ~" if est.at_least else "~"
+    return (
+        f"argument --bound: bound {est.bound} may have {about}{est.states:,} states "
+        f"(estimate from one-session samples): {about}{_gib(est.memory)} kept as {est.keep}, "
+        f"over twice the {_gib(free)} of memory available; choose a smaller bound, or add "
+        "--force to run it anyway"
+    )
 
 
 def sample(

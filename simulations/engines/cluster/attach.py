@@ -4,7 +4,9 @@ Scope
     ``attached`` opens the client (a running scheduler's address, or a local cluster of N
     single-threaded worker processes it starts and stops), listens for Ctrl-C while it is
     open (``heard``), and says what the workers hold (``workers``, ``memory``); ``active`` is
-    the client of the command running. Nothing here runs without the flag.
+    the client of the command running. Nothing here runs without the flag. A Ctrl-C inside
+    the local cluster's constructor closes the cluster half made (``_abandoned_on_interrupt``);
+    one while the cluster is stopped is held off (``_shielded``): one line, no folder left.
 """
 
 from __future__ import annotations
@@ -159,7 +161,9 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
                     }
                 )
                 # "port 8787 in use": another cluster's; any will do
-                with warnings.catch_warnings():
+                spec = importlib.import_module("distributed.deploy.spec").SpecCluster
+                before = set(getattr(spec, "_instances", ()))
+                with warnings.catch_warnings(), _abandoned_on_interrupt(spec, before):
                     warnings.simplefilter("ignore")
                     cluster = LocalCluster(
                         n_workers=n,
@@ -167,7 +171,10 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
                         processes=True,
                         dashboard_address="127.0.0.1:0",
                         worker_dashboard_address=None,
-                        silence_logs=logging.ERROR,
+                        # the workers say nothing on stderr: their errors reach the client as
+                        # task errors, and as the cluster stops after a Ctrl-C they would print
+                        # tracebacks of the scheduler they lost (heartbeats, gathers)
+                        silence_logs=logging.CRITICAL,
                         host="127.0.0.1",  # this machine's cluster listens on loopback only
                         local_directory=scratch,
                     )
@@ -189,11 +196,51 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
                 with contextlib.suppress(Exception):
                     client.close()
         finally:
-            if cluster is not None:
-                with contextlib.suppress(Exception):
-                    cluster.close()
-            if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
+            with _shielded():  # a Ctrl-C now would leave the workers' folder and a traceback
+                if cluster is not None:  # stopping what we started: nothing to log of it
+                    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+                    with contextlib.suppress(Exception):
+                        cluster.close()
+                if scratch is not None:
+                    shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _shielded() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held off while the cluster is stopped and its folder removed (each
+    step bounded by ``distributed``'s own timeouts): what the command answered stands, and
+    the stop runs to its end. Off the main thread nothing can be held off."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _abandoned_on_interrupt(spec: Any, before: set[Any]) -> Iterator[None]:
+    """While a local cluster is being made: a Ctrl-C (or SIGTERM) that lands inside its
+    constructor leaves a cluster half made that no name holds, which ``distributed``'s own
+    exit hook then fails to close (a traceback at exit, its folder half removed). Here it is
+    closed at once, its logs silenced (the command says "interrupted" in one line), and
+    forgotten by that hook; its worker processes are daemons, ended with this process."""
+    try:
+        yield
+    except BaseException:
+        import logging
+
+        logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+        logging.getLogger("tornado").setLevel(logging.CRITICAL + 1)
+        for half in set(getattr(spec, "_instances", ())) - before:
+            with contextlib.suppress(BaseException):
+                half.close(timeout=5)
+            with contextlib.suppress(Exception):
+                spec._instances.discard(half)
+        raise
 
 
 _HEARD: list[bool] = []  # a Ctrl-C came while a cluster was attached (``heard``)

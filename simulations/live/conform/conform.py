@@ -151,7 +151,7 @@ from simulations.live.oracle.results import (
     now_iso,
     shown_request,
 )
-from simulations.live.process import sandbox
+from simulations.live.process import reaper, sandbox
 from simulations.live.process.transport import STDERR_LIMIT, AgentFailure
 from simulations.live.recipes.recipes import Recipe
 from simulations.usage import INTERRUPTED, UsageError
@@ -584,7 +584,8 @@ def conform(
                     argv = [a.replace(ENDPOINT_SLOT, endpoint.url) for a in argv]
                 coro = _conform(argv, tables, state, report, big, only, walks, steps, seed)
                 try:
-                    _run_async(coro, it)
+                    with _adopting(progress):
+                        _run_async(coro, it)
                 finally:
                     if endpoint is not None:
                         report.model_calls = endpoint.last_seq
@@ -597,6 +598,30 @@ def conform(
         report.interrupted = report.interrupted or it.stopping
     report.finished_at = now_iso()
     return report
+
+
+@contextlib.contextmanager
+def _adopting(progress: Callable[[str], None] | None) -> Iterator[None]:
+    """The run as a child subreaper (``simulations.live.process.reaper``): a process an agent
+    leaves after killing its supervisor (which would have stopped it) is re-parented to this
+    process, not to init, and stopped when the run ends; ``progress`` hears how many were,
+    or, where this process cannot adopt them (no ``prctl``: not Linux), that they may be
+    left running."""
+    with reaper.Adopting() as adopted:
+        if not adopted.adopting and progress is not None:
+            progress(
+                "cannot reap what an agent leaves if it kills its supervisor (no child "
+                "subreaper here): such processes may outlive the run"
+            )
+        try:
+            yield
+        finally:
+            left = adopted.sweep()
+            if left and progress is not None:
+                progress(
+                    f"stopped {left} process(es) an agent left running after its supervisor "
+                    "ended (a supervisor killed before it could stop them)"
+                )
 
 
 @contextlib.contextmanager

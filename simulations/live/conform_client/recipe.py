@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.files import MAX_DEPTH, SHOWN, shown
+from model.files import MAX_DEPTH, SHOWN, printable, shown
 from simulations.live.conform_client.plan import STEPS
 from simulations.live.recipes.recipes import read_recipe, recipe_name
 
@@ -174,7 +174,7 @@ def client_recipe(data: Mapping[str, Any], where: str) -> ClientRecipe:
         steps={k: tuple(v) for k, v in steps.items()},
         prompt={k: tuple(v) for k, v in prompt.items()},
         env=env,
-        package=data.get("package", ""),
-        version=data.get("version", ""),
+        package=printable(data.get("package", ""), None),  # printed: escaped as the name
+        version=printable(data.get("version", ""), None),
         leaves=tuple(leaves),
     )

@@ -131,8 +131,9 @@ def _covers(userns: bool) -> str:
     )
     return (
         "a network namespace per agent process (loopback only: nothing can leave), and its "
-        f"{who}, mount (read-only but its home, cwd, store and a private /tmp; no host Unix "
-        "socket in reach) and PID namespaces (the kernel ends every process it leaves)"
+        f"{who}, mount (read-only but its home, cwd, store and a private /tmp; /tmp and /run "
+        "fresh: no host Unix socket under them in reach, one elsewhere is where its mode lets "
+        "the agent's uid connect) and PID namespaces (the kernel ends every process it leaves)"
     )
 
 

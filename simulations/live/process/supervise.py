@@ -22,7 +22,9 @@ Scope
     another uid; and the sandbox does not rest on the supervisor — its wrapper dies with
     its parent (this process), its pid 1 with the wrapper, and with pid 1 the kernel ends
     every process of the namespace. Outside the sandbox an agent that kills its supervisor
-    leaves what it started running.
+    leaves what it started to the next subreaper above: ``conform`` is one while it runs
+    (``simulations.live.conform.conform``, with ``simulations.live.process.reaper``) and stops
+    what it adopted when the run ends, saying how many; where it cannot be one it says so.
 
 Abstractions
     Descendants are found from ``/proc/<pid>/stat`` (the parent of each process): every

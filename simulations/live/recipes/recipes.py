@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 if __name__ != "__main__":  # as the launcher (``Recipe.argv``) it runs on the standard library
-    from model.files import InputError, read_named, shown
+    from model.files import InputError, printable, read_named, shown
     from simulations.live.endpoint.model_client import APIS
 
 HOME_SLOT, PREFIX_SLOT, VENV_SLOT = "{home}", "{prefix}", "{venv}"
@@ -197,7 +197,7 @@ def recipe_name(
     for key in ("package", "version"):
         if not isinstance(data.get(key, ""), str):
             raise bad(key, "a string is needed")
-    return name
+    return printable(name, None)  # kept as printed: what a terminal acts on escaped
 
 
 def key_shown(key: str) -> str:
@@ -280,8 +280,8 @@ def _recipe(data: Mapping[str, Any], where: str) -> Recipe:
         command=tuple(command),
         env=tables["env"],
         files=tables["files"],
-        package=data.get("package", ""),
-        version=data.get("version", ""),
+        package=printable(data.get("package", ""), None),  # printed: escaped as the name
+        version=printable(data.get("version", ""), None),
         python=python,
         requirements=requirements,
     )

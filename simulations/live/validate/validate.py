@@ -31,14 +31,16 @@ Abstractions
     One stream per log, and per test transcript of a report (each test ran against a fresh
     agent process); the model's steps and schema verdicts are memoised across the streams of
     one run. One stream too per recording of the tee (``simulations.live.process.tee``: one file per
-    agent process, each record ``{direction, process, t, message}``): a folder LOG is read
-    as its ``process-<n>.ndjson`` files, and two or more LOG files whose first record is the
-    tee's are one recording; its files are judged one after the other in the order their
-    processes ran (their first record's time, then the process number; with no time, the
-    number in the file's name), each next file a restart of the agent
-    (``Stream.next_file``), one file open at a time. A folder with no process file or with
-    one that does not start with the tee's record, and files of two recordings (one process
-    number twice, two folders), are UsageErrors naming the file; a single file of the tee is
+    agent process, each record ``{direction, process, t, message}``): a folder LOG of the
+    tee's is read as its ``process-<n>.ndjson`` files (any other folder the tool writes is
+    read as the files ``simulations.live.validate.folders`` finds in it, and said so), and
+    two or more LOG files whose first record is the tee's are one recording; its files are
+    judged one after the other in the order their processes ran (their first record's time,
+    then the process number; with no time, the number in the file's name), each next file a
+    restart of the agent (``Stream.next_file``), one file open at a time. A folder with
+    nothing validate reads, a process file that does not start with the tee's record, and
+    files of two recordings (one process number twice, two folders), are UsageErrors naming
+    the file; a single file of the tee is
     judged alone, as any log. A LOG may be a FIFO, ``/dev/stdin`` or ``-`` (stdin), read as
     a stream; a missing or unreadable file, an empty log (no message: nothing was judged, so
     it is not "clean"), a file with no JSON-RPC message and a report with no transcript to
@@ -61,7 +63,7 @@ import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -69,6 +71,7 @@ from model.files import shown
 from model.revisions import REVISIONS, Revision, resolve
 from model.spec import REQUIREMENTS
 from simulations.live.process.tee import good_record
+from simulations.live.validate.folders import TEE, what_folder
 from simulations.live.validate.model import (
     JSONRPC,
     MALFORMED,
@@ -101,6 +104,7 @@ class Result:
     suppressed: int = 0  # wire problems past the per-stream limit, counted only
     malformed: int = 0  # malformed lines (listed or not), apart from the violated ids
     wire: int = 0  # other wire problems (schema, jsonrpc; listed or not)
+    folders: list[str] = field(default_factory=list)  # what each folder LOG was found to be
 
     def add(self, s: Stream) -> None:
         """Take in what one stream found."""
@@ -135,6 +139,7 @@ class Result:
         return {
             "revision": self.revision,
             "files": self.files,
+            "folders": self.folders,
             "messages": self.messages,
             "findings": [f.to_json() for f in self.findings],
             "notes": [f.to_json() for f in self.notes],
@@ -151,6 +156,7 @@ class Result:
             f"{self.messages:,} messages  {self.seconds:.1f}s"
         )
         lines = [head]
+        lines += [f"read: {line}" for line in self.folders]
         lines += [f.render(evidence) for f in self.findings]
         guarantees = [f for f in self.notes if f.rid.startswith("P")]
         lines += [
@@ -257,10 +263,14 @@ def _first_problem(s: Stream) -> str:
     return f"line {first.line}: {first.message}" if first is not None else "nothing readable"
 
 
-def _checked(paths: Iterable[Path | str]) -> list[Path | _Recording]:
+def _checked(
+    paths: Iterable[Path | str], folders: dict[str, str] | None = None
+) -> list[Path | _Recording]:
     """The LOG arguments, each a file, a stream (a FIFO, a device), ``-`` (stdin) or a folder
-    of the tee's records; two or more files of the tee's records among them are one recording
-    (``_Recording``, in place of the first of them)."""
+    the tool writes (``simulations.live.validate.folders``: the tee's records, read as one
+    recording; another folder, read as the files it holds; what each folder was found to be
+    is put in ``folders``, by its path); two or more files of the tee's records among them are one
+    recording (``_Recording``, in place of the first of them)."""
     units: list[Path | _Recording] = []
     parts: list[tuple[int, _Part]] = []
     for arg in paths:
@@ -268,7 +278,13 @@ def _checked(paths: Iterable[Path | str]) -> list[Path | _Recording]:
         if str(p) == STDIN:
             units.append(p)
         elif p.is_dir():
-            units.append(_folder(p))
+            found = what_folder(p)
+            if folders is not None:
+                folders[str(p)] = found.line
+            if found.kind == TEE:
+                units.append(_folder(p))
+            else:
+                units += found.files
         elif not p.exists():
             raise UsageError(f"argument LOG: no such file: {p}")
         else:
@@ -504,11 +520,12 @@ def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> 
         rev = resolve(revision)
     except KeyError as e:
         raise UsageError(f"argument --revision: {e.args[0]}") from None
-    units = _checked(paths)
+    folders: dict[str, str] = {}
+    units = _checked(paths, folders)
     start = time.perf_counter()
     memo = _Memo()
     names = [str(p) for u in units for p in ([u] if isinstance(u, Path) else _paths(u))]
-    result = Result(rev.name, names, [], [], 0, 0.0)
+    result = Result(rev.name, names, [], [], 0, 0.0, folders=list(folders.values()))
     for p in units:
         if isinstance(p, _Recording):
             result.add(_stream_recording(p, rev, memo))
@@ -521,6 +538,11 @@ def validate_files(paths: Iterable[Path | str], revision: str = "v1-stable") -> 
                     result.add(s)
         except OSError as e:
             raise UsageError(f"argument LOG: cannot read {name}: {e.strerror or e}") from None
+        except UsageError as e:  # a file read in a folder's place: the error says which folder
+            found = folders.get(str(p.parent)) if not stdin else None
+            if found is None:
+                raise
+            raise UsageError(f"{e} (read in the folder {found})") from None
     result.seconds = time.perf_counter() - start
     return result
 
@@ -558,8 +580,9 @@ def add_parser(sub: Any) -> None:
         "logs",
         nargs="+",
         metavar="LOG",
-        help="a log file, a FIFO, /dev/stdin or - (stdin), or the tee's folder (its process "
-        "files, like several of them named, are one recording: each next one a restart)",
+        help="a log file, a FIFO, /dev/stdin or - (stdin), or a folder the tool writes: the "
+        "tee's (its process files, like several of them named, are one recording: each next "
+        "one a restart), conform --out's (its report.json), its wire/ or a failure's folder",
     )
     v.add_argument(
         "--revision",
