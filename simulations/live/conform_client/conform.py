@@ -261,6 +261,8 @@ class ClientReport:
                     "name": r.test.name,
                     "caps": r.test.caps,
                     "mode": r.test.mode,
+                    "kind": r.test.kind,
+                    "after": r.test.after,
                     "summary": r.test.summary,
                     "targets": list(r.test.targets),
                     "source": r.test.source,
