@@ -119,6 +119,13 @@ KEEP: dict[str, frozenset[str]] = {
 
 # test → why only ``make exhaustive`` runs it
 WHOLE: dict[str, str] = {
+    "tests/test_client_conform.py::test_the_conforming_scripted_client_conforms": (
+        "the scripted client's full plan (36 scenarios, 152 steps, 35 restarts); make test runs "
+        "it on the plan's first scenarios "
+        "(test_the_conforming_scripted_client_conforms_on_the_plan_s_first_scenarios) and each "
+        "faulty build on the scenario that convicts it (test_client_plan_cover, "
+        "test_each_faulty_client_build_fails_its_id)"
+    ),
     "tests/test_world.py::test_an_omitted_prompt_on_reopen_is_lost_there_by_t15": (
         "a second faulty pairing of the end-to-end matrix (a client and an agent process per "
         "step); make test has the faulty meta-prompt pairing lost with its rule "

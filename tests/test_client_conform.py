@@ -23,13 +23,46 @@ from simulations.live.validate.validate import validate_files
 from simulations.usage import INCOMPLETE_EXIT
 
 
+def _override_taken_away(test: cp.ClientTest) -> bool:
+    """A scenario whose restart takes away the override the session was created with: any
+    re-open there breaks T6 (its check excuses a re-open only where T2 forbids the prompt, not
+    where T3 forbids its mode), whatever the client does."""
+    after = test.after
+    return (
+        test.mode == "override"
+        and "systemPrompt=override" in test.caps
+        and after is not None
+        and "systemPrompt=override" not in after
+    )
+
+
+def _conforms(report: cc.ClientReport) -> None:
+    assert report.verdict == "CONFORMANT", report.render()
+    # every rule reached and kept: none passes by never being reached; T6 (a SHOULD) fails
+    # only where no client can keep it (_override_taken_away)
+    statuses = {rid: report.status(rid) for rid in client_run.IDS if rid != "T6"}
+    assert statuses == dict.fromkeys(statuses, client_run.PASS)
+    t6 = [(r.test, o) for r in report.results for o in r.outcomes if o.rid == "T6"]
+    assert any(o.status == client_run.PASS for _, o in t6)
+    assert all(_override_taken_away(t) for t, o in t6 if o.status == client_run.FAIL)
+
+
+FIRST = 8  # the scenarios of the plan's priority make test runs the conforming client on
+
+
+def test_the_conforming_scripted_client_conforms_on_the_plan_s_first_scenarios(
+    tmp_root: Path,
+) -> None:
+    plan = cc.plan_for(cc.scripted_recipe())
+    first = replace(plan, tests=plan.tests[:FIRST])
+    report = cc.conform_client(cc.scripted_recipe(), Path("."), plan=first)
+    _conforms(report)
+    assert list(tmp_root.iterdir()) == []  # each test's folder removed
+
+
 def test_the_conforming_scripted_client_conforms(tmp_root: Path) -> None:
     report = cc.conform_client(cc.scripted_recipe(), Path("."))
-    assert report.verdict == "CONFORMANT", report.render()
-    # every rule reached and kept: none passes by never being reached
-    assert {rid: report.status(rid) for rid in client_run.IDS} == dict.fromkeys(
-        client_run.IDS, client_run.PASS
-    )
+    _conforms(report)
     assert [r.agent_findings for r in report.results] == [[] for _ in report.results]
     assert report.not_run == [] and report.unplanned == []
     assert report.coverage().startswith(f"covered {len(report.results)} of {len(report.results)} ")
@@ -43,8 +76,18 @@ FAULTY = sorted((b, rid) for b, (rid, _) in BUILDS.items() if rid)
 
 @pytest.mark.parametrize(("build", "rid"), FAULTY, ids=[b for b, _ in FAULTY])
 def test_each_faulty_client_build_fails_its_id(build: str, rid: str, tmp_root: Path) -> None:
-    report = cc.conform_client(cc.scripted_recipe(build), Path("."), only=[rid])
-    assert report.status(rid) == client_run.FAIL, report.render()
+    """The plan's scenarios aiming at the id, in the plan's order, up to the first that
+    convicts the build (as a run stopped at its first failure): one is found, and it fails
+    that id alone."""
+    plan = cc.plan_for(cc.scripted_recipe())
+    aimed = [t for t in plan.tests if rid in t.targets] or list(plan.tests[:1])
+    report = None
+    for test in aimed:
+        one = replace(plan, tests=(test,))
+        report = cc.conform_client(cc.scripted_recipe(build), Path("."), only=[rid], plan=one)
+        if report.status(rid) == client_run.FAIL:
+            break
+    assert report is not None and report.status(rid) == client_run.FAIL, report
     failing = {o.rid for r in report.results for o in r.outcomes if o.status == client_run.FAIL}
     assert failing == {rid}, report.render()
     mandatory = cc.tier(rid) == cc.MANDATORY
@@ -60,7 +103,9 @@ def test_a_prompt_that_reaches_no_field_is_reported(tmp_root: Path, tmp_path: Pa
     dropping = client_recipe.ClientRecipe(
         "drops the prompt", base.steps, {"append": ("--mode", "append")}, base.env
     )
-    report = cc.conform_client(dropping, Path("."), only=[OUTSIDE])
+    plan = cc.plan_for(dropping)
+    aimed = [t for t in plan.tests if {OUTSIDE, "T6"} <= set(t.targets)][:1]
+    report = cc.conform_client(dropping, Path("."), plan=replace(plan, tests=tuple(aimed)))
     outcome = next(
         o for r in report.results for o in r.outcomes if o.rid == OUTSIDE and r.test.mode
     )
@@ -207,7 +252,8 @@ def test_a_client_that_daemonises_leaves_no_process(tmp_root: Path) -> None:
     )
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     first = report.results[0]
-    assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)]
+    assert first.steps[0][0] == "new" and {s for s, _, _, _ in first.steps} >= {"new", "turn"}
+    assert {c for _, _, c, _ in first.steps} == {0}
     assert _running("sleep", naps) == []
 
 
@@ -305,31 +351,29 @@ def test_the_plan_is_derived_from_the_client_rules() -> None:
     }
     assert [s for s in cp.STEPS if cp.resends(s)] == ["turn", "fork"]
     plan = cc.plan_for(cc.scripted_recipe())
-    assert (plan.profiles, plan.sequences, plan.length) == (3 * 2**4, 3 * (1 + 3 + 9), 3)
-    assert (len(plan.tests), plan.steps, plan.situations) == (26, 64, 44)
+    # 3 systemPrompt values x 6 methods; each profile with no prompt, or 2 modes x 4 writings
+    assert (plan.profiles, plan.sequences, plan.length) == (3 * 2**6, 3 * 2**6 * 9, 7)
+    assert (len(plan.tests), plan.steps, plan.restarts, plan.situations) == (36, 152, 35, 217)
     reached = [cp.situations(t) for t in plan.tests]
-    assert len(set().union(*reached)) == plan.situations
-    seen: set[tuple[object, ...]] = set()
-    for t, here in zip(plan.tests, reached, strict=True):
-        assert t.steps[0] == "new" and "new" not in t.steps[1:]
-        assert here - seen, f"{t.name} reaches nothing new"
-        seen |= here
+    seen = set().union(*reached)
+    assert len(seen) == plan.situations
     assert len({t.name for t in plan.tests}) == len(plan.tests)
     old = [cp.make_test(cp.profile_of(c), m, s, client_run.IDS) for c, m, s in OLD_PLAN]
-    assert set().union(*map(cp.situations, old)) <= seen
-    # a longer bound reaches nothing new: new and each other step once is every situation
-    assert cc.plan_for(cc.scripted_recipe(), length=5).situations == plan.situations
+    assert set().union(*map(cp.situations, old)) < seen
+    # a shorter bound reaches every situation too, with more scenarios
+    shorter = cc.plan_for(cc.scripted_recipe(), length=4)
+    assert shorter.situations == plan.situations and len(shorter.tests) > len(plan.tests)
 
 
 def test_the_acpx_plan_has_no_fork_and_s4_is_not_observable(tmp_root: Path) -> None:
-    """acpx has no fork step: no scenario forks, no profile varies fork, and S4 is said to be
-    out of the plan's reach (NOT_OBSERVABLE for the run, named in the verdict), not silently
-    left out."""
+    """acpx has no fork step: no scenario forks (fork varies only as a capability beside a
+    turn's or a close's own), and S4 is said to be out of the plan's reach (NOT_OBSERVABLE
+    for the run, named in the verdict), not silently left out."""
     acpx = client_recipe.load_client_recipe("acpx")
     plan = cc.plan_for(acpx)
-    assert plan.knobs == ("system_prompt", "load_session", "resume", "close")
-    assert all("fork" not in t.steps and "fork" not in t.caps.split(",") for t in plan.tests)
-    assert (len(plan.tests), plan.profiles, plan.situations) == (24, 24, 32)
+    assert "fork" in plan.knobs and "fork" not in cp.recipe_knobs(acpx.steps)
+    assert all("fork" not in t.steps for t in plan.tests)
+    assert (len(plan.tests), plan.profiles, plan.situations) == (23, 192, 113)
     scripted = cc.scripted_recipe()
     nofork = replace(scripted, steps={k: v for k, v in scripted.steps.items() if k != "fork"})
     plan = cc.plan_for(nofork)  # its first scenario alone: a whole run, fast
@@ -346,7 +390,15 @@ def test_a_fork_with_override_after_the_append_fallback_fails_t3(tmp_root: Path)
     on an append-only agent; the derived plan has the scenario that does (here: its forking
     scenarios that aim at T3)."""
     plan = cc.plan_for(cc.scripted_recipe())
-    forking = tuple(t for t in plan.tests if "fork" in t.steps and "T3" in t.targets)
+    forking = tuple(
+        t
+        for t in plan.tests
+        if t.mode == "override"
+        and "systemPrompt=append" in t.caps
+        and ",fork" in t.caps
+        and "fork" in t.steps[: (*t.steps, "restart").index("restart")]
+    )[:1]
+    assert forking
     recipe = cc.scripted_recipe("fork-override")
     report = cc.conform_client(recipe, Path("."), plan=replace(plan, tests=forking))
     assert report.verdict == "NOT CONFORMANT (T3)", report.render()
@@ -371,8 +423,9 @@ def test_the_run_says_its_plan_its_coverage_and_what_a_budget_dropped(
     assert cli.main(args) == INCOMPLETE_EXIT == 4
     captured = capsys.readouterr()
     err = captured.err.splitlines()
-    assert err[0].startswith("client plan: 26 scenarios, 64 steps")
-    assert err[1].startswith("running 26 of them (64 steps): about ") and "--budget 1s" in err[1]
+    assert err[0].startswith("client plan: criterion every user action in every state ")
+    assert "217 of 217 situations; 36 scenarios, 152 steps, 35 restarts" in err[0]
+    assert err[1].startswith("running 36 of them (187 steps): about ") and "--budget 1s" in err[1]
     text = captured.out.rstrip().splitlines()
     assert text[-1] == "VERDICT: INCOMPLETE (1 of 26 tests; the failures so far: none)"
     assert text[-2] == "" and "cut by --budget after 1 of 26 tests" in captured.out
@@ -386,10 +439,10 @@ def test_the_run_says_its_plan_its_coverage_and_what_a_budget_dropped(
     plan = data["plan"]
     assert text[-3] == plan["coverage"]
     ran = len(plan["run"])
-    assert ran == 1 and ran + len(plan["not_run"]) == plan["scenarios"] == 26
+    assert ran == 1 and ran + len(plan["not_run"]) == plan["scenarios"] == 36
     assert plan["coverage"].startswith(
-        "covered 1 of 26 (profile × step-sequence) scenarios of the client plan "
-        "(length ≤ 3); not run: 25 past --budget 1s (the plan's lowest priority"
+        "covered 1 of 36 scenarios of the client plan (217 of 217 situations of its "
+        "criterion; length ≤ 7); not run: 35 past --budget 1s (the plan's lowest priority"
     )
     assert {n["why"].split(" (")[0] for n in plan["not_run"]} == {"past --budget 1s"}
     assert [t["name"] for t in data["tests"]] == plan["run"]
@@ -417,9 +470,9 @@ def test_an_interrupt_reports_what_ran_and_what_it_left(tmp_root: Path) -> None:
 
     report = cc.conform_client(cc.scripted_recipe(), Path("."), progress=progress)
     assert report.interrupted and report.exit_code == cc.INTERRUPTED
-    assert report.verdict == "INCOMPLETE (1 of 26 tests; the failures so far: none)"
-    assert len(report.results) == 1 and len(report.not_run) == 25
-    assert "not run: 25 left by the interrupt" in report.coverage()
+    assert report.verdict == "INCOMPLETE (1 of 36 tests; the failures so far: none)"
+    assert len(report.results) == 1 and len(report.not_run) == 35
+    assert "not run: 35 left by the interrupt" in report.coverage()
     assert list(tmp_root.iterdir()) == []
 
 
@@ -437,7 +490,8 @@ def test_a_user_adds_scenarios_of_their_own(
         == 0
     )
     listed = capsys.readouterr().out.splitlines()
-    assert listed[0].startswith("client plan: 29 scenarios") and "3 of them from" in listed[0]
+    assert listed[0].startswith("client plan: criterion ") and "39 scenarios" in listed[0]
+    assert "3 of them from" in listed[0]
     assert listed[1].startswith("  systemPrompt=append,fork | new:override fork fork turn  (")
     assert listed[2].startswith("  closes twice: systemPrompt=override,close | new close close  (")
     assert listed[3].startswith("  closes twice: systemPrompt=none,close | new close close  (")
@@ -450,8 +504,8 @@ def test_a_user_adds_scenarios_of_their_own(
     assert [s for s, _, _, _ in first.steps] == ["new", "fork", "fork", "turn"]
     assert first.test.source == str(path)
     assert report.coverage() == (
-        f"covered 3 of 3 (profile × step-sequence) scenarios of the client plan (length ≤ 3; "
-        f"3 from {path})"
+        f"covered 3 of 3 scenarios of the client plan (217 of 217 situations of its "
+        f"criterion; length ≤ 7; 3 from {path})"
     )
 
 

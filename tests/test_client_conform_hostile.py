@@ -205,7 +205,8 @@ def test_a_daemon_with_a_clean_environment_is_stopped_with_the_test(
     recipe = client_recipe.ClientRecipe("daemons", {"new": step, "turn": step}, {"append": ("x",)})
     report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     first = report.results[0]
-    assert [(s, c) for s, _, c, _ in first.steps] == [("new", 0), ("turn", 0)], first.steps
+    assert first.steps[0][0] == "new" and {s for s, _, _, _ in first.steps} >= {"new", "turn"}
+    assert {c for _, _, c, _ in first.steps} == {0}, first.steps
     assert _with_token(token) == []
     assert list(tmp_root.iterdir()) == []
 
@@ -219,7 +220,9 @@ def test_a_client_that_rewrites_the_records_is_judged_on_what_it_sent(
     """The faulty build that sends systemPrompt unadvertised, then strips it from every
     record file it can find: still NOT CONFORMANT (T2) (today: CONFORMANT, the tee's folder
     named in its agent command)."""
-    report = cc.conform_client(wrapped("strip", "sends-unadvertised"), Path("."), only=["T2"])
+    # the plan's first scenario (budget): the one that convicts this build
+    recipe = wrapped("strip", "sends-unadvertised")
+    report = cc.conform_client(recipe, Path("."), only=["T2"], budget=1)
     assert report.status("T2") == client_run.FAIL, report.render()
     assert report.verdict.startswith("NOT CONFORMANT (T2")
 

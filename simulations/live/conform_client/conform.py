@@ -4,14 +4,17 @@ Scope
     The client's half of ACP v1 as stabilised (the CLIENT table's ids: T2–T6, S1–S5) and the
     prompt that travels outside the standard field (``prompt-outside``, ADVISORY). The plan
     is derived from the model's client rules for the recipe's steps
-    (``simulations.live.conform_client.plan``): every capability profile the rules tell apart ×
-    every sequence of the recipe's steps up to ``--length`` (3), reduced to scenarios that
-    together reach every client-rule situation, each reaching one those before it did not
-    (that order is the priority); ``--scenarios FILE`` adds a user's own, first. For each
+    (``simulations.live.conform_client.plan``, ``simulations.live.conform_client.cover``): its
+    criterion is every user action in every state the model gives a client (the agent's
+    profile, its upgrade or downgrade across a restart, the session or fork acted on, how the
+    prompt is written), covered by the fewest scenarios a greedy set cover finds, each
+    reaching a situation those before it did not (that order is the priority), up to
+    ``--length`` steps each; ``--scenarios FILE`` adds a user's own, first. For each
     scenario the client is driven through a **client recipe** (below) against the reference
-    agent (``python -m simulations.agent``) under the scenario's profile (``--caps``), with a
-    store on disk so that each agent process the client starts is a restart of the same
-    agent. The client's agent command is a connector (``simulations.live.process.connect``) to the
+    agent under the scenario's profile (``--caps``, and the profile after a scenario's restart
+    from then on: ``simulations.live.conform_client.profile_agent``), with a store on disk so
+    that each agent process the client starts is a restart of the same agent. The client's
+    agent command is a connector (``simulations.live.process.connect``) to the
     tool's recorder (``simulations.live.process.recorder``): the tool starts each agent process
     itself and records every line passed, in its own memory, out of the client's reach (a
     client can send what it sends, never edit what was recorded); the records of a test are
@@ -24,7 +27,7 @@ Scope
 
     Before the run: the plan's size and an estimate of its time (a measured time per step,
     redone from the tests that ran). After it, before the verdict: the coverage, ``covered N
-    of M (profile × step-sequence) scenarios``, naming what ``--only``, ``--budget SECONDS``
+    of M scenarios of the client plan``, naming what ``--only``, ``--budget SECONDS``
     (the plan cut by its priority: the first test always runs, then each only if it fits at
     the time per step measured so far), an interrupt or an internal error left out. A run
     cut so says only what it reached: INCOMPLETE (``N of M tests``; exit 4 for ``--budget``,
@@ -94,6 +97,7 @@ from typing import Any
 
 from model.spec import REQUIREMENTS
 from simulations.live.conform.verdict import CONFORMANT, INCOMPLETE, NOT_CONFORMANT
+from simulations.live.conform_client.cover import CRITERION
 from simulations.live.conform_client.plan import (
     DEFAULT_LENGTH,
     MAX_LENGTH,
@@ -297,6 +301,8 @@ class ClientReport:
                     "name": r.test.name,
                     "caps": r.test.caps,
                     "mode": r.test.mode,
+                    "kind": r.test.kind,
+                    "after": r.test.after,
                     "summary": r.test.summary,
                     "targets": list(r.test.targets),
                     "source": r.test.source,
@@ -337,8 +343,9 @@ class ClientReport:
             return f"ran {len(self.results)} tests (no plan)"
         added = f"; {plan.added} from {plan.source}" if plan.added else ""
         line = (
-            f"covered {len(self.results)} of {len(plan.tests)} (profile × step-sequence) "
-            f"scenarios of the client plan (length ≤ {plan.length}{added})"
+            f"covered {len(self.results)} of {len(plan.tests)} scenarios of the client plan "
+            f"({plan.reached} of {plan.situations} situations of its criterion; length ≤ "
+            f"{plan.length}{added})"
         )
         if not self.not_run:
             return line
@@ -360,9 +367,15 @@ class ClientReport:
             "knobs": list(plan.knobs),
             "profiles": plan.profiles,
             "sequences": plan.sequences,
+            "criterion": CRITERION,
             "situations": plan.situations,
+            "reached": plan.reached,
             "scenarios": len(plan.tests),
             "steps": plan.steps,
+            "restarts": plan.restarts,
+            "unminimised": dict(
+                zip(("scenarios", "steps", "restarts"), plan.unminimised, strict=True)
+            ),
             "added": plan.added,
             "added_from": plan.source or None,
             "run": [r.test.name for r in self.results],
@@ -468,7 +481,7 @@ def conform_client(
     ]
     say = progress if progress is not None else (lambda _line: None)
     say(plan.describe())
-    steps = sum(len(t.steps) for t in tests)
+    steps = sum(len(t.steps) for t in tests)  # a restart counted as a step: it waits too
     cut = f"; --budget {budget:g}s cuts the plan by its priority" if budget is not None else ""
     say(
         f"running {len(tests)} of them ({steps} steps): about {steps * STEP_SECONDS:.0f}s at "

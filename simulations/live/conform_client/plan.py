@@ -1,74 +1,68 @@
 """The client plan: what ``conform-client`` runs, derived from the model's client rules.
 
 Scope
-    A scenario is one capability profile of the reference agent and one sequence of the
-    client recipe's steps (``new`` with a prompt choice — none, append, override —, then
-    ``turn``, ``fork``, ``close``), run as one test. The plan is the scenarios that together
-    reach every client-rule situation the recipe's steps can reach, in priority order; a
-    user's own scenarios (``--scenarios FILE``) come first.
+    A scenario is a path on the client's side of the graph, run as one test: one capability
+    profile of the reference agent, the prompt the client is asked for on ``new`` (none,
+    append, override) and what the user wrote it with (plain text, an ``@file`` mention, an
+    image, a link), then the user's later actions — ``turn`` (continue; after a ``fork``,
+    continue the fork), ``fork``, ``close`` — and at most one ``restart`` of the agent under a
+    profile one capability away (an upgrade or a downgrade), the store kept. The plan is the
+    fewest scenarios a greedy cover finds that together reach every situation of the
+    criterion, in priority order; a user's own scenarios (``--scenarios FILE``) come first.
+
+The criterion (``simulations.live.conform_client.cover``: its situations, its cover)
+    Every user action in every state the model gives a client: the action, the verdicts of
+    its CLIENT rows' guards under the profile now, for the session acted on (the original or
+    a fork); for a re-open (a step whose rows cite the re-send rule, T6), the prompt choice
+    with session/new's verdicts under the profile at creation and now (an upgrade or a
+    downgrade between them) and whether the re-open may be sent at all; for ``new``, what the
+    prompt was written with; and, pairwise, the action's verdicts beside each other row
+    sharing its guard (close beside list: a client that reads the wrong capability).
+    Profiles the verdicts cannot tell apart are one situation.
 
 How it is derived (v1-stable: ``REVISIONS[REVISION].tables.client``, its guards, its checks)
     *Steps.* Each step is meant to make the client send some requests (``STEP_TRIGGERS``:
     ``new`` a session/new, ``turn`` a session/load or session/resume and a turn, ``fork`` a
-    session/fork, ``close`` a session/close): the recipe contract, the one thing here not read
-    from the model. Only the recipe's steps are used, and only the modes of its ``[prompt]``.
+    session/fork, ``close`` a session/close): the recipe contract, with what a prompt is
+    written with (``cover.KIND_BLOCKS``), the one thing here not read from the model. Only
+    the recipe's steps are used, and only the modes of its ``[prompt]``.
 
     *What a client could send.* A client asked for a prompt choice could put in a request
     nothing, that prompt in that mode or appended (the fallback from an override), an empty
-    content or a non-text block (``candidates``); asked for none, nothing. The rules judge a
-    client by what it sent, so these are the requests whose verdicts tell situations apart.
+    content or a block that is not text (what a mention, an image or a link could become:
+    ``candidates``); asked for none, nothing. The rules judge a client by what it sent, so
+    these are the requests whose verdicts tell situations apart.
 
     *Knobs.* A capability (a field of ``Caps``) matters for a step where changing it changes
     the verdict of some guard of the step's CLIENT rows on some such request, from some
-    profile of the whole space (systemPrompt none/append/override × each method advertised or
-    not). For v1-stable: ``system_prompt`` (T2, T3) on new, load, resume and fork;
-    ``load_session`` and ``resume`` (S2, S3) on a turn; ``fork`` (S4) on a fork; ``close``
-    (S5) on a close. ``delete`` and ``list`` gate requests no step makes, so they stay off.
-    The profiles are every combination of the knobs of the recipe's steps (acpx has no fork
-    step: its profiles never vary ``fork``): 48 for the scripted recipe, 24 for acpx.
+    profile of the whole space (``knobs``: for v1-stable ``system_prompt`` on new, load,
+    resume and fork; ``load_session`` and ``resume`` on a turn; ``fork`` on a fork; ``close``
+    on a close), or of a row sharing the step's guard (``sibling_knobs``: ``delete`` and
+    ``list`` beside the gated methods). The profiles are every combination of the knobs of
+    the recipe's steps: 192 for the scripted recipe; a restart changes one of the steps' own.
 
-    *Situations.* A step's situation is the step, the prompt choice the client was asked for
-    (for ``new``, and for the steps whose rows cite T6, the re-send rule: a re-open is judged
-    against the prompt the session was created with), and the verdicts of the step's guards
-    on what such a client could send. Profiles those verdicts cannot tell apart are one
-    situation: asked to append, the client owes an agent that offers override what it owes
-    one that offers append only; asked for nothing, it owes the same whatever systemPrompt
-    says. The choice, not what a conforming client sends for it, is the state: asked for an
-    override by an append-only agent a client may drop the prompt or fall back to append
-    (both conform), and what it re-sends later must follow the choice it made.
+    *Cover.* Greedy set cover over paths (``cover.Criterion.cover``): each scenario the one,
+    from some start, that reaches the most situations not yet reached, built an action at a
+    time, up to ``--length`` steps; the order taken is the priority ``--budget`` cuts by.
+    Before minimisation the plan would be a shortest scenario per situation (the figure the
+    plan's line gives beside its size).
 
-    *Sequences.* A sequence starts with ``new`` and has no other ``new`` (a later one starts a
-    session of its own: its situations are those of the sequence that starts there). Every
-    later step is judged against the same profile (each step is a new agent process under
-    it) and the prompt at creation: a conforming fork carries its source's prompt, a closed
-    session stays loadable with its stored prompt (the reference agent, Q9), and no client
-    rule reads a session's status; so neither order nor repetition changes a step's
-    situation, and a sequence reaches the set of its steps' situations.
-
-    *Reduction.* Of all profile × sequence pairs up to the length bound, the plan takes, one
-    at a time, the scenario that reaches the most situations not yet reached (ties: fewer
-    steps, then the order of profiles and sequences), until every situation is reached: a
-    scenario that would reach nothing new is dropped (a repeated step, an order already run,
-    a profile that differs only where the rules cannot tell). That order is the priority
-    ``--budget`` cuts by: what a cut drops reached the fewest new situations. A bound past
-    ``1 +`` the number of the recipe's other steps reaches nothing new; 3 already reaches
-    every situation of the shipped recipes (scripted: 44 situations, 26 scenarios, 64 steps;
-    acpx: 32, 24, 50).
-
-    *Targets.* A scenario aims at the client ids some request a client could send in one of
-    its situations would break, as the model's checks judge it (``STEP_CHECKS``, after the
+    *Targets.* A scenario aims at the client ids some request a client could send at one of
+    its steps would break, as the model's checks judge it (``STEP_CHECKS``, after the
     profile's initialize and, for a later step, the session/new a conforming client asked for
-    that choice sends): T2 where a prompt was asked of an agent without systemPrompt, T3 where
-    an override was asked of one without it, T4 and T5 wherever a prompt was asked, T6 where
-    a re-open can succeed with a prompt, S2–S5 where the method is not advertised; S1 always
-    (every step initializes), ``prompt-outside`` where a prompt was asked of an agent that
-    advertises the field.
+    that choice sends), each step under the profile the agent has then: T2 where a prompt was
+    asked of an agent without systemPrompt, T3 where an override was asked of one without it,
+    T4 and T5 wherever a prompt was asked, T6 where a re-open can succeed with a prompt,
+    S2–S5 where the method is not advertised; S1 always (every step initializes),
+    ``prompt-outside`` where a prompt was asked of an agent that advertises the field.
 
 User scenarios (``--scenarios FILE``, TOML)
     ``[[scenario]]`` tables, each with ``caps`` (the reference agent's ``--caps`` text, or a
     list of them: one scenario each), ``steps`` (``new``, ``new:append`` or ``new:override``
-    first, then ``turn``, ``fork``, ``close``, as many as wanted) and optionally ``name``. Bad
-    input is one line naming the field.
+    first, ``@mention``, ``@image`` or ``@link`` after the mode for a prompt so written, then
+    ``turn``, ``fork``, ``close``, as many as wanted, and at most one ``restart:CAPS``, the
+    agent's ``--caps`` after it) and optionally ``name``. Bad input is one line naming the
+    field.
 
 Source
     The CLIENT table and its guards (``model.tables``, ``model.guards``) as
@@ -104,14 +98,15 @@ from model.types import (
     World,
     initial_world,
 )
+from simulations.live.conform_client import cover
 from simulations.live.oracle.oracle import Oracle
 from simulations.live.validate.model import OUTSIDE, open_client
 from simulations.usage import UsageError
 
 REVISION = "v1-stable"
 MODES = ("append", "override")
-DEFAULT_LENGTH = 3  # new and two more: every situation of the shipped recipes (see above)
-MAX_LENGTH = 6
+DEFAULT_LENGTH = 1 + cover.MAX_LATER  # new and up to MAX_LATER actions after it
+MAX_LENGTH = 1 + cover.MAX_LATER
 # seconds a step takes, for the estimate before the first test has run: measured on the
 # scripted client (python -m simulations.live.conform_client.scripted_client), 2 shared cores; a
 # real client is slower (acpx: about 1.6 s), and the estimate is redone from the first test
@@ -126,17 +121,20 @@ STEP_TRIGGERS: Mapping[str, tuple[str, ...]] = {
 STEPS = tuple(STEP_TRIGGERS)
 RESEND_RULE = "T6"  # the rule that makes a later step depend on the prompt at creation
 _TEXT = (Block(BlockKind.TEXT, "p"),)
-_IMAGE = (Block(BlockKind.IMAGE),)
+# the blocks that are not text a client could make of what the user wrote (cover.KIND_BLOCKS)
+_OTHER = tuple(dict.fromkeys(b for b in cover.KIND_BLOCKS.values() if b is not None))
 PROMPT_CHOICES = (None, *MODES)  # what a new step asks the client for (None: no prompt)
 
 
 def candidates(mode: str | None) -> tuple[tuple[tuple[Block, ...] | None, str | None], ...]:
     """What a client asked for ``mode`` could put in a request's systemPrompt, as (content,
     mode): nothing; the prompt in that mode or appended (append is the mode every advertising
-    agent offers: the fallback from an override); an empty content; a non-text block."""
+    agent offers: the fallback from an override); an empty content; a block that is not text
+    (each a mention, an image or a link could become)."""
     if mode is None:
         return ((None, None),)
-    return ((None, None), (_TEXT, mode), (_TEXT, "append"), ((), mode), (_IMAGE, mode))
+    others = tuple(((Block(k),), mode) for k in _OTHER)
+    return ((None, None), (_TEXT, mode), (_TEXT, "append"), ((), mode), *others)
 
 
 # the capabilities a client's recipe can consult (the protocol version is no knob of its plan)
@@ -152,10 +150,12 @@ class ClientTest:
     name: str
     caps: str  # the reference agent's --caps
     mode: str | None  # the prompt the client is asked for on new (None: none)
-    steps: tuple[str, ...]
+    steps: tuple[str, ...]  # new first; "restart" where the agent restarts under ``after``
     targets: tuple[str, ...]
     summary: str
     source: str = "plan"  # "plan", or the --scenarios file it came from
+    kind: str = "text"  # what the user writes the prompt with (cover.KINDS)
+    after: str | None = None  # the agent's --caps after the restart
 
 
 @dataclass(frozen=True)
@@ -171,19 +171,29 @@ class ClientPlan:
     derived: int  # how many scenarios the derivation took to reach them all
     added: int = 0  # scenarios of --scenarios (first in the plan)
     source: str = ""  # the --scenarios file
+    reached: int = 0  # the situations the derived scenarios reach
+    # (scenarios, steps, restarts) before minimisation: a shortest scenario per situation
+    unminimised: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def steps(self) -> int:
-        return sum(len(t.steps) for t in self.tests)
+        return sum(sum(1 for s in t.steps if s != cover.RESTART) for t in self.tests)
+
+    @property
+    def restarts(self) -> int:
+        return sum(cover.RESTART in t.steps for t in self.tests)
 
     def describe(self) -> str:
-        """The plan's size in one line, for before the run."""
+        """The plan's criterion, its coverage and its size in one line, for before the run."""
         added = f", {self.added} of them from {self.source}" if self.added else ""
+        before, before_steps, before_restarts = self.unminimised
         return (
-            f"client plan: {len(self.tests)} scenarios, {self.steps} steps{added}: "
-            f"{self.profiles} capability profiles × {self.sequences} step sequences "
-            f"(length ≤ {self.length}) reach {self.situations} client-rule situations, "
-            f"and {self.derived} scenarios reach them all"
+            f"client plan: criterion {cover.CRITERION}: {self.reached} of {self.situations} "
+            f"situations; {len(self.tests)} scenarios, {self.steps} steps, {self.restarts} "
+            f"restarts{added} (before minimisation: {before} scenarios, {before_steps} steps, "
+            f"{before_restarts} restarts: a shortest scenario per situation); "
+            f"{self.profiles} capability profiles, {self.sequences} starts, up to "
+            f"{self.length} steps a scenario"
         )
 
 
@@ -305,15 +315,14 @@ def breakable(caps: Caps, step: str, mode: str | None) -> frozenset[str]:
     return frozenset(broken)
 
 
-def _situation(caps: Caps, step: str, mode: str | None) -> tuple[object, ...]:
-    asked = mode if step == "new" or resends(step) else None
-    return (step, asked, _guard_view(caps, step, asked))
-
-
-def situations(test: ClientTest) -> frozenset[tuple[object, ...]]:
-    """The client-rule situations a test reaches (see the module docstring)."""
-    caps = profile_of(test.caps)
-    return frozenset(_situation(caps, s, test.mode) for s in test.steps)
+def situations(test: ClientTest, steps: Iterable[str] = STEPS) -> frozenset[tuple[object, ...]]:
+    """The criterion's situations a test reaches (``cover``), for a recipe with ``steps``."""
+    crit = _criterion(tuple(s for s in STEPS if s in set(steps)), MODES)
+    start = cover.Start(profile_of(test.caps), test.mode, test.kind)
+    after = None if test.after is None else profile_of(test.after)
+    reach = crit.walk(start, test.steps, after)
+    names = {v: k for k, v in crit.index.items()}
+    return frozenset(names[i] for i in reach)
 
 
 def profile_of(text: str) -> Caps:
@@ -328,12 +337,21 @@ _INITIALIZE = tuple(r for row in _client_rows() if row.trigger == "initialize" f
 
 
 def targets(
-    caps: Caps, mode: str | None, steps: Sequence[str], ids: Sequence[str]
+    caps: Caps,
+    mode: str | None,
+    steps: Sequence[str],
+    ids: Sequence[str],
+    after: Caps | None = None,
 ) -> tuple[str, ...]:
-    """The ids (of ``ids``, in that order) a scenario aims at: see the module docstring."""
+    """The ids (of ``ids``, in that order) a scenario aims at: see the module docstring (each
+    step under the profile the agent has then)."""
     aimed = set(_INITIALIZE)
-    for step in dict.fromkeys(steps):
-        aimed |= breakable(caps, step, mode if step == "new" or resends(step) else None)
+    now = caps
+    for step in steps:
+        if step == cover.RESTART:
+            now = after or now
+            continue
+        aimed |= breakable(now, step, mode if step == "new" or resends(step) else None)
     if mode is not None and caps.system_prompt is not PromptCap.NONE:
         aimed.add(OUTSIDE)
     return tuple(r for r in ids if r in aimed)
@@ -352,32 +370,78 @@ _PROMPT_TEXT = {
     PromptCap.APPEND: "offers append only",
     PromptCap.OVERRIDE: "offers append and override",
 }
-_METHOD_TEXT = {"load_session": "load", "resume": "resume", "fork": "fork", "close": "close"}
+_METHOD_TEXT = {
+    "load_session": "load",
+    "resume": "resume",
+    "fork": "fork",
+    "close": "close",
+    "delete": "delete",
+    "list": "list",
+}
 _ASKED = {None: "for no prompt", "append": "to append a prompt", "override": "for an override"}
 
 
-def _summary(caps: Caps, mode: str | None, steps: Sequence[str]) -> str:
+_WRITTEN = {
+    "text": "",
+    "mention": " written with an @file mention",
+    "image": " written with an @image mention",
+    "link": " written with a link",
+}
+
+
+def _profile_text(caps: Caps) -> str:
     methods = [w for f, w in _METHOD_TEXT.items() if getattr(caps, f)]
     how = _PROMPT_TEXT.get(caps.system_prompt, f"advertises {caps.system_prompt.value}")
     can = ", ".join(methods) if methods else "no session method"
-    then = ", then " + ", ".join(steps[1:]) if steps[1:] else ""
-    return f"the agent {how} ({can}); the client is asked {_ASKED[mode]}{then}"
+    return f"{how} ({can})"
+
+
+def _summary(
+    caps: Caps,
+    mode: str | None,
+    steps: Sequence[str],
+    kind: str = "text",
+    after: Caps | None = None,
+) -> str:
+    later = [
+        f"a restart after which the agent {_profile_text(after)}"
+        if s == cover.RESTART and after is not None
+        else s
+        for s in steps[1:]
+    ]
+    then = ", then " + ", ".join(later) if later else ""
+    written = _WRITTEN[kind] if mode is not None else ""
+    return f"the agent {_profile_text(caps)}; the client is asked {_ASKED[mode]}{written}{then}"
 
 
 def make_test(
-    caps: Caps, mode: str | None, steps: Sequence[str], ids: Sequence[str], source: str = "plan"
+    caps: Caps,
+    mode: str | None,
+    steps: Sequence[str],
+    ids: Sequence[str],
+    source: str = "plan",
+    kind: str = "text",
+    after: Caps | None = None,
 ) -> ClientTest:
     from simulations.live.reference.agent import caps_text
 
-    words = " ".join(step_word(s, mode) for s in steps)
+    kind = kind if mode is not None else "text"
+    words = " ".join(
+        step_word(s, mode) + (f"@{kind}" if s == "new" and kind != "text" else "")
+        if s != cover.RESTART
+        else f"restart:{caps_text(after or caps)}"
+        for s in steps
+    )
     return ClientTest(
         name=f"{caps_text(caps)} | {words}",
         caps=caps_text(caps),
         mode=mode,
         steps=tuple(steps),
-        targets=targets(caps, mode, steps, ids),
-        summary=_summary(caps, mode, steps),
+        targets=targets(caps, mode, steps, ids, after),
+        summary=_summary(caps, mode, steps, kind, after),
         source=source,
+        kind=kind,
+        after=None if after is None else caps_text(after),
     )
 
 
@@ -398,18 +462,48 @@ def profiles(steps: Iterable[str]) -> tuple[Caps, ...]:
     )
 
 
-def sequences(
-    steps: Iterable[str], modes: Iterable[str], length: int
-) -> tuple[tuple[str | None, tuple[str, ...]], ...]:
-    """(prompt choice, steps): ``new`` first and only there, then up to ``length - 1`` steps."""
-    have = set(steps)
-    later = [s for s in STEPS if s != "new" and s in have]
-    choices = (None, *(m for m in MODES if m in set(modes)))
+@cache
+def sibling_knobs(step: str) -> tuple[str, ...]:
+    """The capabilities that change the verdict of a row sharing a guard with the step's rows
+    (``cover.sibling_verdicts``): what a client could mistake for the step's own."""
+    space = _space()
     return tuple(
-        (mode, ("new", *rest))
-        for k in range(length)
-        for mode in choices
-        for rest in itertools.product(later, repeat=k)
+        f
+        for f in _FIELDS
+        if any(
+            _siblings(c, step) != _siblings(replace(c, **{f: v}), step)
+            for c in space
+            for v in _values(f)
+            if v != getattr(c, f)
+        )
+    )
+
+
+@cache
+def _siblings(caps: Caps, step: str) -> tuple[tuple[str, tuple[bool, ...]], ...]:
+    if step == "new":
+        return ()
+    return cover.sibling_verdicts(_client_rows(), caps, frozenset(STEP_TRIGGERS[step]))
+
+
+def criterion_knobs(steps: Iterable[str]) -> tuple[str, ...]:
+    """The capabilities the criterion's profiles vary: the steps' own and their siblings'."""
+    wanted = {k for s in steps if s in STEP_TRIGGERS for k in (*knobs(s), *sibling_knobs(s))}
+    return tuple(f for f in _FIELDS if f in wanted)
+
+
+def _criterion(steps: tuple[str, ...], modes: tuple[str, ...]) -> cover.Criterion:
+    return cover.Criterion(steps, (None, *modes), _guard_view, resends, _siblings, _opens, _values)
+
+
+@cache
+def _opens(caps: Caps, step: str) -> bool:
+    """May a conforming client send some request of the step that a guard gates (a re-open
+    the agent advertises)?"""
+    world = World(Agent(caps), (Connection(Phase.INITIALIZED, ClientKind.CONFORMING, caps),))
+    gated = [r for r in _client_rows() if r.trigger in STEP_TRIGGERS[step] and r.guards]
+    return any(
+        all(GUARDS[g](Ctx(world, Request(r.trigger, sid="s1"))) for g in r.guards) for r in gated
     )
 
 
@@ -417,28 +511,29 @@ def sequences(
 def _derive(
     steps: tuple[str, ...], modes: tuple[str, ...], length: int, ids: tuple[str, ...]
 ) -> ClientPlan:
-    caps_list = profiles(steps)
-    seqs = sequences(steps, modes, length)
-    index: dict[tuple[object, ...], int] = {}
-    candidates: list[tuple[frozenset[int], int, Caps, str | None, tuple[str, ...]]] = []
-    for caps in caps_list:
-        for mode, seq in seqs:
-            reach = frozenset(index.setdefault(_situation(caps, s, mode), len(index)) for s in seq)
-            candidates.append((reach, len(candidates), caps, mode, seq))
-    covered: set[int] = set()
-    chosen: list[ClientTest] = []
-    while len(covered) < len(index):
-        best = max(candidates, key=lambda c: (len(c[0] - covered), -len(c[4]), -c[1]))
-        covered |= best[0]
-        chosen.append(make_test(best[2], best[3], best[4], ids))
+    names = criterion_knobs(steps)
+    caps_list = tuple(
+        Caps(**dict(zip(names, combo, strict=True)))
+        for combo in itertools.product(*(_values(n) for n in names))
+    )
+    crit = _criterion(steps, modes)
+    starts = cover.starts(caps_list, crit.modes, cover.KINDS)
+    own = recipe_knobs(steps)  # a restart changes one of the actions' own capabilities
+    paths, total = crit.cover(starts, own, length - 1)
+    chosen = [
+        make_test(p.start.caps, p.start.mode, p.steps, ids, kind=p.start.kind, after=p.after)
+        for p in paths
+    ]
     return ClientPlan(
         tests=tuple(chosen),
         length=length,
-        knobs=recipe_knobs(steps),
+        knobs=names,
         profiles=len(caps_list),
-        sequences=len(seqs),
-        situations=len(index),
+        sequences=len(starts),
+        situations=total,
         derived=len(chosen),
+        reached=len(frozenset().union(*(p.reach for p in paths))) if paths else 0,
+        unminimised=crit.unminimised,
     )
 
 
@@ -500,9 +595,9 @@ def read_scenarios(
         for key in item:
             if key not in _SCENARIO_KEYS:
                 raise bad(f"{here}.{key}", f"unknown key (known: {', '.join(_SCENARIO_KEYS)})")
-        mode, seq = _steps(item.get("steps"), f"{here}.steps", have, asked, bad)
+        mode, kind, seq, after = _steps(item.get("steps"), f"{here}.steps", have, asked, bad)
         for caps in _caps_list(item.get("caps"), f"{here}.caps", bad):
-            test = make_test(caps, mode, seq, ids, source=path)
+            test = make_test(caps, mode, seq, ids, source=path, kind=kind, after=after)
             name = item.get("name")
             if name is not None:
                 if not isinstance(name, str) or not name.strip() or "\n" in name:
@@ -516,15 +611,31 @@ def read_scenarios(
 
 def _steps(
     value: object, key: str, have: set[str], asked: set[str], bad: Any
-) -> tuple[str | None, tuple[str, ...]]:
+) -> tuple[str | None, str, tuple[str, ...], Caps | None]:
+    """(prompt choice, what it is written with, steps, the profile after the restart)."""
     if not isinstance(value, list) or not value or not all(isinstance(w, str) for w in value):
         raise bad(key, "a non-empty list of steps is needed (new, new:append, ..., turn)")
     mode: str | None = None
+    kind, after = "text", None
     seq: list[str] = []
     for k, word in enumerate(value):
         step, _, m = word.partition(":")
-        if step not in STEPS or (m and step != "new"):
-            raise bad(f"{key}[{k}]", f"{word!r}: not a step (new, new:MODE, turn, fork, close)")
+        if step == cover.RESTART:
+            if k == 0 or after is not None:
+                raise bad(f"{key}[{k}]", f"{word!r}: one restart, after new")
+            try:
+                after = profile_of(m)
+            except UsageError as e:
+                raise bad(f"{key}[{k}]", str(e).removeprefix("argument --caps: ")) from None
+            seq.append(step)
+            continue
+        m, _, written = m.partition("@")
+        if step not in STEPS or (m and step != "new") or (written and not m):
+            raise bad(
+                f"{key}[{k}]",
+                f"{word!r}: not a step (new, new:MODE, new:MODE@KIND, turn, fork, close, "
+                "restart:CAPS)",
+            )
         if step not in have:
             raise bad(f"{key}[{k}]", f"{word!r}: the recipe has no {step} step")
         if (step == "new") != (k == 0):
@@ -539,10 +650,19 @@ def _steps(
             if m not in asked:
                 raise bad(f"{key}[{k}]", f"{word!r}: the recipe cannot ask for {m}")
             mode = m
+        if written:
+            if written not in cover.KINDS or written == "text":
+                raise bad(
+                    f"{key}[{k}]",
+                    f"{word!r}: no such way to write a prompt (mention, image, link)",
+                )
+            kind = written
         seq.append(step)
     if len(seq) > 50:
         raise bad(key, "more than 50 steps")
-    return mode, tuple(seq)
+    if after is not None and seq[-1] == cover.RESTART:
+        raise bad(f"{key}[{len(seq) - 1}]", "a restart needs a step after it")
+    return mode, kind, tuple(seq), after
 
 
 def _caps_list(value: object, key: str, bad: Any) -> list[Caps]:

@@ -18,6 +18,14 @@ from simulations.live.conform_client.plan import STEPS
 from simulations.live.recipes.recipes import read_recipe, recipe_name
 
 PROMPT_TEXT = "Client instruction A (acp-sysprompt): answer as a ship's captain would."
+# the prompt as the user writes it (plan.cover.KINDS): plain, with a mention of a file or of an
+# image in the working folder (run.MENTIONED), or with a link
+WRITTEN = {
+    "text": PROMPT_TEXT,
+    "mention": PROMPT_TEXT + " Follow the house notes in @notes.md.",
+    "image": PROMPT_TEXT + " Draw as in @diagram.png.",
+    "link": PROMPT_TEXT + " The style guide: https://example.com/style-guide.",
+}
 _KEYS = {"name", "package", "version", "env", "prompt", "steps", "leaves"}
 FOLDER = "conform_client/recipes"  # the shipped client recipes, under simulations/live
 _MODES = ("append", "override")
@@ -41,10 +49,13 @@ class ClientRecipe:
     version: str = ""
     leaves: tuple[str, ...] = ()  # globs of what the client leaves outside its home
 
-    def argv(self, step: str, slots: Mapping[str, str], mode: str | None = None) -> list[str]:
+    def argv(
+        self, step: str, slots: Mapping[str, str], mode: str | None = None, kind: str = "text"
+    ) -> list[str]:
         """The step's command: ``"{prompt}"`` expands to the arguments asking for ``mode``
-        (its ``{text}`` the prompt, PROMPT_TEXT), or to nothing."""
-        asked = dict(slots, text=PROMPT_TEXT)
+        (its ``{text}`` the prompt, PROMPT_TEXT written as ``kind`` says: ``WRITTEN``), or to
+        nothing."""
+        asked = dict(slots, text=WRITTEN[kind])
         out: list[str] = []
         for word in self.steps[step]:
             if word == "{prompt}":

@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from model.revisions import REVISIONS
 from model.spec import REQUIREMENTS
+from simulations.live.conform_client.cover import RESTART
 from simulations.live.conform_client.plan import REVISION, ClientTest, resends
 from simulations.live.conform_client.recipe import ClientRecipe, _fill
 from simulations.live.process import reaper, sandbox
@@ -81,13 +82,22 @@ class TestResult:
     findings: list[str] = field(default_factory=list)
 
 
-def _agent_argv(store: Path, caps: str) -> list[str]:
-    """The reference agent the tool starts for each agent process a client opens."""
-    py = sys.executable
-    return [
-        *(py, "-m", "simulations.agent", "--revision", REVISION, "--caps", caps),
-        *("--store", str(store)),
-    ]
+def _agent_argv(store: Path, caps_file: Path) -> list[str]:
+    """The reference agent the tool starts for each agent process a client opens, under the
+    profile ``caps_file`` names when it starts (rewritten at a restart)."""
+    module = "simulations.live.conform_client.profile_agent"
+    return [sys.executable, "-m", module, str(caps_file), str(store)]
+
+
+# the files a prompt written with a mention names, in the client's working folder
+MENTIONED = {
+    "notes.md": b"# House notes\n\nAnswer briefly.\n",
+    # a 1x1 PNG
+    "diagram.png": bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+    ),
+}
 
 
 class _Tail(threading.Thread):
@@ -238,7 +248,9 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
     tmp = Path(tempfile.mkdtemp(prefix="acp-sysprompt-client-"))  # the client's
     own = Path(tempfile.mkdtemp(prefix="acp-sysprompt-tool-"))  # the tool's: the agent's store
     sock: Path | None = None
-    recorder = Recorder(_agent_argv(own / "store", test.caps), own)  # the tool's environment
+    caps_file = own / "caps"
+    caps_file.write_text(test.caps, encoding="utf-8")
+    recorder = Recorder(_agent_argv(own / "store", caps_file), own)  # the tool's environment
     steps: list[StepRun] = []
     try:
         with reaper.adopting() as processes:
@@ -247,12 +259,19 @@ def run_test(test: ClientTest, recipe: ClientRecipe, prefix: Path, timeout: floa
                 home, cwd = tmp / "home", tmp / "cwd"
                 for d in (home, cwd, home / "tmp"):
                     d.mkdir()
+                for name, data in MENTIONED.items():
+                    (cwd / name).write_bytes(data)
                 slots, env = client_setting(recorder, home, prefix, recipe, text=TURN_TEXT)
                 for step in test.steps:
+                    if step == RESTART:  # the agent's processes end; the next starts anew
+                        settle(processes, recorder, _SETTLE)
+                        caps_file.write_text(test.after or test.caps, encoding="utf-8")
+                        steps.append((step, [f"--caps {test.after}"], 0, ""))
+                        continue
                     if step not in recipe.steps:
                         steps.append((step, [], None, f"the recipe has no {step} step"))
                         break
-                    argv = recipe.argv(step, slots, test.mode if step == "new" else None)
+                    argv = recipe.argv(step, slots, test.mode if step == "new" else None, test.kind)
                     if step == "new" and test.mode is not None and test.mode not in recipe.prompt:
                         steps.append((step, [], None, f"the recipe cannot ask for {test.mode}"))
                         break
@@ -409,7 +428,7 @@ def _unreached(
     if rid in ("S1", "T2", "T3", "T4", "T5", OUTSIDE):
         if rid in ("T4", "T5") and not _sent_prompt(sent):
             return "the client sent no systemPrompt"
-        reopening = any(resends(s) for s in test.steps)
+        reopening = any(resends(s) for s in test.steps if s != RESTART)
         if rid == "T5" and reopening and not any(m in reopen for m in methods):
             return "the client re-opened nothing (no re-sent prompt to judge)"
         return None

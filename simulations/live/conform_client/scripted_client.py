@@ -51,6 +51,23 @@ BUILDS = {
     "meta-prompt": ("prompt-outside", "writes the prompt in _meta.systemPrompt, not the field"),
     "loads-unadvertised": ("S2", "re-opens with session/load whatever the agent advertised"),
     "sends-garbage": ("SCHEMA", "writes a line that is not JSON before it initializes"),
+    # where the plan of scenarios of one profile and one step sequence never looked
+    "loads-forks": ("S2", "continues a fork with session/load whatever the agent advertised"),
+    "keeps-creation-caps": (
+        "T2",
+        "re-sends the prompt where the agent advertised systemPrompt when the session was "
+        "created, whatever it advertises now (after a restart that downgraded it)",
+    ),
+    "empty-after-upgrade": (
+        "T5",
+        "re-opens a session created without a prompt in the field (the agent did not take "
+        "one then) with content [] once the agent advertises systemPrompt",
+    ),
+    "mention-link": (
+        "T4",
+        "turns an @file mention in the prompt into a resource_link block of its content",
+    ),
+    "closes-if-lists": ("S5", "closes a session where the agent advertises close or list"),
 }
 _STATE = "client-state.json"
 BUILD_VARIABLE = "ACP_SYSPROMPT_CLIENT_BUILD"  # the build, where --build is not given
@@ -118,12 +135,17 @@ def _prompt_field(
     if text is None:
         return {}
     advertised = session.get("systemPrompt")
+    if reopen and build == "keeps-creation-caps" and state.get("advertised") is not None:
+        advertised = state["advertised"]  # what it saw when the session was created
+    upgraded = not state.get("sent") and advertised is not None
+    if reopen and build == "empty-after-upgrade" and upgraded:
+        return {"systemPrompt": {"mode": "append", "content": []}}
     if build == "meta-prompt":
         return {"_meta": {"systemPrompt": text if mode == "override" else {"append": text}}}
     if advertised is None and build != "sends-unadvertised":
         return {}
-    if reopen and build == "no-resend":
-        return {}
+    if reopen and (build == "no-resend" or not state.get("sent", True)):
+        return {}  # (a session created with none in the field: none to repeat, T6)
     overrides = isinstance(advertised, dict) and "override" in (advertised.get("mode") or {})
     if mode == "override" and not overrides and build == "fork-override":
         # the fallback a client may take (append, which every advertising agent offers): kept
@@ -133,6 +155,16 @@ def _prompt_field(
         print("scripted client: the agent offers no override: prompt not sent", file=sys.stderr)
         return {}
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    if build == "mention-link":
+        content += [
+            {
+                "type": "resource_link",
+                "uri": (Path.cwd() / word[1:].rstrip(".")).as_uri(),
+                "name": word[1:].rstrip("."),
+            }
+            for word in text.split()
+            if word.startswith("@") and len(word) > 1
+        ]
     if reopen and build == "empty-content":
         content = []
     return {"systemPrompt": {"mode": mode, "content": content}}
@@ -157,11 +189,10 @@ def run(args: argparse.Namespace) -> int:
         cwd = str(Path.cwd())
         if args.action == "new":
             state = {"prompt": args.prompt, "mode": args.mode if args.prompt is not None else None}
-            params = {
-                "cwd": cwd,
-                "mcpServers": [],
-                **_prompt_field(state, session, args.build, "session/new"),
-            }
+            field = _prompt_field(state, session, args.build, "session/new")
+            # what it saw and sent at creation (the faulty builds keep to it)
+            state.update(advertised=session.get("systemPrompt"), sent="systemPrompt" in field)
+            params = {"cwd": cwd, "mcpServers": [], **field}
             answer = agent.call("session/new", params)
             if "result" not in answer:
                 print(
@@ -176,7 +207,10 @@ def run(args: argparse.Namespace) -> int:
             print("scripted client: no session: run `new` first", file=sys.stderr)
             return 2
         if args.action == "turn":
-            if top.get("loadSession") is True or args.build == "loads-unadvertised":
+            loads = args.build == "loads-unadvertised" or (
+                args.build == "loads-forks" and state.get("forked")
+            )
+            if top.get("loadSession") is True or loads:
                 method = "session/load"
             elif session.get("resume") is not None:
                 method = "session/resume"
@@ -206,11 +240,12 @@ def run(args: argparse.Namespace) -> int:
             )
             if "result" not in answer:
                 return 1
-            state["sessionId"] = answer["result"]["sessionId"]
+            state["sessionId"], state["forked"] = answer["result"]["sessionId"], True
             path.write_text(json.dumps(state))
             return 0
         # close
-        if session.get("close") is None:
+        lists = args.build == "closes-if-lists" and session.get("list") is not None
+        if session.get("close") is None and not lists:
             print("scripted client: the agent does not close sessions", file=sys.stderr)
             return 1
         answer = agent.call("session/close", {"sessionId": sid})
