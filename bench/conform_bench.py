@@ -8,9 +8,9 @@ Usage::
 Without an agent command it runs the reference agent, ``python -m simulations.agent
 --revision R --store {store}``, when this checkout has it, and otherwise the tests' small
 model-driven stand-in (``tests/test_conform.py``). It prints the number of tests and requests,
-the coverage line, the seconds spent planning (the model's exploration and the coverage paths)
-and running, and the verdict; it exits 1 if the run is not conformant or slower than the
-target.
+the coverage line, the plan's size before and after minimisation, the seconds spent planning
+(the model's exploration, the coverage paths and the minimisation) and running, and the
+verdict; it exits 1 if the run is not conformant or slower than the target.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def main(argv: list[str]) -> int:
         plans._PLANS.clear()  # measure the planning afresh
         plans._MUTANT_PATHS.clear()
         plans._COVERED.clear()
+        plans._MINIMISED.clear()
         t1 = time.perf_counter()
         plan(report.tables, revision, caps, cover=True)
         planning = time.perf_counter() - t1
@@ -68,7 +69,8 @@ def main(argv: list[str]) -> int:
     print(
         f"conform {revision} against the {what}, --jobs {jobs}: {len(report.runs)} tests, "
         f"{requests:,} requests, {total:.1f} s (planning {planning:.1f} s), {verdict}; "
-        f"target ≤ {TARGET:.0f} s\n  {coverage_line(report)}"
+        f"target ≤ {TARGET:.0f} s\n  {coverage_line(report)}\n  plan: "
+        f"{report.coverage.get('plan', '-')}"
     )
     return 0 if report.conformant and total <= TARGET else 1
 

@@ -104,8 +104,9 @@ def test_every_revisions_plan_asks_only_what_its_wire_carries(revision: str) -> 
 
 
 def test_conform_prints_its_coverage_and_the_reference_agent_covers_all(tmp_path: Path) -> None:
-    """The command line: the plan and an estimate on stderr, ``covered N of N`` before the
-    verdict, the same numbers in the JSON report; the reference agent CONFORMANT."""
+    """The command line: the plan, its size before minimisation and an estimate on stderr,
+    ``covered N of N`` before the verdict, the same numbers in the JSON report; the reference
+    agent CONFORMANT."""
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "simulations", "conform", "--bound", "tiny", "--jobs", "2"]
     cmd += ["--report-json", str(out), "--", *reference()]
@@ -114,8 +115,11 @@ def test_conform_prints_its_coverage_and_the_reference_agent_covers_all(tmp_path
     line = f"covered {TINY_SITUATIONS} of {TINY_SITUATIONS} situations"
     assert line in done.stdout and done.stdout.index(line) < done.stdout.index("VERDICT:")
     assert "plan: " in done.stderr and "at least" in done.stderr
+    before = "(before minimisation: 117 tests, 925 requests, 40 restarts)"
+    assert f"plan: 79 tests, 778 requests, 34 restarts {before}" in done.stderr
     cov = json.loads(out.read_text())["coverage"]
     assert cov["total"] == cov["planned"] == cov["run"] == TINY_SITUATIONS, cov
+    assert cov["plan"] == f"79 tests, 778 requests, 34 restarts {before}", cov
     assert cov["dropped"] == []
 
 

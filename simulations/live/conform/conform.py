@@ -117,6 +117,7 @@ from simulations.live.conform.plan import (
     agent_mutants,
     coverage_plan,
     live_bound,
+    minimised_plan,
     mutant_plan,
     plan,
     select,
@@ -237,6 +238,7 @@ async def _run_plan(
     test is in ``report.runs`` as soon as it ends (an interrupted run keeps them)."""
     walks, steps, seed = walking
     report.caps = caps
+    before = ""
     coverage_of: Plan | None = None
     if only and all(x.startswith(MUTANT_TEST) for x in only):  # those mutants' tests alone
         names = [x.removeprefix(MUTANT_TEST) for x in only]
@@ -265,18 +267,24 @@ async def _run_plan(
             covered = coverage_plan(
                 tables, state.opts.revision, caps, big=big, bound=state.opts.bound, stop=stop
             )[1]
+            sizes = minimised_plan(
+                tables, state.opts.revision, caps, big=big, bound=state.opts.bound, stop=stop
+            )
             report.coverage = {
                 "criterion": CRITERION,
                 "total": len(covered.total),
                 "planned": len(covered.planned),
                 "run": 0,
+                "plan": sizes.line(),  # N tests, M requests, K restarts (before minimisation: …)
             }
+            if not only:
+                before = f" (before minimisation: {sizes.before.text()})"
             coverage_of = covered
     if not report.coverage:
         why = "--no-coverage: the rows plan alone" if not state.opts.coverage else "an --only run"
         report.coverage = {"why": why}
     report.planned = tests
-    _announce(state, tests, probe)
+    _announce(state, tests, probe, before)
     introspect: dict[str, bool] = {}
     if state.endpoint is not None:
         state.interrupt.check()
@@ -367,11 +375,11 @@ def repeated(tests: Sequence[LiveTest], rows_only: bool) -> list[LiveTest]:
     return [t for t in tests if not (rows_only and is_cover(t.name))]
 
 
-def _announce(state: RunState, tests: Sequence[LiveTest], probe: _Probe) -> None:
-    """The plan's size and a first estimate of its time, before it runs: each test and each
-    restart a fresh agent process, as long as the probe's start and initialize took, over
-    ``jobs`` side by side, times ``repeat`` (the requests come on top; the progress lines
-    measure them)."""
+def _announce(state: RunState, tests: Sequence[LiveTest], probe: _Probe, before: str = "") -> None:
+    """The plan's size (and ``before``: its size before minimisation) and a first estimate of
+    its time, before it runs: each test and each restart a fresh agent process, as long as the
+    probe's start and initialize took, over ``jobs`` side by side, times ``repeat`` (the
+    requests come on top; the progress lines measure them)."""
     state.started = time.monotonic()
     again = repeated(tests, state.opts.repeat_rows)
     state.total = len(tests) + (state.opts.repeat - 1) * len(again)
@@ -393,7 +401,7 @@ def _announce(state: RunState, tests: Sequence[LiveTest], probe: _Probe) -> None
         which = " (the coverage tests once)" if len(again) < len(tests) else ""
         runs = f", each run {state.opts.repeat} times{which} ({state.total:,} test runs)"
     state.opts.progress(
-        f"plan: {len(tests)} tests, {n:,} requests, {restarts} restarts{runs}; at least "
+        f"plan: {len(tests)} tests, {n:,} requests, {restarts} restarts{before}{runs}; at least "
         f"{_duration(eta)} (each agent process at this agent's start-up of {start:.2f} s; "
         f"progress below){budget}"
     )

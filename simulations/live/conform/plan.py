@@ -30,6 +30,7 @@ from simulations.engines.trace import (
     Trace,
     replay,
 )
+from simulations.live.conform.cover import Minimised, minimise
 from simulations.live.conform.coverage import Plan, asking, cover, coverage_bound
 from simulations.live.oracle.judge import (
     breaks_a_client_rule,
@@ -83,8 +84,9 @@ def plan(
     stop: Callable[[], None] | None = None,
 ) -> list[LiveTest]:
     """One test per distinct shortest path to an agent table row reachable under ``caps``,
-    the witnesses, mutants and reopen matrix; with ``cover``, then the paths that reach every
-    situation of the live bound left (``simulations.live.conform.coverage``). Kept per process: a
+    the witnesses, mutants and reopen matrix; with ``cover``, that and the paths that reach
+    every situation of the live bound left (``simulations.live.conform.coverage``) as the
+    fewest tests that cover the same (``minimised_plan``). Kept per process: a
     plan depends only on its arguments. ``stop`` is asked while the graphs are searched and
     may raise to end the planning (``Interrupt.check``: a signal during a long plan)."""
     key = (tables, revision, caps, big, bound)
@@ -92,8 +94,46 @@ def plan(
         _PLANS[key] = _plan(tables, revision, caps, big=big, bound=bound, stop=stop)
     if not cover:
         return list(_PLANS[key])
+    return list(minimised_plan(tables, revision, caps, big=big, bound=bound, stop=stop).tests)
+
+
+def union_plan(
+    tables: Tables,
+    revision: str,
+    caps: Caps,
+    *,
+    big: bool = False,
+    bound: str = LIVE_BOUND,
+    stop: Callable[[], None] | None = None,
+) -> list[LiveTest]:
+    """The plan before minimisation: the rows plan and the coverage tests after it."""
     extra = coverage_plan(tables, revision, caps, big=big, bound=bound, stop=stop)[0]
-    return list(_PLANS[key]) + extra
+    return plan(tables, revision, caps, big=big, bound=bound, stop=stop) + extra
+
+
+def minimised_plan(
+    tables: Tables,
+    revision: str,
+    caps: Caps,
+    *,
+    big: bool = False,
+    bound: str = LIVE_BOUND,
+    stop: Callable[[], None] | None = None,
+) -> Minimised:
+    """The plan of ``plan(…, cover=True)``: ``union_plan`` as a greedy cover of the same rows,
+    situations and anchored tests (``simulations.live.conform.cover``), with its size before
+    and after. Kept per process."""
+    key = (tables, revision, caps, big, bound)
+    if key not in _MINIMISED:
+        union = union_plan(tables, revision, caps, big=big, bound=bound, stop=stop)
+        b = coverage_bound(live_bound(revision, caps, big=big, bound=bound), revision, caps)
+        own = tables == REVISIONS[revision].tables  # only the revision's own tables have mutants
+        mutants = [MUTANTS[m].tables for m in agent_mutants(revision)] if own else []
+        _MINIMISED[key] = minimise(tables, b, union, anchored, mutants, stop)
+    return _MINIMISED[key]
+
+
+_MINIMISED: dict[tuple[Tables, str, Caps, bool, str], Minimised] = {}
 
 
 _PLANS: dict[tuple[Tables, str, Caps, bool, str], list[LiveTest]] = {}
@@ -277,6 +317,17 @@ def _fit_for_reopen(tables: Tables, trace: Trace, conforming: bool) -> bool:
 
 
 MUTANT_TEST = "M:"  # a test named after the mutant whose shortest counterexample it runs
+
+
+def anchored(name: str) -> bool:
+    """Whether the test named ``name`` runs unchanged as the beginning of a test of the
+    minimised plan (``simulations.live.conform.cover``): it names a witness, a mutant or the
+    two session/new, or is one of the reopen matrix."""
+    parts = name.split("+")
+    return parts[0] == REOPEN_TEST or any(
+        p == TWICE_TEST or p.startswith(MUTANT_TEST) or (p[:1] == "W" and p[1:].isdigit())
+        for p in parts
+    )
 
 
 TWICE_TEST = "S6-twice"  # the test of two session/new on one connection (``--only`` names it)
