@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -87,8 +88,11 @@ def internal_error(text: str | None = None) -> int:
         folder = traceback_folder()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        path = folder / f"traceback-{stamp}-{os.getpid()}.txt"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # a file of its own (0600), even for two faults of one process in one second
+        fd, name = tempfile.mkstemp(
+            prefix=f"traceback-{stamp}-{os.getpid()}-", suffix=".txt", dir=folder
+        )
+        path = Path(name)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         where = f"the traceback is in {path}"

@@ -224,3 +224,26 @@ def test_the_reference_agent_exits_2_on_bad_usage_and_130_on_ctrl_c(
     monkeypatch.setattr(stdio, "serve", ctrl_c)
     assert stdio.main([]) == INTERRUPTED
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_fault_of_the_reference_agent_is_3_and_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fault of the agent's own, while it starts or while it serves: 3 and one line naming
+    the traceback's file, as the page's row says (it exited 1 with a traceback before)."""
+    from simulations.live.reference import stdio
+
+    assert page_table()[AGENT][3] == "internal error"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+    def fault(*_: object, **__: object) -> None:
+        raise RuntimeError("a planted fault")
+
+    for where in ("serve", "ReferenceAgent"):
+        with monkeypatch.context() as m:
+            m.setattr(stdio, where, fault)
+            assert stdio.main([]) == INTERNAL_ERROR, where
+        err = capsys.readouterr().err  # serving: its start-up line, then the fault's
+        assert "Traceback" not in err, err
+        line = err.strip().splitlines()[-1]
+        assert line.startswith("acp-sysprompt: internal error: RuntimeError: a planted fault")

@@ -73,7 +73,7 @@ from simulations.live.reference.agent import (
     ReferenceAgent,
     build_for,
 )
-from simulations.usage import UsageError
+from simulations.usage import UsageError, internal_error
 from simulations.wire.acp import INTROSPECTION_METHOD
 
 if TYPE_CHECKING:
@@ -689,6 +689,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # a fault of this agent while it starts (its store read, say)
+        return internal_error()
     sessions = len(agent.world.agent.store)
     where = "memory" if store is None else f"{store} ({sessions} sessions, restarted)"
     if store is not None and not agent.restarted:
@@ -705,6 +709,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _NotAPipe as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    except Exception:  # a fault of this agent, never the client's: one line, the file, 3
+        return internal_error()
     return 0
 
 
