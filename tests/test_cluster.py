@@ -180,6 +180,20 @@ def test_a_worker_killed_mid_search_gives_the_same_answer() -> None:
     assert got["spread"]["states"] == 3120 and got["spread"]["traces"]
 
 
+@needs_engine
+def test_a_frozen_worker_is_named_while_the_search_waits_and_the_answer_holds() -> None:
+    """A worker stopped (SIGSTOP) mid-search: once nothing has finished for the silent
+    deadline, the note names it — the search said nothing for minutes before — and, thawed,
+    the answer is the same."""
+    env = {**_env(), "ACP_SYSPROMPT_WORKER_SILENT": "2"}
+    done = _python(str(RUN), "small", "2", "--freeze-at", "3", "--frozen-for", "8", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    silent = [n for n in got["notes"] if " silent for " in n]
+    assert len(silent) == 1 and silent[0].startswith("worker tcp://"), got["notes"]
+    assert got["here"] == got["spread"]
+
+
 def test_a_bound_too_big_for_the_cluster_is_refused_with_the_number() -> None:
     heard: list[str] = []
     why = cluster.before_search(None, REFERENCE, BOUNDS["large"], True, 2, 64 << 20, heard.append)

@@ -12,6 +12,7 @@ Scope
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import signal
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -314,6 +316,58 @@ def active_note() -> Callable[[str], None] | None:
 
 def workers(client: Any) -> dict[str, dict[str, Any]]:
     return dict(client.scheduler_info(n_workers=-1)["workers"])
+
+
+SILENT = "ACP_SYSPROMPT_WORKER_SILENT"  # seconds without a word before a worker is named (30)
+
+
+def silent_after() -> float:
+    """Seconds a search waits with no task finished before it names the workers the
+    scheduler has not heard from for as long (``ACP_SYSPROMPT_WORKER_SILENT``, default 30)."""
+    try:
+        return max(0.5, float(os.environ.get(SILENT, "") or 30))
+    except ValueError:
+        return 30.0
+
+
+def silent_workers(client: Any, after: float) -> list[tuple[str, float]]:
+    """The workers the scheduler last heard from over ``after`` seconds ago, with how long."""
+    now = time.time()
+    quiet = []
+    for address, w in workers(client).items():
+        seen = w.get("last_seen")
+        if isinstance(seen, (int, float)) and now - seen > after:
+            quiet.append((address, now - seen))
+    return sorted(quiet)
+
+
+def waited(
+    client: Any, futures: list[Any], note: Callable[[str], None] | None, first: bool = False
+) -> list[Any]:
+    """The futures done (finished, failed or cancelled) once every one is — or, ``first``,
+    once one is. While none finishes for ``silent_after()`` seconds, each worker silent as
+    long is named to ``note``, once (a frozen worker stalls the search until the scheduler
+    drops it and gives its tasks to the others: a local cluster's after ``WORKER_TTL``)."""
+    wait = importlib.import_module("distributed").wait
+    named: set[str] = set()
+    while True:
+        pending = [f for f in futures if not f.done()]
+        if not pending or (first and len(pending) < len(futures)):
+            return [f for f in futures if f.done()]
+        heard()
+        after = silent_after()
+        try:
+            wait(pending, timeout=after, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            if note is None:
+                continue
+            for address, quiet in silent_workers(client, after):
+                if address not in named:
+                    named.add(address)
+                    note(
+                        f"worker {address} silent for {quiet:.0f} s: the search waits "
+                        "until the scheduler drops it and hands its tasks to the others"
+                    )
 
 
 def memory(client: Any) -> int:

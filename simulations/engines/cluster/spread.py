@@ -36,6 +36,7 @@ from simulations.engines.cluster.attach import (
     heard,
     held,
     memory,
+    waited,
     workers,
 )
 from simulations.engines.collector import fewer_collections
@@ -549,7 +550,9 @@ def explore_spread(
         for q in range(parts)
     ]
     history: list[list[Any]] = [[client.submit(operator.getitem, f, 0) for f in made]]
-    tallies = client.gather([client.submit(operator.getitem, f, 1) for f in made])
+    firsts = [client.submit(operator.getitem, f, 1) for f in made]
+    waited(client, firsts, note)
+    tallies = client.gather(firsts)
     del made
     level_new = 0
     for t in tallies:
@@ -587,6 +590,7 @@ def explore_spread(
             history.append([client.submit(operator.getitem, f, 0) for f in inserted])
             kept = [client.submit(operator.getitem, f, 1) for f in inserted]
             level_new = 0
+            waited(client, done + kept, note)
             for t in client.gather(done) + client.gather(kept):
                 total.add(t)
                 level_new += t.new

@@ -22,8 +22,8 @@ from simulations.engines.cluster.attach import (
     active,
     active_note,
     forget_interrupt,
-    heard,
     held,
+    waited,
 )
 from simulations.engines.cluster.spread import explore_spread
 from simulations.engines.exploration import Exploration, Progress
@@ -114,7 +114,7 @@ def explore_scopes(
     parts = []
     try:
         for f in futures:
-            heard()
+            waited(client, [f], active_note())
             part = f.result()
             part.hashes = [hash(w) for w in part.worlds]
             parts.append(part)
@@ -143,17 +143,14 @@ class Tasks:
         self.pending: list[Any] = []
 
     def run(self, jobs: list[Any]) -> Iterator[tuple[Any, Any]]:
-        import importlib
-
-        as_completed = importlib.import_module("distributed").as_completed
 
         state = held(self.client, self.state)
         futures = {self.client.submit(self.fn, state, j, pure=False): j for j in jobs}
         self.pending = list(futures)
-        for f in as_completed(futures):
-            heard()
-            self.pending.remove(f)
-            yield futures[f], f.result()
+        while self.pending:
+            for f in waited(self.client, self.pending, active_note(), first=True):
+                self.pending.remove(f)
+                yield futures[f], f.result()
 
     def shutdown(self, wait: bool = True, cancel_futures: bool = True) -> None:
         for f in self.pending:
