@@ -427,14 +427,14 @@ def test_the_run_says_its_plan_its_coverage_and_what_a_budget_dropped(
     assert "217 of 217 situations; 36 scenarios, 152 steps, 35 restarts" in err[0]
     assert err[1].startswith("running 36 of them (187 steps): about ") and "--budget 1s" in err[1]
     text = captured.out.rstrip().splitlines()
-    assert text[-1] == "VERDICT: INCOMPLETE (1 of 26 tests; the failures so far: none)"
-    assert text[-2] == "" and "cut by --budget after 1 of 26 tests" in captured.out
+    assert text[-1] == "VERDICT: INCOMPLETE (1 of 36 tests; the failures so far: none)"
+    assert text[-2] == "" and "cut by --budget after 1 of 36 tests" in captured.out
     data = json.loads(out.read_text())
     assert (data["outcome"], data["cut"], data["tests_run"], data["tests_planned"]) == (
         "INCOMPLETE",
         "budget",
         1,
-        26,
+        36,
     )
     plan = data["plan"]
     assert text[-3] == plan["coverage"]

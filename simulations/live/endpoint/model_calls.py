@@ -332,7 +332,8 @@ def parse_call(
         half = TEXT_KEPT // 2
         pieces = (slot[:half], slot[half + 1 :])  # its head and its tail: ``slot_text`` is slot
     user, user_clipped = _clip(user)
-    others, outside_clipped = _clip("\n".join(outside))
+    # the user-role messages, the last one included: a second view of what ``user`` counts
+    others, _ = _clip("\n".join(outside))
     clipped = slot_clipped
     if session is not None:
         session, session_clipped = _clip(session, SESSION_KEPT)
@@ -347,7 +348,7 @@ def parse_call(
         stream=stream,
         seq=seq,
         at=time.monotonic(),
-        clipped=clipped + user_clipped + outside_clipped,
+        clipped=clipped + user_clipped,
         slot_clipped=slot_clipped,
         side=side,
         outside=others,
