@@ -165,7 +165,11 @@ def attached(text: str | None, note: Callable[[str], None] | None = None) -> Ite
                 # "port 8787 in use": another cluster's; any will do
                 spec = importlib.import_module("distributed.deploy.spec").SpecCluster
                 before = set(getattr(spec, "_instances", ()))
-                with warnings.catch_warnings(), _abandoned_on_interrupt(spec, before):
+                with (
+                    _children_say_nothing(),  # outermost: also while a half-made one is closed
+                    warnings.catch_warnings(),
+                    _abandoned_on_interrupt(spec, before),
+                ):
                     warnings.simplefilter("ignore")
                     cluster = LocalCluster(
                         n_workers=n,
@@ -284,6 +288,35 @@ def listening() -> Iterator[None]:
 def forget_interrupt() -> None:
     """A Ctrl-C answered where it was caught: no later ``heard`` raises it again."""
     _HEARD.clear()
+
+
+@contextlib.contextmanager
+def _children_say_nothing() -> Iterator[None]:
+    """Standard error (fd 2) is /dev/null while the local cluster's processes are started,
+    so theirs is for good (and SIGINT blocked, below): a worker's own errors reach the search
+    as task errors, and a process still being spawned when a Ctrl-C stops the cluster would
+    print a traceback of its unpickling (what it was sent is gone) under the command's one
+    line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    # SIGINT blocked while they start: the processes (and the thread that later starts any
+    # again) inherit the block, so a Ctrl-C sent to the whole group does not kill a worker
+    # for its nanny to start again as the command stops — the cluster is the command's to
+    # stop. A Ctrl-C that comes meanwhile is delivered once the block is lifted, here.
+    masked = threading.current_thread() is threading.main_thread()
+    if masked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+        if masked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def heard() -> None:
