@@ -201,15 +201,20 @@ def test_a_pins_file_that_is_no_file_is_refused(tmp_path: Path) -> None:
 
 def _recipe(tmp_path: Path) -> Path:
     """The reference agent as a recipe (version 1.0), run through the model endpoint."""
-    recipe = tmp_path / "reference.toml"
     script = (
         f"exec {sys.executable} -m simulations.agent --revision v1-stable --model-api chat "
         "--store {home}/store --model-endpoint $(cat {home}/conf/url)"
     )
+    return _named_recipe(tmp_path, "reference", script)
+
+
+def _named_recipe(tmp_path: Path, name: str, script: str) -> Path:
+    """A recipe ``name`` 1.0 whose agent is ``sh -c script``, its endpoint URL in a file."""
+    recipe = tmp_path / f"{name}.toml"
     recipe.write_text(
         textwrap.dedent(
             f"""\
-            name = "reference"
+            name = "{name}"
             version = "1.0"
             api = "chat"
             command = ["sh", "-c", "{script}"]
@@ -322,20 +327,7 @@ def test_an_unknown_id_is_named_with_the_ids_it_might_mean(
 
 def _dead_recipe(tmp_path: Path, script: str) -> Path:
     """A recipe (``dead`` 1.0) whose agent runs ``script`` instead of answering."""
-    recipe = tmp_path / "dead.toml"
-    recipe.write_text(
-        textwrap.dedent(
-            f"""\
-            name = "dead"
-            version = "1.0"
-            api = "chat"
-            command = ["sh", "-c", "{script}"]
-            [files]
-            "conf/url" = "{{endpoint}}"
-            """
-        )
-    )
-    return recipe
+    return _named_recipe(tmp_path, "dead", script)
 
 
 @pytest.mark.parametrize(

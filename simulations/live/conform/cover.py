@@ -65,7 +65,7 @@ from simulations.engines.bounds import Bound
 from simulations.engines.observe import wire_departure
 from simulations.engines.trace import Trace
 from simulations.live.conform.coverage import COVER_TEST, Situation, _context, situation
-from simulations.live.oracle.oracle import Oracle
+from simulations.live.oracle.oracle import Oracle, oracle_of
 from simulations.live.oracle.results import SKIP_TABLES, LiveTest
 
 LOOKAHEAD = 2  # requests an extension looks ahead for an uncovered situation
@@ -111,7 +111,7 @@ class Minimised:
 def covers(trace: Trace, tables: Tables) -> list[Situation]:
     """The situations ``trace`` reaches, in the order it first reaches them."""
     seen: dict[Situation, None] = {}
-    for step in _steps(trace, Oracle(tables)):
+    for step in _steps(trace, oracle_of(tables)):
         s = situation(step)
         if s is not None:
             seen.setdefault(s)
@@ -120,7 +120,7 @@ def covers(trace: Trace, tables: Tables) -> list[Situation]:
 
 def elements(trace: Trace, tables: Tables) -> set[Element]:
     """What ``trace`` covers of the criterion: its situations and the agent rows it fires."""
-    return _elements_of(_steps(trace, Oracle(tables)))
+    return _elements_of(_steps(trace, oracle_of(tables)))
 
 
 def _steps(trace: Trace, oracle: Oracle) -> list[Step]:
